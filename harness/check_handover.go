@@ -1,0 +1,72 @@
+package harness
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// checkHandover measures how long the lock sat idle between one holder's
+// release and the next holder's acquire. A median above the bound means
+// waiters are kept out of a free lock, as when holders never release and the
+// lock only frees by expiry.
+func checkHandover(ops []Op, bound time.Duration) Check {
+	c := Check{Checker: CheckHandover, Verdict: OK}
+	hs := holds(ops)
+	faults := faultOps(ops)
+	var gaps []time.Duration
+	var firstSlow *time.Duration
+	lastEnd := map[string]hold{}
+	for _, h := range hs {
+		prev, ok := lastEnd[h.key]
+		lastEnd[h.key] = h
+		// After a crash the wait for expiry is the point of a TTL, and so is
+		// the wait while a fault holds up the holder: neither is a slow
+		// handover. Overlaps are the lock checker's business.
+		if !ok || prev.endedBy != KindRelease || prev.client == h.client || h.start < prev.end ||
+			faulted(faults, prev.client, prev.end, h.start) {
+			continue
+		}
+		gap := h.start - prev.end
+		gaps = append(gaps, gap)
+		if gap > bound && firstSlow == nil {
+			firstSlow = ptr(h.start)
+		}
+	}
+	if len(gaps) == 0 {
+		c.Detail = "no handover between two clients"
+		return c
+	}
+	slices.Sort(gaps)
+	median, p99 := gaps[len(gaps)/2], gaps[len(gaps)*99/100]
+	c.Detail = fmt.Sprintf("%d handovers: median %s, p99 %s, max %s (bound %s)",
+		len(gaps), ms(median), ms(p99), ms(gaps[len(gaps)-1]), ms(bound))
+	if median > bound {
+		c.Verdict, c.At = Slow, firstSlow
+	}
+	return c
+}
+
+// faultOps are the faults of a history, with their Return filled in.
+func faultOps(ops []Op) []Op {
+	last := end(ops)
+	var faults []Op
+	for _, op := range ops {
+		if op.Kind == KindFault {
+			op.Return = returned(op, last)
+			faults = append(faults, op)
+		}
+	}
+	return faults
+}
+
+// faulted reports whether a fault on client, or on the whole system, overlaps
+// the time from..to.
+func faulted(faults []Op, client int, from, to time.Duration) bool {
+	for _, f := range faults {
+		if (f.Client == client || f.Client < 0) && f.Call <= to && f.Return >= from {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,71 @@
+package harness
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/locklab/locklab/models"
+)
+
+// checkLock asks porcupine whether every lock operation fits the owner-aware
+// reentrant lock model: mutual exclusion as the clients believed it.
+func checkLock(ops []Op, timeout time.Duration) (Check, *linearization) {
+	last := end(ops)
+	var history []porcupine.Operation
+	for _, op := range ops {
+		var in models.LockInput
+		switch {
+		case op.Kind == KindAcquire && op.Outcome == models.Failed:
+			// A refused acquire changes nothing and cannot make a history
+			// illegal; leaving it out keeps the search small.
+			continue
+		case op.Kind == KindAcquire:
+			in = models.LockInput{Op: models.Acquire, Client: op.Client, Key: op.Key}
+		case op.Kind == KindRelease:
+			in = models.LockInput{Op: models.Release, Client: op.Client, Key: op.Key}
+		case op.Kind == KindCrash:
+			in = models.LockInput{Op: models.Crash, Client: op.Client}
+		default:
+			continue
+		}
+		history = append(history, porcupine.Operation{ClientId: op.Client, Input: in, Call: int64(op.Call),
+			Output: models.LockOutput{Outcome: op.Outcome}, Return: int64(returned(op, last))})
+	}
+	model := models.LockModel()
+	res, info := porcupine.CheckOperationsVerbose(model, history, timeout)
+	lin := &linearization{model: model, info: info}
+	c := Check{Checker: CheckLock}
+	switch res {
+	case porcupine.Ok:
+		c.Verdict, c.Detail = OK, fmt.Sprintf("%d lock operations: one holder at a time", len(history))
+	case porcupine.Illegal:
+		c.Verdict = Illegal
+		c.Detail = "two clients believed they held the lock at once"
+		if a, b, ok := firstOverlap(holds(ops)); ok {
+			c.At = ptr(b.start)
+			c.Detail = fmt.Sprintf("client %d acquired %q at %s while client %d held it since %s",
+				b.client, b.key, ms(b.start), a.client, ms(a.start))
+		}
+	default:
+		c.Verdict, c.Detail = Unknown, fmt.Sprintf("porcupine gave no answer within %s", timeout)
+	}
+	return c, lin
+}
+
+// firstOverlap finds the earliest hold that began while another client's
+// hold on the same key was still going; holds must be sorted by start.
+func firstOverlap(hs []hold) (earlier, later hold, ok bool) {
+	for j, b := range hs {
+		for _, a := range hs[:j] {
+			if a.key == b.key && a.client != b.client && a.end > b.start {
+				return a, b, true
+			}
+		}
+	}
+	return hold{}, hold{}, false
+}
+
+// ms prints a time since the start in milliseconds.
+func ms(d time.Duration) string { return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond)) }

@@ -1,0 +1,280 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ErrCrashed is returned by everything a client does after it crashed.
+var ErrCrashed = errors.New("client crashed")
+
+// errNotSent is the crash hook refusing a command before it left the client.
+var errNotSent = fmt.Errorf("%w: command not sent", ErrCrashed)
+
+// Client is one simulated application process: its own Redis connections
+// (through its own network links), its own clock, its own failpoints. Lock
+// code gets nothing else.
+type Client struct {
+	id        int
+	ttl       time.Duration
+	redis     *redis.Client
+	nodes     []*redis.Client
+	inventory *redis.Client
+	history   *History
+	points    *failpoints
+
+	ctx    context.Context // ends when the client crashes or the run ends
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	skew    atomic.Int64 // added to the wall clock, in nanoseconds
+	crashed atomic.Bool
+
+	mu     sync.Mutex
+	resume chan struct{} // non-nil while paused; closed when the pause ends
+}
+
+// clientConfig is what newClient needs: the addresses this client dials
+// (already through its links) and the run it belongs to.
+type clientConfig struct {
+	id        int
+	ttl       time.Duration
+	master    string   // address of the lock node, through this client's link
+	nodes     []string // Redlock masters, through this client's links
+	inventory string   // the inventory node, direct: no fault touches it
+	timeout   time.Duration
+	history   *History
+	points    *failpoints
+}
+
+func newClient(ctx context.Context, cfg clientConfig) *Client {
+	c := &Client{id: cfg.id, ttl: cfg.ttl, history: cfg.history, points: cfg.points}
+	c.ctx, c.cancel = context.WithCancel(ctx)
+	c.redis = c.dial(cfg.master, cfg.timeout)
+	for _, addr := range cfg.nodes {
+		c.nodes = append(c.nodes, c.dial(addr, cfg.timeout))
+	}
+	c.inventory = c.dial(cfg.inventory, cfg.timeout)
+	return c
+}
+
+// dial builds a go-redis client with retries off, so that a timeout surfaces
+// as an unknown outcome instead of being silently retried, and with this
+// client's crash and pause hook.
+func (c *Client) dial(addr string, timeout time.Duration) *redis.Client {
+	rc := redis.NewClient(&redis.Options{
+		Addr:               addr,
+		Protocol:           2,
+		DisableIdentity:    true,
+		MaxRetries:         -1,
+		DialerRetries:      1,
+		DialTimeout:        timeout,
+		ReadTimeout:        timeout,
+		WriteTimeout:       timeout,
+		PoolSize:           4,
+		DialerRetryTimeout: time.Millisecond,
+	})
+	rc.AddHook(clientHook{c})
+	return rc
+}
+
+// ID is the client's number, from 0.
+func (c *Client) ID() int { return c.id }
+
+// TTL is the lease time the scenario asks locks to use. A lock may choose its
+// own, but the scenario's faults (pauses past the TTL, slow work) are timed
+// against this one.
+func (c *Client) TTL() time.Duration { return c.ttl }
+
+// Redis is this client's connection to the topology's lock master.
+func (c *Client) Redis() *redis.Client { return c.redis }
+
+// Nodes is one connection per Redlock master; for other topologies it holds
+// just the master.
+func (c *Client) Nodes() []*redis.Client {
+	if len(c.nodes) == 0 {
+		return []*redis.Client{c.redis}
+	}
+	return c.nodes
+}
+
+// Now is this client's wall clock, which a scenario can skew.
+func (c *Client) Now() time.Time {
+	return time.Now().Add(time.Duration(c.skew.Load()))
+}
+
+// SetSkew moves this client's wall clock by d from now on.
+func (c *Client) SetSkew(d time.Duration) { c.skew.Store(int64(d)) }
+
+// Failpoint runs whatever the scenario armed at name for this client: a crash,
+// a pause or a sleep. It returns ErrCrashed if the client crashed there, and
+// ctx's error if the run ended while it waited.
+func (c *Client) Failpoint(ctx context.Context, name string) error {
+	if c.crashed.Load() {
+		return ErrCrashed
+	}
+	action, ok := c.points.hit(name, c.id)
+	if !ok {
+		return nil
+	}
+	switch action.Kind {
+	case ActionCrash:
+		c.Crash("failpoint " + name)
+		return ErrCrashed
+	case ActionPause:
+		return c.Pause(ctx, action.For, "failpoint "+name)
+	default:
+		return c.Sleep(ctx, action.For)
+	}
+}
+
+// Go runs f in the background, as a real process runs a watchdog thread. The
+// context passed to f ends when the client crashes or the run ends.
+func (c *Client) Go(f func(ctx context.Context)) {
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		f(c.ctx)
+	}()
+}
+
+// Sleep waits for d, or until ctx ends or the client crashes.
+func (c *Client) Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.ctx.Done():
+		if c.crashed.Load() {
+			return ErrCrashed
+		}
+		return c.ctx.Err()
+	}
+}
+
+// Crash stops the client for good: its connections close, its background work
+// is cancelled and no cleanup runs, so whatever it held stays held.
+func (c *Client) Crash(why string) {
+	if c.crashed.Swap(true) {
+		return
+	}
+	at := c.history.Now()
+	c.cancel()
+	c.closeConns()
+	c.history.Add(Op{Client: c.id, Kind: KindCrash, Call: at, Return: at, Detail: why})
+}
+
+// Crashed reports whether the client has crashed.
+func (c *Client) Crashed() bool { return c.crashed.Load() }
+
+// Pause stops the world for this client for d: every Redis command it issues,
+// its watchdog's included, blocks until the pause ends, as in a long GC pause.
+// The caller waits out the pause too.
+func (c *Client) Pause(ctx context.Context, d time.Duration, why string) error {
+	c.mu.Lock()
+	if c.resume != nil {
+		c.mu.Unlock()
+		return c.waitResumed(ctx)
+	}
+	resume := make(chan struct{})
+	c.resume = resume
+	c.mu.Unlock()
+
+	start := c.history.Now()
+	err := c.Sleep(ctx, d)
+	c.mu.Lock()
+	c.resume = nil
+	close(resume)
+	c.mu.Unlock()
+	c.history.Add(Op{Client: c.id, Kind: KindFault, Call: start, Return: c.history.Now(),
+		Fault: "client pause", Detail: why + ": stop-the-world pause of " + d.String()})
+	return err
+}
+
+// waitResumed blocks while the client is paused.
+func (c *Client) waitResumed(ctx context.Context) error {
+	c.mu.Lock()
+	resume := c.resume
+	c.mu.Unlock()
+	if resume == nil {
+		return nil
+	}
+	select {
+	case <-resume:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.ctx.Done():
+		return ErrCrashed
+	}
+}
+
+func (c *Client) closeConns() {
+	c.redis.Close()
+	for _, n := range c.nodes {
+		n.Close()
+	}
+	c.inventory.Close()
+}
+
+// close ends the client at the end of a run and waits for its background work.
+func (c *Client) close() {
+	c.cancel()
+	c.wg.Wait()
+	if !c.crashed.Load() {
+		c.closeConns()
+	}
+}
+
+// clientHook makes every command of a client honour its crash and pause.
+type clientHook struct{ c *Client }
+
+func (h clientHook) DialHook(next redis.DialHook) redis.DialHook {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if h.c.crashed.Load() {
+			return nil, errNotSent
+		}
+		return next(ctx, network, addr)
+	}
+}
+
+func (h clientHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		return h.c.around(ctx, func() error { return next(ctx, cmd) })
+	}
+}
+
+func (h clientHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		return h.c.around(ctx, func() error { return next(ctx, cmds) })
+	}
+}
+
+// around runs one command. A paused process neither sends nor acts on a
+// reply, so the pause is awaited on both sides of the command.
+func (c *Client) around(ctx context.Context, send func() error) error {
+	if err := c.waitResumed(ctx); err != nil {
+		return err
+	}
+	if c.crashed.Load() {
+		return errNotSent
+	}
+	err := send()
+	if werr := c.waitResumed(ctx); werr != nil {
+		return werr
+	}
+	if c.crashed.Load() {
+		return ErrCrashed
+	}
+	return err
+}

@@ -1,0 +1,31 @@
+package harness
+
+import (
+	"context"
+	"errors"
+)
+
+// ErrNotAcquired is wrapped by Acquire when another owner holds the lock.
+var ErrNotAcquired = errors.New("lock not acquired: held by another owner")
+
+// ErrNotHeld is wrapped by Release when the lock was no longer ours (it expired
+// or someone else took it).
+var ErrNotHeld = errors.New("lock not held")
+
+// Locker is the lock under test, built once per client.
+type Locker interface {
+	// Acquire takes the lock on key. It returns an error wrapping ErrNotAcquired when
+	// another owner holds it; any other error means the outcome is unknown.
+	Acquire(ctx context.Context, key string) (Lease, error)
+}
+
+// Lease is one successful acquire.
+type Lease interface {
+	// Release gives the lock back. It wraps ErrNotHeld when the lock was no longer ours.
+	Release(ctx context.Context) error
+	// Token is the fencing token of this lease; 0 when the lock has none.
+	Token() uint64
+}
+
+// NewLocker builds the Locker of one client.
+type NewLocker func(c *Client) Locker

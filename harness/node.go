@@ -1,0 +1,477 @@
+package harness
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Persistence says what a node keeps on disk, so a restart can keep or lose its data.
+// Kill is a process crash, not a power loss: what redis-server has written survives in
+// the page cache even when it was never fsynced, so to lose it restart with keepData=false.
+type Persistence int
+
+const (
+	// NoPersistence writes nothing to disk: a kill loses everything.
+	NoPersistence Persistence = iota
+	// AOFEverySec appends every write to the AOF and fsyncs once a second.
+	AOFEverySec
+	// AOFAlways appends and fsyncs every write before replying.
+	AOFAlways
+)
+
+// String returns a short name for p, as used in test and scenario names.
+func (p Persistence) String() string {
+	switch p {
+	case NoPersistence:
+		return "none"
+	case AOFEverySec:
+		return "aof-everysec"
+	case AOFAlways:
+		return "aof-always"
+	}
+	return "Persistence(" + strconv.Itoa(int(p)) + ")"
+}
+
+// NodeConfig describes one redis-server process.
+type NodeConfig struct {
+	Name        string // e.g. "n1", "inventory"; used in logs and errors
+	Dir         string // parent directory; the node makes and owns Dir/Name
+	Port        int    // 0 picks a free loopback port
+	Persistence Persistence
+	Args        []string // extra redis-server arguments, e.g. "--replicaof", "127.0.0.1", "7001"
+	Server      string   // redis-server binary; "" means RedisServerPath()
+}
+
+const (
+	nodeLogName        = "redis.log"
+	nodeReadyCap       = 5 * time.Second
+	nodeReadyPoll      = 5 * time.Millisecond
+	nodeLogTailLines   = 10
+	nodeFreePortTrials = 3
+)
+
+// Node is one redis-server process on 127.0.0.1.
+// Its methods may be called from several goroutines.
+type Node struct {
+	name   string
+	dir    string // Dir/Name: the node's data files and its log
+	server string
+	port   int
+	addr   string
+	args   []string
+	admin  *redis.Client
+
+	// mu serializes the lifecycle (start, kill, pause, stop); proc is also read
+	// without it so that Running does not wait for a restart in progress.
+	mu      sync.Mutex
+	proc    atomic.Pointer[nodeProcess]
+	stopped bool
+}
+
+// nodeProcess is one run of redis-server; a restart makes a new one.
+type nodeProcess struct {
+	pid  int
+	done chan struct{} // closed once the process has exited and been reaped
+	err  error         // cmd.Wait's result; read only after done is closed
+}
+
+func (p *nodeProcess) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// StartNode starts redis-server as cfg says and returns once it answers PING.
+// When it cannot start, the error carries the last lines of its log.
+func StartNode(ctx context.Context, cfg NodeConfig) (*Node, error) {
+	if cfg.Name == "" || cfg.Name != filepath.Base(cfg.Name) || cfg.Name == "." || cfg.Name == ".." {
+		return nil, fmt.Errorf("start node %q: name must be a non-empty file name", cfg.Name)
+	}
+	if cfg.Dir == "" {
+		return nil, fmt.Errorf("start node %s: NodeConfig.Dir is empty", cfg.Name)
+	}
+	server := cfg.Server
+	if server == "" {
+		var err error
+		if server, err = RedisServerPath(); err != nil {
+			return nil, fmt.Errorf("start node %s: %w", cfg.Name, err)
+		}
+	}
+	n := &Node{
+		name:   cfg.Name,
+		dir:    filepath.Join(cfg.Dir, cfg.Name),
+		server: server,
+		args:   nodeArgs(cfg),
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("start node %s: %w", n.name, err)
+	}
+	// Mkdir, not MkdirAll: two nodes sharing a directory would read each other's data.
+	if err := os.Mkdir(n.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("start node %s: %w", n.name, err)
+	}
+
+	for trial := 1; ; trial++ {
+		n.port = cfg.Port
+		if n.port == 0 {
+			port, err := freeLoopbackPort()
+			if err != nil {
+				os.RemoveAll(n.dir)
+				return nil, fmt.Errorf("start node %s: %w", n.name, err)
+			}
+			n.port = port
+		}
+		n.addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(n.port))
+		err := n.start(ctx)
+		if err == nil {
+			break
+		}
+		// A free port can be taken by someone else between our probe and redis-server's bind.
+		if cfg.Port == 0 && errors.Is(err, errNodePortTaken) && trial < nodeFreePortTrials {
+			continue
+		}
+		os.RemoveAll(n.dir)
+		return nil, err
+	}
+	n.admin = redis.NewClient(&redis.Options{
+		Addr: n.addr,
+		// Honour the caller's deadline: a paused node never answers.
+		ContextTimeoutEnabled: true,
+		// Fail fast on a killed node instead of redialling for half a second.
+		DialerRetries: 1,
+	})
+	return n, nil
+}
+
+// Name returns the node's name from its NodeConfig.
+func (n *Node) Name() string { return n.name }
+
+// Addr returns "127.0.0.1:port"; it stays the same across restarts.
+func (n *Node) Addr() string { return n.addr }
+
+// Port returns the node's TCP port; it stays the same across restarts.
+func (n *Node) Port() int { return n.port }
+
+// Admin returns a direct go-redis client, past any proxy, for the harness's own use
+// (setup, PTTL, FLUSHALL). It reconnects by itself after a restart.
+func (n *Node) Admin() *redis.Client { return n.admin }
+
+// Running reports whether the node's process is alive; a paused node is running.
+func (n *Node) Running() bool {
+	p := n.proc.Load()
+	return p != nil && !p.exited()
+}
+
+// Kill sends SIGKILL and waits for the process to exit: a real crash, with no
+// shutdown save. Killing a node that is not running does nothing.
+func (n *Node) Kill() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.kill()
+}
+
+// Restart starts the node again on the same port, killing it first if it still runs.
+// With keepData false the node's data files are deleted first, as if its disk were lost.
+func (n *Node) Restart(ctx context.Context, keepData bool) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.stopped {
+		return fmt.Errorf("restart node %s: node is stopped", n.name)
+	}
+	if err := n.kill(); err != nil {
+		return err
+	}
+	if !keepData {
+		if err := n.removeData(); err != nil {
+			return fmt.Errorf("restart node %s: %w", n.name, err)
+		}
+	}
+	if err := n.start(ctx); err != nil {
+		return err
+	}
+	// Commands that failed while the node was down may have tripped the pool's dial
+	// circuit breaker, which would fail Admin for up to a second after we return.
+	if err := waitAdmin(ctx, n.admin); err != nil {
+		return fmt.Errorf("restart node %s: admin client: %w", n.name, err)
+	}
+	return nil
+}
+
+// waitAdmin polls until admin answers PING, bounded by ctx and the start-up cap.
+func waitAdmin(ctx context.Context, admin *redis.Client) error {
+	ctx, cancel := context.WithTimeout(ctx, nodeReadyCap)
+	defer cancel()
+	tick := time.NewTicker(nodeReadyPoll)
+	defer tick.Stop()
+	for {
+		err := admin.Ping(ctx).Err()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-tick.C:
+		}
+	}
+}
+
+// Pause stops the process with SIGSTOP: it keeps its connections but answers nothing
+// until Resume.
+func (n *Node) Pause() error {
+	return n.signal("pause", syscall.SIGSTOP)
+}
+
+// Resume continues a paused process with SIGCONT.
+func (n *Node) Resume() error {
+	return n.signal("resume", syscall.SIGCONT)
+}
+
+// Stop kills the node, closes Admin and removes the node's directory.
+// It can be called more than once, after Kill, and on a paused node.
+func (n *Node) Stop() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.stopped {
+		return nil
+	}
+	if err := n.kill(); err != nil {
+		return err
+	}
+	n.stopped = true
+	// The server is gone; errors from closing connections to it tell nothing.
+	_ = n.admin.Close()
+	if err := os.RemoveAll(n.dir); err != nil {
+		return fmt.Errorf("stop node %s: %w", n.name, err)
+	}
+	return nil
+}
+
+func (n *Node) signal(verb string, sig syscall.Signal) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	p := n.proc.Load()
+	if p == nil || p.exited() {
+		return fmt.Errorf("%s node %s: not running", verb, n.name)
+	}
+	// The whole process group, so that a child forked for an AOF rewrite is
+	// paused or killed along with its parent.
+	if err := syscall.Kill(-p.pid, sig); err != nil {
+		return fmt.Errorf("%s node %s: %w", verb, n.name, err)
+	}
+	return nil
+}
+
+// kill is Kill with n.mu held.
+func (n *Node) kill() error {
+	p := n.proc.Load()
+	if p == nil || p.exited() {
+		return nil
+	}
+	// ESRCH: it exited on its own since we looked.
+	if err := syscall.Kill(-p.pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("kill node %s: %w", n.name, err)
+	}
+	<-p.done
+	return nil
+}
+
+// removeData deletes everything in the node's directory except the log, which
+// tells the story of every run.
+func (n *Node) removeData() error {
+	entries, err := os.ReadDir(n.dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.Name() == nodeLogName {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(n.dir, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var errNodePortTaken = errors.New("port already in use")
+
+// start runs redis-server once on n.port and waits until it answers PING.
+// On failure nothing is left running and the error carries the log tail.
+func (n *Node) start(ctx context.Context) error {
+	logPath := filepath.Join(n.dir, nodeLogName)
+	// One log for all runs of the node; stdout is where redis-server logs by
+	// default, and stderr catches what it prints before it gets that far.
+	logFile, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("start node %s: %w", n.name, err)
+	}
+	info, err := logFile.Stat()
+	if err != nil {
+		logFile.Close()
+		return fmt.Errorf("start node %s: %w", n.name, err)
+	}
+	logStart := info.Size()
+
+	// Not exec.CommandContext: the node must outlive ctx, which bounds only the start.
+	cmd := exec.Command(n.server, append([]string{"--port", strconv.Itoa(n.port), "--dir", n.dir}, n.args...)...)
+	cmd.Dir = n.dir
+	cmd.Stdout = logFile
+	cmd.Stderr = logFile
+	cmd.SysProcAttr = nodeSysProcAttr()
+	err = cmd.Start()
+	logFile.Close() // the child has its own copy
+	if err != nil {
+		return fmt.Errorf("start node %s: %w", n.name, err)
+	}
+	p := &nodeProcess{pid: cmd.Process.Pid, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	n.proc.Store(p)
+
+	err = waitNodeReady(ctx, n.addr, p)
+	if err == nil {
+		return nil
+	}
+	if kerr := n.kill(); kerr != nil {
+		return errors.Join(err, kerr)
+	}
+	tail := nodeLogTail(logPath, logStart, nodeLogTailLines)
+	if strings.Contains(tail, "Address already in use") {
+		err = fmt.Errorf("%w: %w", errNodePortTaken, err)
+	}
+	return fmt.Errorf("start node %s on port %d: %w; log %s:\n%s", n.name, n.port, err, logPath, tail)
+}
+
+// waitNodeReady polls until the server of p answers PING on addr, p exits, or
+// ctx or the start-up cap runs out.
+func waitNodeReady(ctx context.Context, addr string, p *nodeProcess) error {
+	ctx, cancel := context.WithTimeout(ctx, nodeReadyCap)
+	defer cancel()
+	tick := time.NewTicker(nodeReadyPoll)
+	defer tick.Stop()
+	for {
+		if pingNode(ctx, addr, p.pid) {
+			return nil
+		}
+		select {
+		case <-p.done:
+			return fmt.Errorf("redis-server exited before answering PING: %v", p.err)
+		case <-ctx.Done():
+			return fmt.Errorf("redis-server did not answer PING: %w", ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// pingNode reports whether the redis-server with the given pid answers PING on addr.
+// It checks the pid because when our server fails to bind, another one may hold
+// the port and answer in its place. A fresh connection per call keeps the check
+// free of any client library's reconnect back-off.
+func pingNode(ctx context.Context, addr string, pid int) bool {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	if deadline, ok := ctx.Deadline(); ok {
+		conn.SetDeadline(deadline)
+	}
+	// PING answers -LOADING until the data set is loaded; INFO answers anyway.
+	if _, err := io.WriteString(conn, "PING\r\nINFO server\r\n"); err != nil {
+		return false
+	}
+	r := bufio.NewReader(conn)
+	if line, err := r.ReadString('\n'); err != nil || line != "+PONG\r\n" {
+		return false
+	}
+	header, err := r.ReadString('\n') // "$<length>\r\n"
+	if err != nil || !strings.HasPrefix(header, "$") {
+		return false
+	}
+	size, err := strconv.Atoi(strings.TrimSpace(header[1:]))
+	if err != nil || size < 0 {
+		return false
+	}
+	body := make([]byte, size)
+	if _, err := io.ReadFull(r, body); err != nil {
+		return false
+	}
+	return bytes.Contains(body, []byte("\r\nprocess_id:"+strconv.Itoa(pid)+"\r\n"))
+}
+
+// nodeArgs returns the redis-server arguments that do not change across restarts.
+func nodeArgs(cfg NodeConfig) []string {
+	args := []string{
+		"--bind", "127.0.0.1",
+		"--daemonize", "no",
+		"--protected-mode", "no",
+		"--save", "",
+		"--logfile", "", // stdout, which start sends to the node's log
+	}
+	switch cfg.Persistence {
+	case AOFEverySec:
+		args = append(args, "--appendonly", "yes", "--appendfsync", "everysec")
+	case AOFAlways:
+		args = append(args, "--appendonly", "yes", "--appendfsync", "always")
+	default:
+		args = append(args, "--appendonly", "no")
+	}
+	return append(args, cfg.Args...)
+}
+
+// freeLoopbackPort returns a loopback port that was free a moment ago.
+func freeLoopbackPort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// nodeLogTail returns the last lines of the log written from offset on.
+func nodeLogTail(path string, offset int64, lines int) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Sprintf("(cannot read log: %v)", err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return fmt.Sprintf("(cannot read log: %v)", err)
+	}
+	// The last 64 KiB hold the tail lines of any log redis-server writes.
+	offset = max(offset, info.Size()-64<<10)
+	data, err := io.ReadAll(io.NewSectionReader(f, offset, info.Size()-offset))
+	if err != nil {
+		return fmt.Sprintf("(cannot read log: %v)", err)
+	}
+	all := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(all) > lines {
+		all = all[len(all)-lines:]
+	}
+	return strings.Join(all, "\n")
+}

@@ -1,0 +1,102 @@
+package harness
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Scenario is one experiment: a topology, a workload, and the faults that hit
+// it, from failpoints inside the lock and the workload or on a schedule.
+type Scenario struct {
+	Name        string
+	Description string // what it does to the lock, in one or two sentences
+	Topology    Topology
+	Workload    Workload
+	Failpoints  []Failpoint
+	Faults      []ScheduledFault
+	// Handover is the longest median wait between two holders that still
+	// counts as a prompt handover; 0 means 100 ms.
+	Handover time.Duration
+}
+
+// Workload is what every client does: acquire → critical section on the
+// inventory (read stock, work, write stock−1) → release, in a loop.
+type Workload struct {
+	Clients  int           // simulated processes; 0 means 4
+	Key      string        // the lock key; "" means "lock"
+	TTL      time.Duration // lease TTL locks are asked to use; 0 means 300 ms
+	Work     time.Duration // time spent inside each critical section
+	Duration time.Duration // how long clients start new cycles; 0 means 2 s
+	Retry    time.Duration // mean wait before retrying a refused acquire; 0 means 4 ms
+	Timeout  time.Duration // Redis read/write/dial timeout; 0 means 1 s
+	Stock    int64         // inventory at the start; 0 means 1,000,000
+	// Nested makes each critical section take the same lock again inside, as
+	// code that calls another locked function does.
+	Nested bool
+}
+
+// withDefaults fills the zero fields.
+func (w Workload) withDefaults() Workload {
+	if w.Clients == 0 {
+		w.Clients = 4
+	}
+	if w.Key == "" {
+		w.Key = "lock"
+	}
+	if w.TTL == 0 {
+		w.TTL = 300 * time.Millisecond
+	}
+	if w.Duration == 0 {
+		w.Duration = 2 * time.Second
+	}
+	if w.Retry == 0 {
+		w.Retry = 4 * time.Millisecond
+	}
+	if w.Timeout == 0 {
+		w.Timeout = time.Second
+	}
+	if w.Stock == 0 {
+		w.Stock = 1_000_000
+	}
+	return w
+}
+
+// bound is how long a fresh client may wait for the lock, and a client for
+// its cycle to finish, before the lock counts as stuck: long enough for any
+// lease to expire and for the slowest critical section to end.
+func (w Workload) bound() time.Duration {
+	return 3*w.TTL + 2*w.Work + 500*time.Millisecond
+}
+
+// Validate reports the first thing in s that cannot run.
+func (s Scenario) Validate() error {
+	w := s.Workload
+	switch {
+	case s.Name == "":
+		return errors.New("scenario has no name")
+	case w.Clients < 0:
+		return fmt.Errorf("scenario %s: negative client count %d", s.Name, w.Clients)
+	case w.TTL < 0, w.Work < 0, w.Duration < 0, w.Retry < 0, w.Timeout < 0, s.Handover < 0:
+		return fmt.Errorf("scenario %s: negative duration", s.Name)
+	case w.Stock < 0:
+		return fmt.Errorf("scenario %s: negative stock", s.Name)
+	}
+	if _, ok := topologies[s.Topology]; !ok && s.Topology != "" {
+		return fmt.Errorf("scenario %s: unknown topology %q", s.Name, s.Topology)
+	}
+	for _, f := range s.Faults {
+		if f.At < 0 || f.For < 0 {
+			return fmt.Errorf("scenario %s: fault %s: negative time", s.Name, f.Fault)
+		}
+	}
+	return nil
+}
+
+// ScheduledFault injects Fault At a time after the start and heals it For
+// later (or when the run ends, whichever is first).
+type ScheduledFault struct {
+	At    time.Duration
+	For   time.Duration
+	Fault Fault
+}

@@ -1,0 +1,155 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/locklab/locklab/models"
+)
+
+// stockKey is where the inventory node keeps the stock.
+const stockKey = "stock"
+
+// worker is one client running the workload.
+type worker struct {
+	c       *Client
+	lock    Locker
+	w       Workload
+	h       *History
+	rng     *rand.Rand
+	stop    *atomic.Bool // set when the time limit is reached: start no new cycle
+	probe   bool
+	inCycle atomic.Bool
+}
+
+// run loops acquire → critical section → release until stop or the client's end.
+func (w *worker) run(ctx context.Context) {
+	for !w.stop.Load() && ctx.Err() == nil && !w.c.Crashed() {
+		lease, ok := w.acquire(ctx, false)
+		if !ok {
+			return
+		}
+		w.inCycle.Store(true)
+		w.section(ctx, lease)
+		w.release(ctx, lease, false)
+		w.inCycle.Store(false)
+		// Think time: a real process does other work between requests,
+		// which also gives waiting clients their turn.
+		w.c.Sleep(ctx, w.retryDelay())
+	}
+}
+
+// acquire retries a refused or unknown acquire after a random delay until it
+// gets the lock. An outer acquire gives up when the workload stops; a nested
+// one does not, because its caller already holds the lock and is inside its
+// critical section.
+func (w *worker) acquire(ctx context.Context, nested bool) (Lease, bool) {
+	for {
+		if (!nested && w.stop.Load()) || ctx.Err() != nil || w.c.Crashed() {
+			return nil, false
+		}
+		call := w.h.Now()
+		lease, err := w.lock.Acquire(ctx, w.w.Key)
+		op := Op{Client: w.c.id, Kind: KindAcquire, Key: w.w.Key, Call: call, Return: w.h.Now(), Nested: nested, Probe: w.probe}
+		switch {
+		case err == nil:
+			op.Outcome, op.Token = models.OK, lease.Token()
+		case errors.Is(err, ErrNotAcquired):
+			op.Outcome = models.Failed
+		default:
+			op.Outcome, op.Return, op.Error = models.Unknown, NeverReturned, err.Error()
+		}
+		if w.c.Crashed() {
+			// A crashed client never saw the outcome.
+			op.Outcome, op.Return = models.Unknown, NeverReturned
+		}
+		w.h.Add(op)
+		if op.Outcome == models.OK {
+			return lease, true
+		}
+		if w.c.Crashed() {
+			return nil, false
+		}
+		w.c.Sleep(ctx, w.retryDelay())
+	}
+}
+
+// retryDelay is uniform in [Retry/2, 3·Retry/2), so clients do not retry in step.
+func (w *worker) retryDelay() time.Duration {
+	d := int64(w.w.Retry)
+	return time.Duration(d/2 + w.rng.Int64N(d+1))
+}
+
+// release gives the lease back and records what the client saw.
+func (w *worker) release(ctx context.Context, lease Lease, nested bool) {
+	if w.c.Crashed() {
+		return
+	}
+	call := w.h.Now()
+	err := lease.Release(ctx)
+	op := Op{Client: w.c.id, Kind: KindRelease, Key: w.w.Key, Call: call, Return: w.h.Now(), Nested: nested, Probe: w.probe, Token: lease.Token()}
+	switch {
+	case err == nil:
+		op.Outcome = models.OK
+	case errors.Is(err, ErrNotHeld):
+		op.Outcome, op.Error = models.Failed, err.Error()
+	default:
+		op.Outcome, op.Return, op.Error = models.Unknown, NeverReturned, err.Error()
+	}
+	if w.c.Crashed() {
+		op.Outcome, op.Return = models.Unknown, NeverReturned
+	}
+	w.h.Add(op)
+}
+
+// section is the critical section: read the stock, work, maybe take the lock
+// again, and write stock−1 unless sold out.
+func (w *worker) section(ctx context.Context, lease Lease) {
+	inv := w.c.inventory
+	op := Op{Client: w.c.id, Kind: KindSection, Call: w.h.Now(), Token: lease.Token(), Result: models.NoWrite}
+	observed, err := inv.Get(ctx, stockKey).Int64()
+	if err != nil {
+		// Nothing was read, so the resource saw no section.
+		return
+	}
+	defer func() {
+		op.Return = w.h.Now()
+		w.h.Add(op)
+	}()
+	op.Observed = observed
+	if err := w.c.Failpoint(ctx, FailpointCriticalSection); err != nil {
+		op.Error = err.Error()
+		return
+	}
+	if err := w.c.Sleep(ctx, w.w.Work); err != nil {
+		op.Error = err.Error()
+		return
+	}
+	if w.w.Nested {
+		inner, ok := w.acquire(ctx, true)
+		if !ok {
+			op.Error = "nested acquire did not succeed"
+			return
+		}
+		w.release(ctx, inner, true)
+	}
+	if observed <= 0 {
+		return
+	}
+	op.Written = observed - 1
+	err = inv.Set(ctx, stockKey, strconv.FormatInt(op.Written, 10), 0).Err()
+	switch {
+	case err == nil:
+		op.Result = models.Wrote
+	case errors.Is(err, errNotSent), errors.Is(err, redis.ErrClosed):
+		op.Error = err.Error()
+	default:
+		op.Result, op.Error = models.WriteUnknown, err.Error()
+	}
+}

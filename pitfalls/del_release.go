@@ -1,0 +1,45 @@
+package pitfalls
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/locklab/locklab/harness"
+)
+
+// delRelease is pitfall 5: a correct SET NX PX, released with a plain DEL
+// (seed 000 item 5, seed 002). If our lease expired meanwhile, the DEL frees
+// whoever holds the lock now.
+type delRelease struct {
+	c *harness.Client
+	n int
+}
+
+// NewDelRelease builds the broken lock of pitfall 5.
+func NewDelRelease(c *harness.Client) harness.Locker { return &delRelease{c: c} }
+
+func (l *delRelease) Acquire(ctx context.Context, key string) (harness.Lease, error) {
+	ok, err := l.c.Redis().SetNX(ctx, key, newToken(l.c, &l.n), l.c.TTL()).Result()
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("%s: %w", key, harness.ErrNotAcquired)
+	}
+	return &delLease{c: l.c, key: key}, nil
+}
+
+// delLease releases with a DEL that does not look at who holds the key.
+type delLease struct {
+	c   *harness.Client
+	key string
+}
+
+func (l *delLease) Token() uint64 { return 0 }
+
+func (l *delLease) Release(ctx context.Context) error {
+	if err := l.c.Failpoint(ctx, "before-del"); err != nil {
+		return err
+	}
+	return l.c.Redis().Del(ctx, l.key).Err()
+}

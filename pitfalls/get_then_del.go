@@ -1,0 +1,56 @@
+package pitfalls
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/locklab/locklab/harness"
+)
+
+// getThenDel is pitfall 6: the owner check and the delete are two commands
+// (seed 000 item 6, seed 002). Between GET and DEL the lease can expire and
+// another client take the lock, which the DEL then frees.
+type getThenDel struct {
+	c *harness.Client
+	n int
+}
+
+// NewGetThenDel builds the broken lock of pitfall 6.
+func NewGetThenDel(c *harness.Client) harness.Locker { return &getThenDel{c: c} }
+
+func (l *getThenDel) Acquire(ctx context.Context, key string) (harness.Lease, error) {
+	token := newToken(l.c, &l.n)
+	ok, err := l.c.Redis().SetNX(ctx, key, token, l.c.TTL()).Result()
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("%s: %w", key, harness.ErrNotAcquired)
+	}
+	return &getThenDelLease{c: l.c, key: key, token: token}, nil
+}
+
+type getThenDelLease struct {
+	c     *harness.Client
+	key   string
+	token string
+}
+
+func (l *getThenDelLease) Token() uint64 { return 0 }
+
+func (l *getThenDelLease) Release(ctx context.Context) error {
+	v, err := l.c.Redis().Get(ctx, l.key).Result()
+	if errors.Is(err, redis.Nil) || err == nil && v != l.token {
+		return fmt.Errorf("%s: %w", l.key, harness.ErrNotHeld)
+	}
+	if err != nil {
+		return err
+	}
+	if err := l.c.Failpoint(ctx, "before-del"); err != nil {
+		return err
+	}
+	return l.c.Redis().Del(ctx, l.key).Err()
+}

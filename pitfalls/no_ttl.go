@@ -1,0 +1,29 @@
+package pitfalls
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/locklab/locklab/harness"
+)
+
+// noTTL is pitfall 3: SETNX with no expiry (seed 000 item 3, seed 003). A
+// holder that crashes never releases, and nothing else ever will.
+type noTTL struct {
+	c *harness.Client
+	n int
+}
+
+// NewNoTTL builds the broken lock of pitfall 3.
+func NewNoTTL(c *harness.Client) harness.Locker { return &noTTL{c: c} }
+
+func (l *noTTL) Acquire(ctx context.Context, key string) (harness.Lease, error) {
+	ok, err := l.c.Redis().SetNX(ctx, key, newToken(l.c, &l.n), 0).Result()
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("%s: %w", key, harness.ErrNotAcquired)
+	}
+	return &delLease{c: l.c, key: key}, nil
+}

@@ -1,0 +1,44 @@
+package pitfalls_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/pitfalls"
+	"github.com/locklab/locklab/scenarios"
+)
+
+// expectCaught runs both variants of a pitfall in its scenario: the broken
+// lock must get the verdicts its entry names, the fixed one must pass all.
+func expectCaught(t *testing.T, name string) {
+	p, err := pitfalls.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range pitfalls.Variants {
+		t.Run(string(v), func(t *testing.T) {
+			res, err := scenarios.Run(context.Background(), p.Scenario, p.Locker(v),
+				harness.Options{Dir: t.TempDir(), Lock: p.Name + "/" + string(v)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range harness.Mismatches(p.Expected(v), res.Verdicts) {
+				t.Errorf("%s %s in %s: %s", p.Name, v, p.Scenario, m)
+			}
+			if t.Failed() {
+				for _, c := range res.Checks {
+					t.Logf("%s: %s: %s", c.Checker, c.Verdict, c.Detail)
+				}
+			}
+		})
+	}
+}
+
+func TestSetnxExpire(t *testing.T)  { expectCaught(t, "setnx-expire") }
+func TestNoTTL(t *testing.T)        { expectCaught(t, "no-ttl") }
+func TestNoRelease(t *testing.T)    { expectCaught(t, "no-release") }
+func TestDelRelease(t *testing.T)   { expectCaught(t, "del-release") }
+func TestGetThenDel(t *testing.T)   { expectCaught(t, "get-then-del") }
+func TestNoRenewal(t *testing.T)    { expectCaught(t, "no-renewal") }
+func TestNonReentrant(t *testing.T) { expectCaught(t, "non-reentrant") }

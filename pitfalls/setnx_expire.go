@@ -1,0 +1,36 @@
+package pitfalls
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/locklab/locklab/harness"
+)
+
+// setnxExpire is pitfall 1: SETNX, then EXPIRE as a second command (seed 000
+// item 1). A crash between the two leaves a key that never expires.
+type setnxExpire struct {
+	c *harness.Client
+	n int
+}
+
+// NewSetnxExpire builds the broken lock of pitfall 1.
+func NewSetnxExpire(c *harness.Client) harness.Locker { return &setnxExpire{c: c} }
+
+func (l *setnxExpire) Acquire(ctx context.Context, key string) (harness.Lease, error) {
+	token := newToken(l.c, &l.n)
+	ok, err := l.c.Redis().SetNX(ctx, key, token, 0).Result()
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("%s: %w", key, harness.ErrNotAcquired)
+	}
+	if err := l.c.Failpoint(ctx, "after-setnx"); err != nil {
+		return nil, err
+	}
+	if err := l.c.Redis().PExpire(ctx, key, l.c.TTL()).Err(); err != nil {
+		return nil, err
+	}
+	return &delLease{c: l.c, key: key}, nil
+}

@@ -1,0 +1,89 @@
+// Package scenarios names the experiments locklab puts locks through. Each
+// one is a topology, a workload and a fault schedule; failpoints inside the
+// lock code time each fault so that it hits on every run, not by luck.
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/locklab/locklab/harness"
+)
+
+// ttl is the lease of the single-node scenarios: short, so that a run that
+// waits for expiries still takes seconds.
+const ttl = 200 * time.Millisecond
+
+// All lists every scenario, sorted by name.
+func All() []harness.Scenario {
+	all := []harness.Scenario{
+		{
+			Name:        "contention",
+			Description: "Four clients compete for one lock with short critical sections and no fault at all.",
+			Topology:    harness.Single,
+			Workload:    harness.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond},
+		},
+		{
+			Name: "crash-after-setnx",
+			Description: "Client 0 crashes (connections closed, no cleanup) right after its third SETNX succeeds, " +
+				"before anything else it would do to the lock.",
+			Topology:   harness.Single,
+			Workload:   harness.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond},
+			Failpoints: []harness.Failpoint{{Name: "after-setnx", Client: 0, Skip: 2, Action: harness.Crash()}},
+		},
+		{
+			Name:        "crash-holder",
+			Description: "Client 0 crashes (connections closed, no cleanup) inside its third critical section, holding the lock.",
+			Topology:    harness.Single,
+			Workload:    harness.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond},
+			Failpoints:  []harness.Failpoint{{Name: harness.FailpointCriticalSection, Client: 0, Skip: 2, Action: harness.Crash()}},
+		},
+		{
+			Name: "pause-before-del",
+			Description: "Client 0 is paused (stop-the-world) for 150 ms right before the DEL of its release, three times. " +
+				"Its lease (200 ms TTL, 100 ms of work) expires during the pause and the DEL lands in the next holder's critical section.",
+			Topology:   harness.Single,
+			Workload:   harness.Workload{TTL: ttl, Work: 100 * time.Millisecond, Duration: 2 * time.Second},
+			Failpoints: []harness.Failpoint{{Name: "before-del", Client: 0, Skip: 1, Times: 3, Action: harness.Pause(150 * time.Millisecond)}},
+		},
+		{
+			Name: "slow-work",
+			Description: "Client 0's second critical section takes 500 ms, two and a half TTLs (only its worker is slow; " +
+				"the rest of the client, a watchdog included, keeps running).",
+			Topology:   harness.Single,
+			Workload:   harness.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond},
+			Failpoints: []harness.Failpoint{{Name: harness.FailpointCriticalSection, Client: 0, Skip: 1, Action: harness.Sleep(5 * ttl / 2)}},
+		},
+		{
+			Name:        "nested",
+			Description: "Every critical section calls a function that takes the same lock again, as code that nests locked calls does. No fault.",
+			Topology:    harness.Single,
+			Workload:    harness.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond, Nested: true},
+		},
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
+	return all
+}
+
+// Lookup finds a scenario by name.
+func Lookup(name string) (harness.Scenario, error) {
+	for _, s := range All() {
+		if s.Name == name {
+			return s, nil
+		}
+	}
+	return harness.Scenario{}, fmt.Errorf("unknown scenario %q (see `check list`)", name)
+}
+
+// Run puts the lock built by newLocker through the named scenario and returns
+// what every checker found. It is how a test checks any lock, a workshop
+// attendee's own included.
+func Run(ctx context.Context, name string, newLocker harness.NewLocker, opts harness.Options) (*harness.Result, error) {
+	s, err := Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	return harness.Run(ctx, s, newLocker, opts)
+}
