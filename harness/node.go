@@ -27,7 +27,8 @@ import (
 type Persistence int
 
 const (
-	// NoPersistence writes nothing to disk: a kill loses everything.
+	// NoPersistence turns off snapshots and the AOF: a kill loses everything, except
+	// that a replica keeps the RDB file of its last full sync and a restart loads it.
 	NoPersistence Persistence = iota
 	// AOFEverySec appends every write to the AOF and fsyncs once a second.
 	AOFEverySec
@@ -359,9 +360,9 @@ func (n *Node) start(ctx context.Context) error {
 	}
 	tail := nodeLogTail(logPath, logStart, nodeLogTailLines)
 	if strings.Contains(tail, "Address already in use") {
-		err = fmt.Errorf("%w: %w", errNodePortTaken, err)
+		err = fmt.Errorf("%w (%w)", err, errNodePortTaken)
 	}
-	return fmt.Errorf("start node %s on port %d: %w; log %s:\n%s", n.name, n.port, err, logPath, tail)
+	return fmt.Errorf("start node %s on port %d: %w; log tail:\n%s", n.name, n.port, err, tail)
 }
 
 // waitNodeReady polls until the server of p answers PING on addr, p exits, or
@@ -377,7 +378,10 @@ func waitNodeReady(ctx context.Context, addr string, p *nodeProcess) error {
 		}
 		select {
 		case <-p.done:
-			return fmt.Errorf("redis-server exited before answering PING: %v", p.err)
+			if p.err == nil {
+				return errors.New("redis-server exited before answering PING")
+			}
+			return fmt.Errorf("redis-server exited before answering PING: %w", p.err)
 		case <-ctx.Done():
 			return fmt.Errorf("redis-server did not answer PING: %w", ctx.Err())
 		case <-tick.C:
@@ -469,7 +473,11 @@ func nodeLogTail(path string, offset int64, lines int) string {
 	if err != nil {
 		return fmt.Sprintf("(cannot read log: %v)", err)
 	}
-	all := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	text := strings.TrimRight(string(data), "\n")
+	if text == "" {
+		return "(empty)"
+	}
+	all := strings.Split(text, "\n")
 	if len(all) > lines {
 		all = all[len(all)-lines:]
 	}
