@@ -29,8 +29,8 @@ type Network struct {
 
 	faults atomic.Uint64 // numbers faults, so the toxics of two faults on one link never share a name
 
-	// mu is held shared by every operation on proxies and exclusively by Close,
-	// so Close never deletes a proxy under a fault that is being applied.
+	// mu is held shared while a fault is applied or healed, and exclusively by
+	// Link and Close, so Close never deletes a proxy under a fault in progress.
 	mu     sync.RWMutex
 	closed bool
 	links  []*Link
@@ -151,8 +151,9 @@ const (
 type Heal func() error
 
 // Cut partitions the links: their proxies are disabled, so open connections are closed
-// and new ones are refused until Heal. Honest label: the client notices at once
-// (connection reset, EOF or refused); this is not a silent drop, for which see BlackHole.
+// and new ones are refused until Heal; a command in flight has an unknown outcome.
+// Honest label: the client notices at once (connection reset, EOF or refused);
+// this is not a silent drop, for which see BlackHole.
 // Cuts may overlap: a link comes back when the last Cut on it is healed.
 // Healing rebinds the link's old port, and fails if something else took it meanwhile.
 func (n *Network) Cut(ctx context.Context, links ...*Link) (Heal, error) {

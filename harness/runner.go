@@ -20,6 +20,8 @@ import (
 type Options struct {
 	Seed    int64     // seeds the clients' retry jitter; 0 means 1
 	Clients int       // overrides the scenario's client count when > 0
+	// Duration overrides how long the workload runs when > 0.
+	Duration time.Duration
 	Dir     string    // where the run's files go; "" writes nothing
 	Lock    string    // the lock's name, for the report
 	Log     io.Writer // progress lines; nil for none
@@ -55,12 +57,15 @@ func Run(ctx context.Context, s Scenario, newLocker NewLocker, opts Options) (*R
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	if opts.Clients < 0 {
-		return nil, fmt.Errorf("negative client count %d", opts.Clients)
+	if opts.Clients < 0 || opts.Duration < 0 {
+		return nil, fmt.Errorf("run %s: negative client count or duration", s.Name)
 	}
 	w := s.Workload
 	if opts.Clients > 0 {
 		w.Clients = opts.Clients
+	}
+	if opts.Duration > 0 {
+		w.Duration = opts.Duration
 	}
 	w = w.withDefaults()
 	if opts.Seed == 0 {
