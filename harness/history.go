@@ -57,14 +57,14 @@ type Op struct {
 
 // End is what the harness found once the workload had stopped.
 type End struct {
-	Stock     int64         `json:"stock"`              // inventory left
-	Initial   int64         `json:"initial"`            // inventory at the start
-	KeyExists bool          `json:"key_exists"`         // the lock key still exists
-	PTTL      time.Duration `json:"pttl_ns"`            // its PTTL; -1 when it has no expiry
-	Stuck     []int         `json:"stuck,omitempty"`    // clients that did not finish their cycle in time
-	Probe     bool          `json:"probe"`              // the liveness probe got the lock
-	ProbeWait time.Duration `json:"probe_wait_ns"`      // how long the probe waited
-	Bound     time.Duration `json:"bound_ns"`           // how long anyone was allowed to wait
+	Stock     int64         `json:"stock"`               // inventory left
+	Initial   int64         `json:"initial"`             // inventory at the start
+	KeyExists bool          `json:"key_exists"`          // the lock key still exists
+	PTTL      time.Duration `json:"pttl_ns"`             // its PTTL; -1 when it has no expiry
+	Stuck     []int         `json:"stuck,omitempty"`     // clients that did not finish their cycle in time
+	Probe     bool          `json:"probe"`               // the liveness probe got the lock
+	ProbeWait time.Duration `json:"probe_wait_ns"`       // how long the probe waited
+	Bound     time.Duration `json:"bound_ns"`            // how long anyone was allowed to wait
 	ProbeErr  string        `json:"probe_err,omitempty"` // why the probe failed
 }
 

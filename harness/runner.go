@@ -18,13 +18,13 @@ import (
 
 // Options tune one run.
 type Options struct {
-	Seed    int64     // seeds the clients' retry jitter; 0 means 1
-	Clients int       // overrides the scenario's client count when > 0
+	Seed    int64 // seeds the clients' retry jitter; 0 means 1
+	Clients int   // overrides the scenario's client count when > 0
 	// Duration overrides how long the workload runs when > 0.
 	Duration time.Duration
-	Dir     string    // where the run's files go; "" writes nothing
-	Lock    string    // the lock's name, for the report
-	Log     io.Writer // progress lines; nil for none
+	Dir      string    // where the run's files go; "" writes nothing
+	Lock     string    // the lock's name, for the report
+	Log      io.Writer // progress lines; nil for none
 }
 
 // Result is what one run found.

@@ -1,0 +1,113 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+// newTestClient starts one node and a client dialing it directly.
+func newTestClient(t *testing.T, points []Failpoint) (*Client, *Node) {
+	t.Helper()
+	n, err := StartNode(context.Background(), NodeConfig{Name: "n1", Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.Stop() })
+	h, err := NewHistory("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(context.Background(), clientConfig{id: 0, ttl: 100 * time.Millisecond, master: n.Addr(),
+		inventory: n.Addr(), timeout: time.Second, history: h, points: newFailpoints(points)})
+	t.Cleanup(c.close)
+	return c, n
+}
+
+func TestClientCrash(t *testing.T) {
+	ctx := context.Background()
+	c, n := newTestClient(t, nil)
+	if err := c.Redis().Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	bg := make(chan struct{})
+	c.Go(func(ctx context.Context) { <-ctx.Done(); close(bg) })
+	c.Crash("test")
+	<-bg // background work is cancelled by the crash
+	if err := c.Redis().Get(ctx, "k").Err(); !errors.Is(err, ErrCrashed) {
+		t.Errorf("command after crash: %v, want ErrCrashed", err)
+	}
+	if err := c.Failpoint(ctx, "anything"); !errors.Is(err, ErrCrashed) {
+		t.Errorf("failpoint after crash: %v", err)
+	}
+	// A crash runs no cleanup: what the client set stays.
+	if v, err := n.Admin().Get(ctx, "k").Result(); err != nil || v != "v" {
+		t.Errorf("key after crash = %q, %v", v, err)
+	}
+	ops := c.history.Ops()
+	if len(ops) != 1 || ops[0].Kind != KindCrash {
+		t.Errorf("history = %+v, want one crash", ops)
+	}
+}
+
+func TestClientPauseBlocksEveryCommand(t *testing.T) {
+	ctx := context.Background()
+	c, _ := newTestClient(t, []Failpoint{{Name: "p", Client: 0, Action: Pause(300 * time.Millisecond)}})
+	paused := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		close(paused)
+		done <- c.Failpoint(ctx, "p")
+	}()
+	<-paused
+	// Wait until the pause is in force, then time a command from a
+	// background goroutine, as a watchdog's would be.
+	for c.notPausedYet() {
+		time.Sleep(time.Millisecond)
+	}
+	bg := make(chan time.Duration, 1)
+	start := time.Now()
+	c.Go(func(ctx context.Context) {
+		c.Redis().Ping(ctx)
+		bg <- time.Since(start)
+	})
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if d := <-bg; d < 200*time.Millisecond {
+		t.Errorf("a command during the pause took %s; it should wait for the pause to end", d)
+	}
+	ops := c.history.Ops()
+	if len(ops) != 1 || ops[0].Kind != KindFault || ops[0].Return-ops[0].Call < 300*time.Millisecond {
+		t.Errorf("history = %+v, want one pause of 300ms", ops)
+	}
+}
+
+// notPausedYet reports whether no pause is in force.
+func (c *Client) notPausedYet() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.resume == nil
+}
+
+func TestClientSleepFailpointOnlyDelaysCaller(t *testing.T) {
+	ctx := context.Background()
+	c, _ := newTestClient(t, []Failpoint{{Name: "s", Client: 0, Action: Sleep(200 * time.Millisecond)}})
+	go c.Failpoint(ctx, "s")
+	start := time.Now()
+	if err := c.Redis().Ping(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 100*time.Millisecond {
+		t.Errorf("a sleep at a failpoint held up another goroutine's command for %s", d)
+	}
+}
+
+func TestClientSkew(t *testing.T) {
+	c, _ := newTestClient(t, nil)
+	c.SetSkew(time.Hour)
+	if d := time.Until(c.Now()); d < 59*time.Minute {
+		t.Errorf("skewed clock is %s ahead, want an hour", d)
+	}
+}

@@ -1,0 +1,158 @@
+package harness_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/pitfalls"
+)
+
+func TestRunUnderNetworkAndNodeFaults(t *testing.T) {
+	s := harness.Scenario{
+		Name:     "faults",
+		Topology: harness.Single,
+		Workload: harness.Workload{TTL: 200 * time.Millisecond, Work: 5 * time.Millisecond, Duration: 1500 * time.Millisecond, Timeout: 300 * time.Millisecond},
+		Faults: []harness.ScheduledFault{
+			{At: 200 * time.Millisecond, For: 300 * time.Millisecond, Fault: harness.Partition{Client: 0}},
+			{At: 200 * time.Millisecond, For: 300 * time.Millisecond, Fault: harness.BlackHole{Client: 1, Direction: harness.Downstream}},
+			{At: 600 * time.Millisecond, For: 200 * time.Millisecond, Fault: harness.Latency{Client: 2, Delay: 20 * time.Millisecond}},
+			{At: 900 * time.Millisecond, For: 200 * time.Millisecond, Fault: harness.PauseNode{Node: 0}},
+		},
+	}
+	dir := t.TempDir()
+	res, err := harness.Run(context.Background(), s, pitfalls.NewTokenLock, harness.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{harness.CheckLock, harness.CheckResource, harness.CheckLiveness} {
+		if res.Verdicts[c] != harness.OK {
+			t.Errorf("%s: %s with a correct lock", c, res.Verdicts[c])
+		}
+	}
+	f, err := os.Open(filepath.Join(dir, harness.HistoryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ops, err := harness.ReadHistory(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	faults, unknown := 0, 0
+	for _, op := range ops {
+		if op.Kind == harness.KindFault {
+			faults++
+			if op.Return-op.Call < 150*time.Millisecond {
+				t.Errorf("fault %q lasted %s", op.Fault, op.Return-op.Call)
+			}
+		}
+		if op.Client == 1 && op.Outcome == models.Unknown {
+			unknown++
+		}
+	}
+	if faults != len(s.Faults) {
+		t.Errorf("history holds %d faults, want %d", faults, len(s.Faults))
+	}
+	if unknown == 0 {
+		t.Error("black-holed replies gave client 1 no unknown outcome")
+	}
+	for _, file := range []string{harness.ResultFile, harness.LockFile, harness.ResourceFile} {
+		if _, err := os.Stat(filepath.Join(dir, file)); err != nil {
+			t.Error(err)
+		}
+	}
+	if res.Stats.During.Sections == 0 || res.Stats.Before.Sections == 0 {
+		t.Errorf("stats: %+v", res.Stats)
+	}
+}
+
+func TestRunCancelledLeavesNothing(t *testing.T) {
+	before := runtime.NumGoroutine()
+	tmpBefore := locklabDirs(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	s := harness.Scenario{Name: "cancelled", Workload: harness.Workload{Duration: time.Minute}}
+	time.AfterFunc(500*time.Millisecond, cancel)
+	if _, err := harness.Run(ctx, s, pitfalls.NewWatchdogLock, harness.Options{}); err == nil {
+		t.Fatal("a cancelled run returned no error")
+	}
+	if n := redisChildren(t); n != 0 {
+		t.Errorf("%d redis-server processes survived the run", n)
+	}
+	if after := locklabDirs(t); after != tmpBefore {
+		t.Errorf("temporary directories: %d before, %d after", tmpBefore, after)
+	}
+	// Goroutines of closed connections end shortly after; wait for them.
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before+2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if after := runtime.NumGoroutine(); after > before+2 {
+		buf := make([]byte, 1<<16)
+		t.Errorf("goroutines: %d before, %d after\n%s", before, after, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+func TestRunRejectsBadInput(t *testing.T) {
+	tests := []struct {
+		name string
+		s    harness.Scenario
+		opts harness.Options
+		want string
+	}{
+		{"no name", harness.Scenario{}, harness.Options{}, "no name"},
+		{"negative duration", harness.Scenario{Name: "x", Workload: harness.Workload{Work: -1}}, harness.Options{}, "negative"},
+		{"unknown topology", harness.Scenario{Name: "x", Topology: "ring"}, harness.Options{}, "unknown topology"},
+		{"negative clients", harness.Scenario{Name: "x"}, harness.Options{Clients: -1}, "negative"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := harness.Run(context.Background(), tt.s, pitfalls.NewTokenLock, tt.opts)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// redisChildren counts redis-server processes whose parent is this test.
+func redisChildren(t *testing.T) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skip("no /proc")
+	}
+	n := 0
+	for _, e := range entries {
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid …
+		s := string(stat)
+		i := strings.LastIndex(s, ")")
+		if i < 0 || !strings.Contains(s[:i], "(redis-server") {
+			continue
+		}
+		fields := strings.Fields(s[i+1:])
+		if len(fields) > 1 && fields[1] == strconv.Itoa(os.Getpid()) {
+			n++
+		}
+	}
+	return n
+}
+
+func locklabDirs(t *testing.T) int {
+	m, err := filepath.Glob(filepath.Join(os.TempDir(), "locklab-*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(m)
+}
