@@ -1,0 +1,19 @@
+# locklab: the two commands a user needs are `make check` and `make test`.
+.PHONY: deps check test bench vet
+
+deps:
+	@scripts/deps.sh
+
+# Runs the whole catalogue and writes locklab-report/.
+check: deps
+	go run ./cmd/check
+
+# The whole test suite: vet, unit tests (with the race detector where timing
+# does not matter), and every pitfall's broken and fixed lock.
+test: deps
+	go vet ./...
+	go test -count=1 -race ./models/ ./harness/ ./reports/ ./cmd/...
+	go test -count=1 ./pitfalls/ ./scenarios/
+
+bench: deps
+	go test -run '^$$' -bench . -benchtime 3x ./...

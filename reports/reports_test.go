@@ -1,0 +1,230 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/pitfalls"
+)
+
+// testRuns builds, without Redis, the runs of the first catalogue pitfall:
+// a broken run that was caught as expected, and a fixed run whose liveness
+// checker wrongly says stuck. A third run of del-release has its lock
+// verdict wrong, to test the "NO: lock: got ok, expected illegal" line.
+func testRuns(t *testing.T, reportDir string) []Run {
+	t.Helper()
+	cat := pitfalls.Catalogue()
+	first := cat[0]
+	delRelease, err := pitfalls.Lookup("del-release")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	detect := 420 * time.Millisecond
+	at := detect
+	broken := newResult(t, reportDir, first.Scenario, map[string]harness.Verdict{
+		harness.CheckLock: harness.OK, harness.CheckResource: harness.OK,
+		harness.CheckLiveness: harness.Stuck, harness.CheckHandover: harness.OK,
+	})
+	broken.Detect = &detect
+	broken.Checks[2].At = &at
+	broken.Checks[2].Detail = `no lock within 1s; key "lock" has PTTL -1 <script>alert(1)</script>`
+	broken.Faults = []string{"failpoint: crash client 0 at after-setnx"}
+
+	fixed := newResult(t, reportDir, first.Scenario, map[string]harness.Verdict{
+		harness.CheckLock: harness.OK, harness.CheckResource: harness.OK,
+		harness.CheckLiveness: harness.Stuck, harness.CheckHandover: harness.OK,
+	})
+
+	missed := newResult(t, reportDir, delRelease.Scenario, map[string]harness.Verdict{
+		harness.CheckLock: harness.OK, harness.CheckResource: harness.OK,
+		harness.CheckLiveness: harness.OK, harness.CheckHandover: harness.OK,
+	})
+
+	return []Run{
+		NewRun(first, pitfalls.Broken, broken),
+		NewRun(first, pitfalls.Fixed, fixed),
+		NewRun(delRelease, pitfalls.Broken, missed),
+	}
+}
+
+// newResult makes a result as harness.Run would, with its files in a fresh
+// folder under reportDir.
+func newResult(t *testing.T, reportDir, scenario string, verdicts map[string]harness.Verdict) *harness.Result {
+	t.Helper()
+	dir, err := os.MkdirTemp(reportDir, "run-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{harness.HistoryFile, harness.ResultFile, harness.LockFile, harness.ResourceFile} {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res := &harness.Result{Scenario: scenario, Seed: 7, Verdicts: verdicts,
+		Duration: 2345 * time.Millisecond, Dir: dir,
+		Stats: harness.Stats{Acquires: 40, Refused: 12, Sections: 40,
+			Before: harness.Phase{From: 0, To: time.Second, Sections: 30, PerSec: 30},
+			During: harness.Phase{From: time.Second, To: 1500 * time.Millisecond, Sections: 5, PerSec: 10},
+			After:  harness.Phase{From: 1500 * time.Millisecond, To: 2 * time.Second, Sections: 5, PerSec: 10}}}
+	for _, c := range harness.Checkers {
+		res.Checks = append(res.Checks, harness.Check{Checker: c, Verdict: verdicts[c], Detail: c + " detail"})
+	}
+	return res
+}
+
+func TestWriteTable(t *testing.T) {
+	runs := testRuns(t, t.TempDir())
+	var buf bytes.Buffer
+	if err := WriteTable(&buf, runs); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	if len(lines) != len(runs)+2 {
+		t.Fatalf("got %d lines, want header, %d rows and a summary:\n%s", len(lines), len(runs), out)
+	}
+	for _, col := range []string{"pitfall", "variant", "scenario", "lock", "resource", "liveness", "handover", "detect", "time", "as expected?"} {
+		if !strings.Contains(lines[0], col) {
+			t.Errorf("header %q lacks %q", lines[0], col)
+		}
+	}
+
+	// The broken setnx-expire run: stuck as expected, caught after 420 ms.
+	if row := lines[1]; !strings.Contains(row, "setnx-expire") || !strings.Contains(row, " stuck ") ||
+		!strings.Contains(row, "420 ms") || !strings.Contains(row, "2.345s") || !strings.HasSuffix(row, "yes") {
+		t.Errorf("broken row = %q", row)
+	}
+	// The fixed run should pass liveness, so its stuck verdict is flagged.
+	if row := lines[2]; !strings.Contains(row, "!stuck") || !strings.Contains(row, "NO: liveness: got stuck, expected ok") {
+		t.Errorf("fixed row = %q", row)
+	}
+	if row := lines[3]; !strings.Contains(row, "!ok") || !strings.HasSuffix(row, "NO: lock: got ok, expected illegal") {
+		t.Errorf("del-release row = %q", row)
+	}
+	want := "3 runs, 2 NOT as expected: setnx-expire/fixed, del-release/broken"
+	if got := lines[len(lines)-1]; got != want {
+		t.Errorf("summary = %q, want %q", got, want)
+	}
+
+	buf.Reset()
+	if err := WriteTable(&buf, runs[:1]); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(buf.String(), "\n1 run, 1 as expected\n") {
+		t.Errorf("summary of one good run:\n%s", buf.String())
+	}
+}
+
+func TestWriteJSON(t *testing.T) {
+	runs := testRuns(t, t.TempDir())
+	runs[1].DetectMS = nil
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, runs); err != nil {
+		t.Fatal(err)
+	}
+	var got []map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
+		t.Fatalf("not a JSON array: %v\n%s", err, buf.String())
+	}
+	if len(got) != len(runs) {
+		t.Fatalf("got %d runs, want %d", len(got), len(runs))
+	}
+	wantKeys := []string{"detect_ms", "duration_ms", "expected", "pass", "pitfall", "report_dir", "scenario", "seed", "variant", "verdicts"}
+	for i, m := range got {
+		var keys []string
+		for k := range m {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		if !slices.Equal(keys, wantKeys) {
+			t.Errorf("run %d keys = %v, want %v", i, keys, wantKeys)
+		}
+	}
+	if got[0]["detect_ms"] != 420.0 || got[0]["pass"] != true || got[0]["variant"] != "broken" {
+		t.Errorf("run 0 = %v", got[0])
+	}
+	if v, ok := got[1]["detect_ms"]; !ok || v != nil {
+		t.Errorf("run 1 detect_ms = %v, want null", v)
+	}
+	if verdicts, _ := got[2]["verdicts"].(map[string]any); verdicts["lock"] != "ok" {
+		t.Errorf("run 2 verdicts = %v", got[2]["verdicts"])
+	}
+
+	buf.Reset()
+	if err := WriteJSON(&buf, nil); err != nil {
+		t.Fatal(err)
+	}
+	if strings.TrimSpace(buf.String()) != "[]" {
+		t.Errorf("no runs = %q, want []", buf.String())
+	}
+}
+
+func TestWriteIndex(t *testing.T) {
+	dir := t.TempDir()
+	runs := testRuns(t, dir)
+	if err := WriteIndex(dir, runs); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, IndexFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+
+	for _, want := range []string{
+		"<title>locklab report</title>",
+		"3 runs, 2 NOT as expected",
+		runs[0].Entry.Name, runs[0].Entry.Title, runs[2].Entry.Name,
+		"what goes wrong", "the fix",
+		"failpoint: crash client 0 at after-setnx",
+		"420 ms",
+	} {
+		if !strings.Contains(strings.ToLower(page), strings.ToLower(want)) {
+			t.Errorf("index.html lacks %q", want)
+		}
+	}
+
+	// Links are relative to the report folder, so it can be moved whole.
+	for _, r := range runs {
+		rel := filepath.Base(r.ReportDir)
+		for _, name := range []string{harness.LockFile, harness.ResourceFile, harness.HistoryFile, harness.ResultFile} {
+			if href := `href="` + rel + "/" + name + `"`; !strings.Contains(page, href) {
+				t.Errorf("index.html lacks %s", href)
+			}
+		}
+	}
+	if strings.Contains(page, dir) {
+		t.Error("index.html contains the absolute report folder; links should be relative")
+	}
+
+	if strings.Contains(page, "<script>") {
+		t.Error("a check's detail was not escaped")
+	}
+	if !strings.Contains(page, "&lt;script&gt;alert(1)&lt;/script&gt;") {
+		t.Error("the escaped detail is missing")
+	}
+}
+
+func TestRunLinks(t *testing.T) {
+	if got := runLinks("report", ""); got != nil {
+		t.Errorf("no run folder: got links %v", got)
+	}
+	// A run folder without files gets no dead links.
+	if got := runLinks(t.TempDir(), t.TempDir()); len(got) != 0 {
+		t.Errorf("empty run folder: got links %v", got)
+	}
+	if got := relativeTo("out", "out/runs/a"); got != "runs/a" {
+		t.Errorf("relativeTo = %q, want runs/a", got)
+	}
+	if got := relativeTo("out/report", "out/runs/a"); got != "../runs/a" {
+		t.Errorf("relativeTo = %q, want ../runs/a", got)
+	}
+}
