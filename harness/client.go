@@ -47,7 +47,7 @@ type clientConfig struct {
 	id        int
 	ttl       time.Duration
 	master    string   // address of the lock node, through this client's link
-	nodes     []string // Redlock masters, through this client's links
+	nodes     []string // every lock master, through this client's links
 	inventory string   // the inventory node, direct: no fault touches it
 	timeout   time.Duration
 	history   *History
@@ -58,8 +58,11 @@ func newClient(ctx context.Context, cfg clientConfig) *Client {
 	c := &Client{id: cfg.id, ttl: cfg.ttl, history: cfg.history, points: cfg.points}
 	c.ctx, c.cancel = context.WithCancel(ctx)
 	c.redis = c.dial(cfg.master, cfg.timeout)
-	for _, addr := range cfg.nodes {
-		c.nodes = append(c.nodes, c.dial(addr, cfg.timeout))
+	// With one master, Nodes is Redis itself rather than a second pool.
+	if len(cfg.nodes) > 1 {
+		for _, addr := range cfg.nodes {
+			c.nodes = append(c.nodes, c.dial(addr, cfg.timeout))
+		}
 	}
 	c.inventory = c.dial(cfg.inventory, cfg.timeout)
 	return c
@@ -227,8 +230,8 @@ func (c *Client) closeConns() {
 	c.inventory.Close()
 }
 
-// close ends the client at the end of a run and waits for its background work.
-func (c *Client) close() {
+// Close ends the client and waits for its background work.
+func (c *Client) Close() {
 	c.cancel()
 	c.wg.Wait()
 	if !c.crashed.Load() {

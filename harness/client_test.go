@@ -21,7 +21,7 @@ func newTestClient(t *testing.T, points []Failpoint) (*Client, *Node) {
 	}
 	c := newClient(context.Background(), clientConfig{id: 0, ttl: 100 * time.Millisecond, master: n.Addr(),
 		inventory: n.Addr(), timeout: time.Second, history: h, points: newFailpoints(points)})
-	t.Cleanup(c.close)
+	t.Cleanup(c.Close)
 	return c, n
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 )
 
 // Topology names a Redis deployment.
@@ -92,4 +93,51 @@ func (c *Cluster) Close() error {
 	}
 	errs = append(errs, os.RemoveAll(c.dir))
 	return errors.Join(errs...)
+}
+
+// ClientOptions describe a client made by Connect.
+type ClientOptions struct {
+	ID      int
+	TTL     time.Duration // the lease TTL locks are asked to use; 0 means 300 ms
+	Timeout time.Duration // Redis timeouts; 0 means 1 s
+	// Direct dials the nodes without network links, so no fault reaches it.
+	Direct bool
+}
+
+// Connect makes a client outside any run, for testing or benchmarking a lock
+// on its own. Close it when done.
+func (c *Cluster) Connect(ctx context.Context, opts ClientOptions) (*Client, error) {
+	if opts.TTL == 0 {
+		opts.TTL = 300 * time.Millisecond
+	}
+	if opts.Timeout == 0 {
+		opts.Timeout = time.Second
+	}
+	h, _ := NewHistory("") // in memory: cannot fail
+	cfg := clientConfig{id: opts.ID, ttl: opts.TTL, timeout: opts.Timeout, history: h, points: newFailpoints(nil)}
+	if opts.Direct {
+		cfg.master, cfg.inventory = c.masters[0].Addr(), c.inventory.Addr()
+		for _, n := range c.masters {
+			cfg.nodes = append(cfg.nodes, n.Addr())
+		}
+		return newClient(ctx, cfg), nil
+	}
+	client, _, err := c.connect(ctx, cfg)
+	return client, err
+}
+
+// connect completes cfg with one link per lock master for client cfg.id and
+// makes the client.
+func (c *Cluster) connect(ctx context.Context, cfg clientConfig) (*Client, []*Link, error) {
+	var links []*Link
+	for _, n := range c.masters {
+		l, err := c.network.Link(ctx, fmt.Sprintf("c%d-%s", cfg.id, n.Name()), n.Addr())
+		if err != nil {
+			return nil, nil, err
+		}
+		links = append(links, l)
+		cfg.nodes = append(cfg.nodes, l.Addr())
+	}
+	cfg.master, cfg.inventory = cfg.nodes[0], c.inventory.Addr()
+	return newClient(ctx, cfg), links, nil
 }

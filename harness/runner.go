@@ -145,11 +145,12 @@ func (r *run) execute(ctx context.Context, newLocker NewLocker) error {
 	// Client r.w.Clients is the liveness probe: a fresh process that only
 	// comes to the lock after the workload stopped.
 	for id := 0; id <= r.w.Clients; id++ {
-		c, links, err := r.newClient(runCtx, id)
+		c, links, err := r.cluster.connect(runCtx, clientConfig{id: id, ttl: r.w.TTL, timeout: r.w.Timeout,
+			history: r.h, points: r.points})
 		if err != nil {
 			return err
 		}
-		defer c.close()
+		defer c.Close()
 		env.Clients = append(env.Clients, c)
 		env.links = append(env.links, links)
 	}
@@ -206,26 +207,6 @@ func (r *run) execute(ctx context.Context, newLocker NewLocker) error {
 		return errors.New("clients did not stop within 10 s of the end of the run")
 	}
 	return heals
-}
-
-// newClient makes client id with one link per lock master.
-func (r *run) newClient(ctx context.Context, id int) (*Client, []*Link, error) {
-	var links []*Link
-	var addrs []string
-	for _, n := range r.cluster.masters {
-		l, err := r.cluster.network.Link(ctx, fmt.Sprintf("c%d-%s", id, n.Name()), n.Addr())
-		if err != nil {
-			return nil, nil, err
-		}
-		links = append(links, l)
-		addrs = append(addrs, l.Addr())
-	}
-	cfg := clientConfig{id: id, ttl: r.w.TTL, master: addrs[0], inventory: r.cluster.inventory.Addr(),
-		timeout: r.w.Timeout, history: r.h, points: r.points}
-	if len(addrs) > 1 {
-		cfg.nodes = addrs
-	}
-	return newClient(ctx, cfg), links, nil
 }
 
 func (r *run) newWorker(c *Client, newLocker NewLocker, stop *atomic.Bool) *worker {

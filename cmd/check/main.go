@@ -23,6 +23,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/pitfalls"
 	"github.com/locklab/locklab/reports"
@@ -37,11 +39,18 @@ const (
 )
 
 func main() {
+	// go-redis logs every failed dial; under injected faults those are
+	// expected and the history records them.
+	redis.SetLogger(quiet{})
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
+
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
 
 // config is what the command line asked for.
 type config struct {
@@ -112,14 +121,14 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	out := fs.String("out", "locklab-report", "report folder")
 	duration := fs.Duration("duration", 0, "how long each workload runs (0: the scenario's own)")
 	asJSON := fs.Bool("json", false, "print a JSON array instead of the table")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: check [flags]   run the catalogue\n       check list      list pitfalls and scenarios")
-		fs.SetOutput(stderr)
-		fs.PrintDefaults()
-	}
+	// Errors are reported in one line by the caller; the usage text is only
+	// for -h.
+	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fs.Usage()
+			fmt.Fprintln(stderr, "usage: check [flags]   run the catalogue\n       check list      list pitfalls and scenarios")
+			fs.SetOutput(stderr)
+			fs.PrintDefaults()
 		}
 		return config{}, err
 	}

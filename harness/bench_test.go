@@ -1,0 +1,58 @@
+package harness_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/pitfalls"
+)
+
+// BenchmarkStartSingle is the start-up and tear-down of the single topology:
+// the lock node, the inventory node and the network.
+func BenchmarkStartSingle(b *testing.B) {
+	ctx := context.Background()
+	for b.Loop() {
+		c, err := harness.StartCluster(ctx, harness.Single)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := c.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkAcquireRelease is one acquire+release of the correct lock, dialing
+// the node directly and through the client's toxiproxy link.
+func BenchmarkAcquireRelease(b *testing.B) {
+	ctx := context.Background()
+	cluster, err := harness.StartCluster(ctx, harness.Single)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cluster.Close()
+	for _, direct := range []bool{true, false} {
+		name := "link"
+		if direct {
+			name = "direct"
+		}
+		b.Run(name, func(b *testing.B) {
+			c, err := cluster.Connect(ctx, harness.ClientOptions{Direct: direct})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			lock := pitfalls.NewTokenLock(c)
+			for b.Loop() {
+				lease, err := lock.Acquire(ctx, "bench")
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := lease.Release(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

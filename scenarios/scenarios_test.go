@@ -1,0 +1,45 @@
+package scenarios_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/pitfalls"
+	"github.com/locklab/locklab/scenarios"
+)
+
+func TestScenariosAreValidAndUnique(t *testing.T) {
+	seen := map[string]bool{}
+	for _, s := range scenarios.All() {
+		if err := s.Validate(); err != nil {
+			t.Error(err)
+		}
+		if seen[s.Name] {
+			t.Errorf("two scenarios named %q", s.Name)
+		}
+		seen[s.Name] = true
+		if s.Description == "" {
+			t.Errorf("scenario %q says nothing of what it does", s.Name)
+		}
+	}
+}
+
+func TestRunUnknownScenario(t *testing.T) {
+	_, err := scenarios.Run(context.Background(), "nope", pitfalls.NewTokenLock, harness.Options{})
+	if err == nil || !strings.Contains(err.Error(), `unknown scenario "nope"`) {
+		t.Errorf("error %v", err)
+	}
+}
+
+func TestCatalogueNamesExistingScenarios(t *testing.T) {
+	for _, p := range pitfalls.Catalogue() {
+		if _, err := scenarios.Lookup(p.Scenario); err != nil {
+			t.Errorf("pitfall %s: %v", p.Name, err)
+		}
+		if len(p.Catches) == 0 || p.Broken == nil || p.Fixed == nil || p.Wrong == "" || p.Seed == "" {
+			t.Errorf("pitfall %s: incomplete entry", p.Name)
+		}
+	}
+}

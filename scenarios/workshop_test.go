@@ -1,0 +1,51 @@
+package scenarios_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/scenarios"
+)
+
+// MyLock is the README's workshop lock: SET NX PX, released with a plain DEL.
+type MyLock struct{ c *harness.Client }
+
+type myLease struct {
+	c   *harness.Client
+	key string
+}
+
+func (l MyLock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
+	ok, err := l.c.Redis().SetNX(ctx, key, l.c.ID(), l.c.TTL()).Result()
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, harness.ErrNotAcquired
+	}
+	return myLease{l.c, key}, nil
+}
+
+func (l myLease) Release(ctx context.Context) error {
+	if err := l.c.Failpoint(ctx, "before-del"); err != nil {
+		return err
+	}
+	return l.c.Redis().Del(ctx, l.key).Err()
+}
+
+func (myLease) Token() uint64 { return 0 }
+
+// TestWorkshopLock runs the README's example: the plain-DEL release must be
+// caught by the lock checker in pause-before-del.
+func TestWorkshopLock(t *testing.T) {
+	res, err := scenarios.Run(context.Background(), "pause-before-del",
+		func(c *harness.Client) harness.Locker { return MyLock{c} },
+		harness.Options{Seed: 1, Clients: 4, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdicts[harness.CheckLock] != harness.Illegal {
+		t.Errorf("lock checker: %s, want illegal for a plain-DEL release", res.Verdicts[harness.CheckLock])
+	}
+}
