@@ -15,5 +15,7 @@ test: deps
 	go test -count=1 -race ./models/ ./harness/ ./reports/ ./cmd/...
 	go test -count=1 ./pitfalls/ ./scenarios/
 
+# Speed goals: the lock cycle, porcupine, start-up, and the whole catalogue.
 bench: deps
-	go test -run '^$$' -bench . -benchtime 3x ./...
+	go test -run '^$$' -bench . -benchtime 20x ./harness/ ./models/
+	go test -run '^$$' -bench Catalogue -benchtime 1x ./cmd/check/

@@ -99,3 +99,13 @@ func TestJSON(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCatalogue is the wall time of the whole `check` run (target: under
+// 60 s for the single-node catalogue). Run it with -benchtime 1x.
+func BenchmarkCatalogue(b *testing.B) {
+	for b.Loop() {
+		if code := run(context.Background(), []string{"-out", b.TempDir()}, io.Discard, io.Discard); code != exitOK {
+			b.Fatalf("exit %d", code)
+		}
+	}
+}
