@@ -13,8 +13,12 @@ import (
 	"github.com/locklab/locklab/models"
 )
 
-// stockKey is where the inventory node keeps the stock.
-const stockKey = "stock"
+// Keys on the inventory node: the stock, and the newest fencing token the
+// resource has accepted.
+const (
+	stockKey = "stock"
+	fenceKey = "fence"
+)
 
 // worker is one client running the workload.
 type worker struct {
@@ -113,9 +117,10 @@ func (w *worker) release(ctx context.Context, lease Lease, nested bool) {
 func (w *worker) section(ctx context.Context, lease Lease) {
 	inv := w.c.inventory
 	op := Op{Client: w.c.id, Kind: KindSection, Call: w.h.Now(), Token: lease.Token(), Result: models.NoWrite}
-	observed, err := inv.Get(ctx, stockKey).Int64()
+	observed, err := read(ctx, inv, lease.Token())
 	if err != nil {
-		// Nothing was read, so the resource saw no section.
+		// Nothing was read (or a stale token was refused), so the resource
+		// saw no section.
 		return
 	}
 	defer func() {
@@ -143,13 +148,54 @@ func (w *worker) section(ctx context.Context, lease Lease) {
 		return
 	}
 	op.Written = observed - 1
-	err = inv.Set(ctx, stockKey, strconv.FormatInt(op.Written, 10), 0).Err()
+	wrote, err := write(ctx, inv, op.Written, lease.Token())
 	switch {
-	case err == nil:
+	case err == nil && wrote:
 		op.Result = models.Wrote
+	case err == nil:
+		op.Result = models.Rejected
 	case errors.Is(err, errNotSent), errors.Is(err, redis.ErrClosed):
 		op.Error = err.Error()
 	default:
 		op.Result, op.Error = models.WriteUnknown, err.Error()
 	}
+}
+
+// The resource's side of fencing: it refuses a read or write whose token is
+// older than the newest it has seen. Reads are fenced too: a critical section
+// reads, then writes, and a stale holder that wrote before the new holder's
+// write would otherwise still lose an update.
+var fencedRead = redis.NewScript(`
+local newest = tonumber(redis.call("GET", KEYS[2]) or "0")
+if tonumber(ARGV[1]) < newest then
+	return redis.error_reply("stale token")
+end
+redis.call("SET", KEYS[2], ARGV[1])
+return tonumber(redis.call("GET", KEYS[1]))`)
+
+var fencedWrite = redis.NewScript(`
+local newest = tonumber(redis.call("GET", KEYS[2]) or "0")
+if tonumber(ARGV[1]) < newest then
+	return 0
+end
+redis.call("SET", KEYS[2], ARGV[1])
+redis.call("SET", KEYS[1], ARGV[2])
+return 1`)
+
+// read returns the stock, fenced when the lease has a token.
+func read(ctx context.Context, inv *redis.Client, token uint64) (int64, error) {
+	if token == 0 {
+		return inv.Get(ctx, stockKey).Int64()
+	}
+	return fencedRead.Run(ctx, inv, []string{stockKey, fenceKey}, token).Int64()
+}
+
+// write stores the new stock, fenced when the lease has a token. It reports
+// false when the resource refused a stale token.
+func write(ctx context.Context, inv *redis.Client, stock int64, token uint64) (bool, error) {
+	if token == 0 {
+		return true, inv.Set(ctx, stockKey, strconv.FormatInt(stock, 10), 0).Err()
+	}
+	n, err := fencedWrite.Run(ctx, inv, []string{stockKey, fenceKey}, token, stock).Int()
+	return n == 1, err
 }

@@ -33,8 +33,12 @@ type Pitfall struct {
 	Scenario string // the scenario that exposes it
 	// Catches is the verdict each named checker must give the broken variant.
 	Catches map[string]harness.Verdict
-	Broken  harness.NewLocker
-	Fixed   harness.NewLocker
+	// FixedGets overrides what the fixed variant must get, for a fix that
+	// protects the resource while the lock itself still fails; nil means
+	// every checker ok.
+	FixedGets map[string]harness.Verdict
+	Broken    harness.NewLocker
+	Fixed     harness.NewLocker
 }
 
 // Locker is the lock of variant v.
@@ -50,6 +54,9 @@ func (p Pitfall) Locker(v Variant) harness.NewLocker {
 func (p Pitfall) Expected(v Variant) map[string]harness.Verdict {
 	if v == Broken {
 		return p.Catches
+	}
+	if p.FixedGets != nil {
+		return p.FixedGets
 	}
 	all := map[string]harness.Verdict{}
 	for _, c := range harness.Checkers {
@@ -69,6 +76,15 @@ func Catalogue() []Pitfall {
 			Scenario: "crash-after-setnx",
 			Catches:  map[string]harness.Verdict{harness.CheckLiveness: harness.Stuck},
 			Broken:   NewSetnxExpire, Fixed: NewTokenLock,
+		},
+		{
+			ID: 2, Name: "getset-timestamp", Title: "Expiry time in the value, GETSET takeover",
+			Seed:     "004; 000 item 2",
+			Wrong:    "The value is the expiry time by the client's clock; a client that sees an expired value takes over with GETSET, and release deletes the key if the lease still looks valid. A client whose clock runs ahead sees every lease as expired and takes the lock from its holder.",
+			Fix:      "Let the server expire the key (SET NX PX) and release by owner token, so no client clock matters.",
+			Scenario: "clock-skew",
+			Catches:  map[string]harness.Verdict{harness.CheckLock: harness.Illegal},
+			Broken:   NewGetsetTimestamp, Fixed: NewTokenLock,
 		},
 		{
 			ID: 3, Name: "no-ttl", Title: "No expiry at all",
@@ -123,6 +139,17 @@ func Catalogue() []Pitfall {
 			Scenario: "nested",
 			Catches:  map[string]harness.Verdict{harness.CheckLiveness: harness.Stuck},
 			Broken:   NewWatchdogLock, Fixed: NewReentrantLock,
+		},
+		{
+			ID: 12, Name: "fenced", Title: "A paused holder outlives its lease",
+			Seed:     "000 item 7; DESIGN.md (fencing, after Kleppmann)",
+			Wrong:    "A stop-the-world pause stops the watchdog too, so the lease expires while its holder still believes it holds the lock; when it wakes it writes over the next holder's work. No lock that relies on time can prevent the overlap itself.",
+			Fix:      "Fencing: each acquire takes a token from INCR, and the resource refuses reads and writes with a token older than the newest it has seen. The lock checker still reports the overlap; the resource stays correct.",
+			Scenario: "pause-holder",
+			Catches:  map[string]harness.Verdict{harness.CheckLock: harness.Illegal, harness.CheckResource: harness.Illegal},
+			FixedGets: map[string]harness.Verdict{harness.CheckLock: harness.Illegal, harness.CheckResource: harness.OK,
+				harness.CheckLiveness: harness.OK},
+			Broken: NewWatchdogLock, Fixed: NewFencedLock,
 		},
 	}
 }

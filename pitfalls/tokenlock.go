@@ -65,9 +65,10 @@ type tokenLease struct {
 	key   string
 	token string
 	stop  chan struct{} // closed by Release: the watchdog ends
+	fence uint64        // fencing token, when the lock hands one out
 }
 
-func (l *tokenLease) Token() uint64 { return 0 }
+func (l *tokenLease) Token() uint64 { return l.fence }
 
 // Release stops the watchdog and deletes the key if it is still ours.
 func (l *tokenLease) Release(ctx context.Context) error {

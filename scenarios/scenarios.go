@@ -57,6 +57,23 @@ func All() []harness.Scenario {
 			Failpoints: []harness.Failpoint{{Name: harness.FailpointCriticalSection, Client: 0, Skip: 1, Action: harness.Sleep(5 * ttl / 2)}},
 		},
 		{
+			Name: "clock-skew",
+			Description: "From 300 ms on, client 0's wall clock (Client.Now) runs 1 s ahead for one second; " +
+				"Redis and the other clients keep true time. Critical sections take 50 ms.",
+			Topology: harness.Single,
+			Workload: harness.Workload{TTL: ttl, Work: 50 * time.Millisecond, Duration: 1500 * time.Millisecond},
+			Faults: []harness.ScheduledFault{{At: 300 * time.Millisecond, For: time.Second,
+				Fault: harness.ClockSkew{Client: 0, By: time.Second}}},
+		},
+		{
+			Name: "pause-holder",
+			Description: "Client 0 is paused (stop-the-world, its watchdog included) for 500 ms inside its second " +
+				"critical section, after reading the stock: two and a half TTLs.",
+			Topology:   harness.Single,
+			Workload:   harness.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond},
+			Failpoints: []harness.Failpoint{{Name: harness.FailpointCriticalSection, Client: 0, Skip: 1, Action: harness.Pause(5 * ttl / 2)}},
+		},
+		{
 			Name:        "nested",
 			Description: "Every critical section calls a function that takes the same lock again, as code that nests locked calls does. No fault.",
 			Topology:    harness.Single,
