@@ -133,6 +133,9 @@ func (c *Client) Failpoint(ctx context.Context, name string) error {
 		return ErrCrashed
 	case ActionPause:
 		return c.Pause(ctx, action.For, "failpoint "+name)
+	case ActionFault:
+		c.points.inject(ctx, action, fmt.Sprintf("at failpoint %s of client %d", name, c.id))
+		return nil
 	default:
 		return c.Sleep(ctx, action.For)
 	}

@@ -11,11 +11,14 @@ import (
 // Topology names a Redis deployment.
 type Topology string
 
-// Single is one Redis master.
-const Single Topology = "single"
+// Topologies.
+const (
+	Single  Topology = "single"  // one Redis master
+	Redlock Topology = "redlock" // five independent masters
+)
 
 // topologies maps each topology to the number of lock masters it starts.
-var topologies = map[Topology]int{Single: 1}
+var topologies = map[Topology]int{Single: 1, Redlock: 5}
 
 // Cluster is the running deployment of one run: the lock nodes, the
 // inventory node (which no fault touches), and the network between them and
@@ -28,9 +31,10 @@ type Cluster struct {
 	network   *Network
 }
 
-// StartCluster starts topo in a fresh temporary directory. Close stops every
-// process and removes the directory, also after a failed start.
-func StartCluster(ctx context.Context, topo Topology) (_ *Cluster, err error) {
+// StartCluster starts topo in a fresh temporary directory, its lock nodes
+// keeping what p says on disk. Close stops every process and removes the
+// directory, also after a failed start.
+func StartCluster(ctx context.Context, topo Topology, p Persistence) (_ *Cluster, err error) {
 	if topo == "" {
 		topo = Single
 	}
@@ -53,7 +57,7 @@ func StartCluster(ctx context.Context, topo Topology) (_ *Cluster, err error) {
 		}
 	}()
 	for i := range masters {
-		n, err := StartNode(ctx, NodeConfig{Name: fmt.Sprintf("n%d", i+1), Dir: dir, Server: server})
+		n, err := StartNode(ctx, NodeConfig{Name: fmt.Sprintf("n%d", i+1), Dir: dir, Server: server, Persistence: p})
 		if err != nil {
 			return nil, err
 		}

@@ -1,6 +1,8 @@
 package harness
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -20,12 +22,14 @@ const (
 	ActionCrash ActionKind = "crash" // the client crashes there
 	ActionPause ActionKind = "pause" // stop-the-world pause of the whole client
 	ActionSleep ActionKind = "sleep" // only the calling goroutine waits: slow work
+	ActionFault ActionKind = "fault" // inject a fault at this exact moment of the lock's life
 )
 
 // Action is what a failpoint does when it fires.
 type Action struct {
-	Kind ActionKind
-	For  time.Duration // for pause and sleep
+	Kind  ActionKind
+	For   time.Duration // pause and sleep length; for a fault, when it heals
+	Fault Fault         // for ActionFault
 }
 
 // Crash makes the failpoint crash the client.
@@ -37,9 +41,16 @@ func Pause(d time.Duration) Action { return Action{Kind: ActionPause, For: d} }
 // Sleep makes the failpoint delay only its caller for d.
 func Sleep(d time.Duration) Action { return Action{Kind: ActionSleep, For: d} }
 
+// Inject makes the failpoint inject f and heal it after d, in the background;
+// with d = 0 it heals at once, before the failpoint returns.
+func Inject(f Fault, d time.Duration) Action { return Action{Kind: ActionFault, Fault: f, For: d} }
+
 func (a Action) String() string {
-	if a.Kind == ActionCrash {
+	switch a.Kind {
+	case ActionCrash:
 		return string(a.Kind)
+	case ActionFault:
+		return fmt.Sprintf("%s, healed after %s", a.Fault, a.For)
 	}
 	return fmt.Sprintf("%s(%s)", a.Kind, a.For)
 }
@@ -68,11 +79,19 @@ func (f Failpoint) String() string {
 	return fmt.Sprintf("%s at %s for %s, %d time(s) after %d hit(s)", f.Action, f.Name, who, times, f.Skip)
 }
 
-// failpoints is the armed set of one run, counting hits per failpoint.
+// failpoints is the armed set of one run, counting hits per failpoint. It
+// also injects the faults failpoints carry, so it knows the run's Env.
 type failpoints struct {
 	mu    sync.Mutex
 	armed []Failpoint
 	hits  []int
+
+	env    *Env
+	h      *History
+	ctx    context.Context // ends when the run heals every fault
+	cancel context.CancelFunc
+	heals  sync.WaitGroup
+	errs   []error
 }
 
 func newFailpoints(armed []Failpoint) *failpoints {
@@ -97,4 +116,57 @@ func (f *failpoints) hit(name string, client int) (Action, bool) {
 		}
 	}
 	return Action{}, false
+}
+
+// start gives the failpoints what their faults act on.
+func (f *failpoints) start(ctx context.Context, env *Env, h *History) {
+	f.env, f.h = env, h
+	f.ctx, f.cancel = context.WithCancel(ctx)
+}
+
+// inject applies a failpoint's fault and heals it after a.For, recording it.
+func (f *failpoints) inject(ctx context.Context, a Action, where string) {
+	if f.env == nil {
+		return // a client outside any run: nothing to inject into
+	}
+	start := f.h.Now()
+	heal, err := a.Fault.Inject(ctx, f.env)
+	if err != nil {
+		f.fail(fmt.Errorf("inject %s %s: %w", a.Fault, where, err))
+		return
+	}
+	done := func() {
+		if err := heal(); err != nil {
+			f.fail(fmt.Errorf("heal %s: %w", a.Fault, err))
+		}
+		f.h.Add(Op{Client: -1, Kind: KindFault, Call: start, Return: f.h.Now(), Fault: a.Fault.String(), Detail: where})
+	}
+	if a.For == 0 {
+		done()
+		return
+	}
+	f.heals.Add(1)
+	go func() {
+		defer f.heals.Done()
+		sleepCtx(f.ctx, a.For)
+		done()
+	}()
+}
+
+func (f *failpoints) fail(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.errs = append(f.errs, err)
+}
+
+// healAll heals every fault still injected and reports what went wrong.
+func (f *failpoints) healAll() error {
+	if f.cancel == nil {
+		return nil
+	}
+	f.cancel()
+	f.heals.Wait()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return errors.Join(f.errs...)
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Fault is an inject/heal pair. Its String is an honest label: it says what
@@ -39,12 +41,20 @@ func (e *Env) node(i int) (*Node, error) {
 	return e.Cluster.masters[i], nil
 }
 
-// Partition cuts one client off from every lock node: its connections are
-// reset and new ones refused (toxiproxy disables its links).
-type Partition struct{ Client int }
+// Partition cuts one client off from some lock nodes (all when Nodes is
+// empty): its connections are reset and new ones refused (toxiproxy disables
+// its links).
+type Partition struct {
+	Client int
+	Nodes  []int // indexes of the lock nodes; empty means all
+}
 
 func (f Partition) String() string {
-	return fmt.Sprintf("partition client %d from the lock nodes (connections reset and refused)", f.Client)
+	nodes := "the lock nodes"
+	if len(f.Nodes) > 0 {
+		nodes = fmt.Sprintf("lock nodes %v", f.Nodes)
+	}
+	return fmt.Sprintf("partition client %d from %s (connections reset and refused)", f.Client, nodes)
 }
 
 // Inject cuts the links.
@@ -52,7 +62,18 @@ func (f Partition) Inject(ctx context.Context, env *Env) (Heal, error) {
 	if _, err := env.client(f.Client); err != nil {
 		return nil, err
 	}
-	return env.Cluster.network.Cut(ctx, env.Links(f.Client)...)
+	links := env.Links(f.Client)
+	if len(f.Nodes) > 0 {
+		var some []*Link
+		for _, i := range f.Nodes {
+			if _, err := env.node(i); err != nil {
+				return nil, err
+			}
+			some = append(some, links[i])
+		}
+		links = some
+	}
+	return env.Cluster.network.Cut(ctx, links...)
 }
 
 // Latency delays every byte between one client and the lock nodes.
@@ -142,6 +163,46 @@ func (f KillNode) Inject(ctx context.Context, env *Env) (Heal, error) {
 		defer cancel()
 		return n.Restart(rctx, f.KeepData)
 	}), nil
+}
+
+// ClockJump makes a lock node's clock jump forward By. It is simulated: every
+// key's remaining TTL on the node shrinks by By at once, in one script,
+// because a real jump (libfaketime) breaks redis-server's start-up here. The
+// effect on expiry is the same; the node's own clock readings are not.
+type ClockJump struct {
+	Node int
+	By   time.Duration
+}
+
+func (f ClockJump) String() string {
+	return fmt.Sprintf("clock jump of %s on lock node %d (simulated: every TTL on it shortened by %s)", f.By, f.Node, f.By)
+}
+
+// jumpScript expires what a jump of ARGV[1] ms would expire and shortens the rest.
+var jumpScript = redis.NewScript(`
+local jump = tonumber(ARGV[1])
+for _, k in ipairs(redis.call("KEYS", "*")) do
+	local t = redis.call("PTTL", k)
+	if t > 0 then
+		if t <= jump then
+			redis.call("DEL", k)
+		else
+			redis.call("PEXPIRE", k, t - jump)
+		end
+	end
+end
+return 1`)
+
+// Inject shortens the TTLs; a jump is not undone, so the heal does nothing.
+func (f ClockJump) Inject(ctx context.Context, env *Env) (Heal, error) {
+	n, err := env.node(f.Node)
+	if err != nil {
+		return nil, err
+	}
+	if err := jumpScript.Run(ctx, n.Admin(), nil, f.By.Milliseconds()).Err(); err != nil {
+		return nil, fmt.Errorf("clock jump on %s: %w", n.Name(), err)
+	}
+	return once(func() error { return nil }), nil
 }
 
 // ClockSkew moves one client's wall clock (Client.Now) by By; the heal puts

@@ -79,7 +79,7 @@ func Run(ctx context.Context, s Scenario, newLocker NewLocker, opts Options) (*R
 	started := time.Now()
 	logf(opts.Log, "%s: starting %s topology", s.Name, topologyOf(s))
 
-	cluster, err := StartCluster(ctx, s.Topology)
+	cluster, err := StartCluster(ctx, s.Topology, s.Persistence)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", s.Name, err)
 	}
@@ -156,6 +156,7 @@ func (r *run) execute(ctx context.Context, newLocker NewLocker) error {
 	}
 	probe := env.Clients[r.w.Clients]
 	env.Clients = env.Clients[:r.w.Clients]
+	r.points.start(runCtx, env, r.h)
 
 	var stop atomic.Bool
 	workers := make([]*worker, r.w.Clients)
@@ -176,6 +177,8 @@ func (r *run) execute(ctx context.Context, newLocker NewLocker) error {
 	case <-ctx.Done():
 		cancel()
 		wg.Wait()
+		faultsDone()
+		r.points.healAll()
 		return ctx.Err()
 	}
 	stop.Store(true)
@@ -189,7 +192,7 @@ func (r *run) execute(ctx context.Context, newLocker NewLocker) error {
 			}
 		}
 	}
-	heals := faultsDone()
+	heals := errors.Join(faultsDone(), r.points.healAll())
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ type Scenario struct {
 	Name        string
 	Description string // what it does to the lock, in one or two sentences
 	Topology    Topology
+	Persistence Persistence // what the lock nodes keep on disk across a restart
 	Workload    Workload
 	Failpoints  []Failpoint
 	Faults      []ScheduledFault

@@ -19,9 +19,6 @@ const (
 	Fixed  Variant = "fixed"
 )
 
-// Variants lists both, broken first.
-var Variants = []Variant{Broken, Fixed}
-
 // Pitfall is one catalogue entry.
 type Pitfall struct {
 	ID       int
@@ -29,41 +26,49 @@ type Pitfall struct {
 	Title    string
 	Seed     string // the seed article (in ../shared/seeds) that describes it
 	Wrong    string // what goes wrong, in two sentences
-	Fix      string // what the fix changes
-	Scenario string // the scenario that exposes it
-	// Catches is the verdict each named checker must give the broken variant.
+	Fix      string // what the fix changes, or why there is none
+	Scenario string // the scenario that exposes the broken lock
+	// Catches is the verdict each named checker must give the broken lock.
 	Catches map[string]harness.Verdict
-	// FixedGets overrides what the fixed variant must get, for a fix that
-	// protects the resource while the lock itself still fails; nil means
-	// every checker ok.
-	FixedGets map[string]harness.Verdict
-	Broken    harness.NewLocker
-	Fixed     harness.NewLocker
+	Broken  harness.NewLocker
+	// Fixes are the runs that show the fix; empty when no fix exists inside
+	// the lock.
+	Fixes []Case
 }
 
-// Locker is the lock of variant v.
-func (p Pitfall) Locker(v Variant) harness.NewLocker {
-	if v == Broken {
-		return p.Broken
-	}
-	return p.Fixed
+// Case is one run the catalogue asks for: a variant of a pitfall's lock in a
+// scenario, and what each checker must say of it.
+type Case struct {
+	Variant  Variant
+	Scenario string
+	Locker   harness.NewLocker
+	// Expected names the checkers the catalogue judges; nil in a fix means
+	// every checker must say ok.
+	Expected map[string]harness.Verdict
 }
 
-// Expected is what each checker must say of variant v: the broken lock gets
-// caught, the fixed one passes every checker.
-func (p Pitfall) Expected(v Variant) map[string]harness.Verdict {
-	if v == Broken {
-		return p.Catches
+// Cases are the runs of a pitfall: its broken lock, then each fix.
+func (p Pitfall) Cases() []Case {
+	cases := []Case{{Variant: Broken, Scenario: p.Scenario, Locker: p.Broken, Expected: p.Catches}}
+	for _, f := range p.Fixes {
+		f.Variant = Fixed
+		if f.Scenario == "" {
+			f.Scenario = p.Scenario
+		}
+		if f.Expected == nil {
+			f.Expected = map[string]harness.Verdict{}
+			for _, c := range harness.Checkers {
+				f.Expected[c] = harness.OK
+			}
+		}
+		cases = append(cases, f)
 	}
-	if p.FixedGets != nil {
-		return p.FixedGets
-	}
-	all := map[string]harness.Verdict{}
-	for _, c := range harness.Checkers {
-		all[c] = harness.OK
-	}
-	return all
+	return cases
 }
+
+// fixedBy is the usual single fix: another lock in the same scenario, which
+// every checker must pass.
+func fixedBy(l harness.NewLocker) []Case { return []Case{{Locker: l}} }
 
 // Catalogue lists every pitfall in ladder order.
 func Catalogue() []Pitfall {
@@ -75,7 +80,7 @@ func Catalogue() []Pitfall {
 			Fix:      "SET key token NX PX ttl: the lock and its expiry in one command.",
 			Scenario: "crash-after-setnx",
 			Catches:  map[string]harness.Verdict{harness.CheckLiveness: harness.Stuck},
-			Broken:   NewSetnxExpire, Fixed: NewTokenLock,
+			Broken:   NewSetnxExpire, Fixes: fixedBy(NewTokenLock),
 		},
 		{
 			ID: 2, Name: "getset-timestamp", Title: "Expiry time in the value, GETSET takeover",
@@ -84,7 +89,7 @@ func Catalogue() []Pitfall {
 			Fix:      "Let the server expire the key (SET NX PX) and release by owner token, so no client clock matters.",
 			Scenario: "clock-skew",
 			Catches:  map[string]harness.Verdict{harness.CheckLock: harness.Illegal},
-			Broken:   NewGetsetTimestamp, Fixed: NewTokenLock,
+			Broken:   NewGetsetTimestamp, Fixes: fixedBy(NewTokenLock),
 		},
 		{
 			ID: 3, Name: "no-ttl", Title: "No expiry at all",
@@ -93,7 +98,7 @@ func Catalogue() []Pitfall {
 			Fix:      "Give the key a TTL when it is set.",
 			Scenario: "crash-holder",
 			Catches:  map[string]harness.Verdict{harness.CheckLiveness: harness.Stuck},
-			Broken:   NewNoTTL, Fixed: NewTokenLock,
+			Broken:   NewNoTTL, Fixes: fixedBy(NewTokenLock),
 		},
 		{
 			ID: 4, Name: "no-release", Title: "The lock is never released",
@@ -102,7 +107,7 @@ func Catalogue() []Pitfall {
 			Fix:      "Release in a defer (finally), on every path.",
 			Scenario: "contention",
 			Catches:  map[string]harness.Verdict{harness.CheckHandover: harness.Slow},
-			Broken:   NewNoRelease, Fixed: NewTokenLock,
+			Broken:   NewNoRelease, Fixes: fixedBy(NewTokenLock),
 		},
 		{
 			ID: 5, Name: "del-release", Title: "Release with a plain DEL",
@@ -111,7 +116,7 @@ func Catalogue() []Pitfall {
 			Fix:      "Delete only if the key still holds our token, checked and deleted in one Lua script.",
 			Scenario: "pause-before-del",
 			Catches:  map[string]harness.Verdict{harness.CheckLock: harness.Illegal},
-			Broken:   NewDelRelease, Fixed: NewTokenLock,
+			Broken:   NewDelRelease, Fixes: fixedBy(NewTokenLock),
 		},
 		{
 			ID: 6, Name: "get-then-del", Title: "Owner check and delete as two commands",
@@ -120,7 +125,7 @@ func Catalogue() []Pitfall {
 			Fix:      "Compare and delete in one Lua script, which Redis runs atomically.",
 			Scenario: "pause-before-del",
 			Catches:  map[string]harness.Verdict{harness.CheckLock: harness.Illegal},
-			Broken:   NewGetThenDel, Fixed: NewTokenLock,
+			Broken:   NewGetThenDel, Fixes: fixedBy(NewTokenLock),
 		},
 		{
 			ID: 7, Name: "no-renewal", Title: "Work outlives the lease",
@@ -129,7 +134,7 @@ func Catalogue() []Pitfall {
 			Fix:      "A watchdog renews the lease every TTL/3 with an owner-checked PEXPIRE while the work runs.",
 			Scenario: "slow-work",
 			Catches:  map[string]harness.Verdict{harness.CheckLock: harness.Illegal, harness.CheckResource: harness.Illegal},
-			Broken:   NewTokenLock, Fixed: NewWatchdogLock,
+			Broken:   NewTokenLock, Fixes: fixedBy(NewWatchdogLock),
 		},
 		{
 			ID: 9, Name: "non-reentrant", Title: "Taking the lock again while holding it",
@@ -138,7 +143,7 @@ func Catalogue() []Pitfall {
 			Fix:      "A reentrant lock: a hash whose field is the owner and whose value counts its holds, changed by Lua scripts.",
 			Scenario: "nested",
 			Catches:  map[string]harness.Verdict{harness.CheckLiveness: harness.Stuck},
-			Broken:   NewWatchdogLock, Fixed: NewReentrantLock,
+			Broken:   NewWatchdogLock, Fixes: fixedBy(NewReentrantLock),
 		},
 		{
 			ID: 12, Name: "fenced", Title: "A paused holder outlives its lease",
@@ -147,19 +152,58 @@ func Catalogue() []Pitfall {
 			Fix:      "Fencing: each acquire takes a token from INCR, and the resource refuses reads and writes with a token older than the newest it has seen. The lock checker still reports the overlap; the resource stays correct.",
 			Scenario: "pause-holder",
 			Catches:  map[string]harness.Verdict{harness.CheckLock: harness.Illegal, harness.CheckResource: harness.Illegal},
-			FixedGets: map[string]harness.Verdict{harness.CheckLock: harness.Illegal, harness.CheckResource: harness.OK,
-				harness.CheckLiveness: harness.OK},
-			Broken: NewWatchdogLock, Fixed: NewFencedLock,
+			Broken:   NewWatchdogLock,
+			Fixes:    []Case{{Locker: NewFencedLock, Expected: fencedGets}},
+		},
+		{
+			ID: 11, Name: "redlock-restart", Title: "Redlock: a node restarts empty",
+			Seed:     "000 item 10; DESIGN.md (Redlock)",
+			Wrong:    "Client 0 holds the lock on three of five nodes; one of them is killed and restarted at once without its data. Another client now wins a majority on the restarted node and the two the first could not reach, and both hold the lock.",
+			Fix:      "Restart a crashed node only after a TTL has passed (its keys would have expired anyway), or persist every write with appendfsync always.",
+			Scenario: "redlock-restart",
+			Catches:  map[string]harness.Verdict{harness.CheckLock: harness.Illegal},
+			Broken:   NewRedlock,
+			Fixes:    []Case{{Locker: NewRedlock, Scenario: "redlock-restart-delayed"}, {Locker: NewRedlock, Scenario: "redlock-restart-fsync"}},
+		},
+		{
+			ID: 11, Name: "redlock-clock-jump", Title: "Redlock: a node's clock jumps",
+			Seed:     "000 item 10; DESIGN.md (Redlock)",
+			Wrong:    "Client 0 holds the lock on three of five nodes when one of them jumps its clock forward past the TTL, so its key expires early. Another client wins a majority while client 0 still holds the lock.",
+			Fix:      "None inside Redlock: its safety assumes bounded clock drift on every node. Operate nodes with slewing (not stepping) time sync, or use fencing tokens at the resource.",
+			Scenario: "redlock-clock-jump",
+			Catches:  map[string]harness.Verdict{harness.CheckLock: harness.Illegal},
+			Broken:   NewRedlock,
+		},
+		{
+			ID: 11, Name: "redlock-pause", Title: "Redlock: the holder pauses past its validity",
+			Seed:     "000 items 7 and 10; DESIGN.md (Redlock, fencing)",
+			Wrong:    "Client 0 is paused (a GC pause) inside its critical section for longer than the lock's validity, so another client acquires on every node. When client 0 wakes it still believes it holds the lock and writes over the other's work.",
+			Fix:      "None inside Redlock: no lease protects a paused holder. Fencing tokens at the resource refuse the stale writer; the lock checker still sees the overlap, the resource stays correct.",
+			Scenario: "redlock-pause",
+			Catches:  map[string]harness.Verdict{harness.CheckLock: harness.Illegal, harness.CheckResource: harness.Illegal},
+			Broken:   NewRedlock,
+			Fixes:    []Case{{Locker: NewFencedRedlock, Expected: fencedGets}},
 		},
 	}
 }
 
-// Lookup finds a pitfall by name ("del-release") or ID ("5").
-func Lookup(name string) (Pitfall, error) {
+// fencedGets is what a fenced lock gets under a pause: the lock overlaps,
+// the resource does not.
+var fencedGets = map[string]harness.Verdict{
+	harness.CheckLock: harness.Illegal, harness.CheckResource: harness.OK, harness.CheckLiveness: harness.OK,
+}
+
+// Lookup finds pitfalls by name ("del-release") or ID ("5"; an ID can name
+// several entries, as 11 does).
+func Lookup(name string) ([]Pitfall, error) {
+	var found []Pitfall
 	for _, p := range Catalogue() {
 		if p.Name == name || strconv.Itoa(p.ID) == name {
-			return p, nil
+			found = append(found, p)
 		}
 	}
-	return Pitfall{}, fmt.Errorf("unknown pitfall %q (see `check list`)", name)
+	if len(found) == 0 {
+		return nil, fmt.Errorf("unknown pitfall %q (see `check list`)", name)
+	}
+	return found, nil
 }

@@ -12,19 +12,20 @@ import (
 // expectCaught runs both variants of a pitfall in its scenario: the broken
 // lock must get the verdicts its entry names, the fixed one must pass all.
 func expectCaught(t *testing.T, name string) {
-	p, err := pitfalls.Lookup(name)
+	found, err := pitfalls.Lookup(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range pitfalls.Variants {
-		t.Run(string(v), func(t *testing.T) {
-			res, err := scenarios.Run(context.Background(), p.Scenario, p.Locker(v),
-				harness.Options{Dir: t.TempDir(), Lock: p.Name + "/" + string(v)})
+	p := found[0]
+	for _, c := range p.Cases() {
+		t.Run(string(c.Variant)+"/"+c.Scenario, func(t *testing.T) {
+			res, err := scenarios.Run(context.Background(), c.Scenario, c.Locker,
+				harness.Options{Dir: t.TempDir(), Lock: p.Name + "/" + string(c.Variant)})
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, m := range harness.Mismatches(p.Expected(v), res.Verdicts) {
-				t.Errorf("%s %s in %s: %s", p.Name, v, p.Scenario, m)
+			for _, m := range harness.Mismatches(c.Expected, res.Verdicts) {
+				t.Errorf("%s %s in %s: %s", p.Name, c.Variant, c.Scenario, m)
 			}
 			if t.Failed() {
 				for _, c := range res.Checks {
@@ -35,12 +36,15 @@ func expectCaught(t *testing.T, name string) {
 	}
 }
 
-func TestSetnxExpire(t *testing.T)     { expectCaught(t, "setnx-expire") }
-func TestGetsetTimestamp(t *testing.T) { expectCaught(t, "getset-timestamp") }
-func TestNoTTL(t *testing.T)           { expectCaught(t, "no-ttl") }
-func TestNoRelease(t *testing.T)       { expectCaught(t, "no-release") }
-func TestDelRelease(t *testing.T)      { expectCaught(t, "del-release") }
-func TestGetThenDel(t *testing.T)      { expectCaught(t, "get-then-del") }
-func TestNoRenewal(t *testing.T)       { expectCaught(t, "no-renewal") }
-func TestNonReentrant(t *testing.T)    { expectCaught(t, "non-reentrant") }
-func TestFenced(t *testing.T)          { expectCaught(t, "fenced") }
+func TestSetnxExpire(t *testing.T)      { expectCaught(t, "setnx-expire") }
+func TestGetsetTimestamp(t *testing.T)  { expectCaught(t, "getset-timestamp") }
+func TestNoTTL(t *testing.T)            { expectCaught(t, "no-ttl") }
+func TestNoRelease(t *testing.T)        { expectCaught(t, "no-release") }
+func TestDelRelease(t *testing.T)       { expectCaught(t, "del-release") }
+func TestGetThenDel(t *testing.T)       { expectCaught(t, "get-then-del") }
+func TestNoRenewal(t *testing.T)        { expectCaught(t, "no-renewal") }
+func TestNonReentrant(t *testing.T)     { expectCaught(t, "non-reentrant") }
+func TestFenced(t *testing.T)           { expectCaught(t, "fenced") }
+func TestRedlockRestart(t *testing.T)   { expectCaught(t, "redlock-restart") }
+func TestRedlockClockJump(t *testing.T) { expectCaught(t, "redlock-clock-jump") }
+func TestRedlockPause(t *testing.T)     { expectCaught(t, "redlock-pause") }

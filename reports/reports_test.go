@@ -22,7 +22,7 @@ func testRuns(t *testing.T, reportDir string) []Run {
 	t.Helper()
 	cat := pitfalls.Catalogue()
 	first := cat[0]
-	delRelease, err := pitfalls.Lookup("del-release")
+	found, err := pitfalls.Lookup("del-release")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,15 +43,15 @@ func testRuns(t *testing.T, reportDir string) []Run {
 		harness.CheckLiveness: harness.Stuck, harness.CheckHandover: harness.OK,
 	})
 
-	missed := newResult(t, reportDir, delRelease.Scenario, map[string]harness.Verdict{
+	missed := newResult(t, reportDir, found[0].Scenario, map[string]harness.Verdict{
 		harness.CheckLock: harness.OK, harness.CheckResource: harness.OK,
 		harness.CheckLiveness: harness.OK, harness.CheckHandover: harness.OK,
 	})
 
 	return []Run{
-		NewRun(first, pitfalls.Broken, broken),
-		NewRun(first, pitfalls.Fixed, fixed),
-		NewRun(delRelease, pitfalls.Broken, missed),
+		NewRun(first, first.Cases()[0], broken),
+		NewRun(first, first.Cases()[1], fixed),
+		NewRun(found[0], found[0].Cases()[0], missed),
 	}
 }
 

@@ -27,11 +27,11 @@ type Run struct {
 	Result *harness.Result  `json:"-"` // everything the run found
 }
 
-// NewRun compares a result with what the catalogue expects of it.
-func NewRun(p pitfalls.Pitfall, v pitfalls.Variant, res *harness.Result) Run {
+// NewRun compares the result of one case of p with what the catalogue expects.
+func NewRun(p pitfalls.Pitfall, c pitfalls.Case, res *harness.Result) Run {
 	r := Run{
-		Pitfall: p.Name, Variant: v, Scenario: res.Scenario, Seed: res.Seed,
-		Verdicts: res.Verdicts, Expected: p.Expected(v),
+		Pitfall: p.Name, Variant: c.Variant, Scenario: res.Scenario, Seed: res.Seed,
+		Verdicts: res.Verdicts, Expected: c.Expected,
 		DurationMS: millis(res.Duration), ReportDir: res.Dir,
 		Entry: p, Result: res,
 	}

@@ -80,6 +80,7 @@ func All() []harness.Scenario {
 			Workload:    harness.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond, Nested: true},
 		},
 	}
+	all = append(all, redlock()...)
 	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
 	return all
 }
@@ -103,4 +104,55 @@ func Run(ctx context.Context, name string, newLocker harness.NewLocker, opts har
 		return nil, err
 	}
 	return harness.Run(ctx, s, newLocker, opts)
+}
+
+// redlockTTL is the lease of the Redlock scenarios: long enough for five
+// round trips through the links and a 100 ms critical section.
+const redlockTTL = 300 * time.Millisecond
+
+// redlock builds the Redlock scenarios. In those where a node fails, client 0
+// is cut off from nodes 3 and 4 for the whole run, so its holds sit on nodes
+// 0–2 only, and the failpoint strikes node 2 while client 0 is inside its
+// critical section.
+func redlock() []harness.Scenario {
+	work := harness.Workload{TTL: redlockTTL, Work: 100 * time.Millisecond, Duration: 2 * time.Second}
+	cutOff := []harness.ScheduledFault{{For: time.Minute, Fault: harness.Partition{Client: 0, Nodes: []int{3, 4}}}}
+	strike := func(a harness.Action) []harness.Failpoint {
+		return []harness.Failpoint{{Name: harness.FailpointCriticalSection, Client: 0, Skip: 1, Times: 2, Action: a}}
+	}
+	const setting = "Redlock over five masters; client 0 reaches only nodes 0-2 (partitioned from 3 and 4). "
+	return []harness.Scenario{
+		{
+			Name:        "redlock-restart",
+			Description: setting + "While client 0 holds the lock, node 2 is killed (SIGKILL) and restarted at once, empty (no persistence).",
+			Topology:    harness.Redlock, Workload: work, Faults: cutOff,
+			Failpoints: strike(harness.Inject(harness.KillNode{Node: 2}, 0)),
+		},
+		{
+			Name:        "redlock-restart-delayed",
+			Description: setting + "While client 0 holds the lock, node 2 is killed (SIGKILL) and restarted empty only after a TTL and 100 ms.",
+			Topology:    harness.Redlock, Workload: work, Faults: cutOff,
+			Failpoints: strike(harness.Inject(harness.KillNode{Node: 2}, redlockTTL+100*time.Millisecond)),
+		},
+		{
+			Name:        "redlock-restart-fsync",
+			Description: setting + "Nodes persist every write (appendfsync always). While client 0 holds the lock, node 2 is killed and restarted at once with its data.",
+			Topology:    harness.Redlock, Persistence: harness.AOFAlways, Workload: work, Faults: cutOff,
+			Failpoints: strike(harness.Inject(harness.KillNode{Node: 2, KeepData: true}, 0)),
+		},
+		{
+			Name:        "redlock-clock-jump",
+			Description: setting + "While client 0 holds the lock, node 2's clock jumps a TTL forward (simulated: every TTL on node 2 is shortened by it).",
+			Topology:    harness.Redlock, Workload: work, Faults: cutOff,
+			Failpoints: strike(harness.Inject(harness.ClockJump{Node: 2, By: redlockTTL}, 0)),
+		},
+		{
+			Name:        "redlock-pause",
+			Description: "Redlock over five masters. Client 0 is paused (stop-the-world) inside its second critical section for two TTLs, longer than any validity.",
+			Topology:    harness.Redlock,
+			Workload:    harness.Workload{TTL: redlockTTL, Work: 10 * time.Millisecond, Duration: 2 * time.Second},
+			Failpoints: []harness.Failpoint{{Name: harness.FailpointCriticalSection, Client: 0, Skip: 1,
+				Action: harness.Pause(2 * redlockTTL)}},
+		},
+	}
 }

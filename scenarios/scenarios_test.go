@@ -35,10 +35,15 @@ func TestRunUnknownScenario(t *testing.T) {
 
 func TestCatalogueNamesExistingScenarios(t *testing.T) {
 	for _, p := range pitfalls.Catalogue() {
-		if _, err := scenarios.Lookup(p.Scenario); err != nil {
-			t.Errorf("pitfall %s: %v", p.Name, err)
+		for _, c := range p.Cases() {
+			if _, err := scenarios.Lookup(c.Scenario); err != nil {
+				t.Errorf("pitfall %s: %v", p.Name, err)
+			}
+			if c.Locker == nil || len(c.Expected) == 0 {
+				t.Errorf("pitfall %s: %s case in %s has no lock or no expectation", p.Name, c.Variant, c.Scenario)
+			}
 		}
-		if len(p.Catches) == 0 || p.Broken == nil || p.Fixed == nil || p.Wrong == "" || p.Seed == "" {
+		if len(p.Catches) == 0 || p.Broken == nil || p.Wrong == "" || p.Seed == "" || p.Fix == "" {
 			t.Errorf("pitfall %s: incomplete entry", p.Name)
 		}
 	}

@@ -147,11 +147,11 @@ func parse(args []string, stderr io.Writer) (config, error) {
 		return cfg, nil
 	}
 	for _, name := range strings.Split(*only, ",") {
-		p, err := pitfalls.Lookup(strings.TrimSpace(name))
+		found, err := pitfalls.Lookup(strings.TrimSpace(name))
 		if err != nil {
 			return config{}, err
 		}
-		cfg.pitfalls = append(cfg.pitfalls, p)
+		cfg.pitfalls = append(cfg.pitfalls, found...)
 	}
 	return cfg, nil
 }
@@ -160,22 +160,29 @@ func parse(args []string, stderr io.Writer) (config, error) {
 // scenarios are timed against real clocks, and reports progress on stderr.
 func catalogue(ctx context.Context, cfg config, progress io.Writer) ([]reports.Run, error) {
 	var runs []reports.Run
-	total := 2 * len(cfg.pitfalls)
+	total := 0
 	for _, p := range cfg.pitfalls {
-		for _, v := range pitfalls.Variants {
-			dir := filepath.Join(cfg.out, fmt.Sprintf("%d-%s-%s", p.ID, p.Name, v))
+		total += len(p.Cases())
+	}
+	for _, p := range cfg.pitfalls {
+		for _, c := range p.Cases() {
+			name := fmt.Sprintf("%d-%s-%s", p.ID, p.Name, c.Variant)
+			if c.Scenario != p.Scenario {
+				name += "-" + c.Scenario
+			}
+			dir := filepath.Join(cfg.out, name)
 			if err := os.RemoveAll(dir); err != nil {
 				return nil, err
 			}
-			fmt.Fprintf(progress, "[%d/%d] %s %s in %s … ", len(runs)+1, total, p.Name, v, p.Scenario)
-			res, err := scenarios.Run(ctx, p.Scenario, p.Locker(v), harness.Options{
-				Seed: cfg.seed, Dir: dir, Lock: p.Name + "/" + string(v), Duration: cfg.duration,
+			fmt.Fprintf(progress, "[%d/%d] %s %s in %s … ", len(runs)+1, total, p.Name, c.Variant, c.Scenario)
+			res, err := scenarios.Run(ctx, c.Scenario, c.Locker, harness.Options{
+				Seed: cfg.seed, Dir: dir, Lock: p.Name + "/" + string(c.Variant), Duration: cfg.duration,
 			})
 			if err != nil {
 				fmt.Fprintln(progress, "error")
 				return nil, err
 			}
-			r := reports.NewRun(p, v, res)
+			r := reports.NewRun(p, c, res)
 			verdict := "as expected"
 			if !r.Pass {
 				verdict = "NOT as expected: " + strings.Join(harness.Mismatches(r.Expected, r.Verdicts), "; ")
