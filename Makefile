@@ -9,11 +9,12 @@ check: deps
 	go run ./cmd/check
 
 # The whole test suite: vet, unit tests (with the race detector where timing
-# does not matter), and every pitfall's broken and fixed lock.
+# does not matter), and every pitfall's broken and fixed lock, one package at
+# a time because scenarios are timed against real clocks.
 test: deps
 	go vet ./...
 	go test -count=1 -race ./models/ ./harness/ ./reports/ ./cmd/...
-	go test -count=1 ./pitfalls/ ./scenarios/
+	go test -count=1 -p 1 -timeout 20m ./pitfalls/ ./scenarios/
 
 # Speed goals: the lock cycle, porcupine, start-up, and the whole catalogue.
 bench: deps
