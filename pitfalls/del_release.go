@@ -2,7 +2,6 @@ package pitfalls
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/locklab/locklab/harness"
 )
@@ -10,21 +9,14 @@ import (
 // delRelease is pitfall 5: a correct SET NX PX, released with a plain DEL
 // (seed 000 item 5, seed 002). If our lease expired meanwhile, the DEL frees
 // whoever holds the lock now.
-type delRelease struct {
-	c *harness.Client
-	n int
-}
+type delRelease struct{ TokenLock }
 
 // NewDelRelease builds the broken lock of pitfall 5.
-func NewDelRelease(c *harness.Client) harness.Locker { return &delRelease{c: c} }
+func NewDelRelease(c *harness.Client) harness.Locker { return &delRelease{TokenLock{c: c}} }
 
 func (l *delRelease) Acquire(ctx context.Context, key string) (harness.Lease, error) {
-	ok, err := l.c.Redis().SetNX(ctx, key, newToken(l.c, &l.n), l.c.TTL()).Result()
-	if err != nil {
+	if _, err := l.TokenLock.Acquire(ctx, key); err != nil {
 		return nil, err
-	}
-	if !ok {
-		return nil, fmt.Errorf("%s: %w", key, harness.ErrNotAcquired)
 	}
 	return &delLease{c: l.c, key: key}, nil
 }

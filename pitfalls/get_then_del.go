@@ -13,24 +13,17 @@ import (
 // getThenDel is pitfall 6: the owner check and the delete are two commands
 // (seed 000 item 6, seed 002). Between GET and DEL the lease can expire and
 // another client take the lock, which the DEL then frees.
-type getThenDel struct {
-	c *harness.Client
-	n int
-}
+type getThenDel struct{ TokenLock }
 
 // NewGetThenDel builds the broken lock of pitfall 6.
-func NewGetThenDel(c *harness.Client) harness.Locker { return &getThenDel{c: c} }
+func NewGetThenDel(c *harness.Client) harness.Locker { return &getThenDel{TokenLock{c: c}} }
 
 func (l *getThenDel) Acquire(ctx context.Context, key string) (harness.Lease, error) {
-	token := newToken(l.c, &l.n)
-	ok, err := l.c.Redis().SetNX(ctx, key, token, l.c.TTL()).Result()
+	lease, err := l.TokenLock.Acquire(ctx, key)
 	if err != nil {
 		return nil, err
 	}
-	if !ok {
-		return nil, fmt.Errorf("%s: %w", key, harness.ErrNotAcquired)
-	}
-	return &getThenDelLease{c: l.c, key: key, token: token}, nil
+	return &getThenDelLease{c: l.c, key: key, token: lease.(*tokenLease).token}, nil
 }
 
 type getThenDelLease struct {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -111,23 +110,10 @@ func (r *reentrantLease) Release(ctx context.Context) error {
 	return nil
 }
 
-// renew is the watchdog of one key: every TTL/3 it extends the key while we
-// own it.
+// renew is the watchdog of one key: it extends the key while we own it.
 func (l *ReentrantLock) renew(ctx context.Context, key string, stop <-chan struct{}) {
 	ttl := l.c.TTL()
-	tick := time.NewTicker(ttl / 3)
-	defer tick.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		n, err := reentrantRenew.Run(ctx, l.c.Redis(), []string{key}, l.owner, ttl.Milliseconds()).Int()
-		if err == nil && n == 0 {
-			return
-		}
-	}
+	watchdog(ctx, ttl, stop, func(ctx context.Context) (int, error) {
+		return reentrantRenew.Run(ctx, l.c.Redis(), []string{key}, l.owner, ttl.Milliseconds()).Int()
+	})
 }

@@ -86,23 +86,29 @@ func (l *tokenLease) Release(ctx context.Context) error {
 	return nil
 }
 
-// renew is the watchdog: every TTL/3 it extends the lease, and it stops when
-// the lease is released, lost, or the client ends.
+// renew is the watchdog of one lease.
 func (l *tokenLease) renew(ctx context.Context) {
 	ttl := l.c.TTL()
+	watchdog(ctx, ttl, l.stop, func(ctx context.Context) (int, error) {
+		return renewScript.Run(ctx, l.c.Redis(), []string{l.key}, l.token, ttl.Milliseconds()).Int()
+	})
+}
+
+// watchdog calls renew every ttl/3 until stop closes, ctx ends, or renew
+// returns 0: the lease is gone, and renewing someone else's would be worse.
+func watchdog(ctx context.Context, ttl time.Duration, stop <-chan struct{}, renew func(context.Context) (int, error)) {
 	tick := time.NewTicker(ttl / 3)
 	defer tick.Stop()
 	for {
 		select {
-		case <-l.stop:
+		case <-stop:
 			return
 		case <-ctx.Done():
 			return
 		case <-tick.C:
 		}
-		n, err := renewScript.Run(ctx, l.c.Redis(), []string{l.key}, l.token, ttl.Milliseconds()).Int()
-		if err == nil && n == 0 {
-			return // the lease is gone: renewing someone else's would be worse
+		if n, err := renew(ctx); err == nil && n == 0 {
+			return
 		}
 	}
 }
