@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/locklab/locklab/models"
 )
 
 // ErrCrashed is returned by everything a client does after it crashed.
@@ -132,6 +134,9 @@ func (c *Client) Failpoint(ctx context.Context, name string) error {
 		c.Crash("failpoint " + name)
 		return ErrCrashed
 	case ActionPause:
+		if action.UntilTaken {
+			return c.pause(ctx, action.For, "failpoint "+name+": until another client holds the lock", c.untilTaken)
+		}
 		return c.Pause(ctx, action.For, "failpoint "+name)
 	case ActionFault:
 		c.points.inject(ctx, action, fmt.Sprintf("at failpoint %s of client %d", name, c.id))
@@ -187,6 +192,13 @@ func (c *Client) Crashed() bool { return c.crashed.Load() }
 // its watchdog's included, blocks until the pause ends, as in a long GC pause.
 // The caller waits out the pause too.
 func (c *Client) Pause(ctx context.Context, d time.Duration, why string) error {
+	return c.pause(ctx, d, why, func(ctx context.Context) {
+		<-ctx.Done()
+	})
+}
+
+// pause stops the world for this client until wait returns or d passed.
+func (c *Client) pause(ctx context.Context, d time.Duration, why string, wait func(ctx context.Context)) error {
 	c.mu.Lock()
 	if c.resume != nil {
 		c.mu.Unlock()
@@ -197,14 +209,29 @@ func (c *Client) Pause(ctx context.Context, d time.Duration, why string) error {
 	c.mu.Unlock()
 
 	start := c.history.Now()
-	err := c.Sleep(ctx, d)
+	wctx, cancel := context.WithTimeout(ctx, d)
+	wait(wctx)
+	cancel()
+	err := ctx.Err()
+	if c.crashed.Load() {
+		err = ErrCrashed
+	}
 	c.mu.Lock()
 	c.resume = nil
 	close(resume)
 	c.mu.Unlock()
-	c.history.Add(Op{Client: c.id, Kind: KindFault, Call: start, Return: c.history.Now(),
-		Fault: "client pause", Detail: why + ": stop-the-world pause of " + d.String()})
+	end := c.history.Now()
+	c.history.Add(Op{Client: c.id, Kind: KindFault, Call: start, Return: end,
+		Fault: "client pause", Detail: fmt.Sprintf("%s: stop-the-world pause of %s", why, (end - start).Round(time.Millisecond))})
 	return err
+}
+
+// untilTaken returns once another client (not the probe) has acquired the
+// lock since it was called.
+func (c *Client) untilTaken(ctx context.Context) {
+	c.history.await(ctx, c.history.len(), func(op Op) bool {
+		return op.Kind == KindAcquire && op.Outcome == models.OK && op.Client != c.id && !op.Probe
+	})
 }
 
 // waitResumed blocks while the client is paused.

@@ -30,6 +30,9 @@ type Action struct {
 	Kind  ActionKind
 	For   time.Duration // pause and sleep length; for a fault, when it heals
 	Fault Fault         // for ActionFault
+	// UntilTaken ends a pause as soon as another client has acquired the
+	// lock (For is then the longest it may last).
+	UntilTaken bool
 }
 
 // Crash makes the failpoint crash the client.
@@ -37,6 +40,13 @@ func Crash() Action { return Action{Kind: ActionCrash} }
 
 // Pause makes the failpoint stop the whole client for d.
 func Pause(d time.Duration) Action { return Action{Kind: ActionPause, For: d} }
+
+// PauseUntilTaken makes the failpoint stop the whole client until another
+// client has acquired the lock, at most max: exactly as long as a pitfall
+// that needs a new holder takes, however loaded the machine is.
+func PauseUntilTaken(max time.Duration) Action {
+	return Action{Kind: ActionPause, For: max, UntilTaken: true}
+}
 
 // Sleep makes the failpoint delay only its caller for d.
 func Sleep(d time.Duration) Action { return Action{Kind: ActionSleep, For: d} }
@@ -51,6 +61,9 @@ func (a Action) String() string {
 		return string(a.Kind)
 	case ActionFault:
 		return fmt.Sprintf("%s, healed after %s", a.Fault, a.For)
+	}
+	if a.UntilTaken {
+		return fmt.Sprintf("pause until another client holds the lock (at most %s)", a.For)
 	}
 	return fmt.Sprintf("%s(%s)", a.Kind, a.For)
 }

@@ -42,11 +42,11 @@ func All() []harness.Scenario {
 		},
 		{
 			Name: "pause-before-del",
-			Description: "Client 0 is paused (stop-the-world) for 150 ms right before the DEL of its release, three times. " +
-				"Its lease (200 ms TTL, 100 ms of work) expires during the pause and the DEL lands in the next holder's critical section.",
+			Description: "Client 0 is paused (stop-the-world) right before the DEL of its release, three times, each time " +
+				"until its lease (200 ms TTL, 100 ms of work) has expired and another client holds the lock (at most 1 s).",
 			Topology:   harness.Single,
 			Workload:   harness.Workload{TTL: ttl, Work: 100 * time.Millisecond, Duration: 2 * time.Second},
-			Failpoints: []harness.Failpoint{{Name: "before-del", Client: 0, Skip: 1, Times: 3, Action: harness.Pause(150 * time.Millisecond)}},
+			Failpoints: []harness.Failpoint{{Name: "before-del", Client: 0, Skip: 1, Times: 3, Action: harness.PauseUntilTaken(time.Second)}},
 		},
 		{
 			Name: "slow-work",
