@@ -13,7 +13,7 @@ import (
 func BenchmarkStartSingle(b *testing.B) {
 	ctx := context.Background()
 	for b.Loop() {
-		c, err := harness.StartCluster(ctx, harness.Single, harness.NoPersistence)
+		c, err := harness.StartCluster(ctx, harness.ClusterConfig{Topology: harness.Single})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -27,7 +27,7 @@ func BenchmarkStartSingle(b *testing.B) {
 // the node directly and through the client's toxiproxy link.
 func BenchmarkAcquireRelease(b *testing.B) {
 	ctx := context.Background()
-	cluster, err := harness.StartCluster(ctx, harness.Single, harness.NoPersistence)
+	cluster, err := harness.StartCluster(ctx, harness.ClusterConfig{Topology: harness.Single})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"net"
@@ -29,6 +30,7 @@ type Client struct {
 	redis     *redis.Client
 	nodes     []*redis.Client
 	inventory *redis.Client
+	db        *sql.DB // the inventory in MariaDB, when it lives there
 	history   *History
 	points    *failpoints
 
@@ -51,6 +53,7 @@ type clientConfig struct {
 	master    string   // address of the lock node, through this client's link
 	nodes     []string // every lock master, through this client's links
 	inventory string   // the inventory node, direct: no fault touches it
+	mariaDSN  string   // the inventory in MariaDB, when it lives there
 	timeout   time.Duration
 	history   *History
 	points    *failpoints
@@ -67,6 +70,9 @@ func newClient(ctx context.Context, cfg clientConfig) *Client {
 		}
 	}
 	c.inventory = c.dial(cfg.inventory, cfg.timeout)
+	if cfg.mariaDSN != "" {
+		c.db = openDB(cfg.mariaDSN)
+	}
 	return c
 }
 
@@ -258,6 +264,9 @@ func (c *Client) closeConns() {
 		n.Close()
 	}
 	c.inventory.Close()
+	if c.db != nil {
+		c.db.Close()
+	}
 }
 
 // Close ends the client and waits for its background work.

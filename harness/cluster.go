@@ -28,13 +28,21 @@ type Cluster struct {
 	dir       string
 	masters   []*Node
 	inventory *Node
+	mariadb   *MariaDB // the inventory, when it lives in MariaDB
 	network   *Network
 }
 
-// StartCluster starts topo in a fresh temporary directory, its lock nodes
-// keeping what p says on disk. Close stops every process and removes the
-// directory, also after a failed start.
-func StartCluster(ctx context.Context, topo Topology, p Persistence) (_ *Cluster, err error) {
+// ClusterConfig says what a cluster starts.
+type ClusterConfig struct {
+	Topology    Topology    // "" means Single
+	Persistence Persistence // what the lock nodes keep on disk across a restart
+	Resource    Resource    // where the inventory lives; "" means Redis
+}
+
+// StartCluster starts a topology in a fresh temporary directory. Close stops
+// every process and removes the directory, also after a failed start.
+func StartCluster(ctx context.Context, cfg ClusterConfig) (_ *Cluster, err error) {
+	topo := cfg.Topology
 	if topo == "" {
 		topo = Single
 	}
@@ -57,7 +65,7 @@ func StartCluster(ctx context.Context, topo Topology, p Persistence) (_ *Cluster
 		}
 	}()
 	for i := range masters {
-		n, err := StartNode(ctx, NodeConfig{Name: fmt.Sprintf("n%d", i+1), Dir: dir, Server: server, Persistence: p})
+		n, err := StartNode(ctx, NodeConfig{Name: fmt.Sprintf("n%d", i+1), Dir: dir, Server: server, Persistence: cfg.Persistence})
 		if err != nil {
 			return nil, err
 		}
@@ -65,6 +73,11 @@ func StartCluster(ctx context.Context, topo Topology, p Persistence) (_ *Cluster
 	}
 	if c.inventory, err = StartNode(ctx, NodeConfig{Name: "inventory", Dir: dir, Server: server}); err != nil {
 		return nil, err
+	}
+	if cfg.Resource == MariaDBResource {
+		if c.mariadb, err = StartMariaDB(ctx, dir); err != nil {
+			return nil, err
+		}
 	}
 	if c.network, err = StartNetwork(ctx); err != nil {
 		return nil, err
@@ -94,6 +107,9 @@ func (c *Cluster) Close() error {
 		if n != nil {
 			errs = append(errs, n.Stop())
 		}
+	}
+	if c.mariadb != nil {
+		errs = append(errs, c.mariadb.Stop())
 	}
 	errs = append(errs, os.RemoveAll(c.dir))
 	return errors.Join(errs...)
@@ -143,5 +159,8 @@ func (c *Cluster) connect(ctx context.Context, cfg clientConfig) (*Client, []*Li
 		cfg.nodes = append(cfg.nodes, l.Addr())
 	}
 	cfg.master, cfg.inventory = cfg.nodes[0], c.inventory.Addr()
+	if c.mariadb != nil {
+		cfg.mariaDSN = c.mariadb.DSN()
+	}
 	return newClient(ctx, cfg), links, nil
 }

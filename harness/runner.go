@@ -79,7 +79,7 @@ func Run(ctx context.Context, s Scenario, newLocker NewLocker, opts Options) (*R
 	started := time.Now()
 	logf(opts.Log, "%s: starting %s topology", s.Name, topologyOf(s))
 
-	cluster, err := StartCluster(ctx, s.Topology, s.Persistence)
+	cluster, err := StartCluster(ctx, ClusterConfig{Topology: s.Topology, Persistence: s.Persistence, Resource: w.Resource})
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", s.Name, err)
 	}
@@ -134,8 +134,7 @@ type run struct {
 // execute starts the clients, runs the workload under the scenario's
 // faults, lets the clients finish, probes liveness and records the end.
 func (r *run) execute(ctx context.Context, newLocker NewLocker) error {
-	inventory := r.cluster.inventory.Admin()
-	if err := inventory.Set(ctx, stockKey, r.w.Stock, 0).Err(); err != nil {
+	if err := r.setupInventory(ctx); err != nil {
 		return fmt.Errorf("set up inventory: %w", err)
 	}
 
@@ -278,7 +277,7 @@ func (r *run) probe(ctx context.Context, c *Client, newLocker NewLocker, bound t
 
 // readEnd records the stock left and the lock key's expiry.
 func (r *run) readEnd(ctx context.Context, end *End) error {
-	stock, err := r.cluster.inventory.Admin().Get(ctx, stockKey).Int64()
+	stock, err := r.stock(ctx)
 	if err != nil {
 		return fmt.Errorf("read stock: %w", err)
 	}
@@ -295,6 +294,22 @@ func (r *run) readEnd(ctx context.Context, end *End) error {
 		end.PTTL = -1
 	}
 	return nil
+}
+
+// setupInventory puts the starting stock where the workload will sell it.
+func (r *run) setupInventory(ctx context.Context) error {
+	if db := r.cluster.mariadb; db != nil {
+		return db.SetupInventory(ctx, r.w.Stock)
+	}
+	return r.cluster.inventory.Admin().Set(ctx, stockKey, r.w.Stock, 0).Err()
+}
+
+// stock is what is left of the inventory.
+func (r *run) stock(ctx context.Context) (int64, error) {
+	if db := r.cluster.mariadb; db != nil {
+		return db.Stock(ctx)
+	}
+	return r.cluster.inventory.Admin().Get(ctx, stockKey).Int64()
 }
 
 func (r *run) faultLabels() []string {

@@ -32,10 +32,24 @@ type Workload struct {
 	Retry    time.Duration // mean wait before retrying a refused acquire; 0 means 4 ms
 	Timeout  time.Duration // Redis read/write/dial timeout; 0 means 1 s
 	Stock    int64         // inventory at the start; 0 means 1,000,000
+	// Resource is where the inventory lives; "" means Redis.
+	Resource Resource
+	// ReleaseBeforeCommit releases the lock before the resource's
+	// transaction commits, as a lock inside a @Transactional method does.
+	// Only meaningful with MariaDBResource.
+	ReleaseBeforeCommit bool
 	// Nested makes each critical section take the same lock again inside, as
 	// code that calls another locked function does.
 	Nested bool
 }
+
+// Resource names where the inventory lives.
+type Resource string
+
+const (
+	RedisResource   Resource = "redis"   // a key on its own Redis node
+	MariaDBResource Resource = "mariadb" // an InnoDB row, changed in REPEATABLE READ transactions
+)
 
 // withDefaults fills the zero fields.
 func (w Workload) withDefaults() Workload {
@@ -60,6 +74,9 @@ func (w Workload) withDefaults() Workload {
 	if w.Stock == 0 {
 		w.Stock = 1_000_000
 	}
+	if w.Resource == "" {
+		w.Resource = RedisResource
+	}
 	return w
 }
 
@@ -82,6 +99,9 @@ func (s Scenario) Validate() error {
 		return fmt.Errorf("scenario %s: negative duration", s.Name)
 	case w.Stock < 0:
 		return fmt.Errorf("scenario %s: negative stock", s.Name)
+	}
+	if w.Resource != "" && w.Resource != RedisResource && w.Resource != MariaDBResource {
+		return fmt.Errorf("scenario %s: unknown resource %q", s.Name, w.Resource)
 	}
 	if _, ok := topologies[s.Topology]; !ok && s.Topology != "" {
 		return fmt.Errorf("scenario %s: unknown topology %q", s.Name, s.Topology)

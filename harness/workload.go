@@ -40,8 +40,14 @@ func (w *worker) run(ctx context.Context) {
 			return
 		}
 		w.inCycle.Store(true)
-		w.section(ctx, lease)
-		w.release(ctx, lease, false)
+		if w.w.Resource == MariaDBResource {
+			if !w.sectionTx(ctx, lease) {
+				w.release(ctx, lease, false)
+			}
+		} else {
+			w.section(ctx, lease)
+			w.release(ctx, lease, false)
+		}
 		w.inCycle.Store(false)
 		// Think time: a real process does other work between requests,
 		// which also gives waiting clients their turn.

@@ -137,6 +137,16 @@ func Catalogue() []Pitfall {
 			Broken:   NewTokenLock, Fixes: fixedBy(NewWatchdogLock),
 		},
 		{
+			ID: 8, Name: "unlock-before-commit", Title: "Unlocking before the transaction commits",
+			Seed:     "000 item 8",
+			Wrong:    "The lock is released inside a @Transactional method, so it is free before the transaction commits. The next holder's SELECT still sees the old stock, its UPDATE waits for the row lock and then writes over the first sale: the lock checker is happy, the stock is wrong.",
+			Fix:      "Commit, then unlock: take the lock outside the transaction.",
+			Scenario: "unlock-before-commit",
+			Catches:  map[string]harness.Verdict{harness.CheckLock: harness.OK, harness.CheckResource: harness.Illegal},
+			Broken:   NewWatchdogLock,
+			Fixes:    []Case{{Locker: NewWatchdogLock, Scenario: "commit-before-unlock"}},
+		},
+		{
 			ID: 9, Name: "non-reentrant", Title: "Taking the lock again while holding it",
 			Seed:     "000 item 9; 003",
 			Wrong:    "A critical section calls another function that takes the same lock. A non-reentrant lock makes the client wait for itself while its watchdog keeps the lease alive: a deadlock nobody can break.",

@@ -36,15 +36,16 @@ func expectCaught(t *testing.T, name string) {
 	}
 }
 
-func TestSetnxExpire(t *testing.T)      { expectCaught(t, "setnx-expire") }
-func TestGetsetTimestamp(t *testing.T)  { expectCaught(t, "getset-timestamp") }
-func TestNoTTL(t *testing.T)            { expectCaught(t, "no-ttl") }
-func TestNoRelease(t *testing.T)        { expectCaught(t, "no-release") }
-func TestDelRelease(t *testing.T)       { expectCaught(t, "del-release") }
-func TestGetThenDel(t *testing.T)       { expectCaught(t, "get-then-del") }
-func TestNoRenewal(t *testing.T)        { expectCaught(t, "no-renewal") }
-func TestNonReentrant(t *testing.T)     { expectCaught(t, "non-reentrant") }
-func TestFenced(t *testing.T)           { expectCaught(t, "fenced") }
-func TestRedlockRestart(t *testing.T)   { expectCaught(t, "redlock-restart") }
-func TestRedlockClockJump(t *testing.T) { expectCaught(t, "redlock-clock-jump") }
-func TestRedlockPause(t *testing.T)     { expectCaught(t, "redlock-pause") }
+func TestSetnxExpire(t *testing.T)        { expectCaught(t, "setnx-expire") }
+func TestGetsetTimestamp(t *testing.T)    { expectCaught(t, "getset-timestamp") }
+func TestNoTTL(t *testing.T)              { expectCaught(t, "no-ttl") }
+func TestNoRelease(t *testing.T)          { expectCaught(t, "no-release") }
+func TestDelRelease(t *testing.T)         { expectCaught(t, "del-release") }
+func TestGetThenDel(t *testing.T)         { expectCaught(t, "get-then-del") }
+func TestNoRenewal(t *testing.T)          { expectCaught(t, "no-renewal") }
+func TestNonReentrant(t *testing.T)       { expectCaught(t, "non-reentrant") }
+func TestFenced(t *testing.T)             { expectCaught(t, "fenced") }
+func TestRedlockRestart(t *testing.T)     { expectCaught(t, "redlock-restart") }
+func TestRedlockClockJump(t *testing.T)   { expectCaught(t, "redlock-clock-jump") }
+func TestRedlockPause(t *testing.T)       { expectCaught(t, "redlock-pause") }
+func TestUnlockBeforeCommit(t *testing.T) { expectCaught(t, "unlock-before-commit") }

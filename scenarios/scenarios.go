@@ -80,6 +80,7 @@ func All() []harness.Scenario {
 			Workload:    harness.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond, Nested: true},
 		},
 	}
+	all = append(all, commit()...)
 	all = append(all, redlock()...)
 	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
 	return all
@@ -153,6 +154,30 @@ func redlock() []harness.Scenario {
 			Workload:    harness.Workload{TTL: redlockTTL, Work: 10 * time.Millisecond, Duration: 2 * time.Second},
 			Failpoints: []harness.Failpoint{{Name: harness.FailpointCriticalSection, Client: 0, Skip: 1,
 				Action: harness.Pause(2 * redlockTTL)}},
+		},
+	}
+}
+
+// commit builds the two transaction scenarios of pitfall 8: the same slow
+// COMMIT, with the lock released before it or after it.
+func commit() []harness.Scenario {
+	slow := []harness.Failpoint{{Name: harness.FailpointBeforeCommit, Client: 0, Skip: 1, Times: 3, Action: harness.Sleep(150 * time.Millisecond)}}
+	work := func(releaseFirst bool) harness.Workload {
+		return harness.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond,
+			Resource: harness.MariaDBResource, ReleaseBeforeCommit: releaseFirst}
+	}
+	const setting = "The inventory is a MariaDB row; each critical section is one REPEATABLE READ transaction " +
+		"(SELECT stock, UPDATE stock = read − 1). Client 0's COMMIT takes 150 ms, three times. "
+	return []harness.Scenario{
+		{
+			Name:        "unlock-before-commit",
+			Description: setting + "The lock is released before COMMIT, as a lock inside a @Transactional method is.",
+			Topology:    harness.Single, Workload: work(true), Failpoints: slow,
+		},
+		{
+			Name:        "commit-before-unlock",
+			Description: setting + "The lock is released after COMMIT.",
+			Topology:    harness.Single, Workload: work(false), Failpoints: slow,
 		},
 	}
 }

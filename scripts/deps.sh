@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what locklab needs to run, when it is missing: redis-server.
+# Installs what locklab needs to run, when it is missing: redis-server, and MariaDB
+# for the transaction pitfall (unlock-before-commit).
 # Idempotent: does nothing when everything is there.
 set -euo pipefail
 
@@ -11,30 +12,68 @@ have_redis() {
 	fi
 }
 
+# have_mariadb looks where the harness (MariaDBPath) looks: in $MARIADB_BIN_DIR when
+# set, else on PATH; the server also in the sbin next to mariadb-install-db's bin,
+# where Debian and Fedora put it.
+have_mariadb() {
+	local search="${MARIADB_BIN_DIR:-$PATH}" installdb sbin
+	installdb=$(PATH="$search" command -v mariadb-install-db || PATH="$search" command -v mysql_install_db) || return 1
+	sbin="$(dirname "$(dirname "$installdb")")/sbin"
+	PATH="$search:$sbin" command -v mariadbd >/dev/null 2>&1 || PATH="$search:$sbin" command -v mysqld >/dev/null 2>&1
+}
+
+# missing prints the packages to install, separated by spaces; no arrays, which
+# macOS's bash 3 mishandles under set -u when they are empty.
+missing() {
+	have_redis || printf ' redis-server'
+	have_mariadb || printf ' mariadb-server'
+}
+
 if ! command -v go >/dev/null 2>&1; then
 	echo "deps: Go is not installed: see https://go.dev/doc/install (Go 1.26 or newer)" >&2
 	exit 1
 fi
 
-if have_redis; then
+todo=$(missing)
+if [ -z "$todo" ]; then
 	exit 0
 fi
 
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-	echo "deps: installing redis-server from the system's packages" >&2
+	echo "deps: installing$todo from the system's packages" >&2
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq
-	apt-get install -y -qq redis-server >/dev/null
-	# The package may start a system service; locklab starts its own servers.
-	if command -v service >/dev/null 2>&1; then service redis-server stop >/dev/null 2>&1 || true; fi
-	have_redis && exit 0
+	# shellcheck disable=SC2086 # $todo is a list of package names
+	apt-get install -y -qq $todo >/dev/null
+	# The packages may start system services; locklab starts its own servers.
+	if command -v service >/dev/null 2>&1; then
+		case $todo in *redis-server*) service redis-server stop >/dev/null 2>&1 || true ;; esac
+		case $todo in *mariadb-server*) service mariadb stop >/dev/null 2>&1 || true ;; esac
+	fi
+	todo=$(missing)
+	if [ -z "$todo" ]; then
+		exit 0
+	fi
 fi
 
-cat >&2 <<'MSG'
+case $todo in *redis-server*)
+	cat >&2 <<'MSG'
 deps: redis-server is not installed. Install it, then run make again:
   Debian/Ubuntu:  sudo apt-get install -y redis-server
   Fedora:         sudo dnf install -y redis
   macOS:          brew install redis
 or point REDIS_SERVER at a redis-server binary.
 MSG
+	;;
+esac
+case $todo in *mariadb-server*)
+	cat >&2 <<'MSG'
+deps: MariaDB (mariadb-install-db and mariadbd) is not installed. Install it, then run make again:
+  Debian/Ubuntu:  sudo apt-get install -y mariadb-server
+  Fedora:         sudo dnf install -y mariadb-server
+  macOS:          brew install mariadb
+or point MARIADB_BIN_DIR at the directory that holds mariadb-install-db and mariadbd.
+MSG
+	;;
+esac
 exit 1

@@ -1,0 +1,402 @@
+package harness
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// ErrNoMariaDB means no usable MariaDB installation was found.
+// MariaDBPath wraps it, so callers can tell a missing dependency from a failed run.
+var ErrNoMariaDB = errors.New("MariaDB not found")
+
+const (
+	mariaDBDirName      = "mariadb"
+	mariaDBLogName      = "mariadbd.log"
+	mariaDBSocketName   = "mysqld.sock"
+	mariaDBStartCap     = 30 * time.Second
+	mariaDBReadyPoll    = 10 * time.Millisecond
+	mariaDBDialTimeout  = 5 * time.Second
+	mariaDBLogTailLines = 20
+)
+
+// MariaDB is one mariadbd process on 127.0.0.1 with its own data directory.
+// Its user root has no password, like the Redis nodes, which need none either:
+// it listens on loopback only and lives for one run.
+// Its methods may be called from several goroutines.
+type MariaDB struct {
+	dir  string // Dir/mariadb: the data directory, which also holds the log and the socket
+	port int
+	addr string
+	cfg  *mysql.Config
+	db   *sql.DB
+
+	mu      sync.Mutex // serializes Stop
+	proc    *nodeProcess
+	stopped bool
+}
+
+// MariaDBPath returns the programs StartMariaDB runs: mariadb-install-db (or
+// mysql_install_db) and mariadbd (or mysqld), from $MARIADB_BIN_DIR when set,
+// else from PATH. The error says how to install them.
+func MariaDBPath() (installDB, server string, err error) {
+	dir := os.Getenv("MARIADB_BIN_DIR")
+	where := "on PATH"
+	if dir != "" {
+		where = "in MARIADB_BIN_DIR=" + dir
+	}
+	installDB, ok := findProgram(dir, "mariadb-install-db", "mysql_install_db")
+	if !ok {
+		return "", "", errNoMariaDB("mariadb-install-db", where)
+	}
+	server, ok = findProgram(dir, "mariadbd", "mysqld")
+	if !ok {
+		// Debian and Fedora put the server in sbin next to bin, and sbin is not
+		// on an ordinary user's PATH.
+		sbin := filepath.Join(filepath.Dir(filepath.Dir(installDB)), "sbin")
+		if server, ok = findProgram(sbin, "mariadbd", "mysqld"); !ok {
+			return "", "", errNoMariaDB("mariadbd", where+" or in "+sbin)
+		}
+	}
+	return installDB, server, nil
+}
+
+func errNoMariaDB(program, where string) error {
+	return fmt.Errorf("%w: no %s %s: run `make deps` (Debian/Ubuntu: apt-get install -y mariadb-server; macOS: brew install mariadb) or set MARIADB_BIN_DIR",
+		ErrNoMariaDB, program, where)
+}
+
+// findProgram returns the absolute path of the first of names found in dir,
+// or on PATH when dir is "".
+func findProgram(dir string, names ...string) (string, bool) {
+	for _, name := range names {
+		if dir != "" {
+			name = filepath.Join(dir, name)
+		}
+		path, err := exec.LookPath(name)
+		if err != nil {
+			continue
+		}
+		// The programs run in the data directory, where a relative path would
+		// mean something else.
+		if abs, err := filepath.Abs(path); err == nil {
+			return abs, true
+		}
+	}
+	return "", false
+}
+
+// StartMariaDB creates a data directory dir/mariadb with mariadb-install-db, starts
+// mariadbd on it on a free loopback port and returns once the server answers a query.
+// The whole start is bounded by ctx and by 30 seconds; when it fails, nothing is left
+// running or on disk and the error carries the last lines of the server's log.
+func StartMariaDB(ctx context.Context, dir string) (*MariaDB, error) {
+	if dir == "" {
+		return nil, errors.New("start mariadb: dir is empty")
+	}
+	installDB, server, err := MariaDBPath()
+	if err != nil {
+		return nil, fmt.Errorf("start mariadb: %w", err)
+	}
+	// mariadbd runs in its data directory, where a relative path would mean something else.
+	dir, err = filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("start mariadb: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, mariaDBStartCap)
+	defer cancel()
+
+	m := &MariaDB{dir: filepath.Join(dir, mariaDBDirName)}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("start mariadb: %w", err)
+	}
+	// Mkdir, not MkdirAll: two servers sharing a data directory would corrupt it.
+	if err := os.Mkdir(m.dir, 0o700); err != nil {
+		return nil, fmt.Errorf("start mariadb: %w", err)
+	}
+	if err := m.install(ctx, installDB); err != nil {
+		os.RemoveAll(m.dir)
+		return nil, err
+	}
+	for trial := 1; ; trial++ {
+		port, err := freeLoopbackPort()
+		if err == nil {
+			err = m.start(ctx, server, port)
+		}
+		if err == nil {
+			break
+		}
+		// A free port can be taken by someone else between our probe and mariadbd's bind.
+		if errors.Is(err, errNodePortTaken) && trial < nodeFreePortTrials {
+			continue
+		}
+		os.RemoveAll(m.dir)
+		return nil, fmt.Errorf("start mariadb: %w", err)
+	}
+	connector, err := mysql.NewConnector(m.cfg)
+	if err != nil {
+		m.Stop()
+		return nil, fmt.Errorf("start mariadb: %w", err)
+	}
+	m.db = sql.OpenDB(connector)
+	return m, nil
+}
+
+// Addr returns "127.0.0.1:port".
+func (m *MariaDB) Addr() string { return m.addr }
+
+// DSN returns a data source name for sql.Open("mysql", dsn) with
+// github.com/go-sql-driver/mysql, as root with no default database.
+func (m *MariaDB) DSN() string { return m.cfg.FormatDSN() }
+
+// DB returns a connection pool, as root with no default database, for the harness's
+// own use (setup, checks). Stop closes it.
+func (m *MariaDB) DB() *sql.DB { return m.db }
+
+// Stop kills mariadbd, closes DB and removes the server's data directory.
+// It can be called more than once.
+func (m *MariaDB) Stop() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.stopped {
+		return nil
+	}
+	// A kill, not a shutdown: the data is thrown away, so there is nothing to save.
+	// ESRCH: it exited on its own.
+	if err := syscall.Kill(-m.proc.pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("stop mariadb: %w", err)
+	}
+	<-m.proc.done
+	m.stopped = true
+	// After the kill, not before: Close waits for queries in flight, and a query
+	// blocked on a row lock would make it wait forever.
+	if m.db != nil {
+		_ = m.db.Close() // the server is gone; errors from closing connections tell nothing
+	}
+	if err := os.RemoveAll(m.dir); err != nil {
+		return fmt.Errorf("stop mariadb: %w", err)
+	}
+	return nil
+}
+
+// SetupInventory creates the table locklab.inventory (id INT PRIMARY KEY, stock BIGINT)
+// as needed and sets the stock of its one row, id 1, to stock. Calling it again
+// resets the stock.
+func (m *MariaDB) SetupInventory(ctx context.Context, stock int64) error {
+	for _, q := range []string{
+		"CREATE DATABASE IF NOT EXISTS locklab",
+		"CREATE TABLE IF NOT EXISTS locklab.inventory (id INT PRIMARY KEY, stock BIGINT NOT NULL) ENGINE=InnoDB",
+	} {
+		if _, err := m.db.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("mariadb: set up inventory: %w", err)
+		}
+	}
+	const upsert = "INSERT INTO locklab.inventory (id, stock) VALUES (1, ?) ON DUPLICATE KEY UPDATE stock = VALUES(stock)"
+	if _, err := m.db.ExecContext(ctx, upsert, stock); err != nil {
+		return fmt.Errorf("mariadb: set up inventory: %w", err)
+	}
+	return nil
+}
+
+// Stock returns the committed stock of row 1 of locklab.inventory.
+func (m *MariaDB) Stock(ctx context.Context) (int64, error) {
+	var stock int64
+	if err := m.db.QueryRowContext(ctx, "SELECT stock FROM locklab.inventory WHERE id = 1").Scan(&stock); err != nil {
+		return 0, fmt.Errorf("mariadb: read stock: %w", err)
+	}
+	return stock, nil
+}
+
+// mariaDBInnoDBArgs are the storage settings of both the bootstrap and the server,
+// so that the server finds the redo log at the size it wants. They trade durability
+// for speed: the data lives for one run, and no fault touches MariaDB itself.
+func mariaDBInnoDBArgs() []string {
+	return []string{
+		"--innodb-buffer-pool-size=16M",
+		"--innodb-log-file-size=8M", // the default, 96 MiB, is written out for every run
+		"--innodb-flush-log-at-trx-commit=2",
+		"--skip-innodb-doublewrite",
+		"--skip-log-bin",
+	}
+}
+
+// install runs mariadb-install-db on the empty data directory.
+func (m *MariaDB) install(ctx context.Context, installDB string) error {
+	logPath := filepath.Join(m.dir, mariaDBLogName)
+	logFile, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("start mariadb: %w", err)
+	}
+	defer logFile.Close()
+
+	args := []string{
+		"--no-defaults", // first, or the system's my.cnf (sockets in /run, logs in /var) applies
+		"--datadir=" + m.dir,
+		"--auth-root-authentication-method=normal", // root with no password, over TCP too
+		"--skip-test-db",
+		"--force", // skips resolving the host name, which fails on a host without DNS
+	}
+	if os.Geteuid() == 0 {
+		// mariadbd runs as root only when told to. -u goes through to mariadbd; the
+		// script's own --user would also chown the system's PAM plugin directory.
+		args = append(args, "-uroot")
+	}
+	args = append(args, mariaDBInnoDBArgs()...)
+	cmd := exec.CommandContext(ctx, installDB, args...)
+	cmd.Dir = m.dir
+	cmd.Stdout = logFile
+	cmd.Stderr = logFile
+	// install-db is a shell script that pipes SQL into mariadbd --bootstrap: kill the
+	// whole group on cancel. Pdeathsig reaches only the script; if the harness dies,
+	// the bootstrap server ends by itself once its input runs out.
+	cmd.SysProcAttr = nodeSysProcAttr()
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%w (%w)", err, ctx.Err())
+		}
+		return fmt.Errorf("start mariadb: %s: %w; log tail:\n%s",
+			filepath.Base(installDB), err, nodeLogTail(logPath, 0, mariaDBLogTailLines))
+	}
+	return nil
+}
+
+// start runs mariadbd once on port and waits until it answers a query.
+// On failure nothing is left running and the error carries the log tail.
+func (m *MariaDB) start(ctx context.Context, server string, port int) error {
+	logPath := filepath.Join(m.dir, mariaDBLogName)
+	logFile, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	info, err := logFile.Stat()
+	if err != nil {
+		logFile.Close()
+		return err
+	}
+	logStart := info.Size()
+
+	m.port = port
+	m.addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	m.cfg = mysql.NewConfig()
+	m.cfg.User = "root"
+	m.cfg.Net = "tcp"
+	m.cfg.Addr = m.addr
+	m.cfg.Timeout = mariaDBDialTimeout
+
+	args := []string{
+		"--no-defaults", // first, or the system's my.cnf applies
+		"--datadir=" + m.dir,
+		"--port=" + strconv.Itoa(port),
+		"--bind-address=127.0.0.1",
+		// Relative to the data directory, where the server runs: an absolute path
+		// in a deep temporary directory can pass the 107 bytes a socket path may have.
+		"--socket=" + mariaDBSocketName,
+		"--skip-name-resolve",
+		// MariaDB 11.6 turned this on: a write to a row changed since the snapshot
+		// then fails instead of being a lost update, which would hide the pitfall
+		// this server is for. loose-: versions without the option ignore it.
+		"--loose-innodb-snapshot-isolation=OFF",
+	}
+	if os.Geteuid() == 0 {
+		args = append(args, "--user=root") // mariadbd refuses to run as root otherwise
+	}
+	args = append(args, mariaDBInnoDBArgs()...)
+	// Not exec.CommandContext: the server must outlive ctx, which bounds only the start.
+	cmd := exec.Command(server, args...)
+	cmd.Dir = m.dir
+	// Without --log-error mariadbd logs to stderr.
+	cmd.Stdout = logFile
+	cmd.Stderr = logFile
+	cmd.SysProcAttr = nodeSysProcAttr()
+	err = cmd.Start()
+	logFile.Close() // the child has its own copy
+	if err != nil {
+		return err
+	}
+	p := &nodeProcess{pid: cmd.Process.Pid, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	m.proc = p
+
+	err = m.waitReady(ctx, p)
+	if err == nil {
+		return nil
+	}
+	if kerr := syscall.Kill(-p.pid, syscall.SIGKILL); kerr != nil && !errors.Is(kerr, syscall.ESRCH) {
+		return errors.Join(err, kerr)
+	}
+	<-p.done
+	tail := nodeLogTail(logPath, logStart, mariaDBLogTailLines)
+	if strings.Contains(tail, "Address already in use") {
+		err = fmt.Errorf("%w (%w)", err, errNodePortTaken)
+	}
+	return fmt.Errorf("mariadbd on port %d: %w; log tail:\n%s", port, err, tail)
+}
+
+// waitReady polls until the server of p answers a query on m.addr, p exits, or ctx runs out.
+func (m *MariaDB) waitReady(ctx context.Context, p *nodeProcess) error {
+	dirInfo, err := os.Stat(m.dir)
+	if err != nil {
+		return err
+	}
+	probeCfg := m.cfg.Clone()
+	// Refused and cut connections are what a starting server gives; don't log them.
+	probeCfg.Logger = log.New(io.Discard, "", 0)
+	connector, err := mysql.NewConnector(probeCfg)
+	if err != nil {
+		return err
+	}
+	probe := sql.OpenDB(connector)
+	defer probe.Close()
+
+	tick := time.NewTicker(mariaDBReadyPoll)
+	defer tick.Stop()
+	for {
+		err := m.probe(ctx, probe, dirInfo)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-p.done:
+			if p.err == nil {
+				return errors.New("mariadbd exited before answering")
+			}
+			return fmt.Errorf("mariadbd exited before answering: %w", p.err)
+		case <-ctx.Done():
+			return fmt.Errorf("mariadbd did not answer: %w (last attempt: %v)", ctx.Err(), err)
+		case <-tick.C:
+		}
+	}
+}
+
+// probe returns nil when our server answers on m.addr. It checks the data directory
+// because when our server fails to bind, another one may hold the port and answer
+// in its place.
+func (m *MariaDB) probe(ctx context.Context, db *sql.DB, dirInfo os.FileInfo) error {
+	var datadir string
+	if err := db.QueryRowContext(ctx, "SELECT @@datadir").Scan(&datadir); err != nil {
+		return err
+	}
+	// SameFile, not a string compare: the server may report a path with symlinks resolved.
+	if info, err := os.Stat(datadir); err != nil || !os.SameFile(info, dirInfo) {
+		return fmt.Errorf("the server on %s serves %s, not %s", m.addr, datadir, m.dir)
+	}
+	return nil
+}

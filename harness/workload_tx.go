@@ -1,0 +1,76 @@
+package harness
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	_ "github.com/go-sql-driver/mysql" // the MariaDB driver database/sql uses
+
+	"github.com/locklab/locklab/models"
+)
+
+// FailpointBeforeCommit is in a transactional critical section, after the
+// UPDATE and before COMMIT.
+const FailpointBeforeCommit = "before-commit"
+
+// openDB opens a client's own connection pool to the MariaDB inventory.
+func openDB(dsn string) *sql.DB {
+	db, _ := sql.Open("mysql", dsn) // only fails for an unknown driver name
+	db.SetMaxOpenConns(2)
+	return db
+}
+
+// sectionTx is the critical section when the inventory is a MariaDB row: one
+// REPEATABLE READ transaction that reads the stock, works, and writes the
+// stock it read minus one. It releases the lock before COMMIT when the
+// workload says so, and reports whether it did.
+func (w *worker) sectionTx(ctx context.Context, lease Lease) (released bool) {
+	op := Op{Client: w.c.id, Kind: KindSection, Call: w.h.Now(), Token: lease.Token(), Result: models.NoWrite}
+	tx, err := w.c.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead})
+	if err != nil {
+		return false
+	}
+	defer tx.Rollback() // after a commit this does nothing
+	if err := tx.QueryRowContext(ctx, "SELECT stock FROM locklab.inventory WHERE id = 1").Scan(&op.Observed); err != nil {
+		return false // nothing was read: no section
+	}
+	defer func() {
+		op.Return = w.h.Now()
+		w.h.Add(op)
+	}()
+	if err := w.c.Failpoint(ctx, FailpointCriticalSection); err != nil {
+		op.Error = err.Error()
+		return false
+	}
+	if err := w.c.Sleep(ctx, w.w.Work); err != nil {
+		op.Error = err.Error()
+		return false
+	}
+	if op.Observed > 0 {
+		op.Written = op.Observed - 1
+		if _, err := tx.ExecContext(ctx, "UPDATE locklab.inventory SET stock = ? WHERE id = 1", op.Written); err != nil {
+			op.Error = "update: " + err.Error()
+			return false
+		}
+	}
+	if w.w.ReleaseBeforeCommit {
+		w.release(ctx, lease, false)
+		released = true
+	}
+	if err := w.c.Failpoint(ctx, FailpointBeforeCommit); err != nil {
+		op.Error = err.Error()
+		return released
+	}
+	err = tx.Commit()
+	switch {
+	case op.Observed <= 0:
+	case err == nil:
+		op.Result = models.Wrote
+	case errors.Is(err, sql.ErrTxDone):
+		op.Error = err.Error()
+	default:
+		op.Result, op.Error = models.WriteUnknown, err.Error()
+	}
+	return released
+}
