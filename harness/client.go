@@ -54,15 +54,23 @@ type clientConfig struct {
 	nodes     []string // every lock master, through this client's links
 	inventory string   // the inventory node, direct: no fault touches it
 	mariaDSN  string   // the inventory in MariaDB, when it lives there
-	timeout   time.Duration
-	history   *History
-	points    *failpoints
+	// failover builds the Sentinel client of a replicated topology in place
+	// of a plain one to master.
+	failover func(*redis.Options) *redis.Client
+	timeout  time.Duration
+	history  *History
+	points   *failpoints
 }
 
 func newClient(ctx context.Context, cfg clientConfig) *Client {
 	c := &Client{id: cfg.id, ttl: cfg.ttl, history: cfg.history, points: cfg.points}
 	c.ctx, c.cancel = context.WithCancel(ctx)
-	c.redis = c.dial(cfg.master, cfg.timeout)
+	if cfg.failover != nil {
+		c.redis = cfg.failover(options("", cfg.timeout))
+		c.redis.AddHook(clientHook{c})
+	} else {
+		c.redis = c.dial(cfg.master, cfg.timeout)
+	}
 	// With one master, Nodes is Redis itself rather than a second pool.
 	if len(cfg.nodes) > 1 {
 		for _, addr := range cfg.nodes {
@@ -76,11 +84,11 @@ func newClient(ctx context.Context, cfg clientConfig) *Client {
 	return c
 }
 
-// dial builds a go-redis client with retries off, so that a timeout surfaces
-// as an unknown outcome instead of being silently retried, and with this
-// client's crash and pause hook.
-func (c *Client) dial(addr string, timeout time.Duration) *redis.Client {
-	rc := redis.NewClient(&redis.Options{
+// options are the go-redis settings of every connection of a client:
+// retries off, so that a timeout surfaces as an unknown outcome instead of
+// being silently retried.
+func options(addr string, timeout time.Duration) *redis.Options {
+	return &redis.Options{
 		Addr:               addr,
 		Protocol:           2,
 		DisableIdentity:    true,
@@ -91,7 +99,12 @@ func (c *Client) dial(addr string, timeout time.Duration) *redis.Client {
 		WriteTimeout:       timeout,
 		PoolSize:           4,
 		DialerRetryTimeout: time.Millisecond,
-	})
+	}
+}
+
+// dial builds a go-redis client to addr with this client's crash and pause hook.
+func (c *Client) dial(addr string, timeout time.Duration) *redis.Client {
+	rc := redis.NewClient(options(addr, timeout))
 	rc.AddHook(clientHook{c})
 	return rc
 }

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Topology names a Redis deployment.
@@ -13,12 +16,14 @@ type Topology string
 
 // Topologies.
 const (
-	Single  Topology = "single"  // one Redis master
-	Redlock Topology = "redlock" // five independent masters
+	Single     Topology = "single"     // one Redis master
+	Replicated Topology = "replicated" // a master, two replicas, three Sentinels
+	Redlock    Topology = "redlock"    // five independent masters
 )
 
-// topologies maps each topology to the number of lock masters it starts.
-var topologies = map[Topology]int{Single: 1, Redlock: 5}
+// topologies maps each topology to the number of independent lock masters it
+// starts; the replicated one starts its own set.
+var topologies = map[Topology]int{Single: 1, Replicated: 0, Redlock: 5}
 
 // Cluster is the running deployment of one run: the lock nodes, the
 // inventory node (which no fault touches), and the network between them and
@@ -30,6 +35,9 @@ type Cluster struct {
 	inventory *Node
 	mariadb   *MariaDB // the inventory, when it lives in MariaDB
 	network   *Network
+	// replicated runs the Sentinels of the replicated topology; its data
+	// nodes are masters, the first one the master at the start.
+	replicated *ReplicaSet
 }
 
 // ClusterConfig says what a cluster starts.
@@ -64,6 +72,15 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (_ *Cluster, err error
 			c.Close()
 		}
 	}()
+	if topo == Replicated {
+		if c.network, err = StartNetwork(ctx); err != nil {
+			return nil, err
+		}
+		if c.replicated, err = StartReplicaSet(ctx, dir, server, c.network); err != nil {
+			return nil, err
+		}
+		c.masters = c.replicated.Nodes()
+	}
 	for i := range masters {
 		n, err := StartNode(ctx, NodeConfig{Name: fmt.Sprintf("n%d", i+1), Dir: dir, Server: server, Persistence: cfg.Persistence})
 		if err != nil {
@@ -79,8 +96,10 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (_ *Cluster, err error
 			return nil, err
 		}
 	}
-	if c.network, err = StartNetwork(ctx); err != nil {
-		return nil, err
+	if c.network == nil {
+		if c.network, err = StartNetwork(ctx); err != nil {
+			return nil, err
+		}
 	}
 	return c, nil
 }
@@ -88,7 +107,8 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (_ *Cluster, err error
 // Topology is the deployment this cluster runs.
 func (c *Cluster) Topology() Topology { return c.topology }
 
-// Masters are the nodes that hold locks.
+// Masters are the nodes that hold locks: for the replicated topology, its
+// data nodes, the master at the start first.
 func (c *Cluster) Masters() []*Node { return c.masters }
 
 // Inventory is the node that holds the protected resource.
@@ -102,6 +122,9 @@ func (c *Cluster) Close() error {
 	var errs []error
 	if c.network != nil {
 		errs = append(errs, c.network.Close())
+	}
+	if c.replicated != nil {
+		errs = append(errs, c.replicated.Close())
 	}
 	for _, n := range append(c.masters, c.inventory) {
 		if n != nil {
@@ -159,6 +182,24 @@ func (c *Cluster) connect(ctx context.Context, cfg clientConfig) (*Client, []*Li
 		cfg.nodes = append(cfg.nodes, l.Addr())
 	}
 	cfg.master, cfg.inventory = cfg.nodes[0], c.inventory.Addr()
+	if c.replicated != nil {
+		// Sentinel reports real addresses; this client dials each node
+		// through its own link to it.
+		byNode := map[string]string{}
+		for i, n := range c.masters {
+			byNode[n.Addr()] = links[i].Addr()
+		}
+		cfg.nodes = nil
+		cfg.failover = func(opts *redis.Options) *redis.Client {
+			return c.replicated.FailoverClient(opts, func(ctx context.Context, addr string) (net.Conn, error) {
+				if via, ok := byNode[addr]; ok {
+					addr = via
+				}
+				var d net.Dialer
+				return d.DialContext(ctx, "tcp", addr)
+			})
+		}
+	}
 	if c.mariadb != nil {
 		cfg.mariaDSN = c.mariadb.DSN()
 	}

@@ -11,6 +11,8 @@ import (
 // Failpoint names used by the workload itself. Lock code names its own
 // (after-setnx, before-del, …) by calling Client.Failpoint.
 const (
+	// FailpointBeforeAcquire is at the start of each cycle, before the lock is asked for.
+	FailpointBeforeAcquire = "before-acquire"
 	// FailpointCriticalSection is inside the critical section, after the stock was read.
 	FailpointCriticalSection = "critical-section"
 )

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -22,6 +23,7 @@ type Env struct {
 	Cluster *Cluster
 	Clients []*Client
 	links   [][]*Link // per client, one link per lock master
+	history *History
 }
 
 // Links are the client's network links, one per lock master.
@@ -228,3 +230,140 @@ func (f ClockSkew) Inject(ctx context.Context, env *Env) (Heal, error) {
 
 // once makes a heal harmless to call twice.
 func once(f func() error) Heal { return Heal(sync.OnceValue(f)) }
+
+// replicaSet is the topology's Sentinel-watched set, or an error naming the
+// fault that needs one.
+func (e *Env) replicaSet(fault string) (*ReplicaSet, error) {
+	if e.Cluster.replicated == nil {
+		return nil, fmt.Errorf("%s needs the replicated topology, not %s", fault, e.Cluster.topology)
+	}
+	return e.Cluster.replicated, nil
+}
+
+// CutReplication cuts the replication of some replicas (data-node indexes
+// of the replicated topology) from the master: writes stop reaching them,
+// as with a slow or broken replica link. A failover ends it early.
+type CutReplication struct{ Replicas []int }
+
+func (f CutReplication) String() string {
+	return fmt.Sprintf("cut replication to data nodes %v (their link to the master is disabled)", f.Replicas)
+}
+
+// Inject cuts every named replica's link.
+func (f CutReplication) Inject(ctx context.Context, env *Env) (Heal, error) {
+	rs, err := env.replicaSet("CutReplication")
+	if err != nil {
+		return nil, err
+	}
+	var heals []Heal
+	healAll := func() error {
+		var errs []error
+		for _, h := range heals {
+			errs = append(errs, h())
+		}
+		return errors.Join(errs...)
+	}
+	for _, i := range f.Replicas {
+		n, err := env.node(i)
+		if err == nil {
+			var h Heal
+			if h, err = rs.CutReplication(ctx, n); err == nil {
+				heals = append(heals, h)
+				continue
+			}
+		}
+		healAll()
+		return nil, err
+	}
+	return once(healAll), nil
+}
+
+// PreferReplica makes a data node of the replicated topology Sentinel's
+// first choice for promotion (replica-priority 1; others keep 100), as an
+// operator does for a replica in the main data centre. Sentinel ranks
+// priority before replication offset.
+type PreferReplica struct{ Node int }
+
+func (f PreferReplica) String() string {
+	return fmt.Sprintf("make data node %d Sentinel's preferred replica (replica-priority 1)", f.Node)
+}
+
+// Inject sets the priority; the heal puts back the default.
+func (f PreferReplica) Inject(ctx context.Context, env *Env) (Heal, error) {
+	if _, err := env.replicaSet("PreferReplica"); err != nil {
+		return nil, err
+	}
+	n, err := env.node(f.Node)
+	if err != nil {
+		return nil, err
+	}
+	if err := n.Admin().ConfigSet(ctx, "replica-priority", "1").Err(); err != nil {
+		return nil, fmt.Errorf("prefer %s: %w", n.Name(), err)
+	}
+	return once(func() error {
+		hctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return n.Admin().ConfigSet(hctx, "replica-priority", "100").Err()
+	}), nil
+}
+
+// FaultFailover labels the history record of a Sentinel promotion.
+const FaultFailover = "Sentinel failover"
+
+// KillMaster kills the current master of the replicated topology, and the
+// data nodes in Also, with SIGKILL, then waits until Sentinel has promoted a
+// replica (observed, not slept for). The heal restarts the killed nodes
+// empty; Sentinel turns them into replicas of the new master.
+type KillMaster struct{ Also []int }
+
+func (f KillMaster) String() string {
+	also := ""
+	if len(f.Also) > 0 {
+		also = fmt.Sprintf(" and data nodes %v", f.Also)
+	}
+	return fmt.Sprintf("kill the master%s (SIGKILL), wait for Sentinel's failover; restart them empty as replicas", also)
+}
+
+// Inject kills and waits for the promotion.
+func (f KillMaster) Inject(ctx context.Context, env *Env) (Heal, error) {
+	rs, err := env.replicaSet("KillMaster")
+	if err != nil {
+		return nil, err
+	}
+	master, err := rs.Master(ctx)
+	if err != nil {
+		return nil, err
+	}
+	killed := []*Node{master}
+	for _, i := range f.Also {
+		n, err := env.node(i)
+		if err != nil {
+			return nil, err
+		}
+		killed = append(killed, n)
+	}
+	restart := once(func() error {
+		rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		var errs []error
+		for _, n := range killed {
+			errs = append(errs, n.Restart(rctx, false))
+		}
+		return errors.Join(errs...)
+	})
+	for _, n := range killed {
+		if err := n.Kill(); err != nil {
+			restart()
+			return nil, err
+		}
+	}
+	start := env.history.Now()
+	to, took, err := rs.AwaitFailover(ctx, master)
+	if err != nil {
+		restart()
+		return nil, fmt.Errorf("await failover: %w", err)
+	}
+	env.history.Add(Op{Client: -1, Kind: KindFault, Call: start, Return: env.history.Now(), Fault: FaultFailover,
+		Detail: fmt.Sprintf("Sentinel promoted %s in place of %s after %s", to.Name(), master.Name(), took.Round(time.Millisecond))})
+	return restart, nil
+}

@@ -140,7 +140,7 @@ func (r *run) execute(ctx context.Context, newLocker NewLocker) error {
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	env := &Env{Cluster: r.cluster}
+	env := &Env{Cluster: r.cluster, history: r.h}
 	// Client r.w.Clients is the liveness probe: a fresh process that only
 	// comes to the lock after the workload stopped.
 	for id := 0; id <= r.w.Clients; id++ {
@@ -282,17 +282,19 @@ func (r *run) readEnd(ctx context.Context, end *End) error {
 		return fmt.Errorf("read stock: %w", err)
 	}
 	end.Stock = stock
-	master := r.cluster.masters[0].Admin()
-	pttl, err := master.PTTL(ctx, r.w.Key).Result()
+	master := r.cluster.masters[0]
+	if rs := r.cluster.replicated; rs != nil {
+		if master, err = rs.Master(ctx); err != nil {
+			return err
+		}
+	}
+	pttl, err := master.Admin().PTTL(ctx, r.w.Key).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return fmt.Errorf("read lock PTTL: %w", err)
 	}
-	// go-redis reports -1 and -2 as those many nanoseconds.
+	// go-redis reports -1 (no expiry) and -2 (no key) as those many nanoseconds.
 	end.KeyExists = pttl != -2
 	end.PTTL = pttl
-	if pttl == -1 {
-		end.PTTL = -1
-	}
 	return nil
 }
 

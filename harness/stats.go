@@ -8,13 +8,15 @@ import (
 
 // Stats count what the workload got done, before, during and after faults.
 type Stats struct {
-	Acquires int   `json:"acquires"` // acquires that succeeded
-	Refused  int   `json:"refused"`  // acquires refused because the lock was held
-	Unknown  int   `json:"unknown"`  // operations whose outcome is unknown
-	Sections int   `json:"sections"` // critical sections entered
-	Before   Phase `json:"before"`   // from the start to the first fault
-	During   Phase `json:"during"`   // from the first fault to the last heal
-	After    Phase `json:"after"`    // from the last heal to the end
+	Acquires int `json:"acquires"` // acquires that succeeded
+	Refused  int `json:"refused"`  // acquires refused because the lock was held
+	Unknown  int `json:"unknown"`  // operations whose outcome is unknown
+	Sections int `json:"sections"` // critical sections entered
+	// Failovers is how long each Sentinel promotion took, from the kill.
+	Failovers []time.Duration `json:"failovers_ns,omitempty"`
+	Before    Phase           `json:"before"` // from the start to the first fault
+	During    Phase           `json:"during"` // from the first fault to the last heal
+	After     Phase           `json:"after"`  // from the last heal to the end
 }
 
 // Phase is the throughput of one stretch of the run.
@@ -61,6 +63,9 @@ func stats(ops []Op) Stats {
 		}
 		if op.Outcome == models.Unknown {
 			s.Unknown++
+		}
+		if op.Kind == KindFault && op.Fault == FaultFailover {
+			s.Failovers = append(s.Failovers, op.Return-op.Call)
 		}
 	}
 	for _, p := range []*Phase{&s.Before, &s.During, &s.After} {

@@ -35,6 +35,9 @@ type worker struct {
 // run loops acquire → critical section → release until stop or the client's end.
 func (w *worker) run(ctx context.Context) {
 	for !w.stop.Load() && ctx.Err() == nil && !w.c.Crashed() {
+		if w.c.Failpoint(ctx, FailpointBeforeAcquire) != nil {
+			return
+		}
 		lease, ok := w.acquire(ctx, false)
 		if !ok {
 			return

@@ -49,3 +49,5 @@ func TestRedlockRestart(t *testing.T)     { expectCaught(t, "redlock-restart") }
 func TestRedlockClockJump(t *testing.T)   { expectCaught(t, "redlock-clock-jump") }
 func TestRedlockPause(t *testing.T)       { expectCaught(t, "redlock-pause") }
 func TestUnlockBeforeCommit(t *testing.T) { expectCaught(t, "unlock-before-commit") }
+func TestFailover(t *testing.T)           { expectCaught(t, "failover") }
+func TestFailoverWait(t *testing.T)       { expectCaught(t, "failover-wait") }

@@ -62,8 +62,13 @@ return 0`)
 
 // Acquire takes the lock, or takes it once more if this client holds it.
 func (l *ReentrantLock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
+	return l.acquire(ctx, l.c.Redis(), key)
+}
+
+// acquire runs the acquire script on rdb, one connection or a pool.
+func (l *ReentrantLock) acquire(ctx context.Context, rdb redis.Scripter, key string) (harness.Lease, error) {
 	ttl := l.c.TTL().Milliseconds()
-	n, err := reentrantAcquire.Run(ctx, l.c.Redis(), []string{key}, l.owner, ttl).Int()
+	n, err := reentrantAcquire.Run(ctx, rdb, []string{key}, l.owner, ttl).Int()
 	if err != nil {
 		return nil, err
 	}

@@ -81,6 +81,7 @@ func All() []harness.Scenario {
 		},
 	}
 	all = append(all, commit()...)
+	all = append(all, failover()...)
 	all = append(all, redlock()...)
 	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
 	return all
@@ -178,6 +179,39 @@ func commit() []harness.Scenario {
 			Name:        "commit-before-unlock",
 			Description: setting + "The lock is released after COMMIT.",
 			Topology:    harness.Single, Workload: work(false), Failpoints: slow,
+		},
+	}
+}
+
+// failover builds the Sentinel scenarios of pitfall 10. Client 0's third
+// cycle cuts replication just before it asks for the lock, so its lock is
+// written on the master only; inside that critical section the master is
+// killed and the section lasts until Sentinel has promoted a replica.
+func failover() []harness.Scenario {
+	work := harness.Workload{TTL: 300 * time.Millisecond, Work: 200 * time.Millisecond, Duration: 6 * time.Second}
+	cycle := func(cut []int, kill harness.KillMaster) []harness.Failpoint {
+		return []harness.Failpoint{
+			{Name: harness.FailpointBeforeAcquire, Client: 0, Skip: 2, Action: harness.Inject(harness.CutReplication{Replicas: cut}, time.Minute)},
+			{Name: harness.FailpointCriticalSection, Client: 0, Skip: 2, Action: harness.Inject(kill, 500*time.Millisecond)},
+		}
+	}
+	const setting = "A master, two replicas (data nodes 1 and 2) and three Sentinels; clients reach the master through Sentinel. "
+	return []harness.Scenario{
+		{
+			Name: "failover",
+			Description: setting + "Before client 0's third acquire, replication to both replicas is cut; inside that critical section " +
+				"the master is killed (SIGKILL) and the section waits for Sentinel's promotion; the old master comes back empty 500 ms later.",
+			Topology: harness.Replicated, Workload: work,
+			Failpoints: cycle([]int{1, 2}, harness.KillMaster{}),
+		},
+		{
+			Name: "failover-wait",
+			Description: setting + "Data node 2 is Sentinel's preferred replica (replica-priority 1). Before client 0's third acquire, " +
+				"replication to data node 2 only is cut, so data node 1 acknowledges a WAIT; inside that critical section the master is " +
+				"killed and Sentinel promotes data node 2, by priority, though it never had the lock.",
+			Topology: harness.Replicated, Workload: work,
+			Faults:     []harness.ScheduledFault{{For: time.Minute, Fault: harness.PreferReplica{Node: 2}}},
+			Failpoints: cycle([]int{2}, harness.KillMaster{}),
 		},
 	}
 }
