@@ -138,30 +138,43 @@ func (c *Client) Now() time.Time {
 func (c *Client) SetSkew(d time.Duration) { c.skew.Store(int64(d)) }
 
 // Failpoint runs whatever the scenario armed at name for this client: a crash,
-// a pause or a sleep. It returns ErrCrashed if the client crashed there, and
-// ctx's error if the run ended while it waited.
+// a pause, a sleep or a fault. It returns ErrCrashed if the client crashed
+// there, and ctx's error if the run ended while it waited.
 func (c *Client) Failpoint(ctx context.Context, name string) error {
 	if c.crashed.Load() {
 		return ErrCrashed
 	}
-	action, ok := c.points.hit(name, c.id)
-	if !ok {
-		return nil
+	for _, a := range c.points.hit(name, c.id) {
+		if err := c.act(ctx, name, a); err != nil {
+			return err
+		}
 	}
-	switch action.Kind {
-	case ActionCrash:
+	return nil
+}
+
+// act does one failpoint action.
+func (c *Client) act(ctx context.Context, name string, a Action) error {
+	switch {
+	case a.Kind == ActionCrash:
 		c.Crash("failpoint " + name)
 		return ErrCrashed
-	case ActionPause:
-		if action.UntilTaken {
-			return c.pause(ctx, action.For, "failpoint "+name+": until another client holds the lock", c.untilTaken)
-		}
-		return c.Pause(ctx, action.For, "failpoint "+name)
-	case ActionFault:
-		c.points.inject(ctx, action, fmt.Sprintf("at failpoint %s of client %d", name, c.id))
+	case a.Kind == ActionPause && a.UntilTaken:
+		return c.pause(ctx, a.For, "failpoint "+name+": until another client holds the lock", c.untilTaken)
+	case a.Kind == ActionPause:
+		return c.Pause(ctx, a.For, "failpoint "+name)
+	case a.Kind == ActionFault:
+		c.points.inject(ctx, a, fmt.Sprintf("at failpoint %s of client %d", name, c.id))
 		return nil
+	case a.UntilTaken:
+		wctx, cancel := context.WithTimeout(ctx, a.For)
+		defer cancel()
+		c.untilTaken(wctx)
+		if c.crashed.Load() {
+			return ErrCrashed
+		}
+		return ctx.Err()
 	default:
-		return c.Sleep(ctx, action.For)
+		return c.Sleep(ctx, a.For)
 	}
 }
 

@@ -53,6 +53,13 @@ func PauseUntilTaken(max time.Duration) Action {
 // Sleep makes the failpoint delay only its caller for d.
 func Sleep(d time.Duration) Action { return Action{Kind: ActionSleep, For: d} }
 
+// SleepUntilTaken makes the failpoint delay only its caller until another
+// client has acquired the lock, at most max: slow work that lasts exactly
+// until the overlap a pitfall needs.
+func SleepUntilTaken(max time.Duration) Action {
+	return Action{Kind: ActionSleep, For: max, UntilTaken: true}
+}
+
 // Inject makes the failpoint inject f and heal it after d, in the background;
 // with d = 0 it heals at once, before the failpoint returns.
 func Inject(f Fault, d time.Duration) Action { return Action{Kind: ActionFault, Fault: f, For: d} }
@@ -65,7 +72,7 @@ func (a Action) String() string {
 		return fmt.Sprintf("%s, healed after %s", a.Fault, a.For)
 	}
 	if a.UntilTaken {
-		return fmt.Sprintf("pause until another client holds the lock (at most %s)", a.For)
+		return fmt.Sprintf("%s until another client holds the lock (at most %s)", a.Kind, a.For)
 	}
 	return fmt.Sprintf("%s(%s)", a.Kind, a.For)
 }
@@ -73,7 +80,8 @@ func (a Action) String() string {
 // AnyClient arms a failpoint for every client.
 const AnyClient = -1
 
-// Failpoint arms one named point with an action.
+// Failpoint arms one named point with an action. Several failpoints armed at
+// one name fire in the order they are armed.
 type Failpoint struct {
 	Name   string
 	Client int    // which client it fires for; AnyClient for all
@@ -113,10 +121,12 @@ func newFailpoints(armed []Failpoint) *failpoints {
 	return &failpoints{armed: armed, hits: make([]int, len(armed))}
 }
 
-// hit counts a hit of name by client and returns the action to take, if any.
-func (f *failpoints) hit(name string, client int) (Action, bool) {
+// hit counts a hit of name by client and returns the actions to take, in
+// the order they were armed.
+func (f *failpoints) hit(name string, client int) []Action {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	var actions []Action
 	for i, fp := range f.armed {
 		if fp.Name != name || (fp.Client != AnyClient && fp.Client != client) {
 			continue
@@ -127,10 +137,10 @@ func (f *failpoints) hit(name string, client int) (Action, bool) {
 			times = 1
 		}
 		if n := f.hits[i]; n > fp.Skip && n <= fp.Skip+times {
-			return fp.Action, true
+			actions = append(actions, fp.Action)
 		}
 	}
-	return Action{}, false
+	return actions
 }
 
 // start gives the failpoints what their faults act on.
