@@ -88,6 +88,9 @@ type Failpoint struct {
 	Skip   int    // hits to let pass before it fires
 	Times  int    // how many hits fire after that; 0 means 1
 	Action Action // what it does
+	// Optional marks a failpoint a correct lock may keep the workload from
+	// ever reaching. A run lasts until every other failpoint has fired.
+	Optional bool
 }
 
 func (f Failpoint) String() string {
@@ -105,9 +108,11 @@ func (f Failpoint) String() string {
 // failpoints is the armed set of one run, counting hits per failpoint. It
 // also injects the faults failpoints carry, so it knows the run's Env.
 type failpoints struct {
-	mu    sync.Mutex
-	armed []Failpoint
-	hits  []int
+	mu       sync.Mutex
+	armed    []Failpoint
+	hits     []int
+	unfired  int           // required failpoints that have not fired yet
+	allFired chan struct{} // closed when unfired reaches 0
 
 	env    *Env
 	h      *History
@@ -118,7 +123,29 @@ type failpoints struct {
 }
 
 func newFailpoints(armed []Failpoint) *failpoints {
-	return &failpoints{armed: armed, hits: make([]int, len(armed))}
+	f := &failpoints{armed: armed, hits: make([]int, len(armed)), allFired: make(chan struct{})}
+	for _, fp := range armed {
+		if !fp.Optional {
+			f.unfired++
+		}
+	}
+	if f.unfired == 0 {
+		close(f.allFired)
+	}
+	return f
+}
+
+// pending lists the required failpoints that have not fired yet.
+func (f *failpoints) pending() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var names []string
+	for i, fp := range f.armed {
+		if !fp.Optional && f.hits[i] <= fp.Skip {
+			names = append(names, fp.String())
+		}
+	}
+	return names
 }
 
 // hit counts a hit of name by client and returns the actions to take, in
@@ -136,8 +163,14 @@ func (f *failpoints) hit(name string, client int) []Action {
 		if times == 0 {
 			times = 1
 		}
-		if n := f.hits[i]; n > fp.Skip && n <= fp.Skip+times {
+		n := f.hits[i]
+		if n > fp.Skip && n <= fp.Skip+times {
 			actions = append(actions, fp.Action)
+		}
+		if n == fp.Skip+1 && !fp.Optional {
+			if f.unfired--; f.unfired == 0 {
+				close(f.allFired)
+			}
 		}
 	}
 	return actions

@@ -67,6 +67,7 @@ type End struct {
 	ProbeWait time.Duration `json:"probe_wait_ns"`       // how long the probe waited
 	Bound     time.Duration `json:"bound_ns"`            // how long anyone was allowed to wait
 	ProbeErr  string        `json:"probe_err,omitempty"` // why the probe failed
+	Unfired   []string      `json:"unfired,omitempty"`   // required failpoints that never fired: the scenario did not happen
 }
 
 // History records operations as they happen, and writes each as one JSON

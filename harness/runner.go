@@ -39,7 +39,10 @@ type Result struct {
 	Duration time.Duration  `json:"duration_ns"`
 	Stats    Stats          `json:"stats"`
 	Faults   []string       `json:"faults"` // honest labels of what was injected
-	Dir      string         `json:"dir,omitempty"`
+	// Unfired lists failpoints that never fired: the scenario did not
+	// happen as written, so its verdicts prove little.
+	Unfired []string `json:"unfired,omitempty"`
+	Dir     string   `json:"dir,omitempty"`
 }
 
 // Files a run writes to Options.Dir.
@@ -109,6 +112,9 @@ func Run(ctx context.Context, s Scenario, newLocker NewLocker, opts Options) (*R
 	checked := CheckHistory(ops, CheckOptions{Handover: s.Handover, Initial: w.Stock})
 	res.Checks, res.Verdicts, res.Detect = checked.Checks, checked.verdicts(), checked.detect()
 	res.Stats = stats(ops)
+	if e := endRecord(ops); e != nil {
+		res.Unfired = e.Unfired
+	}
 	if opts.Dir != "" {
 		if err := checked.writeVisualizations(opts.Dir, ops); err != nil {
 			return nil, err
@@ -171,14 +177,12 @@ func (r *run) execute(ctx context.Context, newLocker NewLocker) error {
 	faultsDone := r.schedule(runCtx, env)
 	logf(r.opts.Log, "%s: %d clients running for %s", r.s.Name, r.w.Clients, r.w.Duration)
 
-	select {
-	case <-time.After(r.w.Duration):
-	case <-ctx.Done():
+	if err := r.wait(ctx); err != nil {
 		cancel()
 		wg.Wait()
 		faultsDone()
 		r.points.healAll()
-		return ctx.Err()
+		return err
 	}
 	stop.Store(true)
 	bound := r.w.bound()
@@ -197,7 +201,7 @@ func (r *run) execute(ctx context.Context, newLocker NewLocker) error {
 	}
 
 	logf(r.opts.Log, "%s: probing liveness (bound %s)", r.s.Name, bound)
-	end := &End{Initial: r.w.Stock, Stuck: stuck, Bound: bound}
+	end := &End{Initial: r.w.Stock, Stuck: stuck, Bound: bound, Unfired: r.points.pending()}
 	r.probe(runCtx, probe, newLocker, bound, end)
 	if err := r.readEnd(ctx, end); err != nil {
 		return err
@@ -209,6 +213,38 @@ func (r *run) execute(ctx context.Context, newLocker NewLocker) error {
 		return errors.New("clients did not stop within 10 s of the end of the run")
 	}
 	return heals
+}
+
+// Longest a run waits past its Duration for its failpoints to fire, and how
+// long it goes on after the last one did.
+const (
+	failpointWait = 15 * time.Second
+	settle        = 300 * time.Millisecond
+)
+
+// wait lets the workload run for its Duration and, if the scenario's
+// failpoints have not all fired by then (the clients they target were
+// unlucky in the race for the lock), until they have and a little after.
+func (r *run) wait(ctx context.Context) error {
+	if !sleepCtx(ctx, r.w.Duration) {
+		return ctx.Err()
+	}
+	select {
+	case <-r.points.allFired:
+		return nil
+	default:
+	}
+	select {
+	case <-r.points.allFired:
+		if !sleepCtx(ctx, settle) {
+			return ctx.Err()
+		}
+	case <-time.After(failpointWait):
+		logf(r.opts.Log, "%s: failpoints never fired: %v", r.s.Name, r.points.pending())
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return nil
 }
 
 func (r *run) newWorker(c *Client, newLocker NewLocker, stop *atomic.Bool) *worker {

@@ -156,3 +156,23 @@ func locklabDirs(t *testing.T) int {
 	}
 	return len(m)
 }
+
+// TestRunWaitsForItsFailpoints: a run goes on past its Duration until the
+// failpoint it arms has fired, so an unlucky client cannot skip the story.
+func TestRunWaitsForItsFailpoints(t *testing.T) {
+	s := harness.Scenario{
+		Name:       "late",
+		Workload:   harness.Workload{TTL: 200 * time.Millisecond, Work: 5 * time.Millisecond, Duration: 50 * time.Millisecond},
+		Failpoints: []harness.Failpoint{{Name: harness.FailpointCriticalSection, Client: 0, Skip: 15, Action: harness.Sleep(time.Millisecond)}},
+	}
+	res, err := harness.Run(context.Background(), s, pitfalls.NewTokenLock, harness.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Unfired) != 0 {
+		t.Errorf("unfired failpoints: %v", res.Unfired)
+	}
+	if res.Stats.Sections < 16 {
+		t.Errorf("%d sections: the run stopped before client 0's 16th", res.Stats.Sections)
+	}
+}

@@ -188,6 +188,9 @@ func catalogue(ctx context.Context, cfg config, progress io.Writer) ([]reports.R
 				verdict = "NOT as expected: " + strings.Join(harness.Mismatches(r.Expected, r.Verdicts), "; ")
 			}
 			fmt.Fprintf(progress, "%s (%s)\n", verdict, res.Duration.Round(time.Millisecond))
+			for _, f := range res.Unfired {
+				fmt.Fprintf(progress, "    failpoint never fired, the scenario did not happen: %s\n", f)
+			}
 			runs = append(runs, r)
 		}
 	}
