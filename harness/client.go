@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/locklab/locklab/models"
 )
 
 // ErrCrashed is returned by everything a client does after it crashed.
@@ -158,17 +156,17 @@ func (c *Client) act(ctx context.Context, name string, a Action) error {
 	case a.Kind == ActionCrash:
 		c.Crash("failpoint " + name)
 		return ErrCrashed
-	case a.Kind == ActionPause && a.UntilTaken:
-		return c.pause(ctx, a.For, "failpoint "+name+": until another client holds the lock", c.untilTaken)
+	case a.Kind == ActionPause && a.Until != "":
+		return c.pause(ctx, a.For, "failpoint "+name+": until another client reaches "+a.Until, c.until(a.Until))
 	case a.Kind == ActionPause:
 		return c.Pause(ctx, a.For, "failpoint "+name)
 	case a.Kind == ActionFault:
 		c.points.inject(ctx, a, fmt.Sprintf("at failpoint %s of client %d", name, c.id))
 		return nil
-	case a.UntilTaken:
+	case a.Until != "":
 		wctx, cancel := context.WithTimeout(ctx, a.For)
 		defer cancel()
-		c.untilTaken(wctx)
+		c.until(a.Until)(wctx)
 		if c.crashed.Load() {
 			return ErrCrashed
 		}
@@ -258,12 +256,9 @@ func (c *Client) pause(ctx context.Context, d time.Duration, why string, wait fu
 	return err
 }
 
-// untilTaken returns once another client (not the probe) has acquired the
-// lock since it was called.
-func (c *Client) untilTaken(ctx context.Context) {
-	c.history.await(ctx, c.history.len(), func(op Op) bool {
-		return op.Kind == KindAcquire && op.Outcome == models.OK && op.Client != c.id && !op.Probe
-	})
+// until returns a wait that ends once another client reaches failpoint name.
+func (c *Client) until(name string) func(ctx context.Context) {
+	return func(ctx context.Context) { c.points.awaitOther(ctx, name, c.id) }
 }
 
 // waitResumed blocks while the client is paused.

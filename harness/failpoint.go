@@ -13,6 +13,8 @@ import (
 const (
 	// FailpointBeforeAcquire is at the start of each cycle, before the lock is asked for.
 	FailpointBeforeAcquire = "before-acquire"
+	// FailpointAcquired is right after an acquire succeeded, before the critical section.
+	FailpointAcquired = "acquired"
 	// FailpointCriticalSection is inside the critical section, after the stock was read.
 	FailpointCriticalSection = "critical-section"
 )
@@ -32,9 +34,9 @@ type Action struct {
 	Kind  ActionKind
 	For   time.Duration // pause and sleep length; for a fault, when it heals
 	Fault Fault         // for ActionFault
-	// UntilTaken ends a pause as soon as another client has acquired the
-	// lock (For is then the longest it may last).
-	UntilTaken bool
+	// Until ends a pause or sleep as soon as another client reaches this
+	// failpoint (For is then the longest it may last).
+	Until string
 }
 
 // Crash makes the failpoint crash the client.
@@ -43,21 +45,22 @@ func Crash() Action { return Action{Kind: ActionCrash} }
 // Pause makes the failpoint stop the whole client for d.
 func Pause(d time.Duration) Action { return Action{Kind: ActionPause, For: d} }
 
-// PauseUntilTaken makes the failpoint stop the whole client until another
-// client has acquired the lock, at most max: exactly as long as a pitfall
-// that needs a new holder takes, however loaded the machine is.
-func PauseUntilTaken(max time.Duration) Action {
-	return Action{Kind: ActionPause, For: max, UntilTaken: true}
+// PauseUntil makes the failpoint stop the whole client until another client
+// reaches failpoint name, at most max: exactly as long as the pitfall needs,
+// however loaded the machine is. PauseUntil(FailpointAcquired, d) lasts until
+// the lock has changed hands.
+func PauseUntil(name string, max time.Duration) Action {
+	return Action{Kind: ActionPause, For: max, Until: name}
 }
 
 // Sleep makes the failpoint delay only its caller for d.
 func Sleep(d time.Duration) Action { return Action{Kind: ActionSleep, For: d} }
 
-// SleepUntilTaken makes the failpoint delay only its caller until another
-// client has acquired the lock, at most max: slow work that lasts exactly
-// until the overlap a pitfall needs.
-func SleepUntilTaken(max time.Duration) Action {
-	return Action{Kind: ActionSleep, For: max, UntilTaken: true}
+// SleepUntil makes the failpoint delay only its caller until another client
+// reaches failpoint name, at most max: slow work that lasts exactly until the
+// overlap a pitfall needs.
+func SleepUntil(name string, max time.Duration) Action {
+	return Action{Kind: ActionSleep, For: max, Until: name}
 }
 
 // Inject makes the failpoint inject f and heal it after d, in the background;
@@ -71,8 +74,8 @@ func (a Action) String() string {
 	case ActionFault:
 		return fmt.Sprintf("%s, healed after %s", a.Fault, a.For)
 	}
-	if a.UntilTaken {
-		return fmt.Sprintf("%s until another client holds the lock (at most %s)", a.Kind, a.For)
+	if a.Until != "" {
+		return fmt.Sprintf("%s until another client reaches %s (at most %s)", a.Kind, a.Until, a.For)
 	}
 	return fmt.Sprintf("%s(%s)", a.Kind, a.For)
 }
@@ -111,8 +114,10 @@ type failpoints struct {
 	mu       sync.Mutex
 	armed    []Failpoint
 	hits     []int
-	unfired  int           // required failpoints that have not fired yet
-	allFired chan struct{} // closed when unfired reaches 0
+	unfired  int                    // required failpoints that have not fired yet
+	allFired chan struct{}          // closed when unfired reaches 0
+	reached  map[string]map[int]int // hits per failpoint name and client, armed or not
+	changed  chan struct{}          // closed and replaced at every hit
 
 	env    *Env
 	h      *History
@@ -123,7 +128,8 @@ type failpoints struct {
 }
 
 func newFailpoints(armed []Failpoint) *failpoints {
-	f := &failpoints{armed: armed, hits: make([]int, len(armed)), allFired: make(chan struct{})}
+	f := &failpoints{armed: armed, hits: make([]int, len(armed)), allFired: make(chan struct{}),
+		reached: map[string]map[int]int{}, changed: make(chan struct{})}
 	for _, fp := range armed {
 		if !fp.Optional {
 			f.unfired++
@@ -153,6 +159,12 @@ func (f *failpoints) pending() []string {
 func (f *failpoints) hit(name string, client int) []Action {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.reached[name] == nil {
+		f.reached[name] = map[int]int{}
+	}
+	f.reached[name][client]++
+	close(f.changed)
+	f.changed = make(chan struct{})
 	var actions []Action
 	for i, fp := range f.armed {
 		if fp.Name != name || (fp.Client != AnyClient && fp.Client != client) {
@@ -174,6 +186,38 @@ func (f *failpoints) hit(name string, client int) []Action {
 		}
 	}
 	return actions
+}
+
+// others counts the hits of name by clients other than client.
+func (f *failpoints) others(name string, client int) int {
+	n := 0
+	for c, hits := range f.reached[name] {
+		if c != client {
+			n += hits
+		}
+	}
+	return n
+}
+
+// awaitOther waits until a client other than client reaches failpoint name,
+// and reports whether one did before ctx ended.
+func (f *failpoints) awaitOther(ctx context.Context, name string, client int) bool {
+	f.mu.Lock()
+	before := f.others(name, client)
+	for {
+		if f.others(name, client) > before {
+			f.mu.Unlock()
+			return true
+		}
+		changed := f.changed
+		f.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return false
+		}
+		f.mu.Lock()
+	}
 }
 
 // start gives the failpoints what their faults act on.

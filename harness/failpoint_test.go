@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
@@ -34,5 +35,35 @@ func TestFailpointsFireOnTheirHits(t *testing.T) {
 	}
 	if a := fps.hit("unarmed", 0); len(a) != 0 {
 		t.Error("an unarmed failpoint fired")
+	}
+}
+
+func TestAwaitOtherClientAtFailpoint(t *testing.T) {
+	fps := newFailpoints(nil)
+	done := make(chan bool)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		done <- fps.awaitOther(ctx, "x", 0)
+	}()
+	// Our own hits and other failpoints never end the wait; client 1 at x
+	// does, once the waiter has taken its count (hence the loop).
+	for ok := false; !ok; {
+		fps.hit("x", 0)
+		fps.hit("y", 1)
+		select {
+		case ok = <-done:
+			if !ok {
+				t.Fatal("awaitOther gave up")
+			}
+		case <-time.After(time.Millisecond):
+			fps.hit("x", 1)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	fps.hit("x", 0)
+	if fps.awaitOther(ctx, "x", 0) {
+		t.Error("awaitOther returned true with no new hit by another client")
 	}
 }

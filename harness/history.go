@@ -2,7 +2,6 @@ package harness
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -75,18 +74,17 @@ type End struct {
 type History struct {
 	base time.Time
 
-	mu      sync.Mutex
-	ops     []Op
-	changed chan struct{} // closed and replaced by every Add
-	w       *bufio.Writer
-	f       *os.File
-	err     error
+	mu  sync.Mutex
+	ops []Op
+	w   *bufio.Writer
+	f   *os.File
+	err error
 }
 
 // NewHistory starts an empty history whose clock starts now. When path is
 // not empty, every operation is also appended to it as a JSON line.
 func NewHistory(path string) (*History, error) {
-	h := &History{base: time.Now(), changed: make(chan struct{})}
+	h := &History{base: time.Now()}
 	if path == "" {
 		return h, nil
 	}
@@ -106,8 +104,6 @@ func (h *History) Add(op Op) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.ops = append(h.ops, op)
-	close(h.changed)
-	h.changed = make(chan struct{})
 	if h.w == nil || h.err != nil {
 		return
 	}
@@ -120,34 +116,6 @@ func (h *History) Add(op Op) {
 		err = h.w.Flush()
 	}
 	h.err = err
-}
-
-// await waits until an operation recorded after the first from ones
-// satisfies ok, and reports whether one did before ctx ended.
-func (h *History) await(ctx context.Context, from int, ok func(Op) bool) bool {
-	for {
-		h.mu.Lock()
-		for ; from < len(h.ops); from++ {
-			if ok(h.ops[from]) {
-				h.mu.Unlock()
-				return true
-			}
-		}
-		changed := h.changed
-		h.mu.Unlock()
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return false
-		}
-	}
-}
-
-// len is how many operations were recorded so far.
-func (h *History) len() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.ops)
 }
 
 // Ops returns a copy of every operation recorded so far.

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -32,6 +33,7 @@ const (
 	mariaDBReadyPoll    = 10 * time.Millisecond
 	mariaDBDialTimeout  = 5 * time.Second
 	mariaDBLogTailLines = 20
+	mariaDBReapCap      = 5 * time.Second
 )
 
 // MariaDB is one mariadbd process on 127.0.0.1 with its own data directory.
@@ -39,7 +41,10 @@ const (
 // it listens on loopback only and lives for one run.
 // Its methods may be called from several goroutines.
 type MariaDB struct {
-	dir  string // Dir/mariadb: the data directory, which also holds the log and the socket
+	// dir is Dir/mariadb, which holds the log and two directories of the server's
+	// own: data (with the socket) and tmp. A shared tmp would not do: at start-up
+	// mariadbd deletes every temporary table file it finds there, other servers' too.
+	dir  string
 	port int
 	addr string
 	cfg  *mysql.Config
@@ -51,8 +56,9 @@ type MariaDB struct {
 }
 
 // MariaDBPath returns the programs StartMariaDB runs: mariadb-install-db (or
-// mysql_install_db) and mariadbd (or mysqld), from $MARIADB_BIN_DIR when set,
-// else from PATH. The error says how to install them.
+// mysql_install_db) and mariadbd (or mysqld), from $MARIADB_BIN_DIR when set, else
+// from PATH; mariadbd also from the sbin next to mariadb-install-db's directory.
+// The error says how to install them.
 func MariaDBPath() (installDB, server string, err error) {
 	dir := os.Getenv("MARIADB_BIN_DIR")
 	where := "on PATH"
@@ -100,10 +106,10 @@ func findProgram(dir string, names ...string) (string, bool) {
 	return "", false
 }
 
-// StartMariaDB creates a data directory dir/mariadb with mariadb-install-db, starts
-// mariadbd on it on a free loopback port and returns once the server answers a query.
-// The whole start is bounded by ctx and by 30 seconds; when it fails, nothing is left
-// running or on disk and the error carries the last lines of the server's log.
+// StartMariaDB makes the directory dir/mariadb, creates a data directory in it with
+// mariadb-install-db, starts mariadbd on a free loopback port and returns once the
+// server answers a query. The whole start is bounded by ctx and by 30 seconds; when
+// it fails, nothing is left running or on disk and the error quotes the server's log.
 func StartMariaDB(ctx context.Context, dir string) (*MariaDB, error) {
 	if dir == "" {
 		return nil, errors.New("start mariadb: dir is empty")
@@ -120,12 +126,8 @@ func StartMariaDB(ctx context.Context, dir string) (*MariaDB, error) {
 	ctx, cancel := context.WithTimeout(ctx, mariaDBStartCap)
 	defer cancel()
 
-	m := &MariaDB{dir: filepath.Join(dir, mariaDBDirName)}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("start mariadb: %w", err)
-	}
-	// Mkdir, not MkdirAll: two servers sharing a data directory would corrupt it.
-	if err := os.Mkdir(m.dir, 0o700); err != nil {
+	m, err := newMariaDB(dir)
+	if err != nil {
 		return nil, fmt.Errorf("start mariadb: %w", err)
 	}
 	if err := m.install(ctx, installDB); err != nil {
@@ -156,6 +158,29 @@ func StartMariaDB(ctx context.Context, dir string) (*MariaDB, error) {
 	return m, nil
 }
 
+// newMariaDB makes the directories of a MariaDB in dir.
+func newMariaDB(dir string) (*MariaDB, error) {
+	m := &MariaDB{dir: filepath.Join(dir, mariaDBDirName)}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	// Mkdir, not MkdirAll: two servers sharing a data directory would corrupt it.
+	if err := os.Mkdir(m.dir, 0o700); err != nil {
+		return nil, err
+	}
+	for _, sub := range []string{m.dataDir(), m.tmpDir()} {
+		if err := os.Mkdir(sub, 0o700); err != nil {
+			os.RemoveAll(m.dir)
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+func (m *MariaDB) dataDir() string { return filepath.Join(m.dir, "data") }
+func (m *MariaDB) tmpDir() string  { return filepath.Join(m.dir, "tmp") }
+func (m *MariaDB) logPath() string { return filepath.Join(m.dir, mariaDBLogName) }
+
 // Addr returns "127.0.0.1:port".
 func (m *MariaDB) Addr() string { return m.addr }
 
@@ -167,7 +192,7 @@ func (m *MariaDB) DSN() string { return m.cfg.FormatDSN() }
 // own use (setup, checks). Stop closes it.
 func (m *MariaDB) DB() *sql.DB { return m.db }
 
-// Stop kills mariadbd, closes DB and removes the server's data directory.
+// Stop kills mariadbd, closes DB and removes the server's directory.
 // It can be called more than once.
 func (m *MariaDB) Stop() error {
 	m.mu.Lock()
@@ -235,9 +260,9 @@ func mariaDBInnoDBArgs() []string {
 }
 
 // install runs mariadb-install-db on the empty data directory.
+// On failure nothing it started is left running.
 func (m *MariaDB) install(ctx context.Context, installDB string) error {
-	logPath := filepath.Join(m.dir, mariaDBLogName)
-	logFile, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	logFile, err := os.OpenFile(m.logPath(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("start mariadb: %w", err)
 	}
@@ -245,7 +270,8 @@ func (m *MariaDB) install(ctx context.Context, installDB string) error {
 
 	args := []string{
 		"--no-defaults", // first, or the system's my.cnf (sockets in /run, logs in /var) applies
-		"--datadir=" + m.dir,
+		"--datadir=" + m.dataDir(),
+		"--tmpdir=" + m.tmpDir(),
 		"--auth-root-authentication-method=normal", // root with no password, over TCP too
 		"--skip-test-db",
 		"--force", // skips resolving the host name, which fails on a host without DNS
@@ -257,7 +283,7 @@ func (m *MariaDB) install(ctx context.Context, installDB string) error {
 	}
 	args = append(args, mariaDBInnoDBArgs()...)
 	cmd := exec.CommandContext(ctx, installDB, args...)
-	cmd.Dir = m.dir
+	cmd.Dir = m.dataDir()
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	// install-db is a shell script that pipes SQL into mariadbd --bootstrap: kill the
@@ -265,20 +291,83 @@ func (m *MariaDB) install(ctx context.Context, installDB string) error {
 	// the bootstrap server ends by itself once its input runs out.
 	cmd.SysProcAttr = nodeSysProcAttr()
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			err = fmt.Errorf("%w (%w)", err, ctx.Err())
-		}
-		return fmt.Errorf("start mariadb: %s: %w; log tail:\n%s",
-			filepath.Base(installDB), err, nodeLogTail(logPath, 0, mariaDBLogTailLines))
+	err = cmd.Run()
+	if err == nil {
+		return nil
 	}
-	return nil
+	if ctx.Err() != nil {
+		err = fmt.Errorf("%w (%w)", err, ctx.Err())
+	}
+	// Wait has reaped only the script: the rest of its group, killed by Cancel,
+	// may still be dying, and must be gone before the caller removes its directory.
+	if cmd.Process != nil {
+		waitGroupGone(cmd.Process.Pid)
+	}
+	return fmt.Errorf("start mariadb: %s: %w; log:\n%s", filepath.Base(installDB), err, installErrors(m.logPath()))
+}
+
+// waitGroupGone waits, for at most a few seconds, until no process of the group
+// pgid runs any more.
+func waitGroupGone(pgid int) {
+	deadline := time.Now().Add(mariaDBReapCap)
+	for groupRunning(pgid) && time.Now().Before(deadline) {
+		time.Sleep(mariaDBReadyPoll)
+	}
+}
+
+// groupRunning reports whether a process of the group pgid runs. Where /proc tells,
+// zombies do not count: they hold no files, and the group's orphans are init's to
+// reap, which may take it a second or more.
+func groupRunning(pgid int) bool {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return syscall.Kill(-pgid, 0) == nil
+	}
+	for _, e := range entries {
+		if name := e.Name(); name[0] < '0' || name[0] > '9' {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue // it has exited since ReadDir
+		}
+		// "pid (comm) state ppid pgrp ...", where comm may hold spaces and parentheses.
+		i := bytes.LastIndex(stat, []byte(") "))
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(stat[i+2:]))
+		if len(f) >= 3 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) {
+			return true
+		}
+	}
+	return false
+}
+
+// installErrors returns the lines of the install log that report an error, or its
+// tail when none does: mariadb-install-db follows the bootstrap server's error with
+// a page of advice that would push it out of any tail.
+func installErrors(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Sprintf("(cannot read log: %v)", err)
+	}
+	var errs []string
+	for line := range strings.Lines(string(data)) {
+		if strings.Contains(line, "ERROR") {
+			errs = append(errs, strings.TrimRight(line, "\n"))
+		}
+	}
+	if len(errs) == 0 {
+		return nodeLogTail(path, 0, mariaDBLogTailLines)
+	}
+	return strings.Join(errs[max(0, len(errs)-mariaDBLogTailLines):], "\n")
 }
 
 // start runs mariadbd once on port and waits until it answers a query.
 // On failure nothing is left running and the error carries the log tail.
 func (m *MariaDB) start(ctx context.Context, server string, port int) error {
-	logPath := filepath.Join(m.dir, mariaDBLogName)
+	logPath := m.logPath()
 	logFile, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
@@ -300,7 +389,8 @@ func (m *MariaDB) start(ctx context.Context, server string, port int) error {
 
 	args := []string{
 		"--no-defaults", // first, or the system's my.cnf applies
-		"--datadir=" + m.dir,
+		"--datadir=" + m.dataDir(),
+		"--tmpdir=" + m.tmpDir(),
 		"--port=" + strconv.Itoa(port),
 		"--bind-address=127.0.0.1",
 		// Relative to the data directory, where the server runs: an absolute path
@@ -318,7 +408,7 @@ func (m *MariaDB) start(ctx context.Context, server string, port int) error {
 	args = append(args, mariaDBInnoDBArgs()...)
 	// Not exec.CommandContext: the server must outlive ctx, which bounds only the start.
 	cmd := exec.Command(server, args...)
-	cmd.Dir = m.dir
+	cmd.Dir = m.dataDir()
 	// Without --log-error mariadbd logs to stderr.
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
@@ -350,9 +440,9 @@ func (m *MariaDB) start(ctx context.Context, server string, port int) error {
 	return fmt.Errorf("mariadbd on port %d: %w; log tail:\n%s", port, err, tail)
 }
 
-// waitReady polls until the server of p answers a query on m.addr, p exits, or ctx runs out.
+// waitReady polls until the server of p answers a query on m.addr, p exits, or ctx ends.
 func (m *MariaDB) waitReady(ctx context.Context, p *nodeProcess) error {
-	dirInfo, err := os.Stat(m.dir)
+	dirInfo, err := os.Stat(m.dataDir())
 	if err != nil {
 		return err
 	}
@@ -366,6 +456,19 @@ func (m *MariaDB) waitReady(ctx context.Context, p *nodeProcess) error {
 	probe := sql.OpenDB(connector)
 	defer probe.Close()
 
+	// When the server exits, end a probe in flight at once: the port it failed to
+	// bind may belong to a program that accepts connections and never greets, such
+	// as a Redis node, and the probe would wait there until ctx ends.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-p.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+
 	tick := time.NewTicker(mariaDBReadyPoll)
 	defer tick.Stop()
 	for {
@@ -374,15 +477,17 @@ func (m *MariaDB) waitReady(ctx context.Context, p *nodeProcess) error {
 			return nil
 		}
 		select {
-		case <-p.done:
+		case <-tick.C:
+			continue
+		case <-ctx.Done():
+		}
+		if p.exited() {
 			if p.err == nil {
 				return errors.New("mariadbd exited before answering")
 			}
 			return fmt.Errorf("mariadbd exited before answering: %w", p.err)
-		case <-ctx.Done():
-			return fmt.Errorf("mariadbd did not answer: %w (last attempt: %v)", ctx.Err(), err)
-		case <-tick.C:
 		}
+		return fmt.Errorf("mariadbd did not answer: %w (last attempt: %v)", ctx.Err(), err)
 	}
 }
 
@@ -396,7 +501,7 @@ func (m *MariaDB) probe(ctx context.Context, db *sql.DB, dirInfo os.FileInfo) er
 	}
 	// SameFile, not a string compare: the server may report a path with symlinks resolved.
 	if info, err := os.Stat(datadir); err != nil || !os.SameFile(info, dirInfo) {
-		return fmt.Errorf("the server on %s serves %s, not %s", m.addr, datadir, m.dir)
+		return fmt.Errorf("the server on %s serves %s, not %s", m.addr, datadir, m.dataDir())
 	}
 	return nil
 }

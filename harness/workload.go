@@ -42,6 +42,9 @@ func (w *worker) run(ctx context.Context) {
 		if !ok {
 			return
 		}
+		if w.c.Failpoint(ctx, FailpointAcquired) != nil {
+			return
+		}
 		w.inCycle.Store(true)
 		if w.w.Resource == MariaDBResource {
 			if !w.sectionTx(ctx, lease) {

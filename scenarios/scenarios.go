@@ -46,7 +46,7 @@ func All() []harness.Scenario {
 				"until its lease (200 ms TTL, 100 ms of work) has expired and another client holds the lock (at most 1 s).",
 			Topology:   harness.Single,
 			Workload:   harness.Workload{TTL: ttl, Work: 100 * time.Millisecond, Duration: 2 * time.Second},
-			Failpoints: []harness.Failpoint{{Name: "before-del", Client: 0, Skip: 1, Times: 3, Action: harness.PauseUntilTaken(time.Second)}},
+			Failpoints: []harness.Failpoint{{Name: "before-del", Client: 0, Skip: 1, Times: 3, Action: harness.PauseUntil(harness.FailpointAcquired, time.Second)}},
 		},
 		{
 			Name: "slow-work",
@@ -162,17 +162,17 @@ func redlock() []harness.Scenario {
 // commit builds the two transaction scenarios of pitfall 8: the same slow
 // COMMIT, with the lock released before it or after it.
 func commit() []harness.Scenario {
-	// The COMMIT is slow until another client holds the lock, at most 300 ms:
-	// with the lock released first that is at once, with it held it is the
-	// whole 300 ms.
+	// The COMMIT is slow until another client has read the stock in its own
+	// critical section, at most 300 ms: with the lock released first that
+	// is soon, with it held it is the whole 300 ms.
 	slow := []harness.Failpoint{{Name: harness.FailpointBeforeCommit, Client: 0, Skip: 1, Times: 3,
-		Action: harness.SleepUntilTaken(300 * time.Millisecond)}}
+		Action: harness.SleepUntil(harness.FailpointCriticalSection, 300*time.Millisecond)}}
 	work := func(releaseFirst bool) harness.Workload {
 		return harness.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond,
 			Resource: harness.MariaDBResource, ReleaseBeforeCommit: releaseFirst}
 	}
 	const setting = "The inventory is a MariaDB row; each critical section is one REPEATABLE READ transaction " +
-		"(SELECT stock, UPDATE stock = read − 1). Three times, client 0's COMMIT is slow: it waits until another client holds the lock, at most 300 ms. "
+		"(SELECT stock, UPDATE stock = read − 1). Three times, client 0's COMMIT is slow: it waits until another client has read the stock, at most 300 ms. "
 	return []harness.Scenario{
 		{
 			Name:        "unlock-before-commit",
@@ -203,7 +203,7 @@ func failover() []harness.Scenario {
 			// The section goes on until the promoted master has handed the
 			// lock to someone else, however long its replicas take to resync.
 			{Name: harness.FailpointCriticalSection, Client: 0, Skip: 2, Optional: true,
-				Action: harness.SleepUntilTaken(3 * time.Second)},
+				Action: harness.SleepUntil(harness.FailpointAcquired, 3*time.Second)},
 		}
 	}
 	const setting = "A master, two replicas (data nodes 1 and 2) and three Sentinels; clients reach the master through Sentinel. "
