@@ -201,9 +201,10 @@ func failover() []harness.Scenario {
 			{Name: harness.FailpointCriticalSection, Client: 0, Skip: 2, Optional: true,
 				Action: harness.Inject(kill, 500*time.Millisecond)},
 			// The section goes on until the promoted master has handed the
-			// lock to someone else, however long its replicas take to resync.
+			// lock to someone else and that client has read the stock,
+			// however long the replicas take to resync.
 			{Name: harness.FailpointCriticalSection, Client: 0, Skip: 2, Optional: true,
-				Action: harness.SleepUntil(harness.FailpointAcquired, 3*time.Second)},
+				Action: harness.SleepUntil(harness.FailpointCriticalSection, 3*time.Second)},
 		}
 	}
 	const setting = "A master, two replicas (data nodes 1 and 2) and three Sentinels; clients reach the master through Sentinel. "
@@ -211,7 +212,7 @@ func failover() []harness.Scenario {
 		{
 			Name: "failover",
 			Description: setting + "Before client 0's third acquire, replication to both replicas is cut; inside that critical section " +
-				"the master is killed (SIGKILL), Sentinel promotes a replica, and the section goes on until another client holds the lock (at most 3 s); " +
+				"the master is killed (SIGKILL), Sentinel promotes a replica, and the section goes on until another client is in its critical section (at most 3 s); " +
 				"the old master comes back empty 500 ms after the promotion.",
 			Topology: harness.Replicated, Workload: work,
 			Failpoints: cycle([]int{1, 2}, harness.KillMaster{}),
