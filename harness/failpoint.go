@@ -241,7 +241,7 @@ func (f *failpoints) inject(ctx context.Context, a Action, where string) {
 		if err := heal(); err != nil {
 			f.fail(fmt.Errorf("heal %s: %w", a.Fault, err))
 		}
-		f.h.Add(Op{Client: -1, Kind: KindFault, Call: start, Return: f.h.Now(), Fault: a.Fault.String(), Detail: where})
+		f.h.Add(Op{Client: target(a.Fault), Kind: KindFault, Call: start, Return: f.h.Now(), Fault: a.Fault.String(), Detail: where})
 	}
 	if a.For == 0 {
 		done()

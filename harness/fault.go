@@ -18,6 +18,22 @@ type Fault interface {
 	Inject(ctx context.Context, env *Env) (Heal, error)
 }
 
+// target is the client a fault acts on, or -1 when it acts on the system:
+// the history and the report put a client's faults on that client's row.
+func target(f Fault) int {
+	switch f := f.(type) {
+	case Partition:
+		return f.Client
+	case Latency:
+		return f.Client
+	case BlackHole:
+		return f.Client
+	case ClockSkew:
+		return f.Client
+	}
+	return -1
+}
+
 // Env is what a fault can act on during a run.
 type Env struct {
 	Cluster *Cluster

@@ -284,7 +284,7 @@ func (r *run) inject(ctx context.Context, env *Env, sf ScheduledFault) error {
 		return fmt.Errorf("inject %s: %w", sf.Fault, err)
 	}
 	defer func() {
-		r.h.Add(Op{Client: -1, Kind: KindFault, Call: start, Return: r.h.Now(), Fault: sf.Fault.String()})
+		r.h.Add(Op{Client: target(sf.Fault), Kind: KindFault, Call: start, Return: r.h.Now(), Fault: sf.Fault.String()})
 	}()
 	sleepCtx(ctx, sf.For)
 	if err := heal(); err != nil {
