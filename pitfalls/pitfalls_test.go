@@ -51,4 +51,3 @@ func TestRedlockPause(t *testing.T)       { expectCaught(t, "redlock-pause") }
 func TestUnlockBeforeCommit(t *testing.T) { expectCaught(t, "unlock-before-commit") }
 func TestFailover(t *testing.T)           { expectCaught(t, "failover") }
 func TestFailoverWait(t *testing.T)       { expectCaught(t, "failover-wait") }
-func TestFencedFailover(t *testing.T)     { expectCaught(t, "fenced-failover") }
