@@ -163,17 +163,31 @@ func (c *Client) act(ctx context.Context, name string, a Action) error {
 	case a.Kind == ActionFault:
 		c.points.inject(ctx, a, fmt.Sprintf("at failpoint %s of client %d", name, c.id))
 		return nil
-	case a.Until != "":
-		wctx, cancel := context.WithTimeout(ctx, a.For)
-		defer cancel()
-		c.until(a.Until)(wctx)
-		if c.crashed.Load() {
-			return ErrCrashed
-		}
-		return ctx.Err()
 	default:
-		return c.Sleep(ctx, a.For)
+		return c.slow(ctx, name, a)
 	}
+}
+
+// slow is a sleep at a failpoint: only the calling goroutine waits, for
+// a.For or until another client reaches a.Until. It is recorded as a fault
+// on the client's row.
+func (c *Client) slow(ctx context.Context, name string, a Action) error {
+	start := c.history.Now()
+	var err error
+	if a.Until != "" {
+		wctx, cancel := context.WithTimeout(ctx, a.For)
+		c.until(a.Until)(wctx)
+		cancel()
+		if err = ctx.Err(); c.crashed.Load() {
+			err = ErrCrashed
+		}
+	} else {
+		err = c.Sleep(ctx, a.For)
+	}
+	end := c.history.Now()
+	c.history.Add(Op{Client: c.id, Kind: KindFault, Call: start, Return: end, Fault: "slow work",
+		Detail: fmt.Sprintf("failpoint %s: %s, lasted %s", name, a, (end - start).Round(time.Millisecond))})
+	return err
 }
 
 // Go runs f in the background, as a real process runs a watchdog thread. The
