@@ -42,10 +42,10 @@ func (w *worker) run(ctx context.Context) {
 		if !ok {
 			return
 		}
+		w.inCycle.Store(true)
 		if w.c.Failpoint(ctx, FailpointAcquired) != nil {
 			return
 		}
-		w.inCycle.Store(true)
 		if w.w.Resource == MariaDBResource {
 			if !w.sectionTx(ctx, lease) {
 				w.release(ctx, lease, false)
