@@ -193,7 +193,8 @@ type ClockJump struct {
 }
 
 func (f ClockJump) String() string {
-	return fmt.Sprintf("clock jump of %s on lock node %d (simulated: every TTL on it shortened by %s)", f.By, f.Node, f.By)
+	return fmt.Sprintf("clock jump of %s on lock node %d (simulated: every TTL on it shortened by %s at once, "+
+		"because libfaketime breaks redis-server's start-up here)", f.By, f.Node, f.By)
 }
 
 // jumpScript expires what a jump of ARGV[1] ms would expire and shortens the rest.
