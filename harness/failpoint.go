@@ -120,7 +120,6 @@ type failpoints struct {
 	changed  chan struct{}          // closed and replaced at every hit
 
 	env    *Env
-	h      *History
 	ctx    context.Context // ends when the run heals every fault
 	cancel context.CancelFunc
 	heals  sync.WaitGroup
@@ -221,8 +220,8 @@ func (f *failpoints) awaitOther(ctx context.Context, name string, client int) bo
 }
 
 // start gives the failpoints what their faults act on.
-func (f *failpoints) start(ctx context.Context, env *Env, h *History) {
-	f.env, f.h = env, h
+func (f *failpoints) start(ctx context.Context, env *Env) {
+	f.env = env
 	f.ctx, f.cancel = context.WithCancel(ctx)
 }
 
@@ -231,17 +230,15 @@ func (f *failpoints) inject(ctx context.Context, a Action, where string) {
 	if f.env == nil {
 		return // a client outside any run: nothing to inject into
 	}
-	start := f.h.Now()
-	heal, err := a.Fault.Inject(ctx, f.env)
+	heal, err := inject(ctx, f.env, a.Fault, where)
 	if err != nil {
-		f.fail(fmt.Errorf("inject %s %s: %w", a.Fault, where, err))
+		f.fail(fmt.Errorf("%s: %w", where, err))
 		return
 	}
 	done := func() {
 		if err := heal(); err != nil {
-			f.fail(fmt.Errorf("heal %s: %w", a.Fault, err))
+			f.fail(err)
 		}
-		f.h.Add(Op{Client: target(a.Fault), Kind: KindFault, Call: start, Return: f.h.Now(), Fault: a.Fault.String(), Detail: where})
 	}
 	if a.For == 0 {
 		done()

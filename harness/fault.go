@@ -18,6 +18,26 @@ type Fault interface {
 	Inject(ctx context.Context, env *Env) (Heal, error)
 }
 
+// inject applies f to env. The returned heal undoes it and records the fault
+// in the history, from inject to heal, with detail saying what triggered it;
+// scheduled faults and failpoint faults both go through here.
+func inject(ctx context.Context, env *Env, f Fault, detail string) (Heal, error) {
+	start := env.history.Now()
+	heal, err := f.Inject(ctx, env)
+	if err != nil {
+		return nil, fmt.Errorf("inject %s: %w", f, err)
+	}
+	return once(func() error {
+		err := heal()
+		env.history.Add(Op{Client: target(f), Kind: KindFault, Call: start, Return: env.history.Now(),
+			Fault: f.String(), Detail: detail})
+		if err != nil {
+			return fmt.Errorf("heal %s: %w", f, err)
+		}
+		return nil
+	}), nil
+}
+
 // target is the client a fault acts on, or -1 when it acts on the system:
 // the history and the report put a client's faults on that client's row.
 func target(f Fault) int {

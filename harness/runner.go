@@ -161,7 +161,7 @@ func (r *run) execute(ctx context.Context, newLocker NewLocker) error {
 	}
 	probe := env.Clients[r.w.Clients]
 	env.Clients = env.Clients[:r.w.Clients]
-	r.points.start(runCtx, env, r.h)
+	r.points.start(runCtx, env)
 
 	var stop atomic.Bool
 	workers := make([]*worker, r.w.Clients)
@@ -278,19 +278,12 @@ func (r *run) inject(ctx context.Context, env *Env, sf ScheduledFault) error {
 	if !sleepCtx(ctx, sf.At) {
 		return nil
 	}
-	start := r.h.Now()
-	heal, err := sf.Fault.Inject(ctx, env)
+	heal, err := inject(ctx, env, sf.Fault, "")
 	if err != nil {
-		return fmt.Errorf("inject %s: %w", sf.Fault, err)
+		return err
 	}
-	defer func() {
-		r.h.Add(Op{Client: target(sf.Fault), Kind: KindFault, Call: start, Return: r.h.Now(), Fault: sf.Fault.String()})
-	}()
 	sleepCtx(ctx, sf.For)
-	if err := heal(); err != nil {
-		return fmt.Errorf("heal %s: %w", sf.Fault, err)
-	}
-	return nil
+	return heal()
 }
 
 // probe lets a fresh client try to take and give back the lock within bound.
