@@ -80,13 +80,12 @@ func Run(ctx context.Context, s Scenario, newLocker NewLocker, opts Options) (*R
 		}
 	}
 	started := time.Now()
-	logf(opts.Log, "%s: starting %s topology", s.Name, topologyOf(s))
-
 	cluster, err := StartCluster(ctx, ClusterConfig{Topology: s.Topology, Persistence: s.Persistence, Resource: w.Resource})
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", s.Name, err)
 	}
 	defer cluster.Close()
+	logf(opts.Log, "%s: %s topology started in %s", s.Name, cluster.Topology(), time.Since(started).Round(time.Millisecond))
 
 	historyPath := ""
 	if opts.Dir != "" {
@@ -352,13 +351,6 @@ func (r *run) faultLabels() []string {
 		labels = append(labels, fmt.Sprintf("at %s for %s: %s", f.At, f.For, f.Fault))
 	}
 	return labels
-}
-
-func topologyOf(s Scenario) Topology {
-	if s.Topology == "" {
-		return Single
-	}
-	return s.Topology
 }
 
 // waitFor waits for wg at most d and reports whether it finished.
