@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/pitfalls"
 )
@@ -13,7 +14,7 @@ import (
 func BenchmarkStartSingle(b *testing.B) {
 	ctx := context.Background()
 	for b.Loop() {
-		c, err := harness.StartCluster(ctx, harness.ClusterConfig{Topology: harness.Single})
+		c, err := cluster.Start(ctx, cluster.Config{Topology: cluster.Single})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -27,18 +28,18 @@ func BenchmarkStartSingle(b *testing.B) {
 // the node directly and through the client's toxiproxy link.
 func BenchmarkAcquireRelease(b *testing.B) {
 	ctx := context.Background()
-	cluster, err := harness.StartCluster(ctx, harness.ClusterConfig{Topology: harness.Single})
+	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.Single})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer cluster.Close()
+	defer cl.Close()
 	for _, direct := range []bool{true, false} {
 		name := "link"
 		if direct {
 			name = "direct"
 		}
 		b.Run(name, func(b *testing.B) {
-			c, err := cluster.Connect(ctx, harness.ClientOptions{Direct: direct})
+			c, err := harness.Connect(ctx, cl, harness.ClientOptions{Direct: direct})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/locklab/locklab/history"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -29,7 +30,7 @@ type Client struct {
 	nodes     []*redis.Client
 	inventory *redis.Client
 	db        *sql.DB // the inventory in MariaDB, when it lives there
-	history   *History
+	history   *history.Recorder
 	points    *failpoints
 
 	ctx    context.Context // ends when the client crashes or the run ends
@@ -56,7 +57,7 @@ type clientConfig struct {
 	// of a plain one to master.
 	failover func(*redis.Options) *redis.Client
 	timeout  time.Duration
-	history  *History
+	history  *history.Recorder
 	points   *failpoints
 }
 
@@ -87,16 +88,19 @@ func newClient(ctx context.Context, cfg clientConfig) *Client {
 // being silently retried.
 func options(addr string, timeout time.Duration) *redis.Options {
 	return &redis.Options{
-		Addr:               addr,
-		Protocol:           2,
-		DisableIdentity:    true,
-		MaxRetries:         -1,
-		DialerRetries:      1,
-		DialTimeout:        timeout,
-		ReadTimeout:        timeout,
-		WriteTimeout:       timeout,
-		PoolSize:           4,
-		DialerRetryTimeout: time.Millisecond,
+		Addr:            addr,
+		Protocol:        2,
+		DisableIdentity: true,
+		MaxRetries:      -1,
+		// Commands end at the caller's deadline, not only at the timeouts
+		// below: a lock's per-node timeout must mean what it says.
+		ContextTimeoutEnabled: true,
+		DialerRetries:         1,
+		DialTimeout:           timeout,
+		ReadTimeout:           timeout,
+		WriteTimeout:          timeout,
+		PoolSize:              4,
+		DialerRetryTimeout:    time.Millisecond,
 	}
 }
 
@@ -142,7 +146,14 @@ func (c *Client) Failpoint(ctx context.Context, name string) error {
 	if c.crashed.Load() {
 		return ErrCrashed
 	}
-	for _, a := range c.points.hit(name, c.id) {
+	actions := c.points.hit(name, c.id)
+	if len(actions) == 0 {
+		return nil
+	}
+	// The run waits for these actions before it stops the workload, so
+	// that the story they tell ends while the other clients still cycle.
+	defer c.points.done()
+	for _, a := range actions {
 		if err := c.act(ctx, name, a); err != nil {
 			return err
 		}
@@ -185,7 +196,7 @@ func (c *Client) slow(ctx context.Context, name string, a Action) error {
 		err = c.Sleep(ctx, a.For)
 	}
 	end := c.history.Now()
-	c.history.Add(Op{Client: c.id, Kind: KindFault, Call: start, Return: end, Fault: "slow work",
+	c.history.Add(history.Op{Client: c.id, Kind: history.KindFault, Call: start, Return: end, Fault: "slow work",
 		Detail: fmt.Sprintf("failpoint %s: %s, lasted %s", name, a, (end - start).Round(time.Millisecond))})
 	return err
 }
@@ -226,7 +237,7 @@ func (c *Client) Crash(why string) {
 	at := c.history.Now()
 	c.cancel()
 	c.closeConns()
-	c.history.Add(Op{Client: c.id, Kind: KindCrash, Call: at, Return: at, Detail: why})
+	c.history.Add(history.Op{Client: c.id, Kind: history.KindCrash, Call: at, Return: at, Detail: why})
 }
 
 // Crashed reports whether the client has crashed.
@@ -265,7 +276,7 @@ func (c *Client) pause(ctx context.Context, d time.Duration, why string, wait fu
 	close(resume)
 	c.mu.Unlock()
 	end := c.history.Now()
-	c.history.Add(Op{Client: c.id, Kind: KindFault, Call: start, Return: end,
+	c.history.Add(history.Op{Client: c.id, Kind: history.KindFault, Call: start, Return: end,
 		Fault: "client pause", Detail: fmt.Sprintf("%s: stop-the-world pause of %s", why, (end - start).Round(time.Millisecond))})
 	return err
 }

@@ -5,17 +5,20 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/history"
 )
 
 // newTestClient starts one node and a client dialing it directly.
-func newTestClient(t *testing.T, points []Failpoint) (*Client, *Node) {
+func newTestClient(t *testing.T, points []Failpoint) (*Client, cluster.Node) {
 	t.Helper()
-	n, err := StartNode(context.Background(), NodeConfig{Name: "n1", Dir: t.TempDir()})
+	n, err := cluster.StartProcess(context.Background(), cluster.NodeConfig{Name: "n1", Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { n.Stop() })
-	h, err := NewHistory("")
+	h, err := history.New("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +49,7 @@ func TestClientCrash(t *testing.T) {
 		t.Errorf("key after crash = %q, %v", v, err)
 	}
 	ops := c.history.Ops()
-	if len(ops) != 1 || ops[0].Kind != KindCrash {
+	if len(ops) != 1 || ops[0].Kind != history.KindCrash {
 		t.Errorf("history = %+v, want one crash", ops)
 	}
 }
@@ -79,7 +82,7 @@ func TestClientPauseBlocksEveryCommand(t *testing.T) {
 		t.Errorf("a command during the pause took %s; it should wait for the pause to end", d)
 	}
 	ops := c.history.Ops()
-	if len(ops) != 1 || ops[0].Kind != KindFault || ops[0].Return-ops[0].Call < 300*time.Millisecond {
+	if len(ops) != 1 || ops[0].Kind != history.KindFault || ops[0].Return-ops[0].Call < 300*time.Millisecond {
 		t.Errorf("history = %+v, want one pause of 300ms", ops)
 	}
 }

@@ -114,8 +114,9 @@ type failpoints struct {
 	mu       sync.Mutex
 	armed    []Failpoint
 	hits     []int
-	unfired  int                    // required failpoints that have not fired yet
-	allFired chan struct{}          // closed when unfired reaches 0
+	toFire   int                    // required failpoints that have not fired yet
+	allFired chan struct{}          // closed when toFire reaches 0
+	acting   int                    // failpoint actions under way
 	reached  map[string]map[int]int // hits per failpoint name and client, armed or not
 	changed  chan struct{}          // closed and replaced at every hit
 
@@ -131,30 +132,70 @@ func newFailpoints(armed []Failpoint) *failpoints {
 		reached: map[string]map[int]int{}, changed: make(chan struct{})}
 	for _, fp := range armed {
 		if !fp.Optional {
-			f.unfired++
+			f.toFire++
 		}
 	}
-	if f.unfired == 0 {
+	if f.toFire == 0 {
 		close(f.allFired)
 	}
 	return f
 }
 
-// pending lists the required failpoints that have not fired yet.
-func (f *failpoints) pending() []string {
+// unfired says, one line each, which required failpoints have not fired.
+func (f *failpoints) unfired() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var names []string
+	var lines []string
 	for i, fp := range f.armed {
-		if !fp.Optional && f.hits[i] <= fp.Skip {
-			names = append(names, fp.String())
+		if fp.Optional || f.hits[i] > fp.Skip {
+			continue
+		}
+		line := fmt.Sprintf("failpoint %s never fired (%s): ", fp.Name, fp)
+		switch {
+		case len(f.reached[fp.Name]) == 0:
+			line += fmt.Sprintf("no client ever reached it; a lock that has no such hook never calls Client.Failpoint(ctx, %q)", fp.Name)
+		default:
+			line += fmt.Sprintf("it was reached %d time(s), not enough for it to fire", f.hits[i])
+		}
+		lines = append(lines, line)
+	}
+	return lines
+}
+
+// done marks the end of the actions a hit returned.
+func (f *failpoints) done() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.acting--
+	f.notify()
+}
+
+// notify wakes every waiter on changed; the caller holds mu.
+func (f *failpoints) notify() {
+	close(f.changed)
+	f.changed = make(chan struct{})
+}
+
+// awaitIdle waits until no failpoint action is under way, or ctx ends.
+func (f *failpoints) awaitIdle(ctx context.Context) {
+	for {
+		f.mu.Lock()
+		acting, changed := f.acting, f.changed
+		f.mu.Unlock()
+		if acting == 0 {
+			return
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return
 		}
 	}
-	return names
 }
 
 // hit counts a hit of name by client and returns the actions to take, in
-// the order they were armed.
+// the order they were armed. When it returns any, they count as under way
+// until the caller calls done.
 func (f *failpoints) hit(name string, client int) []Action {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -162,8 +203,7 @@ func (f *failpoints) hit(name string, client int) []Action {
 		f.reached[name] = map[int]int{}
 	}
 	f.reached[name][client]++
-	close(f.changed)
-	f.changed = make(chan struct{})
+	f.notify()
 	var actions []Action
 	for i, fp := range f.armed {
 		if fp.Name != name || (fp.Client != AnyClient && fp.Client != client) {
@@ -179,10 +219,13 @@ func (f *failpoints) hit(name string, client int) []Action {
 			actions = append(actions, fp.Action)
 		}
 		if n == fp.Skip+1 && !fp.Optional {
-			if f.unfired--; f.unfired == 0 {
+			if f.toFire--; f.toFire == 0 {
 				close(f.allFired)
 			}
 		}
+	}
+	if len(actions) > 0 {
+		f.acting++
 	}
 	return actions
 }

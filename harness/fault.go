@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/history"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -15,13 +17,13 @@ import (
 type Fault interface {
 	fmt.Stringer
 	// Inject applies the fault to env and returns how to undo it.
-	Inject(ctx context.Context, env *Env) (Heal, error)
+	Inject(ctx context.Context, env *Env) (cluster.Heal, error)
 }
 
 // inject applies f to env. The returned heal undoes it and records the fault
 // in the history, from inject to heal, with detail saying what triggered it;
 // scheduled faults and failpoint faults both go through here.
-func inject(ctx context.Context, env *Env, f Fault, detail string) (Heal, error) {
+func inject(ctx context.Context, env *Env, f Fault, detail string) (cluster.Heal, error) {
 	start := env.history.Now()
 	heal, err := f.Inject(ctx, env)
 	if err != nil {
@@ -29,7 +31,7 @@ func inject(ctx context.Context, env *Env, f Fault, detail string) (Heal, error)
 	}
 	return once(func() error {
 		err := heal()
-		env.history.Add(Op{Client: target(f), Kind: KindFault, Call: start, Return: env.history.Now(),
+		env.history.Add(history.Op{Client: target(f), Kind: history.KindFault, Call: start, Return: env.history.Now(),
 			Fault: f.String(), Detail: detail})
 		if err != nil {
 			return fmt.Errorf("heal %s: %w", f, err)
@@ -56,14 +58,14 @@ func target(f Fault) int {
 
 // Env is what a fault can act on during a run.
 type Env struct {
-	Cluster *Cluster
+	Cluster *cluster.Cluster
 	Clients []*Client
-	links   [][]*Link // per client, one link per lock master
-	history *History
+	links   [][]*cluster.Link // per client, one link per lock master
+	history *history.Recorder
 }
 
 // Links are the client's network links, one per lock master.
-func (e *Env) Links(client int) []*Link { return e.links[client] }
+func (e *Env) Links(client int) []*cluster.Link { return e.links[client] }
 
 func (e *Env) client(id int) (*Client, error) {
 	if id < 0 || id >= len(e.Clients) {
@@ -72,11 +74,11 @@ func (e *Env) client(id int) (*Client, error) {
 	return e.Clients[id], nil
 }
 
-func (e *Env) node(i int) (*Node, error) {
-	if i < 0 || i >= len(e.Cluster.masters) {
-		return nil, fmt.Errorf("no lock node %d in topology %s", i, e.Cluster.topology)
+func (e *Env) node(i int) (cluster.Node, error) {
+	if i < 0 || i >= len(e.Cluster.Masters()) {
+		return nil, fmt.Errorf("no lock node %d in topology %s", i, e.Cluster.Topology())
 	}
-	return e.Cluster.masters[i], nil
+	return e.Cluster.Masters()[i], nil
 }
 
 // Partition cuts one client off from some lock nodes (all when Nodes is
@@ -96,13 +98,13 @@ func (f Partition) String() string {
 }
 
 // Inject cuts the links.
-func (f Partition) Inject(ctx context.Context, env *Env) (Heal, error) {
+func (f Partition) Inject(ctx context.Context, env *Env) (cluster.Heal, error) {
 	if _, err := env.client(f.Client); err != nil {
 		return nil, err
 	}
 	links := env.Links(f.Client)
 	if len(f.Nodes) > 0 {
-		var some []*Link
+		var some []*cluster.Link
 		for _, i := range f.Nodes {
 			if _, err := env.node(i); err != nil {
 				return nil, err
@@ -111,7 +113,7 @@ func (f Partition) Inject(ctx context.Context, env *Env) (Heal, error) {
 		}
 		links = some
 	}
-	return env.Cluster.network.Cut(ctx, links...)
+	return env.Cluster.Network().Cut(ctx, links...)
 }
 
 // Latency delays every byte between one client and the lock nodes.
@@ -125,18 +127,18 @@ func (f Latency) String() string {
 }
 
 // Inject adds the latency toxics.
-func (f Latency) Inject(ctx context.Context, env *Env) (Heal, error) {
+func (f Latency) Inject(ctx context.Context, env *Env) (cluster.Heal, error) {
 	if _, err := env.client(f.Client); err != nil {
 		return nil, err
 	}
-	return env.Cluster.network.Delay(ctx, f.Delay, 0, env.Links(f.Client)...)
+	return env.Cluster.Network().Delay(ctx, f.Delay, 0, env.Links(f.Client)...)
 }
 
 // BlackHole silently drops one direction of one client's traffic to the lock
 // nodes: commands time out and their outcome is unknown.
 type BlackHole struct {
 	Client    int
-	Direction Direction
+	Direction cluster.Direction
 }
 
 func (f BlackHole) String() string {
@@ -144,11 +146,11 @@ func (f BlackHole) String() string {
 }
 
 // Inject adds the timeout toxics.
-func (f BlackHole) Inject(ctx context.Context, env *Env) (Heal, error) {
+func (f BlackHole) Inject(ctx context.Context, env *Env) (cluster.Heal, error) {
 	if _, err := env.client(f.Client); err != nil {
 		return nil, err
 	}
-	return env.Cluster.network.BlackHole(ctx, f.Direction, env.Links(f.Client)...)
+	return env.Cluster.Network().BlackHole(ctx, f.Direction, env.Links(f.Client)...)
 }
 
 // PauseNode stops a lock node's redis-server with SIGSTOP until the heal
@@ -160,7 +162,7 @@ func (f PauseNode) String() string {
 }
 
 // Inject stops the node.
-func (f PauseNode) Inject(ctx context.Context, env *Env) (Heal, error) {
+func (f PauseNode) Inject(ctx context.Context, env *Env) (cluster.Heal, error) {
 	n, err := env.node(f.Node)
 	if err != nil {
 		return nil, err
@@ -187,7 +189,7 @@ func (f KillNode) String() string {
 }
 
 // Inject kills the node.
-func (f KillNode) Inject(ctx context.Context, env *Env) (Heal, error) {
+func (f KillNode) Inject(ctx context.Context, env *Env) (cluster.Heal, error) {
 	n, err := env.node(f.Node)
 	if err != nil {
 		return nil, err
@@ -233,7 +235,7 @@ end
 return 1`)
 
 // Inject shortens the TTLs; a jump is not undone, so the heal does nothing.
-func (f ClockJump) Inject(ctx context.Context, env *Env) (Heal, error) {
+func (f ClockJump) Inject(ctx context.Context, env *Env) (cluster.Heal, error) {
 	n, err := env.node(f.Node)
 	if err != nil {
 		return nil, err
@@ -256,7 +258,7 @@ func (f ClockSkew) String() string {
 }
 
 // Inject moves the clock.
-func (f ClockSkew) Inject(ctx context.Context, env *Env) (Heal, error) {
+func (f ClockSkew) Inject(ctx context.Context, env *Env) (cluster.Heal, error) {
 	c, err := env.client(f.Client)
 	if err != nil {
 		return nil, err
@@ -266,15 +268,15 @@ func (f ClockSkew) Inject(ctx context.Context, env *Env) (Heal, error) {
 }
 
 // once makes a heal harmless to call twice.
-func once(f func() error) Heal { return Heal(sync.OnceValue(f)) }
+func once(f func() error) cluster.Heal { return cluster.Heal(sync.OnceValue(f)) }
 
 // replicaSet is the topology's Sentinel-watched set, or an error naming the
 // fault that needs one.
-func (e *Env) replicaSet(fault string) (*ReplicaSet, error) {
-	if e.Cluster.replicated == nil {
-		return nil, fmt.Errorf("%s needs the replicated topology, not %s", fault, e.Cluster.topology)
+func (e *Env) replicaSet(fault string) (*cluster.ReplicaSet, error) {
+	if e.Cluster.ReplicaSet() == nil {
+		return nil, fmt.Errorf("%s needs the replicated topology, not %s", fault, e.Cluster.Topology())
 	}
-	return e.Cluster.replicated, nil
+	return e.Cluster.ReplicaSet(), nil
 }
 
 // CutReplication cuts the replication of some replicas (data-node indexes
@@ -287,12 +289,12 @@ func (f CutReplication) String() string {
 }
 
 // Inject cuts every named replica's link.
-func (f CutReplication) Inject(ctx context.Context, env *Env) (Heal, error) {
+func (f CutReplication) Inject(ctx context.Context, env *Env) (cluster.Heal, error) {
 	rs, err := env.replicaSet("CutReplication")
 	if err != nil {
 		return nil, err
 	}
-	var heals []Heal
+	var heals []cluster.Heal
 	healAll := func() error {
 		var errs []error
 		for _, h := range heals {
@@ -303,7 +305,7 @@ func (f CutReplication) Inject(ctx context.Context, env *Env) (Heal, error) {
 	for _, i := range f.Replicas {
 		n, err := env.node(i)
 		if err == nil {
-			var h Heal
+			var h cluster.Heal
 			if h, err = rs.CutReplication(ctx, n); err == nil {
 				heals = append(heals, h)
 				continue
@@ -326,7 +328,7 @@ func (f PreferReplica) String() string {
 }
 
 // Inject sets the priority; the heal puts back the default.
-func (f PreferReplica) Inject(ctx context.Context, env *Env) (Heal, error) {
+func (f PreferReplica) Inject(ctx context.Context, env *Env) (cluster.Heal, error) {
 	if _, err := env.replicaSet("PreferReplica"); err != nil {
 		return nil, err
 	}
@@ -344,9 +346,6 @@ func (f PreferReplica) Inject(ctx context.Context, env *Env) (Heal, error) {
 	}), nil
 }
 
-// FaultFailover labels the history record of a Sentinel promotion.
-const FaultFailover = "Sentinel failover"
-
 // KillMaster kills the current master of the replicated topology, and the
 // data nodes in Also, with SIGKILL, then waits until Sentinel has promoted a
 // replica (observed, not slept for). The heal restarts the killed nodes
@@ -362,7 +361,7 @@ func (f KillMaster) String() string {
 }
 
 // Inject kills and waits for the promotion.
-func (f KillMaster) Inject(ctx context.Context, env *Env) (Heal, error) {
+func (f KillMaster) Inject(ctx context.Context, env *Env) (cluster.Heal, error) {
 	rs, err := env.replicaSet("KillMaster")
 	if err != nil {
 		return nil, err
@@ -371,7 +370,7 @@ func (f KillMaster) Inject(ctx context.Context, env *Env) (Heal, error) {
 	if err != nil {
 		return nil, err
 	}
-	killed := []*Node{master}
+	killed := []cluster.Node{master}
 	for _, i := range f.Also {
 		n, err := env.node(i)
 		if err != nil {
@@ -400,7 +399,7 @@ func (f KillMaster) Inject(ctx context.Context, env *Env) (Heal, error) {
 		restart()
 		return nil, fmt.Errorf("await failover: %w", err)
 	}
-	env.history.Add(Op{Client: -1, Kind: KindFault, Call: start, Return: env.history.Now(), Fault: FaultFailover,
+	env.history.Add(history.Op{Client: -1, Kind: history.KindFault, Call: start, Return: env.history.Now(), Fault: history.FaultFailover,
 		Detail: fmt.Sprintf("Sentinel promoted %s in place of %s after %s", to.Name(), master.Name(), took.Round(time.Millisecond))})
 	return restart, nil
 }

@@ -9,10 +9,14 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/history"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -25,6 +29,8 @@ type Options struct {
 	Dir      string    // where the run's files go; "" writes nothing
 	Lock     string    // the lock's name, for the report
 	Log      io.Writer // progress lines; nil for none
+	// Backend starts the servers; nil means local processes.
+	Backend cluster.Backend
 }
 
 // Result is what one run found.
@@ -37,31 +43,43 @@ type Result struct {
 	// Detect is when the first violation became visible, since the start.
 	Detect   *time.Duration `json:"detect_ns"`
 	Duration time.Duration  `json:"duration_ns"`
-	Stats    Stats          `json:"stats"`
+	Stats    check.Stats    `json:"stats"`
 	Faults   []string       `json:"faults"` // honest labels of what was injected
-	// Unfired lists failpoints that never fired: the scenario did not
-	// happen as written, so its verdicts prove little.
-	Unfired []string `json:"unfired,omitempty"`
-	Dir     string   `json:"dir,omitempty"`
+	// NotExercised says what of the scenario did not happen (a failpoint
+	// that never fired, a fault never injected); every verdict is then
+	// unknown.
+	NotExercised []string `json:"not_exercised,omitempty"`
+	Dir          string   `json:"dir,omitempty"`
 }
+
+// ErrNotExercised is wrapped by Run when the scenario did not happen as
+// written: its verdicts are all unknown, because they would speak of a run
+// that did not take place.
+var ErrNotExercised = errors.New("the scenario did not happen as written")
 
 // Files a run writes to Options.Dir.
 const (
 	HistoryFile  = "history.jsonl"
 	ResultFile   = "result.json"
-	LockFile     = "lock.html"
-	ResourceFile = "resource.html"
+	LockFile     = check.LockFile
+	ResourceFile = check.ResourceFile
 )
 
 // Run puts the lock built by newLocker through scenario s and checks what the
 // clients saw. Every process, link and temporary file it made is gone when it
-// returns, also when ctx is cancelled (then it returns ctx's error).
+// returns, also when ctx is cancelled (then it returns ctx's error). When
+// the scenario did not happen as written it returns the result, whose
+// verdicts are all unknown, and an error wrapping ErrNotExercised.
 func Run(ctx context.Context, s Scenario, newLocker NewLocker, opts Options) (*Result, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
 	if opts.Clients < 0 || opts.Duration < 0 {
 		return nil, fmt.Errorf("run %s: negative client count or duration", s.Name)
+	}
+	if opts.Duration > 0 && opts.Duration < s.MinDuration {
+		return nil, fmt.Errorf("run %s: a workload of %s is too short for this scenario's story; it needs at least %s",
+			s.Name, opts.Duration, s.MinDuration)
 	}
 	w := s.Workload
 	if opts.Clients > 0 {
@@ -80,24 +98,25 @@ func Run(ctx context.Context, s Scenario, newLocker NewLocker, opts Options) (*R
 		}
 	}
 	started := time.Now()
-	cluster, err := StartCluster(ctx, ClusterConfig{Topology: s.Topology, Persistence: s.Persistence, Resource: w.Resource})
+	cl, err := cluster.Start(ctx, cluster.Config{Topology: s.Topology, Persistence: s.Persistence,
+		MariaDB: w.Resource == MariaDBResource, Backend: opts.Backend})
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", s.Name, err)
 	}
-	defer cluster.Close()
-	logf(opts.Log, "%s: %s topology started in %s", s.Name, cluster.Topology(), time.Since(started).Round(time.Millisecond))
+	defer cl.Close()
+	logf(opts.Log, "%s: %s topology started in %s", s.Name, cl.Topology(), time.Since(started).Round(time.Millisecond))
 
 	historyPath := ""
 	if opts.Dir != "" {
 		historyPath = filepath.Join(opts.Dir, HistoryFile)
 	}
-	h, err := NewHistory(historyPath)
+	h, err := history.New(historyPath)
 	if err != nil {
 		return nil, err
 	}
 	defer h.Close()
 
-	r := &run{s: s, w: w, opts: opts, cluster: cluster, h: h, points: newFailpoints(s.Failpoints)}
+	r := &run{s: s, w: w, opts: opts, cluster: cl, h: h, points: newFailpoints(s.Failpoints)}
 	if err := r.execute(ctx, newLocker); err != nil {
 		return nil, fmt.Errorf("run %s: %w", s.Name, err)
 	}
@@ -108,21 +127,24 @@ func Run(ctx context.Context, s Scenario, newLocker NewLocker, opts Options) (*R
 	res := &Result{Scenario: s.Name, Lock: opts.Lock, Seed: opts.Seed, Dir: opts.Dir,
 		Faults: r.faultLabels(), Duration: time.Since(started)}
 	ops := h.Ops()
-	checked := CheckHistory(ops, CheckOptions{Handover: s.Handover, Initial: w.Stock})
-	res.Checks, res.Verdicts, res.Detect = checked.Checks, checked.verdicts(), checked.detect()
-	res.Stats = stats(ops)
-	if e := endRecord(ops); e != nil {
-		res.Unfired = e.Unfired
+	checked := check.Run(ops, check.Options{Handover: s.Handover, Initial: w.Stock})
+	res.Checks, res.Verdicts, res.Detect = checked.Checks, checked.Verdicts(), checked.Detect()
+	res.Stats = check.Measure(ops)
+	if e := history.EndOf(ops); e != nil {
+		res.NotExercised = e.NotExercised
 	}
 	if opts.Dir != "" {
-		if err := checked.writeVisualizations(opts.Dir, ops); err != nil {
+		if err := checked.WriteVisualizations(opts.Dir, ops); err != nil {
 			return nil, err
 		}
 		if err := writeJSON(filepath.Join(opts.Dir, ResultFile), res); err != nil {
 			return nil, err
 		}
 	}
-	logf(opts.Log, "%s: %s in %s", s.Name, checked.summary(), res.Duration.Round(time.Millisecond))
+	logf(opts.Log, "%s: %s in %s", s.Name, checked.Summary(), res.Duration.Round(time.Millisecond))
+	if len(res.NotExercised) > 0 {
+		return res, fmt.Errorf("run %s: %w: %s", s.Name, ErrNotExercised, strings.Join(res.NotExercised, "; "))
+	}
 	return res, nil
 }
 
@@ -131,8 +153,8 @@ type run struct {
 	s       Scenario
 	w       Workload
 	opts    Options
-	cluster *Cluster
-	h       *History
+	cluster *cluster.Cluster
+	h       *history.Recorder
 	points  *failpoints
 }
 
@@ -149,7 +171,7 @@ func (r *run) execute(ctx context.Context, newLocker NewLocker) error {
 	// Client r.w.Clients is the liveness probe: a fresh process that only
 	// comes to the lock after the workload stopped.
 	for id := 0; id <= r.w.Clients; id++ {
-		c, links, err := r.cluster.connect(runCtx, clientConfig{id: id, ttl: r.w.TTL, timeout: r.w.Timeout,
+		c, links, err := connect(runCtx, r.cluster, clientConfig{id: id, ttl: r.w.TTL, timeout: r.w.Timeout,
 			history: r.h, points: r.points})
 		if err != nil {
 			return err
@@ -173,7 +195,7 @@ func (r *run) execute(ctx context.Context, newLocker NewLocker) error {
 			workers[id].run(runCtx)
 		}()
 	}
-	faultsDone := r.schedule(runCtx, env)
+	faultsDone, notInjected := r.schedule(runCtx, env)
 	logf(r.opts.Log, "%s: %d clients running for %s", r.s.Name, r.w.Clients, r.w.Duration)
 
 	if err := r.wait(ctx); err != nil {
@@ -200,12 +222,13 @@ func (r *run) execute(ctx context.Context, newLocker NewLocker) error {
 	}
 
 	logf(r.opts.Log, "%s: probing liveness (bound %s)", r.s.Name, bound)
-	end := &End{Initial: r.w.Stock, Stuck: stuck, Bound: bound, Unfired: r.points.pending()}
+	end := &history.End{Initial: r.w.Stock, Stuck: stuck, Bound: bound, TTL: r.w.TTL, Work: r.w.Work,
+		NotExercised: append(r.points.unfired(), notInjected()...)}
 	r.probe(runCtx, probe, newLocker, bound, end)
 	if err := r.readEnd(ctx, end); err != nil {
 		return err
 	}
-	r.h.Add(Op{Client: -1, Kind: KindEnd, Call: r.h.Now(), Return: r.h.Now(), End: end})
+	r.h.Add(history.Op{Client: -1, Kind: history.KindEnd, Call: r.h.Now(), Return: r.h.Now(), End: end})
 
 	cancel()
 	if !waitFor(&wg, 10*time.Second) {
@@ -224,26 +247,32 @@ const (
 // wait lets the workload run for its Duration and, if the scenario's
 // failpoints have not all fired by then (the clients they target were
 // unlucky in the race for the lock), until they have and a little after.
+// Then it waits for every failpoint still acting (a pause until another
+// client holds the lock, a failover awaited inside a critical section) to
+// finish, so that the story ends while the other clients still cycle.
 func (r *run) wait(ctx context.Context) error {
 	if !sleepCtx(ctx, r.w.Duration) {
 		return ctx.Err()
 	}
+	deadline, cancel := context.WithTimeout(ctx, failpointWait)
+	defer cancel()
 	select {
 	case <-r.points.allFired:
-		return nil
 	default:
-	}
-	select {
-	case <-r.points.allFired:
-		if !sleepCtx(ctx, settle) {
-			return ctx.Err()
+		select {
+		case <-r.points.allFired:
+			if !sleepCtx(ctx, settle) {
+				return ctx.Err()
+			}
+		case <-deadline.Done():
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			logf(r.opts.Log, "%s: failpoints never fired: %v", r.s.Name, r.points.unfired())
 		}
-	case <-time.After(failpointWait):
-		logf(r.opts.Log, "%s: failpoints never fired: %v", r.s.Name, r.points.pending())
-	case <-ctx.Done():
-		return ctx.Err()
 	}
-	return nil
+	r.points.awaitIdle(deadline)
+	return ctx.Err()
 }
 
 func (r *run) newWorker(c *Client, newLocker NewLocker, stop *atomic.Bool) *worker {
@@ -251,42 +280,55 @@ func (r *run) newWorker(c *Client, newLocker NewLocker, stop *atomic.Bool) *work
 		rng: rand.New(rand.NewPCG(uint64(r.opts.Seed), uint64(c.id)))}
 }
 
-// schedule runs the scenario's timed faults in the background. The returned
-// function heals whatever is still injected, waits, and reports heal errors.
-func (r *run) schedule(ctx context.Context, env *Env) func() error {
+// schedule runs the scenario's timed faults in the background. The first
+// returned function heals whatever is still injected, waits, and reports heal
+// errors; the second, called after it, lists the faults the run ended before
+// injecting.
+func (r *run) schedule(ctx context.Context, env *Env) (healAll func() error, notInjected func() []string) {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	errs := make([]error, len(r.s.Faults))
+	injected := make([]bool, len(r.s.Faults))
 	for i, sf := range r.s.Faults {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = r.inject(ctx, env, sf)
+			injected[i], errs[i] = r.inject(ctx, env, sf)
 		}()
 	}
-	return func() error {
+	healAll = func() error {
 		cancel()
 		wg.Wait()
 		return errors.Join(errs...)
 	}
+	notInjected = func() []string {
+		var missed []string
+		for i, sf := range r.s.Faults {
+			if !injected[i] {
+				missed = append(missed, fmt.Sprintf("fault %q, due at %s, was never injected: the run ended first", sf.Fault, sf.At))
+			}
+		}
+		return missed
+	}
+	return healAll, notInjected
 }
 
 // inject applies one scheduled fault and heals it when its time is up or the
-// run ends, recording it in the history.
-func (r *run) inject(ctx context.Context, env *Env, sf ScheduledFault) error {
+// run ends, recording it in the history. It reports whether it injected.
+func (r *run) inject(ctx context.Context, env *Env, sf ScheduledFault) (bool, error) {
 	if !sleepCtx(ctx, sf.At) {
-		return nil
+		return false, nil
 	}
 	heal, err := inject(ctx, env, sf.Fault, "")
 	if err != nil {
-		return err
+		return false, err
 	}
 	sleepCtx(ctx, sf.For)
-	return heal()
+	return true, heal()
 }
 
 // probe lets a fresh client try to take and give back the lock within bound.
-func (r *run) probe(ctx context.Context, c *Client, newLocker NewLocker, bound time.Duration, end *End) {
+func (r *run) probe(ctx context.Context, c *Client, newLocker NewLocker, bound time.Duration, end *history.End) {
 	var never atomic.Bool
 	wk := r.newWorker(c, newLocker, &never)
 	wk.probe = true
@@ -304,17 +346,15 @@ func (r *run) probe(ctx context.Context, c *Client, newLocker NewLocker, bound t
 }
 
 // readEnd records the stock left and the lock key's expiry.
-func (r *run) readEnd(ctx context.Context, end *End) error {
+func (r *run) readEnd(ctx context.Context, end *history.End) error {
 	stock, err := r.stock(ctx)
 	if err != nil {
 		return fmt.Errorf("read stock: %w", err)
 	}
 	end.Stock = stock
-	master := r.cluster.masters[0]
-	if rs := r.cluster.replicated; rs != nil {
-		if master, err = rs.Master(ctx); err != nil {
-			return err
-		}
+	master, err := r.cluster.Master(ctx)
+	if err != nil {
+		return err
 	}
 	pttl, err := master.Admin().PTTL(ctx, r.w.Key).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
@@ -328,18 +368,18 @@ func (r *run) readEnd(ctx context.Context, end *End) error {
 
 // setupInventory puts the starting stock where the workload will sell it.
 func (r *run) setupInventory(ctx context.Context) error {
-	if db := r.cluster.mariadb; db != nil {
+	if db := r.cluster.MariaDB(); db != nil {
 		return db.SetupInventory(ctx, r.w.Stock)
 	}
-	return r.cluster.inventory.Admin().Set(ctx, stockKey, r.w.Stock, 0).Err()
+	return r.cluster.Inventory().Admin().Set(ctx, stockKey, r.w.Stock, 0).Err()
 }
 
 // stock is what is left of the inventory.
 func (r *run) stock(ctx context.Context) (int64, error) {
-	if db := r.cluster.mariadb; db != nil {
+	if db := r.cluster.MariaDB(); db != nil {
 		return db.Stock(ctx)
 	}
-	return r.cluster.inventory.Admin().Get(ctx, stockKey).Int64()
+	return r.cluster.Inventory().Admin().Get(ctx, stockKey).Int64()
 }
 
 func (r *run) faultLabels() []string {

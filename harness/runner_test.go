@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/pitfalls"
 )
@@ -18,11 +20,11 @@ import (
 func TestRunUnderNetworkAndNodeFaults(t *testing.T) {
 	s := harness.Scenario{
 		Name:     "faults",
-		Topology: harness.Single,
+		Topology: cluster.Single,
 		Workload: harness.Workload{TTL: 200 * time.Millisecond, Work: 5 * time.Millisecond, Duration: 1500 * time.Millisecond, Timeout: 300 * time.Millisecond},
 		Faults: []harness.ScheduledFault{
 			{At: 200 * time.Millisecond, For: 300 * time.Millisecond, Fault: harness.Partition{Client: 0}},
-			{At: 200 * time.Millisecond, For: 300 * time.Millisecond, Fault: harness.BlackHole{Client: 1, Direction: harness.Downstream}},
+			{At: 200 * time.Millisecond, For: 300 * time.Millisecond, Fault: harness.BlackHole{Client: 1, Direction: cluster.Downstream}},
 			{At: 600 * time.Millisecond, For: 200 * time.Millisecond, Fault: harness.Latency{Client: 2, Delay: 20 * time.Millisecond}},
 			{At: 900 * time.Millisecond, For: 200 * time.Millisecond, Fault: harness.PauseNode{Node: 0}},
 		},
@@ -42,13 +44,13 @@ func TestRunUnderNetworkAndNodeFaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	ops, err := harness.ReadHistory(f)
+	ops, err := history.Read(f)
 	if err != nil {
 		t.Fatal(err)
 	}
 	faults, unknown := 0, 0
 	for _, op := range ops {
-		if op.Kind == harness.KindFault {
+		if op.Kind == history.KindFault {
 			faults++
 			if op.Return-op.Call < 150*time.Millisecond {
 				t.Errorf("fault %q lasted %s", op.Fault, op.Return-op.Call)
@@ -170,8 +172,8 @@ func TestRunWaitsForItsFailpoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Unfired) != 0 {
-		t.Errorf("unfired failpoints: %v", res.Unfired)
+	if len(res.NotExercised) != 0 {
+		t.Errorf("not exercised: %v", res.NotExercised)
 	}
 	if res.Stats.Sections < 16 {
 		t.Errorf("%d sections: the run stopped before client 0's 16th", res.Stats.Sections)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/locklab/locklab/cluster"
 )
 
 // Scenario is one experiment: a topology, a workload, and the faults that hit
@@ -11,14 +13,17 @@ import (
 type Scenario struct {
 	Name        string
 	Description string // what it does to the lock, in one or two sentences
-	Topology    Topology
-	Persistence Persistence // what the lock nodes keep on disk across a restart
+	Topology    cluster.Topology
+	Persistence cluster.Persistence // what the lock nodes keep on disk across a restart
 	Workload    Workload
 	Failpoints  []Failpoint
 	Faults      []ScheduledFault
 	// Handover is the longest median wait between two holders that still
 	// counts as a prompt handover; 0 means 100 ms.
 	Handover time.Duration
+	// MinDuration is the shortest workload that tells the scenario's story
+	// (Options.Duration below it is refused); 0 means any.
+	MinDuration time.Duration
 }
 
 // Workload is what every client does: acquire → critical section on the
@@ -95,7 +100,7 @@ func (s Scenario) Validate() error {
 		return errors.New("scenario has no name")
 	case w.Clients < 0:
 		return fmt.Errorf("scenario %s: negative client count %d", s.Name, w.Clients)
-	case w.TTL < 0, w.Work < 0, w.Duration < 0, w.Retry < 0, w.Timeout < 0, s.Handover < 0:
+	case w.TTL < 0, w.Work < 0, w.Duration < 0, w.Retry < 0, w.Timeout < 0, s.Handover < 0, s.MinDuration < 0:
 		return fmt.Errorf("scenario %s: negative duration", s.Name)
 	case w.Stock < 0:
 		return fmt.Errorf("scenario %s: negative stock", s.Name)
@@ -103,7 +108,7 @@ func (s Scenario) Validate() error {
 	if w.Resource != "" && w.Resource != RedisResource && w.Resource != MariaDBResource {
 		return fmt.Errorf("scenario %s: unknown resource %q", s.Name, w.Resource)
 	}
-	if _, ok := topologies[s.Topology]; !ok && s.Topology != "" {
+	if !cluster.Known(s.Topology) {
 		return fmt.Errorf("scenario %s: unknown topology %q", s.Name, s.Topology)
 	}
 	for _, f := range s.Faults {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 )
 
@@ -25,7 +26,7 @@ type worker struct {
 	c       *Client
 	lock    Locker
 	w       Workload
-	h       *History
+	h       *history.Recorder
 	rng     *rand.Rand
 	stop    *atomic.Bool // set when the time limit is reached: start no new cycle
 	probe   bool
@@ -72,18 +73,18 @@ func (w *worker) acquire(ctx context.Context, nested bool) (Lease, bool) {
 		}
 		call := w.h.Now()
 		lease, err := w.lock.Acquire(ctx, w.w.Key)
-		op := Op{Client: w.c.id, Kind: KindAcquire, Key: w.w.Key, Call: call, Return: w.h.Now(), Nested: nested, Probe: w.probe}
+		op := history.Op{Client: w.c.id, Kind: history.KindAcquire, Key: w.w.Key, Call: call, Return: w.h.Now(), Nested: nested, Probe: w.probe}
 		switch {
 		case err == nil:
 			op.Outcome, op.Token = models.OK, lease.Token()
 		case errors.Is(err, ErrNotAcquired):
 			op.Outcome = models.Failed
 		default:
-			op.Outcome, op.Return, op.Error = models.Unknown, NeverReturned, err.Error()
+			op.Outcome, op.Return, op.Error = models.Unknown, history.NeverReturned, err.Error()
 		}
 		if w.c.Crashed() {
 			// A crashed client never saw the outcome.
-			op.Outcome, op.Return = models.Unknown, NeverReturned
+			op.Outcome, op.Return = models.Unknown, history.NeverReturned
 		}
 		w.h.Add(op)
 		if op.Outcome == models.OK {
@@ -109,17 +110,17 @@ func (w *worker) release(ctx context.Context, lease Lease, nested bool) {
 	}
 	call := w.h.Now()
 	err := lease.Release(ctx)
-	op := Op{Client: w.c.id, Kind: KindRelease, Key: w.w.Key, Call: call, Return: w.h.Now(), Nested: nested, Probe: w.probe, Token: lease.Token()}
+	op := history.Op{Client: w.c.id, Kind: history.KindRelease, Key: w.w.Key, Call: call, Return: w.h.Now(), Nested: nested, Probe: w.probe, Token: lease.Token()}
 	switch {
 	case err == nil:
 		op.Outcome = models.OK
 	case errors.Is(err, ErrNotHeld):
 		op.Outcome, op.Error = models.Failed, err.Error()
 	default:
-		op.Outcome, op.Return, op.Error = models.Unknown, NeverReturned, err.Error()
+		op.Outcome, op.Return, op.Error = models.Unknown, history.NeverReturned, err.Error()
 	}
 	if w.c.Crashed() {
-		op.Outcome, op.Return = models.Unknown, NeverReturned
+		op.Outcome, op.Return = models.Unknown, history.NeverReturned
 	}
 	w.h.Add(op)
 }
@@ -128,7 +129,7 @@ func (w *worker) release(ctx context.Context, lease Lease, nested bool) {
 // again, and write stock−1 unless sold out.
 func (w *worker) section(ctx context.Context, lease Lease) {
 	inv := w.c.inventory
-	op := Op{Client: w.c.id, Kind: KindSection, Call: w.h.Now(), Token: lease.Token(), Result: models.NoWrite}
+	op := history.Op{Client: w.c.id, Kind: history.KindSection, Call: w.h.Now(), Token: lease.Token(), Result: models.NoWrite}
 	observed, err := read(ctx, inv, lease.Token())
 	if err != nil {
 		// Nothing was read (or a stale token was refused), so the resource

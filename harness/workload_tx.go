@@ -7,6 +7,7 @@ import (
 
 	_ "github.com/go-sql-driver/mysql" // the MariaDB driver database/sql uses
 
+	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 )
 
@@ -26,7 +27,7 @@ func openDB(dsn string) *sql.DB {
 // stock it read minus one. It releases the lock before COMMIT when the
 // workload says so, and reports whether it did.
 func (w *worker) sectionTx(ctx context.Context, lease Lease) (released bool) {
-	op := Op{Client: w.c.id, Kind: KindSection, Call: w.h.Now(), Token: lease.Token(), Result: models.NoWrite}
+	op := history.Op{Client: w.c.id, Kind: history.KindSection, Call: w.h.Now(), Token: lease.Token(), Result: models.NoWrite}
 	tx, err := w.c.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead})
 	if err != nil {
 		return false

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/harness"
 )
 
@@ -57,7 +58,7 @@ func (p Pitfall) Cases() []Case {
 		}
 		if f.Expected == nil {
 			f.Expected = map[string]harness.Verdict{}
-			for _, c := range harness.Checkers {
+			for _, c := range check.Checkers {
 				f.Expected[c] = harness.OK
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/pitfalls"
 	"github.com/locklab/locklab/scenarios"
@@ -24,7 +25,7 @@ func expectCaught(t *testing.T, name string) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, m := range harness.Mismatches(c.Expected, res.Verdicts) {
+			for _, m := range check.Mismatches(c.Expected, res.Verdicts) {
 				t.Errorf("%s %s in %s: %s", p.Name, c.Variant, c.Scenario, m)
 			}
 			if t.Failed() {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/pitfalls"
 )
@@ -95,7 +96,7 @@ type variant struct {
 	HasResult  bool
 	Checks     []checkView
 	Faults     []string
-	Stats      harness.Stats
+	Stats      check.Stats
 	Phases     []phase
 	Links      []link
 }
@@ -125,13 +126,13 @@ func newPage(dir string, runs []Run, now time.Time) page {
 		Date:     now.Format("2006-01-02 15:04 MST"),
 		Summary:  summary(runs),
 		AllPass:  true,
-		Checkers: harness.Checkers,
+		Checkers: check.Checkers,
 	}
 	// Runs arrive in catalogue order with both variants of a pitfall, so a
 	// section is opened the first time its pitfall shows up.
 	index := map[string]int{}
 	for _, r := range runs {
-		mismatches := harness.Mismatches(r.Expected, r.Verdicts)
+		mismatches := check.Mismatches(r.Expected, r.Verdicts)
 		if len(mismatches) > 0 {
 			p.AllPass = false
 		}
@@ -168,7 +169,7 @@ func newRow(r Run, s *section, mismatches []string) row {
 	rw := row{Anchor: s.Anchor, Pitfall: name, Variant: r.Variant, Scenario: r.Scenario,
 		Detect: detectText(r), Duration: durationText(r.DurationMS),
 		AsExpected: len(mismatches) == 0, Mismatches: mismatches}
-	for _, c := range harness.Checkers {
+	for _, c := range check.Checkers {
 		got, ok := r.Verdicts[c]
 		ce := cell{Verdict: string(got), Class: verdictClass(got)}
 		if !ok || got == "" {
@@ -200,7 +201,7 @@ func newVariant(dir string, r Run, mismatches []string) variant {
 	}
 	for _, ph := range []struct {
 		name string
-		p    harness.Phase
+		p    check.Span
 	}{{"before faults", res.Stats.Before}, {"during faults", res.Stats.During}, {"after faults", res.Stats.After}} {
 		v.Phases = append(v.Phases, phase{Name: ph.name, From: roundMS(ph.p.From), To: roundMS(ph.p.To),
 			Sections: ph.p.Sections, PerSec: fmt.Sprintf("%.1f", ph.p.PerSec)})

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/pitfalls"
 )
@@ -70,11 +71,11 @@ func newResult(t *testing.T, reportDir, scenario string, verdicts map[string]har
 	}
 	res := &harness.Result{Scenario: scenario, Seed: 7, Verdicts: verdicts,
 		Duration: 2345 * time.Millisecond, Dir: dir,
-		Stats: harness.Stats{Acquires: 40, Refused: 12, Sections: 40,
-			Before: harness.Phase{From: 0, To: time.Second, Sections: 30, PerSec: 30},
-			During: harness.Phase{From: time.Second, To: 1500 * time.Millisecond, Sections: 5, PerSec: 10},
-			After:  harness.Phase{From: 1500 * time.Millisecond, To: 2 * time.Second, Sections: 5, PerSec: 10}}}
-	for _, c := range harness.Checkers {
+		Stats: check.Stats{Acquires: 40, Refused: 12, Sections: 40,
+			Before: check.Span{From: 0, To: time.Second, Sections: 30, PerSec: 30},
+			During: check.Span{From: time.Second, To: 1500 * time.Millisecond, Sections: 5, PerSec: 10},
+			After:  check.Span{From: 1500 * time.Millisecond, To: 2 * time.Second, Sections: 5, PerSec: 10}}}
+	for _, c := range check.Checkers {
 		res.Checks = append(res.Checks, harness.Check{Checker: c, Verdict: verdicts[c], Detail: c + " detail"})
 	}
 	return res

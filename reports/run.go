@@ -5,6 +5,7 @@ package reports
 import (
 	"time"
 
+	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/pitfalls"
 )
@@ -35,7 +36,7 @@ func NewRun(p pitfalls.Pitfall, c pitfalls.Case, res *harness.Result) Run {
 		DurationMS: millis(res.Duration), ReportDir: res.Dir,
 		Entry: p, Result: res,
 	}
-	r.Pass = len(harness.Mismatches(r.Expected, r.Verdicts)) == 0
+	r.Pass = len(check.Mismatches(r.Expected, r.Verdicts)) == 0
 	if res.Detect != nil {
 		d := millis(*res.Detect)
 		r.DetectMS = &d

@@ -8,7 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/check"
 )
 
 // WriteTable prints runs as the aligned table the CLI shows, one row per
@@ -16,12 +16,12 @@ import (
 // that differs from what the catalogue expects starts with "!".
 func WriteTable(w io.Writer, runs []Run) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	header := append([]string{"pitfall", "variant", "scenario"}, harness.Checkers...)
+	header := append([]string{"pitfall", "variant", "scenario"}, check.Checkers...)
 	header = append(header, "detect", "time", "as expected?")
 	fmt.Fprintln(tw, strings.Join(header, "\t"))
 	for _, r := range runs {
 		row := []string{r.Pitfall, string(r.Variant), r.Scenario}
-		for _, c := range harness.Checkers {
+		for _, c := range check.Checkers {
 			row = append(row, verdictCell(r, c))
 		}
 		row = append(row, detectText(r), durationText(r.DurationMS), asExpectedText(r))
@@ -81,7 +81,7 @@ func durationText(ms float64) string {
 
 // asExpectedText is "yes", or "NO: " and every mismatch.
 func asExpectedText(r Run) string {
-	m := harness.Mismatches(r.Expected, r.Verdicts)
+	m := check.Mismatches(r.Expected, r.Verdicts)
 	if len(m) == 0 {
 		return "yes"
 	}
@@ -93,7 +93,7 @@ func asExpectedText(r Run) string {
 func summary(runs []Run) string {
 	var failed []string
 	for _, r := range runs {
-		if len(harness.Mismatches(r.Expected, r.Verdicts)) > 0 {
+		if len(check.Mismatches(r.Expected, r.Verdicts)) > 0 {
 			failed = append(failed, r.Pitfall+"/"+string(r.Variant))
 		}
 	}

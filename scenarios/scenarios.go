@@ -9,6 +9,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/harness"
 )
 
@@ -22,21 +23,21 @@ func All() []harness.Scenario {
 		{
 			Name:        "contention",
 			Description: "Four clients compete for one lock with short critical sections and no fault at all.",
-			Topology:    harness.Single,
+			Topology:    cluster.Single,
 			Workload:    harness.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond},
 		},
 		{
 			Name: "crash-after-setnx",
 			Description: "Client 0 crashes (connections closed, no cleanup) right after its third SETNX succeeds, " +
 				"before anything else it would do to the lock.",
-			Topology:   harness.Single,
+			Topology:   cluster.Single,
 			Workload:   harness.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond},
 			Failpoints: []harness.Failpoint{{Name: "after-setnx", Client: 0, Skip: 2, Action: harness.Crash()}},
 		},
 		{
 			Name:        "crash-holder",
 			Description: "Client 0 crashes (connections closed, no cleanup) inside its third critical section, holding the lock.",
-			Topology:    harness.Single,
+			Topology:    cluster.Single,
 			Workload:    harness.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond},
 			Failpoints:  []harness.Failpoint{{Name: harness.FailpointCriticalSection, Client: 0, Skip: 2, Action: harness.Crash()}},
 		},
@@ -44,7 +45,7 @@ func All() []harness.Scenario {
 			Name: "pause-before-del",
 			Description: "Client 0 is paused (stop-the-world) right before the DEL of its release, three times, each time " +
 				"until its lease (200 ms TTL, 100 ms of work) has expired and another client holds the lock (at most 1 s).",
-			Topology:   harness.Single,
+			Topology:   cluster.Single,
 			Workload:   harness.Workload{TTL: ttl, Work: 100 * time.Millisecond, Duration: 2 * time.Second},
 			Failpoints: []harness.Failpoint{{Name: "before-del", Client: 0, Skip: 1, Times: 3, Action: harness.PauseUntil(harness.FailpointAcquired, time.Second)}},
 		},
@@ -52,7 +53,7 @@ func All() []harness.Scenario {
 			Name: "slow-work",
 			Description: "Client 0's second critical section takes 500 ms, two and a half TTLs (only its worker is slow; " +
 				"the rest of the client, a watchdog included, keeps running).",
-			Topology:   harness.Single,
+			Topology:   cluster.Single,
 			Workload:   harness.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond},
 			Failpoints: []harness.Failpoint{{Name: harness.FailpointCriticalSection, Client: 0, Skip: 1, Action: harness.Sleep(5 * ttl / 2)}},
 		},
@@ -60,7 +61,7 @@ func All() []harness.Scenario {
 			Name: "clock-skew",
 			Description: "From 300 ms on, client 0's wall clock (Client.Now) runs 1 s ahead for one second; " +
 				"Redis and the other clients keep true time. Critical sections take 50 ms.",
-			Topology: harness.Single,
+			Topology: cluster.Single,
 			Workload: harness.Workload{TTL: ttl, Work: 50 * time.Millisecond, Duration: 1500 * time.Millisecond},
 			Faults: []harness.ScheduledFault{{At: 300 * time.Millisecond, For: time.Second,
 				Fault: harness.ClockSkew{Client: 0, By: time.Second}}},
@@ -69,14 +70,14 @@ func All() []harness.Scenario {
 			Name: "pause-holder",
 			Description: "Client 0 is paused (stop-the-world, its watchdog included) for 500 ms inside its second " +
 				"critical section, after reading the stock: two and a half TTLs.",
-			Topology:   harness.Single,
+			Topology:   cluster.Single,
 			Workload:   harness.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond},
 			Failpoints: []harness.Failpoint{{Name: harness.FailpointCriticalSection, Client: 0, Skip: 1, Action: harness.Pause(5 * ttl / 2)}},
 		},
 		{
 			Name:        "nested",
 			Description: "Every critical section calls a function that takes the same lock again, as code that nests locked calls does. No fault.",
-			Topology:    harness.Single,
+			Topology:    cluster.Single,
 			Workload:    harness.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond, Nested: true},
 		},
 	}
@@ -127,31 +128,31 @@ func redlock() []harness.Scenario {
 		{
 			Name:        "redlock-restart",
 			Description: setting + "While client 0 holds the lock, node 2 is killed (SIGKILL) and restarted at once, empty (no persistence).",
-			Topology:    harness.Redlock, Workload: work, Faults: cutOff,
+			Topology:    cluster.Redlock, Workload: work, Faults: cutOff,
 			Failpoints: strike(harness.Inject(harness.KillNode{Node: 2}, 0)),
 		},
 		{
 			Name:        "redlock-restart-delayed",
 			Description: setting + "While client 0 holds the lock, node 2 is killed (SIGKILL) and restarted empty only after a TTL and 100 ms.",
-			Topology:    harness.Redlock, Workload: work, Faults: cutOff,
+			Topology:    cluster.Redlock, Workload: work, Faults: cutOff,
 			Failpoints: strike(harness.Inject(harness.KillNode{Node: 2}, redlockTTL+100*time.Millisecond)),
 		},
 		{
 			Name:        "redlock-restart-fsync",
 			Description: setting + "Nodes persist every write (appendfsync always). While client 0 holds the lock, node 2 is killed and restarted at once with its data.",
-			Topology:    harness.Redlock, Persistence: harness.AOFAlways, Workload: work, Faults: cutOff,
+			Topology:    cluster.Redlock, Persistence: cluster.AOFAlways, Workload: work, Faults: cutOff,
 			Failpoints: strike(harness.Inject(harness.KillNode{Node: 2, KeepData: true}, 0)),
 		},
 		{
 			Name:        "redlock-clock-jump",
 			Description: setting + "While client 0 holds the lock, node 2's clock jumps a TTL forward (simulated: every TTL on node 2 is shortened by it).",
-			Topology:    harness.Redlock, Workload: work, Faults: cutOff,
+			Topology:    cluster.Redlock, Workload: work, Faults: cutOff,
 			Failpoints: strike(harness.Inject(harness.ClockJump{Node: 2, By: redlockTTL}, 0)),
 		},
 		{
 			Name:        "redlock-pause",
 			Description: "Redlock over five masters. Client 0 is paused (stop-the-world) inside its second critical section for two TTLs, longer than any validity.",
-			Topology:    harness.Redlock,
+			Topology:    cluster.Redlock,
 			Workload:    harness.Workload{TTL: redlockTTL, Work: 10 * time.Millisecond, Duration: 2 * time.Second},
 			Failpoints: []harness.Failpoint{{Name: harness.FailpointCriticalSection, Client: 0, Skip: 1,
 				Action: harness.Pause(2 * redlockTTL)}},
@@ -177,12 +178,12 @@ func commit() []harness.Scenario {
 		{
 			Name:        "unlock-before-commit",
 			Description: setting + "The lock is released before COMMIT, as a lock inside a @Transactional method is.",
-			Topology:    harness.Single, Workload: work(true), Failpoints: slow,
+			Topology:    cluster.Single, Workload: work(true), Failpoints: slow,
 		},
 		{
 			Name:        "commit-before-unlock",
 			Description: setting + "The lock is released after COMMIT.",
-			Topology:    harness.Single, Workload: work(false), Failpoints: slow,
+			Topology:    cluster.Single, Workload: work(false), Failpoints: slow,
 		},
 	}
 }
@@ -214,7 +215,7 @@ func failover() []harness.Scenario {
 			Description: setting + "Before client 0's third acquire, replication to both replicas is cut; inside that critical section " +
 				"the master is killed (SIGKILL), Sentinel promotes a replica, and the section goes on until another client is in its critical section (at most 3 s); " +
 				"the old master comes back empty 500 ms after the promotion.",
-			Topology: harness.Replicated, Workload: work,
+			Topology: cluster.Replicated, Workload: work,
 			Failpoints: cycle([]int{1, 2}, harness.KillMaster{}),
 		},
 		{
@@ -222,7 +223,7 @@ func failover() []harness.Scenario {
 			Description: setting + "Data node 2 is Sentinel's preferred replica (replica-priority 1). Before client 0's third acquire, " +
 				"replication to data node 2 only is cut, so data node 1 acknowledges a WAIT; inside that critical section the master is " +
 				"killed and Sentinel promotes data node 2, by priority, though it never had the lock.",
-			Topology: harness.Replicated, Workload: work,
+			Topology: cluster.Replicated, Workload: work,
 			Faults:     []harness.ScheduledFault{{For: time.Minute, Fault: harness.PreferReplica{Node: 2}}},
 			Failpoints: cycle([]int{2}, harness.KillMaster{}),
 		},

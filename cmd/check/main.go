@@ -25,6 +25,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/pitfalls"
 	"github.com/locklab/locklab/reports"
@@ -78,7 +80,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "check:", err)
 		return exitUsage
 	}
-	if _, err := harness.RedisServerPath(); err != nil {
+	if _, err := cluster.RedisServerPath(); err != nil {
 		fmt.Fprintln(stderr, "check:", err)
 		return exitMismatch
 	}
@@ -178,18 +180,18 @@ func catalogue(ctx context.Context, cfg config, progress io.Writer) ([]reports.R
 			res, err := scenarios.Run(ctx, c.Scenario, c.Locker, harness.Options{
 				Seed: cfg.seed, Dir: dir, Lock: p.Name + "/" + string(c.Variant), Duration: cfg.duration,
 			})
-			if err != nil {
+			if err != nil && !errors.Is(err, harness.ErrNotExercised) {
 				fmt.Fprintln(progress, "error")
 				return nil, err
 			}
 			r := reports.NewRun(p, c, res)
 			verdict := "as expected"
 			if !r.Pass {
-				verdict = "NOT as expected: " + strings.Join(harness.Mismatches(r.Expected, r.Verdicts), "; ")
+				verdict = "NOT as expected: " + strings.Join(check.Mismatches(r.Expected, r.Verdicts), "; ")
 			}
 			fmt.Fprintf(progress, "%s (%s)\n", verdict, res.Duration.Round(time.Millisecond))
-			for _, f := range res.Unfired {
-				fmt.Fprintf(progress, "    failpoint never fired, the scenario did not happen: %s\n", f)
+			for _, why := range res.NotExercised {
+				fmt.Fprintf(progress, "    not exercised: %s\n", why)
 			}
 			runs = append(runs, r)
 		}
@@ -203,7 +205,7 @@ func list(w io.Writer) {
 	fmt.Fprintln(tw, "ID\tPITFALL\tSCENARIO\tCAUGHT BY\tTITLE")
 	for _, p := range pitfalls.Catalogue() {
 		var caught []string
-		for _, c := range harness.Checkers {
+		for _, c := range check.Checkers {
 			if v, ok := p.Catches[c]; ok {
 				caught = append(caught, c+" "+string(v))
 			}

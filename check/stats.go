@@ -1,8 +1,9 @@
-package harness
+package check
 
 import (
 	"time"
 
+	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 )
 
@@ -14,48 +15,49 @@ type Stats struct {
 	Sections int `json:"sections"` // critical sections entered
 	// Failovers is how long each Sentinel promotion took, from the kill.
 	Failovers []time.Duration `json:"failovers_ns,omitempty"`
-	Before    Phase           `json:"before"` // from the start to the first fault
-	During    Phase           `json:"during"` // from the first fault to the last heal
-	After     Phase           `json:"after"`  // from the last heal to the end
+	Before    Span           `json:"before"` // from the start to the first fault
+	During    Span           `json:"during"` // from the first fault to the last heal
+	After     Span           `json:"after"`  // from the last heal to the end
 }
 
-// Phase is the throughput of one stretch of the run.
-type Phase struct {
+// Span is the throughput of one stretch of the run.
+type Span struct {
 	From     time.Duration `json:"from_ns"`
 	To       time.Duration `json:"to_ns"`
 	Sections int           `json:"sections"`
 	PerSec   float64       `json:"per_sec"`
 }
 
-func stats(ops []Op) Stats {
+// Measure counts what the workload got done in ops.
+func Measure(ops []history.Op) Stats {
 	var s Stats
-	last := end(ops)
+	last := history.Last(ops)
 	faultFrom, faultTo := last, time.Duration(0)
 	for _, op := range ops {
 		switch op.Kind {
-		case KindFault, KindCrash:
+		case history.KindFault, history.KindCrash:
 			faultFrom = min(faultFrom, op.Call)
-			faultTo = max(faultTo, returned(op, last))
+			faultTo = max(faultTo, history.Returned(op, last))
 		}
 	}
 	if faultTo == 0 { // no fault: the whole run is "before"
 		faultFrom, faultTo = last, last
 	}
-	s.Before = Phase{From: 0, To: faultFrom}
-	s.During = Phase{From: faultFrom, To: faultTo}
-	s.After = Phase{From: faultTo, To: last}
+	s.Before = Span{From: 0, To: faultFrom}
+	s.During = Span{From: faultFrom, To: faultTo}
+	s.After = Span{From: faultTo, To: last}
 	for _, op := range ops {
 		if op.Probe {
 			continue
 		}
 		switch {
-		case op.Kind == KindAcquire && op.Outcome == models.OK:
+		case op.Kind == history.KindAcquire && op.Outcome == models.OK:
 			s.Acquires++
-		case op.Kind == KindAcquire && op.Outcome == models.Failed:
+		case op.Kind == history.KindAcquire && op.Outcome == models.Failed:
 			s.Refused++
-		case op.Kind == KindSection:
+		case op.Kind == history.KindSection:
 			s.Sections++
-			for _, p := range []*Phase{&s.Before, &s.During, &s.After} {
+			for _, p := range []*Span{&s.Before, &s.During, &s.After} {
 				if op.Call >= p.From && op.Call < p.To {
 					p.Sections++
 				}
@@ -64,11 +66,11 @@ func stats(ops []Op) Stats {
 		if op.Outcome == models.Unknown {
 			s.Unknown++
 		}
-		if op.Kind == KindFault && op.Fault == FaultFailover {
+		if op.Kind == history.KindFault && op.Fault == history.FaultFailover {
 			s.Failovers = append(s.Failovers, op.Return-op.Call)
 		}
 	}
-	for _, p := range []*Phase{&s.Before, &s.During, &s.After} {
+	for _, p := range []*Span{&s.Before, &s.During, &s.After} {
 		if d := p.To - p.From; d > 0 {
 			p.PerSec = float64(p.Sections) / d.Seconds()
 		}

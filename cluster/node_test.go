@@ -1,4 +1,4 @@
-package harness
+package cluster
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 
 // startTestNode starts a node in a fresh temporary directory and stops it when the
 // test ends. A missing redis-server fails the test: CI must not pass by skipping.
-func startTestNode(tb testing.TB, cfg NodeConfig) *Node {
+func startTestNode(tb testing.TB, cfg NodeConfig) *Process {
 	tb.Helper()
 	if cfg.Name == "" {
 		cfg.Name = "n1"
@@ -26,7 +26,7 @@ func startTestNode(tb testing.TB, cfg NodeConfig) *Node {
 	if cfg.Dir == "" {
 		cfg.Dir = tb.TempDir()
 	}
-	n, err := StartNode(tb.Context(), cfg)
+	n, err := StartProcess(tb.Context(), cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -203,11 +203,11 @@ func TestNodeStop(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name   string
-		before func(*Node) error
+		before func(*Process) error
 	}{
-		{"running", func(*Node) error { return nil }},
-		{"killed", (*Node).Kill},
-		{"paused", (*Node).Pause},
+		{"running", func(*Process) error { return nil }},
+		{"killed", (*Process).Kill},
+		{"paused", (*Process).Pause},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -260,7 +260,7 @@ func TestStartNodeFails(t *testing.T) {
 			t.Parallel()
 			tt.cfg.Name = "second"
 			tt.cfg.Dir = t.TempDir()
-			n, err := StartNode(t.Context(), tt.cfg)
+			n, err := StartProcess(t.Context(), tt.cfg)
 			if err == nil {
 				n.Stop()
 				t.Fatal("StartNode succeeded")
@@ -334,7 +334,7 @@ func TestRedisServerPath(t *testing.T) {
 func BenchmarkStartNode(b *testing.B) {
 	dir := b.TempDir()
 	for b.Loop() {
-		n, err := StartNode(b.Context(), NodeConfig{Name: "bench", Dir: dir})
+		n, err := StartProcess(b.Context(), NodeConfig{Name: "bench", Dir: dir})
 		if err != nil {
 			b.Fatal(err)
 		}

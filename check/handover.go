@@ -1,16 +1,18 @@
-package harness
+package check
 
 import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/locklab/locklab/history"
 )
 
 // checkHandover measures how long the lock sat idle between one holder's
 // release and the next holder's acquire. A median above the bound means
 // waiters are kept out of a free lock, as when holders never release and the
 // lock only frees by expiry.
-func checkHandover(ops []Op, bound time.Duration) Check {
+func checkHandover(ops []history.Op, bound time.Duration) Check {
 	c := Check{Checker: CheckHandover, Verdict: OK}
 	hs := holds(ops)
 	faults := faultOps(ops)
@@ -23,7 +25,7 @@ func checkHandover(ops []Op, bound time.Duration) Check {
 		// After a crash the wait for expiry is the point of a TTL, and so is
 		// the wait while a fault holds up the holder: neither is a slow
 		// handover. Overlaps are the lock checker's business.
-		if !ok || prev.endedBy != KindRelease || prev.client == h.client || h.start < prev.end ||
+		if !ok || prev.endedBy != history.KindRelease || prev.client == h.client || h.start < prev.end ||
 			faulted(faults, prev.client, prev.end, h.start) {
 			continue
 		}
@@ -48,12 +50,12 @@ func checkHandover(ops []Op, bound time.Duration) Check {
 }
 
 // faultOps are the faults of a history, with their Return filled in.
-func faultOps(ops []Op) []Op {
-	last := end(ops)
-	var faults []Op
+func faultOps(ops []history.Op) []history.Op {
+	last := history.Last(ops)
+	var faults []history.Op
 	for _, op := range ops {
-		if op.Kind == KindFault {
-			op.Return = returned(op, last)
+		if op.Kind == history.KindFault {
+			op.Return = history.Returned(op, last)
 			faults = append(faults, op)
 		}
 	}
@@ -62,7 +64,7 @@ func faultOps(ops []Op) []Op {
 
 // faulted reports whether a fault on client, or on the whole system, overlaps
 // the time from..to.
-func faulted(faults []Op, client int, from, to time.Duration) bool {
+func faulted(faults []history.Op, client int, from, to time.Duration) bool {
 	for _, f := range faults {
 		if (f.Client == client || f.Client < 0) && f.Call <= to && f.Return >= from {
 			return true

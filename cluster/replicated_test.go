@@ -1,4 +1,4 @@
-package harness
+package cluster
 
 import (
 	"context"
@@ -26,7 +26,7 @@ const failoverBudget = 5 * time.Second
 func startTestReplicated(tb testing.TB) *ReplicaSet {
 	tb.Helper()
 	network := startTestNetwork(tb)
-	r, err := StartReplicaSet(within(tb, 20*time.Second), tb.TempDir(), "", network)
+	r, err := StartReplicaSet(within(tb, 20*time.Second), Local{}, tb.TempDir(), network)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func startTestReplicated(tb testing.TB) *ReplicaSet {
 }
 
 // awaitValue polls n until key holds want ("" for absent), within 3 s.
-func awaitValue(t *testing.T, n *Node, key, want string) {
+func awaitValue(t *testing.T, n Node, key, want string) {
 	t.Helper()
 	ctx := within(t, 3*time.Second)
 	var got string
@@ -61,7 +61,7 @@ func awaitValue(t *testing.T, n *Node, key, want string) {
 }
 
 // awaitReplicaOf polls until n is a replica of master with its link up, within 10 s.
-func awaitReplicaOf(t *testing.T, n, master *Node) {
+func awaitReplicaOf(t *testing.T, n, master Node) {
 	t.Helper()
 	ctx := within(t, 10*time.Second)
 	err := pollUntil(ctx, n.Name()+" becomes a replica of "+master.Name(), func(ctx context.Context) (string, error) {
@@ -84,7 +84,7 @@ func awaitReplicaOf(t *testing.T, n, master *Node) {
 }
 
 // awaitAllSentinelsName polls until every Sentinel names master, within 3 s.
-func awaitAllSentinelsName(t *testing.T, r *ReplicaSet, master *Node) {
+func awaitAllSentinelsName(t *testing.T, r *ReplicaSet, master Node) {
 	t.Helper()
 	err := pollUntil(within(t, 3*time.Second), "every Sentinel names "+master.Name(), func(ctx context.Context) (string, error) {
 		for _, s := range r.Sentinels() {
@@ -101,7 +101,7 @@ func awaitAllSentinelsName(t *testing.T, r *ReplicaSet, master *Node) {
 }
 
 // set writes key=value on n.
-func set(t *testing.T, n *Node, key, value string) {
+func set(t *testing.T, n Node, key, value string) {
 	t.Helper()
 	if err := n.Admin().Set(within(t, 2*time.Second), key, value, 0).Err(); err != nil {
 		t.Fatalf("SET %s on %s: %v", key, n.Name(), err)
@@ -109,7 +109,7 @@ func set(t *testing.T, n *Node, key, value string) {
 }
 
 // waitReplicas runs WAIT on n: how many replicas acknowledged its writes within timeout.
-func waitReplicas(t *testing.T, n *Node, replicas int, timeout time.Duration) int64 {
+func waitReplicas(t *testing.T, n Node, replicas int, timeout time.Duration) int64 {
 	t.Helper()
 	acked, err := n.Admin().Wait(within(t, timeout+2*time.Second), replicas, timeout).Result()
 	if err != nil {
@@ -382,13 +382,20 @@ func TestFailoverLosesUnreplicatedWrite(t *testing.T) {
 func TestReplicatedClose(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	r, err := StartReplicaSet(within(t, 20*time.Second), dir, "", startTestNetwork(t))
+	r, err := StartReplicaSet(within(t, 20*time.Second), Local{}, dir, startTestNetwork(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var pids []int
 	for _, n := range append(r.Nodes(), r.Sentinels()...) {
-		pids = append(pids, n.proc.Load().pid)
+		p, ok := n.(*Process)
+		if s, sentinel := n.(sentinelProcess); sentinel {
+			p, ok = s.Process, true
+		}
+		if !ok {
+			t.Fatalf("node %s is a %T, not a local process", n.Name(), n)
+		}
+		pids = append(pids, p.proc.Load().pid)
 	}
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
@@ -420,7 +427,7 @@ func BenchmarkFailover(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		r, err := StartReplicaSet(b.Context(), b.TempDir(), "", network)
+		r, err := StartReplicaSet(b.Context(), Local{}, b.TempDir(), network)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package harness
+package cluster
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -74,9 +73,8 @@ const (
 // Its methods may be called from several goroutines.
 type ReplicaSet struct {
 	network   *Network
-	script    string  // the Sentinels' start-up script
-	nodes     []*Node // the data nodes: the first master, then the replicas
-	sentinels []*Node
+	nodes     []Node // the data nodes: the first master, then the replicas
+	sentinels []Node
 	links     map[replPair]*Link // the detour of each replica towards each possible master
 
 	// mu is held while a replication fault is applied or healed, so that
@@ -87,21 +85,16 @@ type ReplicaSet struct {
 }
 
 // replPair names the replication path from master to replica.
-type replPair struct{ replica, master *Node }
+type replPair struct{ replica, master Node }
 
 // StartReplicaSet starts the data nodes and the Sentinels as Dir/n1…n3 and
 // Dir/s1…s3, and returns once both replicas are in sync and every Sentinel
-// sees the master, both replicas and the two other Sentinels. Server is the
-// redis-server binary, "" for RedisServerPath(). The detour links are made
-// in network, which the caller closes after Close.
-func StartReplicaSet(ctx context.Context, dir, server string, network *Network) (_ *ReplicaSet, err error) {
+// sees the master, both replicas and the two other Sentinels. The backend
+// starts the servers; the detour links are made in network, which the caller
+// closes after Close.
+func StartReplicaSet(ctx context.Context, backend Backend, dir string, network *Network) (_ *ReplicaSet, err error) {
 	if network == nil {
 		return nil, errors.New("start replicated: no network")
-	}
-	if server == "" {
-		if server, err = RedisServerPath(); err != nil {
-			return nil, fmt.Errorf("start replicated: %w", err)
-		}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("start replicated: %w", err)
@@ -113,14 +106,18 @@ func StartReplicaSet(ctx context.Context, dir, server string, network *Network) 
 		}
 	}()
 
-	master, err := StartNode(ctx, NodeConfig{Name: "n1", Dir: dir, Server: server, Args: dataNodeArgs()})
+	master, err := backend.StartNode(ctx, NodeConfig{Name: "n1", Dir: dir, Args: dataNodeArgs()})
 	if err != nil {
 		return nil, fmt.Errorf("start replicated: %w", err)
 	}
 	r.nodes = append(r.nodes, master)
 	for i := range replicatedReplicas {
-		args := append(dataNodeArgs(), "--replicaof", "127.0.0.1", strconv.Itoa(master.Port()))
-		n, err := StartNode(ctx, NodeConfig{Name: fmt.Sprintf("n%d", i+2), Dir: dir, Server: server, Args: args})
+		host, port, err := net.SplitHostPort(master.Addr())
+		if err != nil {
+			return nil, fmt.Errorf("start replicated: %w", err)
+		}
+		args := append(dataNodeArgs(), "--replicaof", host, port)
+		n, err := backend.StartNode(ctx, NodeConfig{Name: fmt.Sprintf("n%d", i+2), Dir: dir, Args: args})
 		if err != nil {
 			return nil, fmt.Errorf("start replicated: %w", err)
 		}
@@ -139,11 +136,19 @@ func StartReplicaSet(ctx context.Context, dir, server string, network *Network) 
 		}
 	}
 
-	if r.script, err = writeSentinelScript(dir, server, master.Port()); err != nil {
+	host, port, err := net.SplitHostPort(master.Addr())
+	if err != nil {
 		return nil, fmt.Errorf("start replicated: %w", err)
 	}
+	conf := strings.Join([]string{
+		fmt.Sprintf("sentinel monitor %s %s %s %d", SentinelMaster, host, port, sentinelQuorum),
+		fmt.Sprintf("sentinel down-after-milliseconds %s %d", SentinelMaster, sentinelDownAfter.Milliseconds()),
+		fmt.Sprintf("sentinel failover-timeout %s %d", SentinelMaster, sentinelFailoverTimeout.Milliseconds()),
+		// One replica at a time resyncs with a new master: the other keeps serving.
+		fmt.Sprintf("sentinel parallel-syncs %s 1", SentinelMaster),
+	}, "\n")
 	for i := range sentinelCount {
-		s, err := StartNode(ctx, NodeConfig{Name: fmt.Sprintf("s%d", i+1), Dir: dir, Server: r.script})
+		s, err := backend.StartNode(ctx, NodeConfig{Name: fmt.Sprintf("s%d", i+1), Dir: dir, Sentinel: conf})
 		if err != nil {
 			return nil, fmt.Errorf("start replicated: %w", err)
 		}
@@ -169,25 +174,17 @@ func dataNodeArgs() []string {
 	}
 }
 
-// writeSentinelScript writes the script the Sentinel nodes run instead of
-// redis-server. A Sentinel refuses to start without a config file, which
+// writeSentinelScript writes to path the script a Sentinel node runs instead
+// of redis-server, with conf as its config. A Sentinel refuses to start without a config file, which
 // redis-server takes only as its first argument, before the ones every node
 // gets; and it rewrites that file, so each Sentinel needs its own, in its own
 // directory. The script, run in the node's directory, writes the file there
 // on the first start (a restart without data writes it afresh) and execs
 // redis-server, which keeps its pid.
-func writeSentinelScript(dir, server string, masterPort int) (string, error) {
-	conf := strings.Join([]string{
-		fmt.Sprintf("sentinel monitor %s 127.0.0.1 %d %d", SentinelMaster, masterPort, sentinelQuorum),
-		fmt.Sprintf("sentinel down-after-milliseconds %s %d", SentinelMaster, sentinelDownAfter.Milliseconds()),
-		fmt.Sprintf("sentinel failover-timeout %s %d", SentinelMaster, sentinelFailoverTimeout.Milliseconds()),
-		// One replica at a time resyncs with a new master: the other keeps serving.
-		fmt.Sprintf("sentinel parallel-syncs %s 1", SentinelMaster),
-	}, "\n")
+func writeSentinelScript(path, server, conf string) (string, error) {
 	script := fmt.Sprintf("#!/bin/sh\n# Written by locklab: starts a Sentinel with a config file of its own.\n"+
 		"[ -f %[1]s ] || cat > %[1]s <<'EOF'\n%[2]s\nEOF\nexec %[3]s %[1]s --sentinel \"$@\"\n",
 		sentinelConfName, conf, shellQuote(server))
-	path := filepath.Join(dir, sentinelScriptName)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
 	if err != nil {
 		return "", fmt.Errorf("sentinel script: %w", err)
@@ -211,7 +208,7 @@ func shellQuote(s string) string {
 // tuneSentinel shortens the Sentinel's timers, which the config file cannot
 // set, from their production values (seconds) to sentinelPeriod, so that a
 // failover takes seconds.
-func tuneSentinel(ctx context.Context, s *Node) error {
+func tuneSentinel(ctx context.Context, s Node) error {
 	period := strconv.FormatInt(sentinelPeriod.Milliseconds(), 10)
 	// Only options this redis-server knows: for an unknown one, redis 7.0
 	// replies with an error and then OK, which would desynchronise the connection.
@@ -258,10 +255,10 @@ func (r *ReplicaSet) awaitReady(ctx context.Context) error {
 
 // Nodes returns the data nodes, not the Sentinels: the first master, then the
 // replicas, in start order. Which is master now is for Master to say.
-func (r *ReplicaSet) Nodes() []*Node { return slices.Clone(r.nodes) }
+func (r *ReplicaSet) Nodes() []Node { return slices.Clone(r.nodes) }
 
 // Sentinels returns the Sentinel nodes.
-func (r *ReplicaSet) Sentinels() []*Node { return slices.Clone(r.sentinels) }
+func (r *ReplicaSet) Sentinels() []Node { return slices.Clone(r.sentinels) }
 
 // SentinelAddrs returns the Sentinels' addresses, as a failover client wants them.
 func (r *ReplicaSet) SentinelAddrs() []string {
@@ -275,7 +272,7 @@ func (r *ReplicaSet) SentinelAddrs() []string {
 // Master returns the node that a majority of the Sentinels name as master now
 // (SENTINEL GET-MASTER-ADDR-BY-NAME). It fails when no majority agrees, as in
 // the middle of a failover.
-func (r *ReplicaSet) Master(ctx context.Context) (*Node, error) {
+func (r *ReplicaSet) Master(ctx context.Context) (Node, error) {
 	addr, err := r.namedMaster(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("master: %w", err)
@@ -312,7 +309,7 @@ func (r *ReplicaSet) namedMaster(ctx context.Context) (string, error) {
 }
 
 // dataNode returns the data node listening on addr, or nil.
-func (r *ReplicaSet) dataNode(addr string) *Node {
+func (r *ReplicaSet) dataNode(addr string) Node {
 	for _, n := range r.nodes {
 		if n.Addr() == addr {
 			return n
@@ -325,7 +322,7 @@ func (r *ReplicaSet) dataNode(addr string) *Node {
 // than from, and returns it with the time taken since the call. It polls the
 // Sentinels every few milliseconds, so took is observed, not slept; it gives
 // up when ctx ends or after 30 s.
-func (r *ReplicaSet) AwaitFailover(ctx context.Context, from *Node) (to *Node, took time.Duration, err error) {
+func (r *ReplicaSet) AwaitFailover(ctx context.Context, from Node) (to Node, took time.Duration, err error) {
 	start := time.Now()
 	if from == nil {
 		return nil, 0, errors.New("await failover: from is nil")
@@ -360,7 +357,7 @@ func (r *ReplicaSet) AwaitFailover(ctx context.Context, from *Node) (to *Node, t
 // overlap. The fault ends early if Sentinel re-points the replica, which it
 // does once the detour has lasted 10 s while the master is up (see the top
 // of this file; the heal then returns an error), or at a failover.
-func (r *ReplicaSet) CutReplication(ctx context.Context, replica *Node) (Heal, error) {
+func (r *ReplicaSet) CutReplication(ctx context.Context, replica Node) (Heal, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	link, err := r.replicationLink(ctx, replica)
@@ -382,7 +379,7 @@ func (r *ReplicaSet) CutReplication(ctx context.Context, replica *Node) (Heal, e
 // current master (toxiproxy latency on its own link, as for CutReplication):
 // writes reach it d late, and its acknowledgements, which WAIT counts, 2d late.
 // The same limits as for CutReplication apply.
-func (r *ReplicaSet) DelayReplication(ctx context.Context, replica *Node, d time.Duration) (Heal, error) {
+func (r *ReplicaSet) DelayReplication(ctx context.Context, replica Node, d time.Duration) (Heal, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	link, err := r.replicationLink(ctx, replica)
@@ -412,7 +409,7 @@ func (r *ReplicaSet) DelayReplication(ctx context.Context, replica *Node, d time
 }
 
 // replicationLink returns the link from the current master to replica.
-func (r *ReplicaSet) replicationLink(ctx context.Context, replica *Node) (*Link, error) {
+func (r *ReplicaSet) replicationLink(ctx context.Context, replica Node) (*Link, error) {
 	if replica == nil || r.dataNode(replica.Addr()) != replica {
 		return nil, errors.New("not a data node of this topology")
 	}
@@ -431,7 +428,7 @@ func (r *ReplicaSet) replicationLink(ctx context.Context, replica *Node) (*Link,
 
 // detour points replica at link, unless it already replicates through it
 // for an earlier fault; fresh says whether this call did. Called with r.mu held.
-func (r *ReplicaSet) detour(ctx context.Context, replica *Node, link *Link) (fresh bool, err error) {
+func (r *ReplicaSet) detour(ctx context.Context, replica Node, link *Link) (fresh bool, err error) {
 	r.detours[link]++
 	// Looked up rather than assumed from the count: Sentinel may have ended
 	// the earlier fault's detour.
@@ -452,7 +449,7 @@ func (r *ReplicaSet) detour(ctx context.Context, replica *Node, link *Link) (fre
 
 // undetour points replica back at the master when the last fault on link
 // ends. It reports a detour that Sentinel ended early. Called with r.mu held.
-func (r *ReplicaSet) undetour(replica *Node, link *Link) error {
+func (r *ReplicaSet) undetour(replica Node, link *Link) error {
 	if r.detours[link]--; r.detours[link] > 0 {
 		return nil
 	}
@@ -488,7 +485,7 @@ func (r *ReplicaSet) undetour(replica *Node, link *Link) error {
 // pointed back at the master, once. In that order because toxiproxy takes
 // seconds to remove a latency toxic from a connection that closed under it,
 // and pointing the replica away closes its connection through the link.
-func (r *ReplicaSet) replicationHeal(replica *Node, link *Link, undo Heal) Heal {
+func (r *ReplicaSet) replicationHeal(replica Node, link *Link, undo Heal) Heal {
 	var mu sync.Mutex
 	undetoured := false
 	return func() error {
@@ -506,7 +503,7 @@ func (r *ReplicaSet) replicationHeal(replica *Node, link *Link, undo Heal) Heal 
 }
 
 // replicaMasterAddr returns the address n replicates from, "" when n is a master.
-func replicaMasterAddr(ctx context.Context, n *Node) (string, error) {
+func replicaMasterAddr(ctx context.Context, n Node) (string, error) {
 	info, err := n.Admin().Info(ctx, "replication").Result()
 	if err != nil {
 		return "", err
@@ -518,7 +515,7 @@ func replicaMasterAddr(ctx context.Context, n *Node) (string, error) {
 }
 
 // awaitLinkUp polls until replica reports its link to its master up.
-func awaitLinkUp(ctx context.Context, replica *Node) error {
+func awaitLinkUp(ctx context.Context, replica Node) error {
 	ctx, cancel := context.WithTimeout(ctx, repointTimeout)
 	defer cancel()
 	return pollUntil(ctx, "await replication link of "+replica.Name(), func(ctx context.Context) (string, error) {
@@ -606,16 +603,11 @@ func (r *ReplicaSet) Close() error {
 	for _, n := range append(slices.Clone(r.sentinels), r.nodes...) {
 		errs = append(errs, n.Stop())
 	}
-	if r.script != "" {
-		if err := os.Remove(r.script); err != nil && !errors.Is(err, os.ErrNotExist) {
-			errs = append(errs, fmt.Errorf("close replicated: %w", err))
-		}
-	}
 	return errors.Join(errs...)
 }
 
 // infoField returns one field of one INFO section of n.
-func infoField(ctx context.Context, n *Node, section, field string) (string, error) {
+func infoField(ctx context.Context, n Node, section, field string) (string, error) {
 	info, err := n.Admin().Info(ctx, section).Result()
 	if err != nil {
 		return "", fmt.Errorf("%s: INFO %s: %w", n.Name(), section, err)

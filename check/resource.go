@@ -1,4 +1,4 @@
-package harness
+package check
 
 import (
 	"fmt"
@@ -6,37 +6,38 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
+	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 )
 
 // checkResource asks porcupine whether the critical sections on the
 // inventory could have run one at a time, and counts from the end state how
 // many sales were lost or oversold.
-func checkResource(ops []Op, opts CheckOptions) (Check, *linearization) {
-	last := end(ops)
-	var sections []Op
-	var history []porcupine.Operation
+func checkResource(ops []history.Op, opts Options) (Check, *linearization) {
+	last := history.Last(ops)
+	var sections []history.Op
+	var operations []porcupine.Operation
 	sold := 0
 	for _, op := range ops {
-		if op.Kind != KindSection {
+		if op.Kind != history.KindSection {
 			continue
 		}
 		sections = append(sections, op)
 		if op.Result == models.Wrote {
 			sold++
 		}
-		history = append(history, porcupine.Operation{ClientId: op.Client,
+		operations = append(operations, porcupine.Operation{ClientId: op.Client,
 			Input: models.SectionInput{Client: op.Client, Token: op.Token}, Call: int64(op.Call),
 			Output: models.SectionOutput{Observed: op.Observed, Written: op.Written, Result: op.Result},
-			Return: int64(returned(op, last))})
+			Return: int64(history.Returned(op, last))})
 	}
 	model := models.InventoryModel(opts.Initial)
-	res, info := porcupine.CheckOperationsVerbose(model, history, opts.Timeout)
+	res, info := porcupine.CheckOperationsVerbose(model, operations, opts.Timeout)
 	lin := &linearization{model: model, info: info}
 	c := Check{Checker: CheckResource, Verdict: OK}
 
 	var lost, oversold int64
-	if e := endRecord(ops); e != nil {
+	if e := history.EndOf(ops); e != nil {
 		lost = int64(sold) - (e.Initial - e.Stock)
 		oversold = max(0, int64(sold)-e.Initial)
 	}
@@ -51,17 +52,17 @@ func checkResource(ops []Op, opts CheckOptions) (Check, *linearization) {
 	case res == porcupine.Unknown:
 		c.Verdict, c.Detail = Unknown, fmt.Sprintf("porcupine gave no answer within %s", opts.Timeout)
 	default:
-		c.Detail = fmt.Sprintf("%d critical sections ran one at a time; %d sales, none lost", len(history), sold)
+		c.Detail = fmt.Sprintf("%d critical sections ran one at a time; %d sales, none lost", len(operations), sold)
 	}
 	return c, lin
 }
 
 // firstLostUpdate finds the first section that wrote over a value another
 // section had already read and written from: two sales, one decrement.
-func firstLostUpdate(sections []Op) (earlier, later Op, ok bool) {
-	sorted := append([]Op(nil), sections...)
+func firstLostUpdate(sections []history.Op) (earlier, later history.Op, ok bool) {
+	sorted := append([]history.Op(nil), sections...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Return < sorted[j].Return })
-	seen := map[int64]Op{}
+	seen := map[int64]history.Op{}
 	for _, op := range sorted {
 		if op.Result != models.Wrote {
 			continue
@@ -71,5 +72,5 @@ func firstLostUpdate(sections []Op) (earlier, later Op, ok bool) {
 		}
 		seen[op.Observed] = op
 	}
-	return Op{}, Op{}, false
+	return history.Op{}, history.Op{}, false
 }

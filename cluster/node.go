@@ -1,4 +1,4 @@
-package harness
+package cluster
 
 import (
 	"bufio"
@@ -57,6 +57,9 @@ type NodeConfig struct {
 	Persistence Persistence
 	Args        []string // extra redis-server arguments, e.g. "--replicaof", "127.0.0.1", "7001"
 	Server      string   // redis-server binary; "" means RedisServerPath()
+	// Sentinel, when set, is the config file of a Sentinel: the node runs
+	// as one (redis-server --sentinel) instead of as a data node.
+	Sentinel string
 }
 
 const (
@@ -67,9 +70,9 @@ const (
 	nodeFreePortTrials = 3
 )
 
-// Node is one redis-server process on 127.0.0.1.
+// Process is one redis-server process on 127.0.0.1: the local backend's Node.
 // Its methods may be called from several goroutines.
-type Node struct {
+type Process struct {
 	name   string
 	dir    string // Dir/Name: the node's data files and its log
 	server string
@@ -101,9 +104,9 @@ func (p *nodeProcess) exited() bool {
 	}
 }
 
-// StartNode starts redis-server as cfg says and returns once it answers PING.
+// StartProcess starts redis-server as cfg says and returns once it answers PING.
 // When it cannot start, the error carries the last lines of its log.
-func StartNode(ctx context.Context, cfg NodeConfig) (*Node, error) {
+func StartProcess(ctx context.Context, cfg NodeConfig) (*Process, error) {
 	if cfg.Name == "" || cfg.Name != filepath.Base(cfg.Name) || cfg.Name == "." || cfg.Name == ".." {
 		return nil, fmt.Errorf("start node %q: name must be a non-empty file name", cfg.Name)
 	}
@@ -117,7 +120,7 @@ func StartNode(ctx context.Context, cfg NodeConfig) (*Node, error) {
 			return nil, fmt.Errorf("start node %s: %w", cfg.Name, err)
 		}
 	}
-	n := &Node{
+	n := &Process{
 		name:   cfg.Name,
 		dir:    filepath.Join(cfg.Dir, cfg.Name),
 		server: server,
@@ -164,27 +167,27 @@ func StartNode(ctx context.Context, cfg NodeConfig) (*Node, error) {
 }
 
 // Name returns the node's name from its NodeConfig.
-func (n *Node) Name() string { return n.name }
+func (n *Process) Name() string { return n.name }
 
 // Addr returns "127.0.0.1:port"; it stays the same across restarts.
-func (n *Node) Addr() string { return n.addr }
+func (n *Process) Addr() string { return n.addr }
 
 // Port returns the node's TCP port; it stays the same across restarts.
-func (n *Node) Port() int { return n.port }
+func (n *Process) Port() int { return n.port }
 
 // Admin returns a direct go-redis client, past any proxy, for the harness's own use
 // (setup, PTTL, FLUSHALL). It reconnects by itself after a restart.
-func (n *Node) Admin() *redis.Client { return n.admin }
+func (n *Process) Admin() *redis.Client { return n.admin }
 
 // Running reports whether the node's process is alive; a paused node is running.
-func (n *Node) Running() bool {
+func (n *Process) Running() bool {
 	p := n.proc.Load()
 	return p != nil && !p.exited()
 }
 
 // Kill sends SIGKILL and waits for the process to exit: a real crash, with no
 // shutdown save. Killing a node that is not running does nothing.
-func (n *Node) Kill() error {
+func (n *Process) Kill() error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.kill()
@@ -192,7 +195,7 @@ func (n *Node) Kill() error {
 
 // Restart starts the node again on the same port, killing it first if it still runs.
 // With keepData false the node's data files are deleted first, as if its disk were lost.
-func (n *Node) Restart(ctx context.Context, keepData bool) error {
+func (n *Process) Restart(ctx context.Context, keepData bool) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.stopped {
@@ -238,18 +241,18 @@ func waitAdmin(ctx context.Context, admin *redis.Client) error {
 
 // Pause stops the process with SIGSTOP: it keeps its connections but answers nothing
 // until Resume.
-func (n *Node) Pause() error {
+func (n *Process) Pause() error {
 	return n.signal("pause", syscall.SIGSTOP)
 }
 
 // Resume continues a paused process with SIGCONT.
-func (n *Node) Resume() error {
+func (n *Process) Resume() error {
 	return n.signal("resume", syscall.SIGCONT)
 }
 
 // Stop kills the node, closes Admin and removes the node's directory.
 // It can be called more than once, after Kill, and on a paused node.
-func (n *Node) Stop() error {
+func (n *Process) Stop() error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.stopped {
@@ -267,7 +270,7 @@ func (n *Node) Stop() error {
 	return nil
 }
 
-func (n *Node) signal(verb string, sig syscall.Signal) error {
+func (n *Process) signal(verb string, sig syscall.Signal) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	p := n.proc.Load()
@@ -283,7 +286,7 @@ func (n *Node) signal(verb string, sig syscall.Signal) error {
 }
 
 // kill is Kill with n.mu held.
-func (n *Node) kill() error {
+func (n *Process) kill() error {
 	p := n.proc.Load()
 	if p == nil || p.exited() {
 		return nil
@@ -298,7 +301,7 @@ func (n *Node) kill() error {
 
 // removeData deletes everything in the node's directory except the log, which
 // tells the story of every run.
-func (n *Node) removeData() error {
+func (n *Process) removeData() error {
 	entries, err := os.ReadDir(n.dir)
 	if err != nil {
 		return err
@@ -318,7 +321,7 @@ var errNodePortTaken = errors.New("port already in use")
 
 // start runs redis-server once on n.port and waits until it answers PING.
 // On failure nothing is left running and the error carries the log tail.
-func (n *Node) start(ctx context.Context) error {
+func (n *Process) start(ctx context.Context) error {
 	logPath := filepath.Join(n.dir, nodeLogName)
 	// One log for all runs of the node; stdout is where redis-server logs by
 	// default, and stderr catches what it prints before it gets that far.

@@ -1,19 +1,20 @@
-package harness
+package check
 
 import (
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 )
 
 // checkLiveness judges the end of the run: once the workload stopped and every
 // fault was healed, each client must have finished its cycle and a fresh
 // client must have got the lock, both within the bound.
-func checkLiveness(ops []Op) Check {
+func checkLiveness(ops []history.Op) Check {
 	c := Check{Checker: CheckLiveness}
-	e := endRecord(ops)
+	e := history.EndOf(ops)
 	if e == nil {
 		c.Verdict, c.Detail = Unknown, "the run ended before the liveness probe"
 		return c
@@ -45,13 +46,13 @@ func checkLiveness(ops []Op) Check {
 
 // lastGrant is when the lock was last granted to or freed by a workload
 // client: from then on nobody got it.
-func lastGrant(ops []Op) (at time.Duration) {
+func lastGrant(ops []history.Op) (at time.Duration) {
 	for _, op := range ops {
 		switch {
 		case op.Probe:
-		case op.Kind == KindAcquire && op.Outcome == models.OK:
+		case op.Kind == history.KindAcquire && op.Outcome == models.OK:
 			at = max(at, op.Return)
-		case op.Kind == KindCrash:
+		case op.Kind == history.KindCrash:
 			at = max(at, op.Call)
 		}
 	}

@@ -1,4 +1,4 @@
-package harness
+package check
 
 import (
 	"fmt"
@@ -6,19 +6,20 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
+	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 )
 
 // checkLock asks porcupine whether every lock operation fits the owner-aware
 // reentrant lock model: mutual exclusion as the clients believed it.
-func checkLock(ops []Op, timeout time.Duration) (Check, *linearization) {
-	last := end(ops)
-	var history []porcupine.Operation
+func checkLock(ops []history.Op, timeout time.Duration) (Check, *linearization) {
+	last := history.Last(ops)
+	var operations []porcupine.Operation
 	unknown := 0
 	for _, op := range ops {
 		var in models.LockInput
 		switch {
-		case op.Kind == KindAcquire && op.Outcome != models.OK:
+		case op.Kind == history.KindAcquire && op.Outcome != models.OK:
 			// A refused or unknown acquire changes nothing in the model, so it
 			// cannot make a history illegal. Leaving it out keeps the search
 			// small: hundreds of unknown acquires that all last to the end of
@@ -27,25 +28,25 @@ func checkLock(ops []Op, timeout time.Duration) (Check, *linearization) {
 				unknown++
 			}
 			continue
-		case op.Kind == KindAcquire:
+		case op.Kind == history.KindAcquire:
 			in = models.LockInput{Op: models.Acquire, Client: op.Client, Key: op.Key}
-		case op.Kind == KindRelease:
+		case op.Kind == history.KindRelease:
 			in = models.LockInput{Op: models.Release, Client: op.Client, Key: op.Key}
-		case op.Kind == KindCrash:
+		case op.Kind == history.KindCrash:
 			in = models.LockInput{Op: models.Crash, Client: op.Client}
 		default:
 			continue
 		}
-		history = append(history, porcupine.Operation{ClientId: op.Client, Input: in, Call: int64(op.Call),
-			Output: models.LockOutput{Outcome: op.Outcome}, Return: int64(returned(op, last))})
+		operations = append(operations, porcupine.Operation{ClientId: op.Client, Input: in, Call: int64(op.Call),
+			Output: models.LockOutput{Outcome: op.Outcome}, Return: int64(history.Returned(op, last))})
 	}
 	model := models.LockModel()
-	res, info := porcupine.CheckOperationsVerbose(model, history, timeout)
+	res, info := porcupine.CheckOperationsVerbose(model, operations, timeout)
 	lin := &linearization{model: model, info: info}
 	c := Check{Checker: CheckLock}
 	switch res {
 	case porcupine.Ok:
-		c.Verdict, c.Detail = OK, fmt.Sprintf("%d lock operations: one holder at a time", len(history))
+		c.Verdict, c.Detail = OK, fmt.Sprintf("%d lock operations: one holder at a time", len(operations))
 		if unknown > 0 {
 			c.Detail += fmt.Sprintf(" (%d acquires with unknown outcome, which change nothing, are in history.jsonl only)", unknown)
 		}

@@ -1,4 +1,8 @@
-package harness
+// Package check judges a history: the lock checker and the resource checker
+// (porcupine, with the models of package models), the liveness and handover
+// checkers, throughput statistics, and porcupine's visualizations. It reads
+// histories only; it never talks to Redis.
+package check
 
 import (
 	"fmt"
@@ -9,6 +13,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
+	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 )
 
@@ -43,15 +48,15 @@ type Check struct {
 	At *time.Duration `json:"at_ns,omitempty"`
 }
 
-// CheckOptions are the bounds the checkers judge against.
-type CheckOptions struct {
+// Options are the bounds the checkers judge against.
+type Options struct {
 	Handover time.Duration // longest acceptable median handover; 0 means 100 ms
 	Initial  int64         // stock at the start, for the resource checker
 	Timeout  time.Duration // porcupine's budget per model; 0 means 30 s
 }
 
-// Checked is the outcome of every checker on one history.
-type Checked struct {
+// Result is the outcome of every checker on one history.
+type Result struct {
 	Checks []Check
 	lock   *linearization
 	stock  *linearization
@@ -63,8 +68,11 @@ type linearization struct {
 	info  porcupine.LinearizationInfo
 }
 
-// CheckHistory runs every checker on ops.
-func CheckHistory(ops []Op, opts CheckOptions) Checked {
+// Run runs every checker on ops. A run that did not happen as written (its
+// End names what was not exercised) gets unknown from every checker, and a
+// violation that a stall of the machine explains gets unknown too: the
+// verdicts speak only of what the scenario did to the lock.
+func Run(ops []history.Op, opts Options) Result {
 	if opts.Handover == 0 {
 		opts.Handover = 100 * time.Millisecond
 	}
@@ -73,25 +81,42 @@ func CheckHistory(ops []Op, opts CheckOptions) Checked {
 	}
 	lock, lockLin := checkLock(ops, opts.Timeout)
 	resource, stockLin := checkResource(ops, opts)
-	return Checked{
+	r := Result{
 		Checks: []Check{lock, resource, checkLiveness(ops), checkHandover(ops, opts.Handover)},
 		lock:   lockLin,
 		stock:  stockLin,
 	}
+	if e := history.EndOf(ops); e != nil && len(e.NotExercised) > 0 {
+		why := "not exercised: " + strings.Join(e.NotExercised, "; ")
+		for i := range r.Checks {
+			r.Checks[i] = Check{Checker: r.Checks[i].Checker, Verdict: Unknown, Detail: why}
+		}
+		return r
+	}
+	for i, c := range r.Checks {
+		if c.Verdict != Illegal {
+			continue
+		}
+		if why, ok := stalled(ops, c.Checker); ok {
+			r.Checks[i] = Check{Checker: c.Checker, Verdict: Unknown, Detail: why + " (it found: " + c.Detail + ")"}
+		}
+	}
+	return r
 }
 
-func (c Checked) verdicts() map[string]Verdict {
-	m := make(map[string]Verdict, len(c.Checks))
-	for _, ch := range c.Checks {
+// Verdicts maps each checker to its verdict.
+func (r Result) Verdicts() map[string]Verdict {
+	m := make(map[string]Verdict, len(r.Checks))
+	for _, ch := range r.Checks {
 		m[ch.Checker] = ch.Verdict
 	}
 	return m
 }
 
-// detect is the earliest time any checker saw a violation.
-func (c Checked) detect() *time.Duration {
+// Detect is the earliest time any checker saw a violation, or nil.
+func (r Result) Detect() *time.Duration {
 	var first *time.Duration
-	for _, ch := range c.Checks {
+	for _, ch := range r.Checks {
 		if ch.At != nil && (first == nil || *ch.At < *first) {
 			first = ch.At
 		}
@@ -99,22 +124,29 @@ func (c Checked) detect() *time.Duration {
 	return first
 }
 
-func (c Checked) summary() string {
+// Summary is one line: each checker and its verdict.
+func (r Result) Summary() string {
 	var parts []string
-	for _, ch := range c.Checks {
+	for _, ch := range r.Checks {
 		parts = append(parts, ch.Checker+" "+string(ch.Verdict))
 	}
 	return strings.Join(parts, ", ")
 }
 
-// writeVisualizations writes porcupine's HTML for the lock and the resource,
-// with faults, crashes and pauses as annotations.
-func (c Checked) writeVisualizations(dir string, ops []Op) error {
+// Files that WriteVisualizations writes.
+const (
+	LockFile     = "lock.html"     // porcupine's view of the lock history
+	ResourceFile = "resource.html" // porcupine's view of the critical sections
+)
+
+// WriteVisualizations writes porcupine's HTML for the lock and the resource
+// into dir, with faults, crashes and pauses as annotations.
+func (r Result) WriteVisualizations(dir string, ops []history.Op) error {
 	notes := annotations(ops)
 	for _, v := range []struct {
 		lin  *linearization
 		file string
-	}{{c.lock, LockFile}, {c.stock, ResourceFile}} {
+	}{{r.lock, LockFile}, {r.stock, ResourceFile}} {
 		if v.lin == nil {
 			continue
 		}
@@ -127,19 +159,19 @@ func (c Checked) writeVisualizations(dir string, ops []Op) error {
 }
 
 // annotations turns faults and crashes into porcupine annotations.
-func annotations(ops []Op) []porcupine.Annotation {
-	endAt := int64(end(ops))
+func annotations(ops []history.Op) []porcupine.Annotation {
+	endAt := int64(history.Last(ops))
 	var notes []porcupine.Annotation
 	for _, op := range ops {
 		switch op.Kind {
-		case KindFault:
+		case history.KindFault:
 			tag := "faults"
 			if op.Client >= 0 {
 				tag = fmt.Sprintf("client %d", op.Client)
 			}
 			notes = append(notes, porcupine.Annotation{Tag: tag, Start: int64(op.Call), End: min(int64(op.Return), endAt),
 				Description: op.Fault, Details: op.Detail, BackgroundColor: "#fde2c4"})
-		case KindCrash:
+		case history.KindCrash:
 			notes = append(notes, porcupine.Annotation{Tag: fmt.Sprintf("client %d", op.Client), Start: int64(op.Call),
 				Description: "crash", Details: op.Detail, BackgroundColor: "#f7b7b7"})
 		}
@@ -153,15 +185,15 @@ type hold struct {
 	client     int
 	key        string
 	start, end time.Duration
-	endedBy    Kind // KindRelease, KindCrash, or KindEnd when it never ended
+	endedBy    history.Kind // history.KindRelease, history.KindCrash, or history.KindEnd when it never ended
 }
 
-func holds(ops []Op) []hold {
-	sorted := append([]Op(nil), ops...)
+func holds(ops []history.Op) []hold {
+	sorted := append([]history.Op(nil), ops...)
 	// A hold starts when its acquire returns and ends when its release is
 	// called, so order events by those instants.
-	at := func(op Op) time.Duration {
-		if op.Kind == KindAcquire {
+	at := func(op history.Op) time.Duration {
+		if op.Kind == history.KindAcquire {
 			return op.Return
 		}
 		return op.Call
@@ -174,30 +206,30 @@ func holds(ops []Op) []hold {
 	open := map[owner]*hold{}
 	count := map[owner]int{}
 	var out []hold
-	last := end(ops)
+	last := history.Last(ops)
 	for _, op := range sorted {
 		switch {
-		case op.Kind == KindAcquire && op.Outcome == models.OK:
+		case op.Kind == history.KindAcquire && op.Outcome == models.OK:
 			o := owner{op.Client, op.Key}
 			if count[o] == 0 {
 				open[o] = &hold{client: op.Client, key: op.Key, start: op.Return}
 			}
 			count[o]++
-		case op.Kind == KindRelease:
+		case op.Kind == history.KindRelease:
 			o := owner{op.Client, op.Key}
 			if count[o] == 0 {
 				continue
 			}
 			if count[o]--; count[o] == 0 {
 				h := open[o]
-				h.end, h.endedBy = op.Call, KindRelease
+				h.end, h.endedBy = op.Call, history.KindRelease
 				out = append(out, *h)
 				delete(open, o)
 			}
-		case op.Kind == KindCrash:
+		case op.Kind == history.KindCrash:
 			for o, h := range open {
 				if o.client == op.Client {
-					h.end, h.endedBy = op.Call, KindCrash
+					h.end, h.endedBy = op.Call, history.KindCrash
 					out = append(out, *h)
 					delete(open, o)
 					delete(count, o)
@@ -206,7 +238,7 @@ func holds(ops []Op) []hold {
 		}
 	}
 	for _, h := range open {
-		h.end, h.endedBy = last, KindEnd
+		h.end, h.endedBy = last, history.KindEnd
 		out = append(out, *h)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].start < out[j].start })

@@ -1,8 +1,24 @@
-package harness
+// Package history is the record of one run: every operation a client did or
+// suffered, with call and return times from one monotonic clock.
+//
+// # File format
+//
+// A history file is JSON lines. The first line names the format and its
+// version:
+//
+//	{"format":"locklab-history","version":1}
+//
+// Every further line is one [Op], written the moment it completes, so a run
+// that dies loses nothing that had returned. Times are nanoseconds since the
+// start of the run; an operation that never returned has return_ns -1
+// ([NeverReturned]). The last line of a finished run is an [End] record
+// (kind "end").
+package history
 
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +27,18 @@ import (
 
 	"github.com/locklab/locklab/models"
 )
+
+// Format and Version name the file format in its first line.
+const (
+	Format  = "locklab-history"
+	Version = 1
+)
+
+// header is the first line of a history file.
+type header struct {
+	Format  string `json:"format"`
+	Version int    `json:"version"`
+}
 
 // Kind says what an Op records.
 type Kind string
@@ -27,6 +55,9 @@ const (
 // NeverReturned is the Return of an operation that had not returned when the
 // history ended; checkers treat it as returning at the end.
 const NeverReturned time.Duration = -1
+
+// FaultFailover labels the record of a Sentinel promotion.
+const FaultFailover = "Sentinel failover"
 
 // Op is one line of a history. Times are since the start of the run, from one
 // monotonic clock.
@@ -66,12 +97,19 @@ type End struct {
 	ProbeWait time.Duration `json:"probe_wait_ns"`       // how long the probe waited
 	Bound     time.Duration `json:"bound_ns"`            // how long anyone was allowed to wait
 	ProbeErr  string        `json:"probe_err,omitempty"` // why the probe failed
-	Unfired   []string      `json:"unfired,omitempty"`   // required failpoints that never fired: the scenario did not happen
+	// TTL and Work are the workload's lease and critical-section time,
+	// against which the checkers measure stalls of the machine.
+	TTL  time.Duration `json:"ttl_ns"`
+	Work time.Duration `json:"work_ns"`
+	// NotExercised says why the scenario did not happen as written: a
+	// failpoint that never fired, a fault never injected. Any entry makes
+	// every verdict unknown.
+	NotExercised []string `json:"not_exercised,omitempty"`
 }
 
-// History records operations as they happen, and writes each as one JSON
+// Recorder records operations as they happen, and writes each as one JSON
 // line at once, so that a crash of the harness loses nothing that returned.
-type History struct {
+type Recorder struct {
 	base time.Time
 
 	mu  sync.Mutex
@@ -81,10 +119,10 @@ type History struct {
 	err error
 }
 
-// NewHistory starts an empty history whose clock starts now. When path is
-// not empty, every operation is also appended to it as a JSON line.
-func NewHistory(path string) (*History, error) {
-	h := &History{base: time.Now()}
+// New starts an empty history whose clock starts now. When path is not
+// empty, the format line and then every operation are written to it.
+func New(path string) (*Recorder, error) {
+	h := &Recorder{base: time.Now()}
 	if path == "" {
 		return h, nil
 	}
@@ -93,21 +131,31 @@ func NewHistory(path string) (*History, error) {
 		return nil, fmt.Errorf("history: %w", err)
 	}
 	h.f, h.w = f, bufio.NewWriter(f)
+	h.writeLine(header{Format: Format, Version: Version})
+	if h.err != nil {
+		f.Close()
+		return nil, fmt.Errorf("history: %w", h.err)
+	}
 	return h, nil
 }
 
 // Now is the time since the start of the history.
-func (h *History) Now() time.Duration { return time.Since(h.base) }
+func (h *Recorder) Now() time.Duration { return time.Since(h.base) }
 
 // Add records op.
-func (h *History) Add(op Op) {
+func (h *Recorder) Add(op Op) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.ops = append(h.ops, op)
+	h.writeLine(op)
+}
+
+// writeLine appends v as one JSON line; the caller holds mu or owns h.
+func (h *Recorder) writeLine(v any) {
 	if h.w == nil || h.err != nil {
 		return
 	}
-	b, err := json.Marshal(op)
+	b, err := json.Marshal(v)
 	if err == nil {
 		b = append(b, '\n')
 		_, err = h.w.Write(b)
@@ -119,14 +167,14 @@ func (h *History) Add(op Op) {
 }
 
 // Ops returns a copy of every operation recorded so far.
-func (h *History) Ops() []Op {
+func (h *Recorder) Ops() []Op {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return append([]Op(nil), h.ops...)
 }
 
 // Close flushes and closes the file, reporting any write error met on the way.
-func (h *History) Close() error {
+func (h *Recorder) Close() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.f == nil {
@@ -140,12 +188,30 @@ func (h *History) Close() error {
 	return err
 }
 
-// ReadHistory reads a history written by History, one JSON object per line.
-func ReadHistory(r io.Reader) ([]Op, error) {
-	var ops []Op
+// ErrFormat is wrapped by Read when the input is not a history this version
+// of locklab can read.
+var ErrFormat = errors.New("not a locklab history")
+
+// Read reads a history written by a Recorder. Input in another format, or
+// in a version this locklab does not know, gives one error wrapping ErrFormat.
+func Read(r io.Reader) ([]Op, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for line := 1; sc.Scan(); line++ {
+	if !sc.Scan() {
+		if err := sc.Err(); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: the file is empty", ErrFormat)
+	}
+	var h header
+	if err := json.Unmarshal(sc.Bytes(), &h); err != nil || h.Format != Format {
+		return nil, fmt.Errorf("%w: its first line is not {\"format\":%q,...} (a history from before format versions, or another file)", ErrFormat, Format)
+	}
+	if h.Version != Version {
+		return nil, fmt.Errorf("%w: format version %d, this locklab reads version %d", ErrFormat, h.Version, Version)
+	}
+	var ops []Op
+	for line := 2; sc.Scan(); line++ {
 		var op Op
 		if err := json.Unmarshal(sc.Bytes(), &op); err != nil {
 			return nil, fmt.Errorf("history line %d: %w", line, err)
@@ -155,9 +221,9 @@ func ReadHistory(r io.Reader) ([]Op, error) {
 	return ops, sc.Err()
 }
 
-// end returns the time of the history's last event: the Return standing in
-// for operations that never returned.
-func end(ops []Op) time.Duration {
+// Last is the time of the history's last event, just past it: the Return
+// standing in for operations that never returned.
+func Last(ops []Op) time.Duration {
 	var last time.Duration
 	for _, op := range ops {
 		last = max(last, op.Call, op.Return)
@@ -165,16 +231,16 @@ func end(ops []Op) time.Duration {
 	return last + 1
 }
 
-// returned is op's Return, or the end of the history when it never returned.
-func returned(op Op, end time.Duration) time.Duration {
+// Returned is op's Return, or last when it never returned.
+func Returned(op Op, last time.Duration) time.Duration {
 	if op.Return == NeverReturned {
-		return end
+		return last
 	}
 	return op.Return
 }
 
-// endRecord finds the End of a history, if the run got that far.
-func endRecord(ops []Op) *End {
+// EndOf finds the End record of a history, or nil if the run never got there.
+func EndOf(ops []Op) *End {
 	for i := len(ops) - 1; i >= 0; i-- {
 		if ops[i].Kind == KindEnd {
 			return ops[i].End

@@ -1,0 +1,206 @@
+package check
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/models"
+)
+
+const msec = time.Millisecond
+
+func acq(client int, call, ret time.Duration, out models.Outcome) history.Op {
+	return history.Op{Client: client, Kind: history.KindAcquire, Key: "lock", Call: call * msec, Return: ret * msec, Outcome: out}
+}
+
+func rel(client int, call, ret time.Duration) history.Op {
+	return history.Op{Client: client, Kind: history.KindRelease, Key: "lock", Call: call * msec, Return: ret * msec, Outcome: models.OK}
+}
+
+func sec(client int, call, ret time.Duration, observed, written int64) history.Op {
+	return history.Op{Client: client, Kind: history.KindSection, Call: call * msec, Return: ret * msec,
+		Observed: observed, Written: written, Result: models.Wrote}
+}
+
+func endOp(at time.Duration, e history.End) history.Op {
+	return history.Op{Client: -1, Kind: history.KindEnd, Call: at * msec, Return: at * msec, End: &e}
+}
+
+func TestRun(t *testing.T) {
+	probeOK := history.End{Initial: 10, Stock: 8, Probe: true, KeyExists: false, PTTL: -2}
+	tests := []struct {
+		name string
+		ops  []history.Op
+		want map[string]Verdict
+	}{{
+		name: "two clean cycles",
+		ops: []history.Op{
+			acq(0, 0, 1, models.OK), sec(0, 2, 5, 10, 9), rel(0, 6, 7),
+			acq(1, 3, 4, models.Failed), acq(1, 8, 9, models.OK), sec(1, 10, 12, 9, 8), rel(1, 13, 14),
+			endOp(20, probeOK),
+		},
+		want: map[string]Verdict{CheckLock: OK, CheckResource: OK, CheckLiveness: OK, CheckHandover: OK},
+	}, {
+		name: "lease expired: both held and both sold from 10",
+		ops: []history.Op{
+			acq(0, 0, 1, models.OK), sec(0, 2, 50, 10, 9),
+			acq(1, 20, 21, models.OK), sec(1, 22, 30, 10, 9), rel(1, 31, 32),
+			rel(0, 51, 52),
+			endOp(60, history.End{Initial: 10, Stock: 9, Probe: true, PTTL: -2}),
+		},
+		want: map[string]Verdict{CheckLock: Illegal, CheckResource: Illegal, CheckLiveness: OK},
+	}, {
+		name: "crash holding, no expiry: stuck",
+		ops: []history.Op{
+			acq(0, 0, 1, models.OK), {Client: 0, Kind: history.KindCrash, Call: 2 * msec, Return: 2 * msec},
+			acq(1, 3, 4, models.Failed),
+			endOp(20, history.End{Initial: 10, Stock: 10, KeyExists: true, PTTL: -1, Bound: 10 * msec}),
+		},
+		want: map[string]Verdict{CheckLock: OK, CheckResource: OK, CheckLiveness: Stuck, CheckHandover: OK},
+	}, {
+		name: "crash then takeover after expiry is legal",
+		ops: []history.Op{
+			acq(0, 0, 1, models.OK), {Client: 0, Kind: history.KindCrash, Call: 2 * msec, Return: 2 * msec},
+			acq(1, 300, 301, models.OK), rel(1, 302, 303),
+			endOp(400, probeOK),
+		},
+		want: map[string]Verdict{CheckLock: OK, CheckLiveness: OK, CheckHandover: OK},
+	}, {
+		name: "holders never release: slow handovers",
+		ops: []history.Op{
+			acq(0, 0, 1, models.OK), rel(0, 5, 6),
+			acq(1, 2, 300, models.OK), rel(1, 305, 306),
+			acq(2, 2, 600, models.OK), rel(2, 605, 606),
+			endOp(700, probeOK),
+		},
+		want: map[string]Verdict{CheckLock: OK, CheckHandover: Slow},
+	}, {
+		name: "unknown acquire changes nothing",
+		ops: []history.Op{
+			{Client: 0, Kind: history.KindAcquire, Key: "lock", Call: 0, Return: history.NeverReturned, Outcome: models.Unknown},
+			acq(1, 1, 2, models.OK), rel(1, 3, 4),
+			endOp(10, probeOK),
+		},
+		want: map[string]Verdict{CheckLock: OK, CheckLiveness: OK},
+	}, {
+		name: "reentrant hold, released twice, then another client",
+		ops: []history.Op{
+			acq(0, 0, 1, models.OK), acq(0, 2, 3, models.OK), rel(0, 4, 5), rel(0, 6, 7),
+			acq(1, 8, 9, models.OK), rel(1, 10, 11),
+			endOp(20, probeOK),
+		},
+		want: map[string]Verdict{CheckLock: OK},
+	}, {
+		// Client 0 held the lock 353 ms for 100 ms of work with no fault on
+		// it: a loaded host stalled it past its 300 ms TTL, so the overlap
+		// says nothing about the lock.
+		name: "machine stall past the TTL: unknown, not illegal",
+		ops: []history.Op{
+			acq(0, 0, 1, models.OK), sec(0, 2, 352, 10, 9),
+			acq(1, 320, 321, models.OK), sec(1, 322, 330, 10, 9), rel(1, 331, 332),
+			rel(0, 354, 355),
+			endOp(400, history.End{Initial: 10, Stock: 9, Probe: true, PTTL: -2, TTL: 300 * msec, Work: 100 * msec}),
+		},
+		want: map[string]Verdict{CheckLock: Unknown, CheckResource: Unknown, CheckLiveness: OK},
+	}, {
+		name: "the same hold stretched by a fault on the holder: illegal",
+		ops: []history.Op{
+			acq(0, 0, 1, models.OK), sec(0, 2, 352, 10, 9),
+			{Client: 0, Kind: history.KindFault, Call: 50 * msec, Return: 300 * msec, Fault: "client pause"},
+			acq(1, 320, 321, models.OK), sec(1, 322, 330, 10, 9), rel(1, 331, 332),
+			rel(0, 354, 355),
+			endOp(400, history.End{Initial: 10, Stock: 9, Probe: true, PTTL: -2, TTL: 300 * msec, Work: 100 * msec}),
+		},
+		want: map[string]Verdict{CheckLock: Illegal, CheckResource: Illegal, CheckLiveness: OK},
+	}, {
+		name: "a fault on another client does not explain the stall",
+		ops: []history.Op{
+			acq(0, 0, 1, models.OK), sec(0, 2, 352, 10, 9),
+			{Client: 2, Kind: history.KindFault, Call: 50 * msec, Return: 300 * msec, Fault: "client pause"},
+			acq(1, 320, 321, models.OK), sec(1, 322, 330, 10, 9), rel(1, 331, 332),
+			rel(0, 354, 355),
+			endOp(400, history.End{Initial: 10, Stock: 9, Probe: true, PTTL: -2, TTL: 300 * msec, Work: 100 * msec}),
+		},
+		want: map[string]Verdict{CheckLock: Unknown, CheckResource: Unknown},
+	}, {
+		name: "not exercised: every verdict unknown",
+		ops: []history.Op{
+			acq(0, 0, 1, models.OK), sec(0, 2, 5, 10, 9), rel(0, 6, 7),
+			endOp(20, history.End{Initial: 10, Stock: 9, Probe: true, PTTL: -2,
+				NotExercised: []string{"failpoint before-del never fired"}}),
+		},
+		want: map[string]Verdict{CheckLock: Unknown, CheckResource: Unknown, CheckLiveness: Unknown, CheckHandover: Unknown},
+	}, {
+		name: "no end record: liveness unknown",
+		ops:  []history.Op{acq(0, 0, 1, models.OK), rel(0, 2, 3)},
+		want: map[string]Verdict{CheckLock: OK, CheckLiveness: Unknown},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Run(tt.ops, Options{Initial: 10}).Verdicts()
+			for _, m := range Mismatches(tt.want, got) {
+				t.Error(m)
+			}
+		})
+	}
+}
+
+func TestStallIsNamed(t *testing.T) {
+	ops := []history.Op{
+		acq(2, 0, 1, models.OK), sec(2, 2, 352, 10, 9),
+		acq(1, 320, 321, models.OK), rel(1, 331, 332), rel(2, 354, 355),
+		endOp(400, history.End{Initial: 10, Stock: 9, Probe: true, PTTL: -2, TTL: 300 * msec, Work: 100 * msec}),
+	}
+	c := Run(ops, Options{Initial: 10}).Checks[0]
+	if c.Verdict != Unknown || !strings.Contains(c.Detail, "the machine stalled client 2 for 220 ms") ||
+		!strings.Contains(c.Detail, "run again") {
+		t.Errorf("lock: %s: %s", c.Verdict, c.Detail)
+	}
+}
+
+func TestCheckDetectsFirstOverlap(t *testing.T) {
+	ops := []history.Op{
+		acq(0, 0, 1, models.OK), acq(1, 20, 21, models.OK), rel(1, 31, 32), rel(0, 51, 52),
+		endOp(60, history.End{Probe: true}),
+	}
+	c := Run(ops, Options{})
+	at := c.Detect()
+	if at == nil || *at != 21*msec {
+		t.Fatalf("detect = %v, want 21ms", at)
+	}
+}
+
+func TestHolds(t *testing.T) {
+	ops := []history.Op{
+		acq(0, 0, 1, models.OK), acq(0, 2, 3, models.OK), rel(0, 4, 5), rel(0, 6, 7),
+		acq(1, 8, 9, models.OK), {Client: 1, Kind: history.KindCrash, Call: 10 * msec, Return: 10 * msec},
+		acq(2, 11, 12, models.OK),
+	}
+	got := holds(ops)
+	want := []hold{
+		{client: 0, key: "lock", start: 1 * msec, end: 6 * msec, endedBy: history.KindRelease},
+		{client: 1, key: "lock", start: 9 * msec, end: 10 * msec, endedBy: history.KindCrash},
+		{client: 2, key: "lock", start: 12 * msec, end: history.Last(ops), endedBy: history.KindEnd},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("holds = %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("hold %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
+
+func TestMismatches(t *testing.T) {
+	got := map[string]Verdict{CheckLock: OK, CheckResource: Illegal}
+	if m := Mismatches(map[string]Verdict{CheckLock: OK}, got); len(m) != 0 {
+		t.Errorf("unexpected mismatches %v", m)
+	}
+	m := Mismatches(map[string]Verdict{CheckLock: Illegal}, got)
+	if len(m) != 1 || m[0] != "lock: got ok, expected illegal" {
+		t.Errorf("mismatches = %q", m)
+	}
+}

@@ -1,0 +1,102 @@
+package check
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/locklab/locklab/history"
+)
+
+// stalled reports whether the first violation the checker found is explained
+// by the machine rather than by the lock: a holder in it had held the lock
+// past its TTL only because its cycle took longer than its work and every
+// fault on it (or on the whole system) together. A loaded host can stall a
+// goroutine for hundreds of milliseconds; the harness must not blame the lock
+// for its own host. The stall is measured from the workload's own timestamps.
+func stalled(ops []history.Op, checker string) (string, bool) {
+	e := history.EndOf(ops)
+	if e == nil || e.TTL == 0 {
+		return "", false
+	}
+	hs := holds(ops)
+	faults := faultOps(ops)
+	// suspects are the holds whose lease may have run out, each up to the
+	// moment the violation needed it to have run out.
+	type suspect struct {
+		h    hold
+		upTo time.Duration
+	}
+	var suspects []suspect
+	switch checker {
+	case CheckLock:
+		if a, b, ok := firstOverlap(hs); ok {
+			suspects = append(suspects, suspect{a, b.start})
+		}
+	case CheckResource:
+		if a, b, ok := firstLostUpdate(sectionOps(ops)); ok {
+			for _, s := range []history.Op{a, b} {
+				if h, ok := holdAround(hs, s); ok {
+					suspects = append(suspects, suspect{h, s.Return})
+				}
+			}
+		}
+	}
+	for _, s := range suspects {
+		held := s.upTo - s.h.start
+		faulted := faultedFor(faults, s.h.client, s.h.start, s.upTo)
+		if held > e.TTL && e.Work+faulted < e.TTL {
+			stall := held - e.Work - faulted
+			return fmt.Sprintf("the machine stalled client %d for %s: it had held the lock %s for %s of work, "+
+				"past its %s TTL, with no fault on it; run again", s.h.client, ms(stall), ms(held), ms(e.Work), ms(e.TTL)), true
+		}
+	}
+	return "", false
+}
+
+// holdAround finds the hold of section s's client that contains s.
+func holdAround(hs []hold, s history.Op) (hold, bool) {
+	for _, h := range hs {
+		if h.client == s.Client && h.start <= s.Call && s.Call <= h.end {
+			return h, true
+		}
+	}
+	return hold{}, false
+}
+
+// sectionOps are the critical sections of a history.
+func sectionOps(ops []history.Op) []history.Op {
+	var out []history.Op
+	for _, op := range ops {
+		if op.Kind == history.KindSection {
+			out = append(out, op)
+		}
+	}
+	return out
+}
+
+// faultedFor is how much of from..to a fault on client, or on the whole
+// system, covered.
+func faultedFor(faults []history.Op, client int, from, to time.Duration) time.Duration {
+	var covered time.Duration
+	at := from
+	// Faults can overlap; walk them in call order and count each instant once.
+	for _, f := range sortedByCall(faults) {
+		if f.Client != client && f.Client >= 0 {
+			continue
+		}
+		start, end := max(f.Call, at), min(f.Return, to)
+		if end > start {
+			covered += end - start
+			at = end
+		}
+	}
+	return covered
+}
+
+func sortedByCall(ops []history.Op) []history.Op {
+	out := slices.Clone(ops)
+	slices.SortStableFunc(out, func(a, b history.Op) int { return cmp.Compare(a.Call, b.Call) })
+	return out
+}

@@ -1,0 +1,124 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Node is one redis-server of a cluster, a data node or a Sentinel, however
+// its backend runs it. Its methods may be called from several goroutines.
+type Node interface {
+	// Name is the node's name from its NodeConfig ("n1", "inventory", "s2").
+	Name() string
+	// Addr is the host:port the harness and its links dial; it stays the
+	// same across restarts.
+	Addr() string
+	// Admin is a direct client, past any link, for the harness's own use.
+	Admin() *redis.Client
+	// Running reports whether the node is up; a paused node is running.
+	Running() bool
+	// Kill stops the node at once, with no shutdown: a real crash.
+	Kill() error
+	// Restart starts the node again at the same address, with or without
+	// the data it had on disk.
+	Restart(ctx context.Context, keepData bool) error
+	// Pause freezes the node: it keeps its connections and answers nothing.
+	Pause() error
+	// Resume ends a Pause.
+	Resume() error
+	// Stop kills the node and removes what it left; it may be called twice.
+	Stop() error
+}
+
+// Database is the SQL inventory of the transaction pitfall.
+type Database interface {
+	// DSN is a data source name for sql.Open("mysql", dsn).
+	DSN() string
+	// SetupInventory creates the inventory row with stock units.
+	SetupInventory(ctx context.Context, stock int64) error
+	// Stock reads the committed stock.
+	Stock(ctx context.Context) (int64, error)
+	// Stop ends the server and removes its files; it may be called twice.
+	Stop() error
+}
+
+// Backend starts the servers of a cluster. Local processes are the default;
+// another backend (containers) plugs in here.
+type Backend interface {
+	// Name is the backend's name, as the CLI's -backend flag takes it.
+	Name() string
+	// StartNode starts one redis-server as cfg says and returns once it
+	// answers. With cfg.Sentinel set it runs as a Sentinel.
+	StartNode(ctx context.Context, cfg NodeConfig) (Node, error)
+	// StartMariaDB starts a MariaDB server whose files live under dir.
+	StartMariaDB(ctx context.Context, dir string) (Database, error)
+}
+
+// Local runs every server as a process of this machine on 127.0.0.1.
+type Local struct {
+	// Server is the redis-server binary; "" means RedisServerPath().
+	Server string
+}
+
+// Name is "local".
+func (Local) Name() string { return "local" }
+
+// StartNode starts a redis-server process.
+func (l Local) StartNode(ctx context.Context, cfg NodeConfig) (Node, error) {
+	if cfg.Server == "" {
+		cfg.Server = l.Server
+	}
+	if cfg.Sentinel != "" {
+		if cfg.Server == "" {
+			server, err := RedisServerPath()
+			if err != nil {
+				return nil, fmt.Errorf("start node %s: %w", cfg.Name, err)
+			}
+			cfg.Server = server
+		}
+		script, err := writeSentinelScript(filepath.Join(cfg.Dir, cfg.Name+"-"+sentinelScriptName), cfg.Server, cfg.Sentinel)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Server = script
+		p, err := StartProcess(ctx, cfg)
+		if err != nil {
+			os.Remove(script)
+			return nil, err
+		}
+		return sentinelProcess{p, script}, nil
+	}
+	p, err := StartProcess(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// sentinelProcess is a Sentinel started through its script, which Stop removes.
+type sentinelProcess struct {
+	*Process
+	script string
+}
+
+func (s sentinelProcess) Stop() error {
+	err := s.Process.Stop()
+	if rerr := os.Remove(s.script); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+		err = errors.Join(err, rerr)
+	}
+	return err
+}
+
+// StartMariaDB starts a mariadbd process.
+func (Local) StartMariaDB(ctx context.Context, dir string) (Database, error) {
+	m, err := StartMariaDB(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}

@@ -1,0 +1,169 @@
+// Package cluster starts and stops what a run talks to: the Redis topology
+// (single, replicated with Sentinels, or five Redlock masters), the inventory
+// node that no fault touches, MariaDB for the transaction pitfall, and the
+// in-process toxiproxy network every client link goes through. Servers are
+// started by a Backend: local processes by default.
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Topology names a Redis deployment.
+type Topology string
+
+// Topologies.
+const (
+	Single     Topology = "single"     // one Redis master
+	Replicated Topology = "replicated" // a master, two replicas, three Sentinels
+	Redlock    Topology = "redlock"    // five independent masters
+)
+
+// topologies maps each topology to the number of independent lock masters it
+// starts; the replicated one starts its own set.
+var topologies = map[Topology]int{Single: 1, Replicated: 0, Redlock: 5}
+
+// Known reports whether t names a topology; "" counts as Single.
+func Known(t Topology) bool {
+	_, ok := topologies[t]
+	return ok || t == ""
+}
+
+// Cluster is the running deployment of one run: the lock nodes, the
+// inventory node (which no fault touches), and the network between them and
+// the clients.
+type Cluster struct {
+	topology  Topology
+	backend   Backend
+	dir       *RunDir
+	masters   []Node
+	inventory Node
+	mariadb   Database // the inventory, when it lives in MariaDB
+	network   *Network
+	// replicated runs the Sentinels of the replicated topology; its data
+	// nodes are masters, the first one the master at the start.
+	replicated *ReplicaSet
+}
+
+// Config says what a cluster starts.
+type Config struct {
+	Topology    Topology    // "" means Single
+	Persistence Persistence // what the lock nodes keep on disk across a restart
+	MariaDB     bool        // also start MariaDB for the inventory
+	Backend     Backend     // nil means Local{}
+}
+
+// Start starts a topology in a fresh run directory. Close stops every
+// server and removes the directory, also after a failed start.
+func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
+	topo := cfg.Topology
+	if topo == "" {
+		topo = Single
+	}
+	masters, ok := topologies[topo]
+	if !ok {
+		return nil, fmt.Errorf("unknown topology %q", topo)
+	}
+	backend := cfg.Backend
+	if backend == nil {
+		server, err := RedisServerPath()
+		if err != nil {
+			return nil, err
+		}
+		backend = Local{Server: server}
+	}
+	if cfg.MariaDB {
+		if _, _, err := MariaDBPath(); err != nil && backend.Name() == "local" {
+			return nil, err
+		}
+	}
+	dir, err := NewRunDir()
+	if err != nil {
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	c := &Cluster{topology: topo, backend: backend, dir: dir}
+	defer func() {
+		if err != nil {
+			c.Close()
+		}
+	}()
+	if c.network, err = StartNetwork(ctx); err != nil {
+		return nil, err
+	}
+	if topo == Replicated {
+		if c.replicated, err = StartReplicaSet(ctx, backend, dir.Path(), c.network); err != nil {
+			return nil, err
+		}
+		c.masters = c.replicated.Nodes()
+	}
+	for i := range masters {
+		n, err := backend.StartNode(ctx, NodeConfig{Name: fmt.Sprintf("n%d", i+1), Dir: dir.Path(), Persistence: cfg.Persistence})
+		if err != nil {
+			return nil, err
+		}
+		c.masters = append(c.masters, n)
+	}
+	if c.inventory, err = backend.StartNode(ctx, NodeConfig{Name: "inventory", Dir: dir.Path()}); err != nil {
+		return nil, err
+	}
+	if cfg.MariaDB {
+		if c.mariadb, err = backend.StartMariaDB(ctx, dir.Path()); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// Topology is the deployment this cluster runs.
+func (c *Cluster) Topology() Topology { return c.topology }
+
+// Backend is what started the servers.
+func (c *Cluster) Backend() Backend { return c.backend }
+
+// Masters are the nodes that hold locks: for the replicated topology, its
+// data nodes, the master at the start first.
+func (c *Cluster) Masters() []Node { return c.masters }
+
+// Inventory is the node that holds the protected resource.
+func (c *Cluster) Inventory() Node { return c.inventory }
+
+// MariaDB is the SQL inventory, or nil when the cluster has none.
+func (c *Cluster) MariaDB() Database { return c.mariadb }
+
+// Network is the toxiproxy server every client link goes through.
+func (c *Cluster) Network() *Network { return c.network }
+
+// ReplicaSet is the Sentinel-watched set of the replicated topology, or nil.
+func (c *Cluster) ReplicaSet() *ReplicaSet { return c.replicated }
+
+// Master is the node that is master now: for the replicated topology the
+// one a majority of Sentinels names, otherwise the first lock node.
+func (c *Cluster) Master(ctx context.Context) (Node, error) {
+	if c.replicated != nil {
+		return c.replicated.Master(ctx)
+	}
+	return c.masters[0], nil
+}
+
+// Close stops every node and the network and removes the run's directory.
+func (c *Cluster) Close() error {
+	var errs []error
+	if c.network != nil {
+		errs = append(errs, c.network.Close())
+	}
+	if c.replicated != nil {
+		errs = append(errs, c.replicated.Close())
+	}
+	for _, n := range append(c.masters, c.inventory) {
+		if n != nil {
+			errs = append(errs, n.Stop())
+		}
+	}
+	if c.mariadb != nil {
+		errs = append(errs, c.mariadb.Stop())
+	}
+	errs = append(errs, c.dir.Remove())
+	return errors.Join(errs...)
+}

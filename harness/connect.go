@@ -1,0 +1,81 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/history"
+)
+
+// ClientOptions describe a client made by Connect.
+type ClientOptions struct {
+	ID      int
+	TTL     time.Duration // the lease TTL locks are asked to use; 0 means 300 ms
+	Timeout time.Duration // Redis timeouts; 0 means 1 s
+	// Direct dials the nodes without network links, so no fault reaches it.
+	Direct bool
+}
+
+// Connect makes a client of cl outside any run, for testing or benchmarking
+// a lock on its own. Close it when done.
+func Connect(ctx context.Context, cl *cluster.Cluster, opts ClientOptions) (*Client, error) {
+	if opts.TTL == 0 {
+		opts.TTL = 300 * time.Millisecond
+	}
+	if opts.Timeout == 0 {
+		opts.Timeout = time.Second
+	}
+	h, _ := history.New("") // in memory: cannot fail
+	cfg := clientConfig{id: opts.ID, ttl: opts.TTL, timeout: opts.Timeout, history: h, points: newFailpoints(nil)}
+	if opts.Direct {
+		cfg.master, cfg.inventory = cl.Masters()[0].Addr(), cl.Inventory().Addr()
+		for _, n := range cl.Masters() {
+			cfg.nodes = append(cfg.nodes, n.Addr())
+		}
+		return newClient(ctx, cfg), nil
+	}
+	client, _, err := connect(ctx, cl, cfg)
+	return client, err
+}
+
+// connect completes cfg with one link per lock master for client cfg.id and
+// makes the client.
+func connect(ctx context.Context, cl *cluster.Cluster, cfg clientConfig) (*Client, []*cluster.Link, error) {
+	var links []*cluster.Link
+	for _, n := range cl.Masters() {
+		l, err := cl.Network().Link(ctx, fmt.Sprintf("c%d-%s", cfg.id, n.Name()), n.Addr())
+		if err != nil {
+			return nil, nil, err
+		}
+		links = append(links, l)
+		cfg.nodes = append(cfg.nodes, l.Addr())
+	}
+	cfg.master, cfg.inventory = cfg.nodes[0], cl.Inventory().Addr()
+	if rs := cl.ReplicaSet(); rs != nil {
+		// Sentinel reports real addresses; this client dials each node
+		// through its own link to it.
+		byNode := map[string]string{}
+		for i, n := range cl.Masters() {
+			byNode[n.Addr()] = links[i].Addr()
+		}
+		cfg.nodes = nil
+		cfg.failover = func(opts *redis.Options) *redis.Client {
+			return rs.FailoverClient(opts, func(ctx context.Context, addr string) (net.Conn, error) {
+				if via, ok := byNode[addr]; ok {
+					addr = via
+				}
+				var d net.Dialer
+				return d.DialContext(ctx, "tcp", addr)
+			})
+		}
+	}
+	if db := cl.MariaDB(); db != nil {
+		cfg.mariaDSN = db.DSN()
+	}
+	return newClient(ctx, cfg), links, nil
+}

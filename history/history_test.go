@@ -1,0 +1,69 @@
+package history
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/locklab/locklab/models"
+)
+
+func TestWriteThenRead(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history.jsonl")
+	h, err := New(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Op{
+		{Client: 0, Kind: KindAcquire, Key: "lock", Call: 1, Return: 2, Outcome: models.OK},
+		{Client: 1, Kind: KindAcquire, Key: "lock", Call: 3, Return: NeverReturned, Outcome: models.Unknown},
+		{Client: -1, Kind: KindEnd, Call: 9, Return: 9, End: &End{Stock: 5, NotExercised: []string{"x"}}},
+	}
+	for _, op := range want {
+		h.Add(op)
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first, _, _ := strings.Cut(string(b), "\n"); first != `{"format":"locklab-history","version":1}` {
+		t.Errorf("first line %q", first)
+	}
+	got, err := Read(strings.NewReader(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) || got[1].Return != NeverReturned || EndOf(got).Stock != 5 {
+		t.Errorf("read back %+v", got)
+	}
+}
+
+func TestReadRefusesOtherFormats(t *testing.T) {
+	tests := []struct{ name, text, want string }{
+		{"empty", "", "the file is empty"},
+		{"before versions", `{"client":0,"kind":"acquire","call_ns":1,"return_ns":2}` + "\n", "before format versions"},
+		{"newer version", `{"format":"locklab-history","version":9}` + "\n", "format version 9"},
+		{"not JSON", "hello\n", "first line"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Read(strings.NewReader(tt.text))
+			if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("error %v: want one line wrapping ErrFormat, containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestLastAndReturned(t *testing.T) {
+	ops := []Op{{Call: 5, Return: 7}, {Call: 6, Return: NeverReturned}}
+	last := Last(ops)
+	if last != 8 || Returned(ops[1], last) != 8 || Returned(ops[0], last) != 7 {
+		t.Errorf("last %d", last)
+	}
+}
