@@ -13,10 +13,10 @@ check: deps
 # a time because scenarios are timed against real clocks.
 test: deps
 	go vet ./...
-	go test -count=1 -race ./models/ ./history/ ./check/ ./cluster/ ./harness/ ./reports/ ./cmd/...
+	go test -count=1 -race ./models/ ./history/ ./check/ ./network/ ./cluster/ ./harness/ ./reports/ ./cmd/...
 	go test -count=1 -p 1 -timeout 20m ./pitfalls/ ./scenarios/
 
 # Speed goals: the lock cycle, porcupine, start-up, and the whole catalogue.
 bench: deps
-	go test -run '^$$' -bench . -benchtime 20x ./cluster/ ./harness/ ./models/
+	go test -run '^$$' -bench . -benchtime 20x ./network/ ./cluster/ ./harness/ ./models/
 	go test -run '^$$' -bench Catalogue -benchtime 1x ./cmd/check/

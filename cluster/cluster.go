@@ -9,6 +9,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/locklab/locklab/network"
 )
 
 // Topology names a Redis deployment.
@@ -41,7 +43,7 @@ type Cluster struct {
 	masters   []Node
 	inventory Node
 	mariadb   Database // the inventory, when it lives in MariaDB
-	network   *Network
+	network   *network.Proxy
 	// replicated runs the Sentinels of the replicated topology; its data
 	// nodes are masters, the first one the master at the start.
 	replicated *ReplicaSet
@@ -89,7 +91,7 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 			c.Close()
 		}
 	}()
-	if c.network, err = StartNetwork(ctx); err != nil {
+	if c.network, err = network.Start(ctx); err != nil {
 		return nil, err
 	}
 	if topo == Replicated {
@@ -133,7 +135,7 @@ func (c *Cluster) Inventory() Node { return c.inventory }
 func (c *Cluster) MariaDB() Database { return c.mariadb }
 
 // Network is the toxiproxy server every client link goes through.
-func (c *Cluster) Network() *Network { return c.network }
+func (c *Cluster) Network() *network.Proxy { return c.network }
 
 // ReplicaSet is the Sentinel-watched set of the replicated topology, or nil.
 func (c *Cluster) ReplicaSet() *ReplicaSet { return c.replicated }

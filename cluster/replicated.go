@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/locklab/locklab/network"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -72,15 +73,15 @@ const (
 // ReplicaSet is a master, its replicas and the Sentinels that watch them.
 // Its methods may be called from several goroutines.
 type ReplicaSet struct {
-	network   *Network
+	proxy     *network.Proxy
 	nodes     []Node // the data nodes: the first master, then the replicas
 	sentinels []Node
-	links     map[replPair]*Link // the detour of each replica towards each possible master
+	links     map[replPair]*network.Link // the detour of each replica towards each possible master
 
 	// mu is held while a replication fault is applied or healed, so that
 	// faults on one replica take turns; it guards detours and closed.
 	mu      sync.Mutex
-	detours map[*Link]int // replication faults now holding each link's detour
+	detours map[*network.Link]int // replication faults now holding each link's detour
 	closed  bool
 }
 
@@ -90,16 +91,16 @@ type replPair struct{ replica, master Node }
 // StartReplicaSet starts the data nodes and the Sentinels as Dir/n1…n3 and
 // Dir/s1…s3, and returns once both replicas are in sync and every Sentinel
 // sees the master, both replicas and the two other Sentinels. The backend
-// starts the servers; the detour links are made in network, which the caller
+// starts the servers; the detour links are made in proxy, which the caller
 // closes after Close.
-func StartReplicaSet(ctx context.Context, backend Backend, dir string, network *Network) (_ *ReplicaSet, err error) {
-	if network == nil {
+func StartReplicaSet(ctx context.Context, backend Backend, dir string, proxy *network.Proxy) (_ *ReplicaSet, err error) {
+	if proxy == nil {
 		return nil, errors.New("start replicated: no network")
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("start replicated: %w", err)
 	}
-	r := &ReplicaSet{network: network, links: make(map[replPair]*Link), detours: make(map[*Link]int)}
+	r := &ReplicaSet{proxy: proxy, links: make(map[replPair]*network.Link), detours: make(map[*network.Link]int)}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, r.Close())
@@ -128,7 +129,7 @@ func StartReplicaSet(ctx context.Context, backend Backend, dir string, network *
 			if m == replica {
 				continue
 			}
-			l, err := network.Link(ctx, "repl-"+replica.Name()+"-"+m.Name(), m.Addr())
+			l, err := proxy.Link(ctx, "repl-"+replica.Name()+"-"+m.Name(), m.Addr())
 			if err != nil {
 				return nil, fmt.Errorf("start replicated: %w", err)
 			}
@@ -357,7 +358,7 @@ func (r *ReplicaSet) AwaitFailover(ctx context.Context, from Node) (to Node, too
 // overlap. The fault ends early if Sentinel re-points the replica, which it
 // does once the detour has lasted 10 s while the master is up (see the top
 // of this file; the heal then returns an error), or at a failover.
-func (r *ReplicaSet) CutReplication(ctx context.Context, replica Node) (Heal, error) {
+func (r *ReplicaSet) CutReplication(ctx context.Context, replica Node) (network.Heal, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	link, err := r.replicationLink(ctx, replica)
@@ -365,7 +366,7 @@ func (r *ReplicaSet) CutReplication(ctx context.Context, replica Node) (Heal, er
 		return noHeal, fmt.Errorf("cut replication: %w", err)
 	}
 	// Cut first, so that not one byte passes once the replica dials the link.
-	uncut, err := r.network.Cut(ctx, link)
+	uncut, err := r.proxy.Cut(ctx, link)
 	if err != nil {
 		return noHeal, fmt.Errorf("cut replication of %s: %w", replica.Name(), err)
 	}
@@ -379,7 +380,7 @@ func (r *ReplicaSet) CutReplication(ctx context.Context, replica Node) (Heal, er
 // current master (toxiproxy latency on its own link, as for CutReplication):
 // writes reach it d late, and its acknowledgements, which WAIT counts, 2d late.
 // The same limits as for CutReplication apply.
-func (r *ReplicaSet) DelayReplication(ctx context.Context, replica Node, d time.Duration) (Heal, error) {
+func (r *ReplicaSet) DelayReplication(ctx context.Context, replica Node, d time.Duration) (network.Heal, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	link, err := r.replicationLink(ctx, replica)
@@ -400,7 +401,7 @@ func (r *ReplicaSet) DelayReplication(ctx context.Context, replica Node, d time.
 				r.undetour(replica, link))
 		}
 	}
-	undelay, err := r.network.Delay(ctx, d, 0, link)
+	undelay, err := r.proxy.Delay(ctx, d, 0, link)
 	if err != nil {
 		return noHeal, errors.Join(fmt.Errorf("delay replication of %s: %w", replica.Name(), err),
 			r.undetour(replica, link))
@@ -409,7 +410,7 @@ func (r *ReplicaSet) DelayReplication(ctx context.Context, replica Node, d time.
 }
 
 // replicationLink returns the link from the current master to replica.
-func (r *ReplicaSet) replicationLink(ctx context.Context, replica Node) (*Link, error) {
+func (r *ReplicaSet) replicationLink(ctx context.Context, replica Node) (*network.Link, error) {
 	if replica == nil || r.dataNode(replica.Addr()) != replica {
 		return nil, errors.New("not a data node of this topology")
 	}
@@ -428,7 +429,7 @@ func (r *ReplicaSet) replicationLink(ctx context.Context, replica Node) (*Link, 
 
 // detour points replica at link, unless it already replicates through it
 // for an earlier fault; fresh says whether this call did. Called with r.mu held.
-func (r *ReplicaSet) detour(ctx context.Context, replica Node, link *Link) (fresh bool, err error) {
+func (r *ReplicaSet) detour(ctx context.Context, replica Node, link *network.Link) (fresh bool, err error) {
 	r.detours[link]++
 	// Looked up rather than assumed from the count: Sentinel may have ended
 	// the earlier fault's detour.
@@ -449,7 +450,7 @@ func (r *ReplicaSet) detour(ctx context.Context, replica Node, link *Link) (fres
 
 // undetour points replica back at the master when the last fault on link
 // ends. It reports a detour that Sentinel ended early. Called with r.mu held.
-func (r *ReplicaSet) undetour(replica Node, link *Link) error {
+func (r *ReplicaSet) undetour(replica Node, link *network.Link) error {
 	if r.detours[link]--; r.detours[link] > 0 {
 		return nil
 	}
@@ -480,12 +481,12 @@ func (r *ReplicaSet) undetour(replica Node, link *Link) error {
 	return nil
 }
 
-// replicationHeal returns the Heal of a replication fault: the link is healed
+// replicationHeal returns the network.Heal of a replication fault: the link is healed
 // (a failed part of that is retried on the next call), then the replica is
 // pointed back at the master, once. In that order because toxiproxy takes
 // seconds to remove a latency toxic from a connection that closed under it,
 // and pointing the replica away closes its connection through the link.
-func (r *ReplicaSet) replicationHeal(replica Node, link *Link, undo Heal) Heal {
+func (r *ReplicaSet) replicationHeal(replica Node, link *network.Link, undo network.Heal) network.Heal {
 	var mu sync.Mutex
 	undetoured := false
 	return func() error {
@@ -646,3 +647,6 @@ func pollUntil(ctx context.Context, what string, check func(ctx context.Context)
 		}
 	}
 }
+
+// noHeal is the heal of a fault that applied nothing.
+func noHeal() error { return nil }

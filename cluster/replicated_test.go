@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locklab/locklab/network"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -183,7 +184,7 @@ func TestReplicatedOverlappingCuts(t *testing.T) {
 	nodes := r.Nodes()
 	master, cut := nodes[0], nodes[1]
 
-	var heals []Heal
+	var heals []network.Heal
 	for range 2 {
 		heal, err := r.CutReplication(within(t, 2*time.Second), cut)
 		if err != nil {
@@ -343,7 +344,7 @@ func TestFailoverLosesUnreplicatedWrite(t *testing.T) {
 		t.Fatalf("WAIT 2 = %d, want 2", acked)
 	}
 
-	var heals []Heal
+	var heals []network.Heal
 	for _, replica := range nodes[1:] {
 		heal, err := r.CutReplication(within(t, 2*time.Second), replica)
 		if err != nil {
@@ -423,7 +424,7 @@ func TestReplicatedClose(t *testing.T) {
 func BenchmarkFailover(b *testing.B) {
 	for b.Loop() {
 		b.StopTimer()
-		network, err := StartNetwork(b.Context())
+		network, err := network.Start(b.Context())
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -446,4 +447,19 @@ func BenchmarkFailover(b *testing.B) {
 		}
 		b.StartTimer()
 	}
+}
+
+// startTestNetwork starts a network the test closes when it ends.
+func startTestNetwork(tb testing.TB) *network.Proxy {
+	tb.Helper()
+	n, err := network.Start(context.Background())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if err := n.Close(); err != nil {
+			tb.Error(err)
+		}
+	})
+	return n
 }

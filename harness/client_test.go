@@ -114,3 +114,16 @@ func TestClientSkew(t *testing.T) {
 		t.Errorf("skewed clock is %s ahead, want an hour", d)
 	}
 }
+
+// TestClientHonoursDeadlines: a command ends at its context's deadline, not
+// at the client's 1 s read timeout, so a lock's per-node timeout works.
+func TestClientHonoursDeadlines(t *testing.T) {
+	c, _ := newTestClient(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err := c.Redis().BLPop(ctx, 0, "nothing-ever-comes").Err()
+	if d := time.Since(start); err == nil || d > 300*time.Millisecond {
+		t.Errorf("BLPOP under a 5 ms deadline returned %v after %s", err, d)
+	}
+}

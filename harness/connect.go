@@ -10,6 +10,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/network"
 )
 
 // ClientOptions describe a client made by Connect.
@@ -45,8 +46,8 @@ func Connect(ctx context.Context, cl *cluster.Cluster, opts ClientOptions) (*Cli
 
 // connect completes cfg with one link per lock master for client cfg.id and
 // makes the client.
-func connect(ctx context.Context, cl *cluster.Cluster, cfg clientConfig) (*Client, []*cluster.Link, error) {
-	var links []*cluster.Link
+func connect(ctx context.Context, cl *cluster.Cluster, cfg clientConfig) (*Client, []*network.Link, error) {
+	var links []*network.Link
 	for _, n := range cl.Masters() {
 		l, err := cl.Network().Link(ctx, fmt.Sprintf("c%d-%s", cfg.id, n.Name()), n.Addr())
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/network"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -17,13 +18,13 @@ import (
 type Fault interface {
 	fmt.Stringer
 	// Inject applies the fault to env and returns how to undo it.
-	Inject(ctx context.Context, env *Env) (cluster.Heal, error)
+	Inject(ctx context.Context, env *Env) (network.Heal, error)
 }
 
 // inject applies f to env. The returned heal undoes it and records the fault
 // in the history, from inject to heal, with detail saying what triggered it;
 // scheduled faults and failpoint faults both go through here.
-func inject(ctx context.Context, env *Env, f Fault, detail string) (cluster.Heal, error) {
+func inject(ctx context.Context, env *Env, f Fault, detail string) (network.Heal, error) {
 	start := env.history.Now()
 	heal, err := f.Inject(ctx, env)
 	if err != nil {
@@ -60,12 +61,12 @@ func target(f Fault) int {
 type Env struct {
 	Cluster *cluster.Cluster
 	Clients []*Client
-	links   [][]*cluster.Link // per client, one link per lock master
+	links   [][]*network.Link // per client, one link per lock master
 	history *history.Recorder
 }
 
 // Links are the client's network links, one per lock master.
-func (e *Env) Links(client int) []*cluster.Link { return e.links[client] }
+func (e *Env) Links(client int) []*network.Link { return e.links[client] }
 
 func (e *Env) client(id int) (*Client, error) {
 	if id < 0 || id >= len(e.Clients) {
@@ -98,13 +99,13 @@ func (f Partition) String() string {
 }
 
 // Inject cuts the links.
-func (f Partition) Inject(ctx context.Context, env *Env) (cluster.Heal, error) {
+func (f Partition) Inject(ctx context.Context, env *Env) (network.Heal, error) {
 	if _, err := env.client(f.Client); err != nil {
 		return nil, err
 	}
 	links := env.Links(f.Client)
 	if len(f.Nodes) > 0 {
-		var some []*cluster.Link
+		var some []*network.Link
 		for _, i := range f.Nodes {
 			if _, err := env.node(i); err != nil {
 				return nil, err
@@ -127,7 +128,7 @@ func (f Latency) String() string {
 }
 
 // Inject adds the latency toxics.
-func (f Latency) Inject(ctx context.Context, env *Env) (cluster.Heal, error) {
+func (f Latency) Inject(ctx context.Context, env *Env) (network.Heal, error) {
 	if _, err := env.client(f.Client); err != nil {
 		return nil, err
 	}
@@ -138,7 +139,7 @@ func (f Latency) Inject(ctx context.Context, env *Env) (cluster.Heal, error) {
 // nodes: commands time out and their outcome is unknown.
 type BlackHole struct {
 	Client    int
-	Direction cluster.Direction
+	Direction network.Direction
 }
 
 func (f BlackHole) String() string {
@@ -146,7 +147,7 @@ func (f BlackHole) String() string {
 }
 
 // Inject adds the timeout toxics.
-func (f BlackHole) Inject(ctx context.Context, env *Env) (cluster.Heal, error) {
+func (f BlackHole) Inject(ctx context.Context, env *Env) (network.Heal, error) {
 	if _, err := env.client(f.Client); err != nil {
 		return nil, err
 	}
@@ -162,7 +163,7 @@ func (f PauseNode) String() string {
 }
 
 // Inject stops the node.
-func (f PauseNode) Inject(ctx context.Context, env *Env) (cluster.Heal, error) {
+func (f PauseNode) Inject(ctx context.Context, env *Env) (network.Heal, error) {
 	n, err := env.node(f.Node)
 	if err != nil {
 		return nil, err
@@ -189,7 +190,7 @@ func (f KillNode) String() string {
 }
 
 // Inject kills the node.
-func (f KillNode) Inject(ctx context.Context, env *Env) (cluster.Heal, error) {
+func (f KillNode) Inject(ctx context.Context, env *Env) (network.Heal, error) {
 	n, err := env.node(f.Node)
 	if err != nil {
 		return nil, err
@@ -235,7 +236,7 @@ end
 return 1`)
 
 // Inject shortens the TTLs; a jump is not undone, so the heal does nothing.
-func (f ClockJump) Inject(ctx context.Context, env *Env) (cluster.Heal, error) {
+func (f ClockJump) Inject(ctx context.Context, env *Env) (network.Heal, error) {
 	n, err := env.node(f.Node)
 	if err != nil {
 		return nil, err
@@ -258,7 +259,7 @@ func (f ClockSkew) String() string {
 }
 
 // Inject moves the clock.
-func (f ClockSkew) Inject(ctx context.Context, env *Env) (cluster.Heal, error) {
+func (f ClockSkew) Inject(ctx context.Context, env *Env) (network.Heal, error) {
 	c, err := env.client(f.Client)
 	if err != nil {
 		return nil, err
@@ -268,7 +269,7 @@ func (f ClockSkew) Inject(ctx context.Context, env *Env) (cluster.Heal, error) {
 }
 
 // once makes a heal harmless to call twice.
-func once(f func() error) cluster.Heal { return cluster.Heal(sync.OnceValue(f)) }
+func once(f func() error) network.Heal { return network.Heal(sync.OnceValue(f)) }
 
 // replicaSet is the topology's Sentinel-watched set, or an error naming the
 // fault that needs one.
@@ -289,12 +290,12 @@ func (f CutReplication) String() string {
 }
 
 // Inject cuts every named replica's link.
-func (f CutReplication) Inject(ctx context.Context, env *Env) (cluster.Heal, error) {
+func (f CutReplication) Inject(ctx context.Context, env *Env) (network.Heal, error) {
 	rs, err := env.replicaSet("CutReplication")
 	if err != nil {
 		return nil, err
 	}
-	var heals []cluster.Heal
+	var heals []network.Heal
 	healAll := func() error {
 		var errs []error
 		for _, h := range heals {
@@ -305,7 +306,7 @@ func (f CutReplication) Inject(ctx context.Context, env *Env) (cluster.Heal, err
 	for _, i := range f.Replicas {
 		n, err := env.node(i)
 		if err == nil {
-			var h cluster.Heal
+			var h network.Heal
 			if h, err = rs.CutReplication(ctx, n); err == nil {
 				heals = append(heals, h)
 				continue
@@ -328,7 +329,7 @@ func (f PreferReplica) String() string {
 }
 
 // Inject sets the priority; the heal puts back the default.
-func (f PreferReplica) Inject(ctx context.Context, env *Env) (cluster.Heal, error) {
+func (f PreferReplica) Inject(ctx context.Context, env *Env) (network.Heal, error) {
 	if _, err := env.replicaSet("PreferReplica"); err != nil {
 		return nil, err
 	}
@@ -361,7 +362,7 @@ func (f KillMaster) String() string {
 }
 
 // Inject kills and waits for the promotion.
-func (f KillMaster) Inject(ctx context.Context, env *Env) (cluster.Heal, error) {
+func (f KillMaster) Inject(ctx context.Context, env *Env) (network.Heal, error) {
 	rs, err := env.replicaSet("KillMaster")
 	if err != nil {
 		return nil, err

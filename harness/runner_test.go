@@ -2,6 +2,7 @@ package harness_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -14,6 +15,7 @@ import (
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/network"
 	"github.com/locklab/locklab/pitfalls"
 )
 
@@ -24,7 +26,7 @@ func TestRunUnderNetworkAndNodeFaults(t *testing.T) {
 		Workload: harness.Workload{TTL: 200 * time.Millisecond, Work: 5 * time.Millisecond, Duration: 1500 * time.Millisecond, Timeout: 300 * time.Millisecond},
 		Faults: []harness.ScheduledFault{
 			{At: 200 * time.Millisecond, For: 300 * time.Millisecond, Fault: harness.Partition{Client: 0}},
-			{At: 200 * time.Millisecond, For: 300 * time.Millisecond, Fault: harness.BlackHole{Client: 1, Direction: cluster.Downstream}},
+			{At: 200 * time.Millisecond, For: 300 * time.Millisecond, Fault: harness.BlackHole{Client: 1, Direction: network.Downstream}},
 			{At: 600 * time.Millisecond, For: 200 * time.Millisecond, Fault: harness.Latency{Client: 2, Delay: 20 * time.Millisecond}},
 			{At: 900 * time.Millisecond, For: 200 * time.Millisecond, Fault: harness.PauseNode{Node: 0}},
 		},
@@ -114,6 +116,8 @@ func TestRunRejectsBadInput(t *testing.T) {
 		{"negative duration", harness.Scenario{Name: "x", Workload: harness.Workload{Work: -1}}, harness.Options{}, "negative"},
 		{"unknown topology", harness.Scenario{Name: "x", Topology: "ring"}, harness.Options{}, "unknown topology"},
 		{"negative clients", harness.Scenario{Name: "x"}, harness.Options{Clients: -1}, "negative"},
+		{"too short for the story", harness.Scenario{Name: "x", MinDuration: 3 * time.Second}, harness.Options{Duration: time.Second},
+			"too short for this scenario's story; it needs at least 3s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -177,5 +181,74 @@ func TestRunWaitsForItsFailpoints(t *testing.T) {
 	}
 	if res.Stats.Sections < 16 {
 		t.Errorf("%d sections: the run stopped before client 0's 16th", res.Stats.Sections)
+	}
+}
+
+// TestRunNotExercised: a failpoint the lock never reaches, and a fault due
+// after the run ended, make every verdict unknown and Run say why.
+func TestRunNotExercised(t *testing.T) {
+	work := harness.Workload{TTL: 200 * time.Millisecond, Work: 5 * time.Millisecond, Duration: 100 * time.Millisecond}
+	tests := []struct {
+		name string
+		s    harness.Scenario
+		want string
+	}{
+		{"hook the lock lacks", harness.Scenario{Name: "no-hook", Workload: work,
+			Failpoints: []harness.Failpoint{{Name: "no-such-hook", Client: 0, Action: harness.Crash()}}},
+			`failpoint no-such-hook never fired`},
+		{"fault after the end", harness.Scenario{Name: "late-fault", Workload: work,
+			Faults: []harness.ScheduledFault{{At: time.Minute, For: time.Second, Fault: harness.ClockSkew{Client: 0, By: time.Second}}}},
+			"was never injected"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // the run waits 15 s for the failpoint before it gives up
+			res, err := harness.Run(context.Background(), tt.s, pitfalls.NewTokenLock, harness.Options{})
+			if !errors.Is(err, harness.ErrNotExercised) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want ErrNotExercised naming %q", err, tt.want)
+			}
+			for _, c := range res.Checks {
+				if c.Verdict != harness.Unknown || !strings.Contains(c.Detail, tt.want) {
+					t.Errorf("%s: %s: %s", c.Checker, c.Verdict, c.Detail)
+				}
+			}
+		})
+	}
+}
+
+// TestRunFinishesTheStory: a failpoint still acting when the workload's
+// time is up (here: slow work that lasts until another client reaches its
+// critical section) ends while the other clients still cycle, instead of
+// waiting out its cap after they stopped.
+func TestRunFinishesTheStory(t *testing.T) {
+	s := harness.Scenario{
+		Name:     "story",
+		Workload: harness.Workload{TTL: 200 * time.Millisecond, Work: 5 * time.Millisecond, Duration: 100 * time.Millisecond},
+		Failpoints: []harness.Failpoint{
+			{Name: harness.FailpointBeforeAcquire, Client: 0, Skip: 1, Action: harness.Sleep(300 * time.Millisecond)},
+			{Name: harness.FailpointBeforeAcquire, Client: 0, Skip: 1, Action: harness.SleepUntil(harness.FailpointCriticalSection, 5*time.Second)},
+		},
+	}
+	res, err := harness.Run(context.Background(), s, pitfalls.NewTokenLock, harness.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(res.Dir, harness.HistoryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ops, err := history.Read(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var until []time.Duration
+	for _, op := range ops {
+		if op.Kind == history.KindFault && strings.Contains(op.Detail, "until another client") {
+			until = append(until, op.Return-op.Call)
+		}
+	}
+	if len(until) != 1 || until[0] > 2*time.Second {
+		t.Errorf("slow work until another client's section lasted %v; the others stopped cycling before it ended", until)
 	}
 }

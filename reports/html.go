@@ -26,7 +26,7 @@ var indexHTML string
 var tmpl = template.Must(template.New(IndexFile).Parse(indexHTML))
 
 // WriteIndex writes dir/index.html: a self-contained page with the matrix of
-// every run and, per pitfall, what goes wrong, the fix and what each variant's
+// runs (usually LoadRuns(dir), every run the folder holds) and, per pitfall, what goes wrong, the fix and what each variant's
 // run found, with links to the run's own files.
 func WriteIndex(dir string, runs []Run) error {
 	page := newPage(dir, runs, time.Now())
@@ -37,7 +37,11 @@ func WriteIndex(dir string, runs []Run) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}
-	return os.WriteFile(filepath.Join(dir, IndexFile), buf.Bytes(), 0o644)
+	// Written aside and renamed, so a reader never sees half a page.
+	if err := writeFileAtomic(filepath.Join(dir, IndexFile), buf.Bytes()); err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	return nil
 }
 
 // page is what the template shows. Everything is worked out here in Go so
@@ -62,6 +66,10 @@ type row struct {
 	Duration   string
 	AsExpected bool
 	Mismatches []string
+	// NotExercised is what of the scenario did not happen; Skipped is why
+	// the run could not start.
+	NotExercised []string
+	Skipped      string
 }
 
 // cell is one checker's verdict in the matrix.
@@ -88,17 +96,19 @@ type section struct {
 
 // variant is what one run of a pitfall found.
 type variant struct {
-	Variant    pitfalls.Variant
-	Scenario   string
-	Seed       int64
-	AsExpected bool
-	Mismatches []string
-	HasResult  bool
-	Checks     []checkView
-	Faults     []string
-	Stats      check.Stats
-	Phases     []phase
-	Links      []link
+	Variant      pitfalls.Variant
+	Scenario     string
+	Seed         int64
+	AsExpected   bool
+	Mismatches   []string
+	NotExercised []string
+	Skipped      string
+	HasResult    bool
+	Checks       []checkView
+	Faults       []string
+	Stats        check.Stats
+	Phases       []phase
+	Links        []link
 }
 
 type checkView struct {
@@ -132,8 +142,11 @@ func newPage(dir string, runs []Run, now time.Time) page {
 	// section is opened the first time its pitfall shows up.
 	index := map[string]int{}
 	for _, r := range runs {
-		mismatches := check.Mismatches(r.Expected, r.Verdicts)
-		if len(mismatches) > 0 {
+		var mismatches []string
+		if r.status() == notAsExpected {
+			mismatches = check.Mismatches(r.Expected, r.Verdicts)
+		}
+		if r.status() != asExpected {
 			p.AllPass = false
 		}
 		i, ok := index[r.Pitfall]
@@ -167,8 +180,9 @@ func newRow(r Run, s *section, mismatches []string) row {
 		name = fmt.Sprintf("%d %s", s.ID, r.Pitfall)
 	}
 	rw := row{Anchor: s.Anchor, Pitfall: name, Variant: r.Variant, Scenario: r.Scenario,
-		Detect: detectText(r), Duration: durationText(r.DurationMS),
-		AsExpected: len(mismatches) == 0, Mismatches: mismatches}
+		Detect: detectText(r), Duration: runDurationText(r),
+		AsExpected: r.status() == asExpected, Mismatches: mismatches,
+		NotExercised: r.NotExercised, Skipped: r.Skipped}
 	for _, c := range check.Checkers {
 		got, ok := r.Verdicts[c]
 		ce := cell{Verdict: string(got), Class: verdictClass(got)}
@@ -176,7 +190,7 @@ func newRow(r Run, s *section, mismatches []string) row {
 			ce.Verdict = "-"
 		}
 		ce.Want, ce.Expected = r.Expected[c]
-		ce.Differs = ce.Expected && got != ce.Want
+		ce.Differs = differs(r, c)
 		rw.Cells = append(rw.Cells, ce)
 	}
 	return rw
@@ -184,7 +198,8 @@ func newRow(r Run, s *section, mismatches []string) row {
 
 func newVariant(dir string, r Run, mismatches []string) variant {
 	v := variant{Variant: r.Variant, Scenario: r.Scenario, Seed: r.Seed,
-		AsExpected: len(mismatches) == 0, Mismatches: mismatches, Links: runLinks(dir, r.ReportDir)}
+		AsExpected: r.status() == asExpected, Mismatches: mismatches,
+		NotExercised: r.NotExercised, Skipped: r.Skipped, Links: runLinks(dir, r.ReportDir)}
 	if r.Result == nil {
 		return v
 	}

@@ -229,3 +229,208 @@ func TestRunLinks(t *testing.T) {
 		t.Errorf("relativeTo = %q, want ../runs/a", got)
 	}
 }
+
+// oddRuns are a run that was not exercised and one that was skipped, as
+// the catalogue's first pitfall would give them.
+func oddRuns(t *testing.T, reportDir string) []Run {
+	t.Helper()
+	first := pitfalls.Catalogue()[0]
+	unknown := map[string]harness.Verdict{}
+	for _, c := range check.Checkers {
+		unknown[c] = harness.Unknown
+	}
+	res := newResult(t, reportDir, first.Scenario, unknown)
+	res.NotExercised = []string{"failpoint after-setnx never fired"}
+	skippedDir := filepath.Join(reportDir, "skipped-run")
+	return []Run{
+		NewRun(first, first.Cases()[0], res),
+		SkippedRun(first, first.Cases()[1], 7, skippedDir, "MariaDB not found: run `make deps`"),
+	}
+}
+
+// TestOddRunsInTable: a run that was not exercised or skipped says so in its
+// last column and in the summary, and is not a pass.
+func TestOddRunsInTable(t *testing.T) {
+	runs := oddRuns(t, t.TempDir())
+	for _, r := range runs {
+		if r.Pass {
+			t.Errorf("%s/%s passes", r.Pitfall, r.Variant)
+		}
+	}
+	var buf bytes.Buffer
+	if err := WriteTable(&buf, runs); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(buf.String(), "\n"), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("want header, 2 rows and a summary:\n%s", buf.String())
+	}
+	if row := lines[1]; !strings.HasSuffix(row, "not exercised: failpoint after-setnx never fired") ||
+		!strings.Contains(row, " unknown ") || strings.Contains(row, "!") {
+		t.Errorf("not exercised row = %q", row)
+	}
+	if row := lines[2]; !strings.HasSuffix(row, "skipped: MariaDB not found: run `make deps`") ||
+		strings.Contains(row, "!") || strings.Count(row, " - ") < 5 {
+		t.Errorf("skipped row = %q", row)
+	}
+	want := "2 runs, 1 not exercised: setnx-expire/broken; 1 skipped: setnx-expire/fixed"
+	if got := lines[3]; got != want {
+		t.Errorf("summary = %q, want %q", got, want)
+	}
+
+	var js bytes.Buffer
+	if err := WriteJSON(&js, runs); err != nil {
+		t.Fatal(err)
+	}
+	var got []map[string]any
+	if err := json.Unmarshal(js.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got[0]["not_exercised"] == nil || got[1]["skipped"] != "MariaDB not found: run `make deps`" || got[1]["pass"] != false {
+		t.Errorf("JSON = %v", got)
+	}
+}
+
+// TestOddRunsInIndex: the page shows skipped and not exercised runs for what
+// they are.
+func TestOddRunsInIndex(t *testing.T) {
+	dir := t.TempDir()
+	if err := WriteIndex(dir, oddRuns(t, dir)); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, IndexFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	for _, want := range []string{
+		`<span class="skipped">skipped</span>: MariaDB not found: run `,
+		"The run could not start: MariaDB not found",
+		`<span class="no">not exercised</span><br>failpoint after-setnx never fired`,
+		"1 not exercised: setnx-expire/broken; 1 skipped: setnx-expire/fixed",
+		`class="summary fail"`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("index.html lacks %q", want)
+		}
+	}
+	if strings.Contains(page, "No detailed result was recorded") {
+		t.Error("a skipped run is said to have no detailed result, as if it had run")
+	}
+}
+
+// saveFixture saves a run of case c of the named pitfall in dir/folder with a
+// result.json, as check would leave it.
+func saveFixture(t *testing.T, dir, folder, pitfall string, c int, lock harness.Verdict) Run {
+	t.Helper()
+	found, err := pitfalls.Lookup(pitfall)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := found[0]
+	cs := p.Cases()[c]
+	res := &harness.Result{Scenario: cs.Scenario, Seed: 3, Duration: time.Second,
+		Verdicts: map[string]harness.Verdict{harness.CheckLock: lock, harness.CheckResource: harness.OK,
+			harness.CheckLiveness: harness.OK, harness.CheckHandover: harness.OK},
+		Faults: []string{"fault of " + folder}, Dir: filepath.Join(dir, folder)}
+	if err := os.MkdirAll(res.Dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(res.Dir, harness.ResultFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := NewRun(p, cs, res)
+	if err := SaveRun(r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestLoadRuns: every run folder comes back, with its catalogue entry and
+// result, in catalogue order, the newer of two folders of one case winning;
+// folders without run.json are not runs, and a broken run.json is named in
+// the error without costing the others.
+func TestLoadRuns(t *testing.T) {
+	dir := t.TempDir()
+	// Saved out of catalogue order: del-release (5) before setnx-expire (1),
+	// the fixed variant before the broken one.
+	saveFixture(t, dir, "5-del-release-broken", "del-release", 0, harness.Illegal)
+	saveFixture(t, dir, "1-setnx-expire-fixed", "setnx-expire", 1, harness.OK)
+	stale := saveFixture(t, dir, "old-name-setnx-expire-broken", "setnx-expire", 0, harness.Illegal)
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(filepath.Join(stale.ReportDir, RunFile), old, old); err != nil {
+		t.Fatal(err)
+	}
+	saveFixture(t, dir, "1-setnx-expire-broken", "setnx-expire", 0, harness.OK)
+	first := pitfalls.Catalogue()[0]
+	if err := SaveRun(SkippedRun(first, first.Cases()[0], 1, filepath.Join(dir, "zz-unknown"), "gone")); err != nil {
+		t.Fatal(err)
+	}
+	// A pitfall the catalogue no longer has still shows, last.
+	b, err := os.ReadFile(filepath.Join(dir, "zz-unknown", RunFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = bytes.Replace(b, []byte(`"setnx-expire"`), []byte(`"retired-pitfall"`), 1)
+	if err := os.WriteFile(filepath.Join(dir, "zz-unknown", RunFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Not runs: a folder without run.json, a file, a broken run.json.
+	if err := os.MkdirAll(filepath.Join(dir, "interrupted"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, IndexFile), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "broken"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "broken", RunFile), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	runs, err := LoadRuns(dir)
+	if err == nil || !strings.Contains(err.Error(), filepath.Join("broken", RunFile)) || strings.Contains(err.Error(), "\n") {
+		t.Errorf("err = %v, want one line naming broken/run.json", err)
+	}
+	var got []string
+	for _, r := range runs {
+		got = append(got, filepath.Base(r.ReportDir))
+	}
+	want := []string{"1-setnx-expire-broken", "1-setnx-expire-fixed", "5-del-release-broken", "zz-unknown"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("runs from %v, want %v", got, want)
+	}
+	if r := runs[0]; r.Entry.ID != 1 || r.Result == nil || r.Result.Faults[0] != "fault of 1-setnx-expire-broken" ||
+		r.Verdicts[harness.CheckLock] != harness.OK || r.Pass {
+		t.Errorf("run 0 = %+v", r)
+	}
+	if r := runs[2]; r.Entry.Name != "del-release" || !r.Pass || r.Result == nil {
+		t.Errorf("run 2 = %+v", r)
+	}
+	if r := runs[3]; r.Pitfall != "retired-pitfall" || r.Entry.Name != "" || r.Skipped != "gone" || r.Result != nil {
+		t.Errorf("run 3 = %+v", r)
+	}
+
+	// The index of what was loaded links every run's files.
+	if err := WriteIndex(dir, runs); err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, IndexFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, href := range []string{"1-setnx-expire-broken/result.json", "5-del-release-broken/result.json"} {
+		if !strings.Contains(string(page), `href="`+href+`"`) {
+			t.Errorf("index.html lacks a link to %s", href)
+		}
+	}
+
+	if runs, err := LoadRuns(filepath.Join(dir, "missing")); runs != nil || err != nil {
+		t.Errorf("missing folder: %v, %v", runs, err)
+	}
+}

@@ -24,7 +24,7 @@ func WriteTable(w io.Writer, runs []Run) error {
 		for _, c := range check.Checkers {
 			row = append(row, verdictCell(r, c))
 		}
-		row = append(row, detectText(r), durationText(r.DurationMS), asExpectedText(r))
+		row = append(row, detectText(r), runDurationText(r), asExpectedText(r))
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	// tabwriter keeps the first write error and returns it here, so the
@@ -51,17 +51,26 @@ func WriteJSON(w io.Writer, runs []Run) error {
 }
 
 // verdictCell is checker c's verdict in the table: "-" when the run has
-// none, with a leading "!" when it is not what the catalogue expects.
+// none, with a leading "!" when it is not what the catalogue expects. A run
+// that was skipped or not exercised has no verdict to hold against the
+// catalogue, so it gets no "!"; its last column says why.
 func verdictCell(r Run, c string) string {
 	got, ok := r.Verdicts[c]
 	text := string(got)
 	if !ok || got == "" {
 		text = "-"
 	}
-	if want, judged := r.Expected[c]; judged && got != want {
+	if differs(r, c) {
 		text = "!" + text
 	}
 	return text
+}
+
+// differs reports whether checker c's verdict is not the one the catalogue
+// expects of a run that took place.
+func differs(r Run, c string) bool {
+	want, judged := r.Expected[c]
+	return judged && r.Verdicts[c] != want && r.status() == notAsExpected
 }
 
 // detectText is the time to the first violation, or "-" when none was seen.
@@ -72,6 +81,15 @@ func detectText(r Run) string {
 	return fmt.Sprintf("%.0f ms", *r.DetectMS)
 }
 
+// runDurationText is how long a run took, or "-" for a run that never
+// started.
+func runDurationText(r Run) string {
+	if r.Skipped != "" {
+		return "-"
+	}
+	return durationText(r.DurationMS)
+}
+
 // durationText prints a run's length to the millisecond; finer digits are
 // noise for runs that take seconds.
 func durationText(ms float64) string {
@@ -79,30 +97,51 @@ func durationText(ms float64) string {
 	return d.Round(time.Millisecond).String()
 }
 
-// asExpectedText is "yes", or "NO: " and every mismatch.
+// asExpectedText is "yes"; "NO: " and every mismatch; "not exercised: "
+// and what did not happen; or "skipped: " and why.
 func asExpectedText(r Run) string {
-	m := check.Mismatches(r.Expected, r.Verdicts)
-	if len(m) == 0 {
-		return "yes"
+	switch r.status() {
+	case skipped:
+		return "skipped: " + r.Skipped
+	case notExercised:
+		return "not exercised: " + strings.Join(r.NotExercised, "; ")
+	case notAsExpected:
+		return "NO: " + strings.Join(check.Mismatches(r.Expected, r.Verdicts), "; ")
 	}
-	return "NO: " + strings.Join(m, "; ")
+	return "yes"
 }
 
 // summary is the line under the table and at the top of the HTML report:
-// how many runs, and which of them did not turn out as expected.
+// how many runs, and which of them did not turn out as expected, were not
+// exercised or were skipped.
 func summary(runs []Run) string {
-	var failed []string
-	for _, r := range runs {
-		if len(check.Mismatches(r.Expected, r.Verdicts)) > 0 {
-			failed = append(failed, r.Pitfall+"/"+string(r.Variant))
-		}
-	}
 	noun := "runs"
 	if len(runs) == 1 {
 		noun = "run"
 	}
-	if len(failed) == 0 {
+	var failed, unexercised, skips []string
+	for _, r := range runs {
+		name := r.Pitfall + "/" + string(r.Variant)
+		switch r.status() {
+		case notAsExpected:
+			failed = append(failed, name)
+		case notExercised:
+			unexercised = append(unexercised, name)
+		case skipped:
+			skips = append(skips, name)
+		}
+	}
+	if len(failed)+len(unexercised)+len(skips) == 0 {
 		return fmt.Sprintf("%d %s, %d as expected", len(runs), noun, len(runs))
 	}
-	return fmt.Sprintf("%d %s, %d NOT as expected: %s", len(runs), noun, len(failed), strings.Join(failed, ", "))
+	var parts []string
+	for _, p := range []struct {
+		what  string
+		names []string
+	}{{"NOT as expected", failed}, {"not exercised", unexercised}, {"skipped", skips}} {
+		if len(p.names) > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s: %s", len(p.names), p.what, strings.Join(p.names, ", ")))
+		}
+	}
+	return fmt.Sprintf("%d %s, %s", len(runs), noun, strings.Join(parts, "; "))
 }

@@ -188,6 +188,12 @@ func commit() []harness.Scenario {
 	}
 }
 
+// failoverStory is the shortest workload in which client 0 reliably gets to
+// its third acquire with time left for the other clients to take the lock
+// from the promoted replica; shorter runs stopped before the second holder
+// came and passed the broken lock.
+const failoverStory = 5 * time.Second
+
 // failover builds the Sentinel scenarios of pitfall 10. Client 0's third
 // cycle cuts replication just before it asks for the lock, so its lock is
 // written on the master only; inside that critical section the master is
@@ -215,7 +221,7 @@ func failover() []harness.Scenario {
 			Description: setting + "Before client 0's third acquire, replication to both replicas is cut; inside that critical section " +
 				"the master is killed (SIGKILL), Sentinel promotes a replica, and the section goes on until another client is in its critical section (at most 3 s); " +
 				"the old master comes back empty 500 ms after the promotion.",
-			Topology: cluster.Replicated, Workload: work,
+			Topology: cluster.Replicated, Workload: work, MinDuration: failoverStory,
 			Failpoints: cycle([]int{1, 2}, harness.KillMaster{}),
 		},
 		{
@@ -223,7 +229,7 @@ func failover() []harness.Scenario {
 			Description: setting + "Data node 2 is Sentinel's preferred replica (replica-priority 1). Before client 0's third acquire, " +
 				"replication to data node 2 only is cut, so data node 1 acknowledges a WAIT; inside that critical section the master is " +
 				"killed and Sentinel promotes data node 2, by priority, though it never had the lock.",
-			Topology: cluster.Replicated, Workload: work,
+			Topology: cluster.Replicated, Workload: work, MinDuration: failoverStory,
 			Faults:     []harness.ScheduledFault{{For: time.Minute, Fault: harness.PreferReplica{Node: 2}}},
 			Failpoints: cycle([]int{2}, harness.KillMaster{}),
 		},

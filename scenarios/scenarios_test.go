@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/pitfalls"
@@ -45,6 +46,17 @@ func TestCatalogueNamesExistingScenarios(t *testing.T) {
 		}
 		if len(p.Catches) == 0 || p.Broken == nil || p.Wrong == "" || p.Seed == "" || p.Fix == "" {
 			t.Errorf("pitfall %s: incomplete entry", p.Name)
+		}
+	}
+}
+
+// TestFailoverRefusesAShortDuration: one second is too short for the
+// failover story; the run is refused before anything starts.
+func TestFailoverRefusesAShortDuration(t *testing.T) {
+	for _, name := range []string{"failover", "failover-wait"} {
+		_, err := scenarios.Run(context.Background(), name, pitfalls.NewTokenLock, harness.Options{Duration: time.Second})
+		if err == nil || !strings.Contains(err.Error(), "needs at least 5s") {
+			t.Errorf("%s with -duration 1s: error %v, want a refusal naming the 5s minimum", name, err)
 		}
 	}
 }

@@ -1,12 +1,37 @@
 // Command check runs locklab's catalogue: the broken and the fixed lock of
-// every pitfall in the scenario that exposes it. It prints the verdict matrix,
-// writes the report folder, and exits non-zero when any run differs from what
-// the catalogue expects.
+// every pitfall in the scenario that exposes it. It prints the verdict matrix
+// of the runs it made, writes the report folder, and exits non-zero when any
+// of its runs differs from what the catalogue expects.
 //
 // Usage:
 //
-//	check [-pitfall ID[,ID…]] [-seed N] [-out DIR] [-duration D] [-json]
+//	check [-pitfall ID|NAME[,ID|NAME…]] [-seed N] [-out DIR] [-duration D] [-json]
 //	check list
+//	check help
+//
+// Without -pitfall every pitfall runs; -pitfall given but empty, or with an
+// empty name in its list, is refused. -out (default locklab-report) is made
+// when missing and must be a writable folder. Each run goes into its own
+// subfolder, <id>-<name>-<variant>[-<scenario>], replacing what an earlier
+// run of the same case left there: history.jsonl, result.json, lock.html,
+// resource.html and run.json (the run as -json prints it). index.html is
+// rebuilt from every run folder present, this invocation's and earlier
+// ones', in catalogue order; the table on stdout and the exit code concern
+// only this invocation's runs.
+//
+// Only one check at a time may use a report folder: check holds an
+// exclusive lock on DIR/.check.lock (with its pid in it) while it runs, and a
+// second check on the same folder stops at once.
+//
+// A run that did not happen as written (a failpoint never fired, a fault
+// was never injected) is reported as "not exercised", its verdicts unknown.
+// A run that cannot start because redis-server or MariaDB is missing is
+// reported as "skipped" with how to install it, and the other runs go on.
+//
+// Exit codes: 0 when every run was as expected; 1 when a run was not, was
+// not exercised, was skipped or failed, or redis-server is missing; 2 for
+// bad flags or arguments, an unusable -out, or an -out in use by another
+// check; 130 when interrupted. Every error is one line on stderr.
 package main
 
 import (
@@ -18,6 +43,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -37,7 +63,7 @@ import (
 const (
 	exitOK       = 0
 	exitMismatch = 1 // a run differed from the catalogue, or could not run
-	exitUsage    = 2
+	exitUsage    = 2 // bad input, or the report folder cannot be used
 )
 
 func main() {
@@ -64,15 +90,19 @@ type config struct {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == "list" {
+	if len(args) > 0 && (args[0] == "list" || args[0] == "help") {
 		if len(args) > 1 {
-			fmt.Fprintf(stderr, "check list takes no arguments, got %q\n", args[1:])
+			fmt.Fprintf(stderr, "check: check %s takes no arguments, got %q\n", args[0], args[1:])
 			return exitUsage
 		}
-		list(stdout)
+		if args[0] == "help" {
+			usage(stdout)
+		} else {
+			list(stdout)
+		}
 		return exitOK
 	}
-	cfg, err := parse(args, stderr)
+	cfg, err := parse(args, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
@@ -80,6 +110,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "check:", err)
 		return exitUsage
 	}
+	unlock, err := lockOut(cfg.out)
+	if err != nil {
+		fmt.Fprintln(stderr, "check:", err)
+		return exitUsage
+	}
+	defer unlock()
 	if _, err := cluster.RedisServerPath(); err != nil {
 		fmt.Fprintln(stderr, "check:", err)
 		return exitMismatch
@@ -87,12 +123,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	runs, err := catalogue(ctx, cfg, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "check:", err)
+		// The runs made so far are in their folders; the index shows them.
+		writeIndex(cfg.out, runs, io.Discard)
 		if ctx.Err() != nil {
 			return 130 // interrupted, as shells report Ctrl-C
 		}
 		return exitMismatch
 	}
-	if err := reports.WriteIndex(cfg.out, runs); err != nil {
+	indexed, err := writeIndex(cfg.out, runs, stderr)
+	if err != nil {
 		fmt.Fprintln(stderr, "check:", err)
 		return exitMismatch
 	}
@@ -100,7 +139,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = reports.WriteJSON(stdout, runs)
 	} else {
 		err = reports.WriteTable(stdout, runs)
-		fmt.Fprintf(stdout, "report: %s\n", filepath.Join(cfg.out, "index.html"))
+		noun := "runs"
+		if indexed == 1 {
+			noun = "run"
+		}
+		fmt.Fprintf(stdout, "report: %s (%d %s)\n", filepath.Join(cfg.out, reports.IndexFile), indexed, noun)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "check:", err)
@@ -114,52 +157,174 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// parse reads the flags; every error is one line.
-func parse(args []string, stderr io.Writer) (config, error) {
+// writeIndex writes out/index.html from every run folder in out, and returns
+// how many runs it shows. Folders it cannot read are left out with a warning
+// on stderr; if out itself cannot be read, the index shows runs.
+func writeIndex(out string, runs []reports.Run, stderr io.Writer) (int, error) {
+	all, err := reports.LoadRuns(out)
+	if err != nil {
+		fmt.Fprintln(stderr, "check: warning: the index leaves out what it cannot read:", err)
+		if all == nil {
+			all = runs
+		}
+	}
+	return len(all), reports.WriteIndex(out, all)
+}
+
+// flags are the command line's flags, before they are checked.
+type flags struct {
+	fs       *flag.FlagSet
+	only     *string
+	seed     *int64
+	out      *string
+	duration *time.Duration
+	json     *bool
+}
+
+func newFlags() flags {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	only := fs.String("pitfall", "", "run only these pitfalls: IDs or names, comma-separated")
-	seed := fs.Int64("seed", 1, "seed of the clients' retry jitter")
-	out := fs.String("out", "locklab-report", "report folder")
-	duration := fs.Duration("duration", 0, "how long each workload runs (0: the scenario's own)")
-	asJSON := fs.Bool("json", false, "print a JSON array instead of the table")
 	// Errors are reported in one line by the caller; the usage text is only
-	// for -h.
+	// for -h and check help.
 	fs.Usage = func() {}
-	if err := fs.Parse(args); err != nil {
+	return flags{
+		fs:       fs,
+		only:     fs.String("pitfall", "", "run only these pitfalls: IDs or names, comma-separated (default: all)"),
+		seed:     fs.Int64("seed", 1, "seed of the clients' retry jitter"),
+		out:      fs.String("out", "locklab-report", "report folder; made when missing, locked while check runs"),
+		duration: fs.Duration("duration", 0, "how long each workload runs (0: the scenario's own)"),
+		json:     fs.Bool("json", false, "print a JSON array instead of the table"),
+	}
+}
+
+// usage prints how to call check.
+func usage(w io.Writer) {
+	fmt.Fprint(w, `usage: check [flags]   run the catalogue and write the report folder
+       check list      list pitfalls and scenarios
+       check help      print this help
+
+flags:
+`)
+	f := newFlags()
+	f.fs.SetOutput(w)
+	f.fs.PrintDefaults()
+	fmt.Fprint(w, `
+Each run goes into its own folder under -out; index.html shows every run
+the folder holds. A run that cannot start because redis-server or MariaDB
+is missing is skipped. Exit codes: 0 every run as expected, 1 a run was not
+(or was not exercised, was skipped, failed), 2 bad input or -out unusable or
+in use by another check.
+`)
+}
+
+// parse reads the flags and makes the report folder; every error is one
+// line. -h prints the usage to stdout and returns flag.ErrHelp.
+func parse(args []string, stdout io.Writer) (config, error) {
+	f := newFlags()
+	if err := f.fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stderr, "usage: check [flags]   run the catalogue\n       check list      list pitfalls and scenarios")
-			fs.SetOutput(stderr)
-			fs.PrintDefaults()
+			usage(stdout)
 		}
 		return config{}, err
 	}
+	fs := f.fs
 	if fs.NArg() > 0 {
 		return config{}, fmt.Errorf("unexpected argument %q (flags go before it; see check -h)", fs.Arg(0))
 	}
-	if *duration < 0 {
-		return config{}, fmt.Errorf("-duration must not be negative, got %s", *duration)
+	if *f.duration < 0 {
+		return config{}, fmt.Errorf("-duration must not be negative, got %s", *f.duration)
 	}
-	if *out == "" {
+	if *f.out == "" {
 		return config{}, errors.New("-out must not be empty")
 	}
-	cfg := config{seed: *seed, out: *out, duration: *duration, json: *asJSON}
-	if *only == "" {
+	cfg := config{seed: *f.seed, out: *f.out, duration: *f.duration, json: *f.json}
+	given := false
+	fs.Visit(func(fl *flag.Flag) { given = given || fl.Name == "pitfall" })
+	if !given {
 		cfg.pitfalls = pitfalls.Catalogue()
-		return cfg, nil
-	}
-	for _, name := range strings.Split(*only, ",") {
-		found, err := pitfalls.Lookup(strings.TrimSpace(name))
-		if err != nil {
+	} else {
+		var err error
+		if cfg.pitfalls, err = lookup(*f.only); err != nil {
 			return config{}, err
 		}
-		cfg.pitfalls = append(cfg.pitfalls, found...)
+	}
+	if err := storyFits(cfg); err != nil {
+		return config{}, err
+	}
+	if err := prepareOut(cfg.out); err != nil {
+		return config{}, err
 	}
 	return cfg, nil
 }
 
+// storyFits refuses a -duration shorter than a chosen scenario's story, before
+// any run starts.
+func storyFits(cfg config) error {
+	if cfg.duration == 0 {
+		return nil
+	}
+	for _, p := range cfg.pitfalls {
+		for _, c := range p.Cases() {
+			s, err := scenarios.Lookup(c.Scenario)
+			if err != nil {
+				return err
+			}
+			if cfg.duration < s.MinDuration {
+				return fmt.Errorf("-duration %s is too short for scenario %s, whose story needs at least %s", cfg.duration, s.Name, s.MinDuration)
+			}
+		}
+	}
+	return nil
+}
+
+// lookup finds the pitfalls a -pitfall list names, each once, in the order
+// named.
+func lookup(list string) ([]pitfalls.Pitfall, error) {
+	if strings.TrimSpace(list) == "" {
+		return nil, errors.New("-pitfall names no pitfall (leave the flag out to run them all; see check list)")
+	}
+	var found []pitfalls.Pitfall
+	for _, name := range strings.Split(list, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			return nil, fmt.Errorf("-pitfall %q has an empty name in its list", list)
+		}
+		ps, err := pitfalls.Lookup(name)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range ps {
+			if !slices.ContainsFunc(found, func(q pitfalls.Pitfall) bool { return q.Name == p.Name }) {
+				found = append(found, p)
+			}
+		}
+	}
+	return found, nil
+}
+
+// prepareOut makes the report folder when it is missing and checks that it
+// is a folder check can write in.
+func prepareOut(out string) error {
+	if info, err := os.Stat(out); err == nil && !info.IsDir() {
+		return fmt.Errorf("-out %s is a file, not a folder", out)
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return fmt.Errorf("-out %s: cannot make the folder: %v", out, err)
+	}
+	f, err := os.CreateTemp(out, ".check-write-test-*")
+	if err != nil {
+		return fmt.Errorf("-out %s: cannot write in the folder: %v", out, err)
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return nil
+}
+
 // catalogue runs both variants of each pitfall, one run at a time because
 // scenarios are timed against real clocks, and reports progress on stderr.
+// Each run is saved in its folder as it ends. A run that cannot start for
+// want of redis-server or MariaDB is skipped; any other error stops the
+// catalogue and is returned with the runs made so far.
 func catalogue(ctx context.Context, cfg config, progress io.Writer) ([]reports.Run, error) {
 	var runs []reports.Run
 	total := 0
@@ -168,35 +333,81 @@ func catalogue(ctx context.Context, cfg config, progress io.Writer) ([]reports.R
 	}
 	for _, p := range cfg.pitfalls {
 		for _, c := range p.Cases() {
+			if err := ctx.Err(); err != nil {
+				return runs, err
+			}
 			name := fmt.Sprintf("%d-%s-%s", p.ID, p.Name, c.Variant)
 			if c.Scenario != p.Scenario {
 				name += "-" + c.Scenario
 			}
 			dir := filepath.Join(cfg.out, name)
 			if err := os.RemoveAll(dir); err != nil {
-				return nil, err
+				return runs, err
 			}
 			fmt.Fprintf(progress, "[%d/%d] %s %s in %s … ", len(runs)+1, total, p.Name, c.Variant, c.Scenario)
 			res, err := scenarios.Run(ctx, c.Scenario, c.Locker, harness.Options{
 				Seed: cfg.seed, Dir: dir, Lock: p.Name + "/" + string(c.Variant), Duration: cfg.duration,
 			})
-			if err != nil && !errors.Is(err, harness.ErrNotExercised) {
+			var r reports.Run
+			if why, missing := missingComponent(err); missing {
+				r = reports.SkippedRun(p, c, cfg.seed, dir, why)
+			} else if res != nil && (err == nil || errors.Is(err, harness.ErrNotExercised)) {
+				r = reports.NewRun(p, c, res)
+			} else {
 				fmt.Fprintln(progress, "error")
-				return nil, err
+				if err == nil {
+					err = fmt.Errorf("run %s: no result", name)
+				}
+				return runs, err
 			}
-			r := reports.NewRun(p, c, res)
-			verdict := "as expected"
-			if !r.Pass {
-				verdict = "NOT as expected: " + strings.Join(check.Mismatches(r.Expected, r.Verdicts), "; ")
-			}
-			fmt.Fprintf(progress, "%s (%s)\n", verdict, res.Duration.Round(time.Millisecond))
-			for _, why := range res.NotExercised {
-				fmt.Fprintf(progress, "    not exercised: %s\n", why)
+			if err := reports.SaveRun(r); err != nil {
+				fmt.Fprintln(progress, "error")
+				return runs, err
 			}
 			runs = append(runs, r)
+			progressLine(progress, r)
 		}
 	}
 	return runs, nil
+}
+
+// progressLine ends a run's progress line with how it turned out.
+func progressLine(w io.Writer, r reports.Run) {
+	took := time.Duration(r.DurationMS * float64(time.Millisecond)).Round(time.Millisecond)
+	switch {
+	case r.Skipped != "":
+		fmt.Fprintf(w, "skipped: %s\n", r.Skipped)
+	case len(r.NotExercised) > 0:
+		fmt.Fprintf(w, "not exercised (%s)\n", took)
+		for _, why := range r.NotExercised {
+			fmt.Fprintf(w, "    not exercised: %s\n", why)
+		}
+	case !r.Pass:
+		fmt.Fprintf(w, "NOT as expected: %s (%s)\n", strings.Join(check.Mismatches(r.Expected, r.Verdicts), "; "), took)
+	default:
+		fmt.Fprintf(w, "as expected (%s)\n", took)
+	}
+}
+
+// missingComponent says whether err means a run could not start because
+// redis-server or MariaDB is missing, and if so what is missing and how to
+// install it.
+func missingComponent(err error) (why string, missing bool) {
+	if err == nil {
+		return "", false
+	}
+	for _, sentinel := range []error{cluster.ErrNoRedisServer, cluster.ErrNoMariaDB} {
+		if !errors.Is(err, sentinel) {
+			continue
+		}
+		// The hint starts at the sentinel; what wraps it only names the run.
+		msg := err.Error()
+		if i := strings.Index(msg, sentinel.Error()); i >= 0 {
+			msg = msg[i:]
+		}
+		return msg, true
+	}
+	return "", false
 }
 
 // list prints the catalogue and the scenarios.

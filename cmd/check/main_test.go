@@ -9,9 +9,20 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/pitfalls"
+	"github.com/locklab/locklab/reports"
 )
 
 func TestUsageErrors(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		args []string
@@ -21,8 +32,18 @@ func TestUsageErrors(t *testing.T) {
 		{"bad flag", []string{"-frobnicate"}, "flag provided but not defined: -frobnicate"},
 		{"negative duration", []string{"-duration", "-1s"}, "-duration must not be negative"},
 		{"bad duration", []string{"-duration", "soon"}, "invalid value"},
+		{"duration too short for the story", []string{"-pitfall", "failover", "-duration", "1s"}, "too short for scenario failover, whose story needs at least 5s"},
 		{"stray argument", []string{"run"}, `unexpected argument "run"`},
 		{"list with arguments", []string{"list", "x"}, "check list takes no arguments"},
+		{"help with arguments", []string{"help", "x"}, "check help takes no arguments"},
+		// Given but empty is not "every pitfall", which is the flag left out.
+		{"empty pitfall", []string{"-pitfall", "", "-out", t.TempDir()}, "-pitfall names no pitfall"},
+		{"blank pitfall", []string{"-pitfall", " ", "-out", t.TempDir()}, "-pitfall names no pitfall"},
+		{"empty name in list", []string{"-pitfall", "4,", "-out", t.TempDir()}, `-pitfall "4," has an empty name`},
+		{"empty name inside list", []string{"-pitfall", "4,,5", "-out", t.TempDir()}, `-pitfall "4,,5" has an empty name`},
+		{"out is a file", []string{"-pitfall", "4", "-out", file}, "is a file, not a folder"},
+		{"out under a file", []string{"-pitfall", "4", "-out", filepath.Join(file, "sub")}, "cannot make the folder"},
+		{"empty out", []string{"-pitfall", "4", "-out", ""}, "-out must not be empty"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -36,6 +57,36 @@ func TestUsageErrors(t *testing.T) {
 				t.Errorf("stderr %q: want one line containing %q", msg, tt.want)
 			}
 		})
+	}
+}
+
+// TestHelp: check help and check -h print the usage on stdout and exit 0.
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{{"help"}, {"-h"}, {"-help"}} {
+		var stdout, stderr bytes.Buffer
+		if code := run(context.Background(), args, &stdout, &stderr); code != exitOK {
+			t.Errorf("%v: exit %d", args, code)
+		}
+		for _, want := range []string{"usage: check", "check list", "-pitfall", "-out", "locklab-report"} {
+			if !strings.Contains(stdout.String(), want) {
+				t.Errorf("%v: stdout lacks %q:\n%s", args, want, stdout.String())
+			}
+		}
+		if stderr.Len() > 0 {
+			t.Errorf("%v: stderr %q", args, stderr.String())
+		}
+	}
+}
+
+// TestOutMadeBeforeRuns: a missing -out is made, nested too, before anything
+// runs (here nothing does, as redis-server is missing).
+func TestOutMadeBeforeRuns(t *testing.T) {
+	t.Setenv("REDIS_SERVER", "")
+	t.Setenv("PATH", t.TempDir())
+	out := filepath.Join(t.TempDir(), "a", "b")
+	run(context.Background(), []string{"-pitfall", "4", "-out", out}, io.Discard, io.Discard)
+	if info, err := os.Stat(out); err != nil || !info.IsDir() {
+		t.Errorf("-out %s was not made: %v", out, err)
 	}
 }
 
@@ -93,9 +144,136 @@ func TestJSON(t *testing.T) {
 	if runs[0]["variant"] != "broken" || runs[1]["variant"] != "fixed" || runs[1]["detect_ms"] != nil {
 		t.Errorf("runs = %v", runs)
 	}
-	for _, f := range []string{"index.html", "4-no-release-broken/history.jsonl", "4-no-release-fixed/lock.html"} {
+	for _, f := range []string{"index.html", "4-no-release-broken/history.jsonl", "4-no-release-fixed/lock.html", "4-no-release-broken/run.json"} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Error(err)
+		}
+	}
+}
+
+// TestIndexKeepsEarlierRuns: a check of one pitfall into a folder that holds
+// runs of others leaves them in index.html, in catalogue order, while its
+// table shows only its own runs.
+func TestIndexKeepsEarlierRuns(t *testing.T) {
+	out := t.TempDir()
+	// What `check -pitfall 1` would have left: a run folder with run.json
+	// and result.json.
+	first := pitfalls.Catalogue()[0]
+	earlier := filepath.Join(out, "1-setnx-expire-broken")
+	res := &harness.Result{Scenario: first.Scenario, Seed: 1, Duration: 2 * time.Second, Dir: earlier,
+		Verdicts: map[string]harness.Verdict{harness.CheckLock: harness.OK, harness.CheckResource: harness.OK,
+			harness.CheckLiveness: harness.Stuck, harness.CheckHandover: harness.OK},
+		Faults: []string{"failpoint: an earlier run's fault"}}
+	if err := os.MkdirAll(earlier, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(earlier, harness.ResultFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := reports.SaveRun(reports.NewRun(first, first.Cases()[0], res)); err != nil {
+		t.Fatal(err)
+	}
+
+	var stdout bytes.Buffer
+	if code := run(context.Background(), []string{"-pitfall", "4", "-out", out}, &stdout, io.Discard); code != exitOK {
+		t.Fatalf("exit %d\n%s", code, stdout.String())
+	}
+	if strings.Contains(stdout.String(), "setnx-expire") || !strings.Contains(stdout.String(), "2 runs, 2 as expected") ||
+		!strings.Contains(stdout.String(), "index.html (3 runs)") {
+		t.Errorf("stdout should show this check's 2 runs and an index of 3:\n%s", stdout.String())
+	}
+	page, err := os.ReadFile(filepath.Join(out, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(page)
+	for _, href := range []string{"1-setnx-expire-broken/result.json", "4-no-release-broken/lock.html", "4-no-release-fixed/result.json"} {
+		if !strings.Contains(html, `href="`+href+`"`) {
+			t.Errorf("index.html lacks a link to %s", href)
+		}
+	}
+	for _, want := range []string{"3 runs, 3 as expected", "failpoint: an earlier run&#39;s fault"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("index.html lacks %q", want)
+		}
+	}
+	if i, j := strings.Index(html, `id="pitfall-setnx-expire"`), strings.Index(html, `id="pitfall-no-release"`); i < 0 || j < i {
+		t.Error("index.html does not show setnx-expire before no-release, in catalogue order")
+	}
+}
+
+// TestMissingMariaDB: without MariaDB the pitfall that needs it is skipped
+// with the install hint, the others run, the index is written, and check
+// exits 1.
+func TestMissingMariaDB(t *testing.T) {
+	t.Setenv("MARIADB_BIN_DIR", t.TempDir())
+	if _, _, err := cluster.MariaDBPath(); err == nil {
+		t.Fatal("MariaDB found in an empty MARIADB_BIN_DIR")
+	}
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"-pitfall", "8,4", "-out", out}, &stdout, &stderr)
+	if code != exitMismatch {
+		t.Errorf("exit %d, want %d\n%s\n%s", code, exitMismatch, stdout.String(), stderr.String())
+	}
+	lines := strings.Split(strings.TrimRight(stdout.String(), "\n"), "\n")
+	if len(lines) != 7 {
+		t.Fatalf("want header, 4 rows, summary and report line:\n%s", stdout.String())
+	}
+	for _, row := range lines[1:3] {
+		if !strings.HasPrefix(row, "unlock-before-commit") || !strings.Contains(row, "skipped: MariaDB not found") ||
+			!strings.Contains(row, "make deps") || strings.Contains(row, "!") || strings.Contains(row, "run unlock") {
+			t.Errorf("row %q: want unlock-before-commit skipped with the install hint", row)
+		}
+	}
+	for _, row := range lines[3:5] {
+		if !strings.HasPrefix(row, "no-release") || !strings.HasSuffix(row, "yes") {
+			t.Errorf("row %q: want no-release as expected", row)
+		}
+	}
+	if want := "4 runs, 2 skipped: unlock-before-commit/broken, unlock-before-commit/fixed"; lines[5] != want {
+		t.Errorf("summary %q, want %q", lines[5], want)
+	}
+	if strings.Count(stderr.String(), "skipped: MariaDB not found") != 2 {
+		t.Errorf("progress should say both unlock-before-commit runs were skipped:\n%s", stderr.String())
+	}
+	page, err := os.ReadFile(filepath.Join(out, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(page), `<span class="skipped">skipped</span>: MariaDB not found`); n != 2 {
+		t.Errorf("index.html shows %d skipped runs, want 2", n)
+	}
+	if !strings.Contains(string(page), `href="4-no-release-broken/lock.html"`) {
+		t.Error("index.html lacks the runs that did run")
+	}
+}
+
+// TestProgressLine: the progress line says how each kind of run turned out.
+func TestProgressLine(t *testing.T) {
+	p := pitfalls.Catalogue()[0]
+	unknown := map[string]harness.Verdict{}
+	for _, c := range check.Checkers {
+		unknown[c] = harness.Unknown
+	}
+	notRun := reports.NewRun(p, p.Cases()[0], &harness.Result{Scenario: p.Scenario, Verdicts: unknown,
+		Duration: 1500 * time.Millisecond, NotExercised: []string{"failpoint after-setnx never fired"}})
+	tests := []struct {
+		r    reports.Run
+		want string
+	}{
+		{notRun, "not exercised (1.5s)\n    not exercised: failpoint after-setnx never fired\n"},
+		{reports.SkippedRun(p, p.Cases()[1], 1, "", "MariaDB not found: install it"), "skipped: MariaDB not found: install it\n"},
+	}
+	for _, tt := range tests {
+		var buf bytes.Buffer
+		progressLine(&buf, tt.r)
+		if buf.String() != tt.want {
+			t.Errorf("progress %q, want %q", buf.String(), tt.want)
 		}
 	}
 }

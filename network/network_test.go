@@ -1,4 +1,4 @@
-package cluster
+package network
 
 import (
 	"context"
@@ -69,9 +69,9 @@ func testClient(tb testing.TB, addr string, timeout time.Duration) *redis.Client
 }
 
 // startTestNetwork starts a Network that is closed when the test ends.
-func startTestNetwork(tb testing.TB) *Network {
+func startTestNetwork(tb testing.TB) *Proxy {
 	tb.Helper()
-	n, err := StartNetwork(context.Background())
+	n, err := Start(context.Background())
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func startTestNetwork(tb testing.TB) *Network {
 	return n
 }
 
-func testLink(tb testing.TB, n *Network, name, upstream string) *Link {
+func testLink(tb testing.TB, n *Proxy, name, upstream string) *Link {
 	tb.Helper()
 	l, err := n.Link(context.Background(), name, upstream)
 	if err != nil {
@@ -127,7 +127,7 @@ type linkState struct {
 	toxics  int
 }
 
-func stateOf(t *testing.T, n *Network, l *Link) linkState {
+func stateOf(t *testing.T, n *Proxy, l *Link) linkState {
 	t.Helper()
 	p, err := n.client.Proxy(l.Name())
 	if err != nil {
@@ -138,7 +138,7 @@ func stateOf(t *testing.T, n *Network, l *Link) linkState {
 
 // assertClean fails the test unless the API reports l enabled and without
 // toxics, that is, every fault on it undone.
-func assertClean(t *testing.T, n *Network, l *Link) {
+func assertClean(t *testing.T, n *Proxy, l *Link) {
 	t.Helper()
 	if got, want := stateOf(t, n, l), (linkState{enabled: true}); got != want {
 		t.Errorf("link %s is %+v; want %+v (no fault)", l.Name(), got, want)
@@ -293,22 +293,22 @@ func TestBlackHole(t *testing.T) {
 // fault names one way to break a link, with the state the API reports while it alone is applied.
 type fault struct {
 	name   string
-	inject func(ctx context.Context, n *Network, links ...*Link) (Heal, error)
+	inject func(ctx context.Context, n *Proxy, links ...*Link) (Heal, error)
 	state  linkState
 }
 
 // testFaults returns one of each kind of fault.
 func testFaults() []fault {
 	return []fault{
-		{"cut", func(ctx context.Context, n *Network, ls ...*Link) (Heal, error) { return n.Cut(ctx, ls...) },
+		{"cut", func(ctx context.Context, n *Proxy, ls ...*Link) (Heal, error) { return n.Cut(ctx, ls...) },
 			linkState{enabled: false}},
-		{"delay", func(ctx context.Context, n *Network, ls ...*Link) (Heal, error) {
+		{"delay", func(ctx context.Context, n *Proxy, ls ...*Link) (Heal, error) {
 			return n.Delay(ctx, 10*time.Millisecond, 5*time.Millisecond, ls...)
 		}, linkState{enabled: true, toxics: 2}},
-		{"black-hole-up", func(ctx context.Context, n *Network, ls ...*Link) (Heal, error) {
+		{"black-hole-up", func(ctx context.Context, n *Proxy, ls ...*Link) (Heal, error) {
 			return n.BlackHole(ctx, Upstream, ls...)
 		}, linkState{enabled: true, toxics: 1}},
-		{"black-hole-down", func(ctx context.Context, n *Network, ls ...*Link) (Heal, error) {
+		{"black-hole-down", func(ctx context.Context, n *Proxy, ls ...*Link) (Heal, error) {
 			return n.BlackHole(ctx, Downstream, ls...)
 		}, linkState{enabled: true, toxics: 1}},
 	}
@@ -460,7 +460,7 @@ func TestFailedFaultUndoesWhatItApplied(t *testing.T) {
 
 func TestClose(t *testing.T) {
 	node := startTestRedis(t)
-	n, err := StartNetwork(context.Background())
+	n, err := Start(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -503,7 +503,7 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 	ctx := context.Background()
 	before := runtime.NumGoroutine()
 
-	n, err := StartNetwork(ctx)
+	n, err := Start(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

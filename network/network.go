@@ -1,4 +1,4 @@
-package cluster
+package network
 
 import (
 	"context"
@@ -20,11 +20,11 @@ import (
 // by its own 30 s timeout. The methods below therefore check ctx between API
 // calls, never during one. On loopback a call takes well under a millisecond.
 
-// Network is an in-process toxiproxy server; every link between a client and a node is one of its proxies.
-type Network struct {
+// Proxy is an in-process toxiproxy server; every link between a client and a node is one of its proxies.
+type Proxy struct {
 	server *toxiproxy.ApiServer
 	api    *http.Server
-	served chan error // Serve's result; Close waits for it so no API goroutine outlives the Network
+	served chan error // Serve's result; Close waits for it so no API goroutine outlives the Proxy
 	client *toxiproxyclient.Client
 
 	faults atomic.Uint64 // numbers faults, so the toxics of two faults on one link never share a name
@@ -36,16 +36,16 @@ type Network struct {
 	links  []*Link
 }
 
-// StartNetwork starts a toxiproxy server whose HTTP API listens on a random port of 127.0.0.1.
+// Start starts a toxiproxy server whose HTTP API listens on a random port of 127.0.0.1.
 // Close it when done.
-func StartNetwork(ctx context.Context) (*Network, error) {
+func Start(ctx context.Context) (*Proxy, error) {
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("start network: %w", err)
 	}
 	server := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop())
-	n := &Network{
+	n := &Proxy{
 		server: server,
 		// toxiproxy's own Listen wants a fixed address; serving its routes on our
 		// listener is what lets the port be picked by the kernel.
@@ -59,7 +59,7 @@ func StartNetwork(ctx context.Context) (*Network, error) {
 
 // Close deletes every proxy, which closes their listeners and connections, and shuts the API down.
 // Calling it again does nothing and returns nil.
-func (n *Network) Close() error {
+func (n *Proxy) Close() error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.closed {
@@ -93,7 +93,7 @@ func (n *Network) Close() error {
 
 // Link is one proxy: a listening address on 127.0.0.1 that forwards to one upstream node address.
 type Link struct {
-	net                  *Network
+	net                  *Proxy
 	name, addr, upstream string
 
 	// mu serialises the use of proxy, because the client rewrites its fields on
@@ -107,7 +107,7 @@ type Link struct {
 // The name must be unique in the Network and made of letters, digits, '.', '_' and '-'
 // (it becomes part of the API's URLs). The upstream need not be up yet:
 // every accepted connection dials it afresh.
-func (n *Network) Link(ctx context.Context, name, upstream string) (*Link, error) {
+func (n *Proxy) Link(ctx context.Context, name, upstream string) (*Link, error) {
 	if !validName(name) {
 		return nil, fmt.Errorf("link %q: name must be non-empty letters, digits, '.', '_' or '-'", name)
 	}
@@ -156,7 +156,7 @@ type Heal func() error
 // this is not a silent drop, for which see BlackHole.
 // Cuts may overlap: a link comes back when the last Cut on it is healed.
 // Healing rebinds the link's old port, and fails if something else took it meanwhile.
-func (n *Network) Cut(ctx context.Context, links ...*Link) (Heal, error) {
+func (n *Proxy) Cut(ctx context.Context, links ...*Link) (Heal, error) {
 	return n.inject(ctx, "cut", links, func(l *Link) (func() error, error) {
 		if err := l.cut(); err != nil {
 			return nil, err
@@ -168,7 +168,7 @@ func (n *Network) Cut(ctx context.Context, links ...*Link) (Heal, error) {
 // Delay adds latency ± jitter to each direction of the links (toxiproxy's latency toxic,
 // in whole milliseconds), so a request and its reply together take at least 2×latency longer.
 // It acts on open connections as well as new ones.
-func (n *Network) Delay(ctx context.Context, latency, jitter time.Duration, links ...*Link) (Heal, error) {
+func (n *Proxy) Delay(ctx context.Context, latency, jitter time.Duration, links ...*Link) (Heal, error) {
 	if latency < time.Millisecond || jitter < 0 {
 		return noHeal, fmt.Errorf("delay: latency %v must be at least 1ms and jitter %v not negative", latency, jitter)
 	}
@@ -184,7 +184,7 @@ func (n *Network) Delay(ctx context.Context, latency, jitter time.Duration, link
 // Downstream, the node did execute the commands whose replies were lost.
 // Heal closes the connections that were black-holed (the toxic closes them on removal),
 // so clients carry on over fresh connections; lost bytes are never delivered.
-func (n *Network) BlackHole(ctx context.Context, dir Direction, links ...*Link) (Heal, error) {
+func (n *Proxy) BlackHole(ctx context.Context, dir Direction, links ...*Link) (Heal, error) {
 	if dir != Upstream && dir != Downstream {
 		return noHeal, fmt.Errorf("black-hole: direction %q is neither %q nor %q", dir, Upstream, Downstream)
 	}
@@ -217,7 +217,7 @@ func noHeal() error { return nil }
 
 // inject applies every action to every link. If one fails, what was applied is
 // undone, so a failed fault leaves the network as it found it.
-func (n *Network) inject(ctx context.Context, fault string, links []*Link, actions ...action) (Heal, error) {
+func (n *Proxy) inject(ctx context.Context, fault string, links []*Link, actions ...action) (Heal, error) {
 	links, err := n.own(links)
 	if err != nil {
 		return noHeal, fmt.Errorf("%s: %w", fault, err)
@@ -254,7 +254,7 @@ func (n *Network) inject(ctx context.Context, fault string, links []*Link, actio
 
 // heal returns the Heal of a fault. An undo that fails stays pending, so calling
 // Heal again retries it; one that succeeded is never run twice.
-func (n *Network) heal(undos []func() error) Heal {
+func (n *Proxy) heal(undos []func() error) Heal {
 	var mu sync.Mutex
 	return func() error {
 		mu.Lock()
@@ -287,7 +287,7 @@ func undoAll(undos []func() error) (failed []func() error, err error) {
 
 // own checks that the fault has links, all of this Network, and drops repeats:
 // a fault acts on a link once however often it is named.
-func (n *Network) own(links []*Link) ([]*Link, error) {
+func (n *Proxy) own(links []*Link) ([]*Link, error) {
 	if len(links) == 0 {
 		return nil, errors.New("no links")
 	}

@@ -1,0 +1,216 @@
+package reports
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/pitfalls"
+)
+
+// RunFile is the file SaveRun writes into a run's folder: the run's JSON,
+// which is all LoadRuns needs to put the run in the index again.
+const RunFile = "run.json"
+
+// SaveRun writes r as JSON into r.ReportDir/run.json, so that a later index
+// of the report folder can show the run even when another invocation
+// wrote the index.
+func SaveRun(r Run) error {
+	if r.ReportDir == "" {
+		return fmt.Errorf("save run %s/%s: it has no report folder", r.Pitfall, r.Variant)
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("save run %s/%s: %w", r.Pitfall, r.Variant, err)
+	}
+	if err := os.MkdirAll(r.ReportDir, 0o755); err != nil {
+		return fmt.Errorf("save run %s/%s: %w", r.Pitfall, r.Variant, err)
+	}
+	if err := writeFileAtomic(filepath.Join(r.ReportDir, RunFile), append(b, '\n')); err != nil {
+		return fmt.Errorf("save run %s/%s: %w", r.Pitfall, r.Variant, err)
+	}
+	return nil
+}
+
+// LoadRuns reads every run the report folder dir holds: each subfolder with
+// a run.json, as SaveRun wrote it. Each run gets back its catalogue entry
+// (by pitfall name, when the catalogue still has it), its report folder as
+// found under dir, and its harness result from result.json when there is
+// one. When two folders hold the same pitfall, variant and scenario, the
+// newer run.json wins. Runs come in catalogue order: by pitfall, then in
+// the order of the pitfall's cases; runs of pitfalls the catalogue no
+// longer has come last.
+//
+// LoadRuns returns every run it could read; the error, on one line, names
+// the folders it had to leave out or could only read in part. A folder that
+// does not exist holds no runs.
+func LoadRuns(dir string) ([]Run, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load runs: %w", err)
+	}
+	type loaded struct {
+		run     Run
+		folder  string
+		modTime time.Time
+	}
+	newest := map[string]loaded{}
+	var problems loadErrors
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		folder := filepath.Join(dir, e.Name())
+		r, modTime, err := loadRun(folder)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // not a run folder, or a run that never finished
+		}
+		if err != nil {
+			problems = append(problems, err)
+			if r == nil {
+				continue
+			}
+		}
+		key := r.Pitfall + "\x00" + string(r.Variant) + "\x00" + r.Scenario
+		if old, ok := newest[key]; ok && !modTime.After(old.modTime) {
+			continue
+		}
+		newest[key] = loaded{run: *r, folder: e.Name(), modTime: modTime}
+	}
+
+	cat := pitfalls.Catalogue()
+	// order is where a run goes: its pitfall's place in the catalogue, its
+	// case's place among the pitfall's cases, then its folder's name.
+	order := func(l loaded) (int, int) {
+		i := slices.IndexFunc(cat, func(p pitfalls.Pitfall) bool { return p.Name == l.run.Pitfall })
+		if i < 0 {
+			return len(cat), 0
+		}
+		j := slices.IndexFunc(cat[i].Cases(), func(c pitfalls.Case) bool {
+			return c.Variant == l.run.Variant && c.Scenario == l.run.Scenario
+		})
+		if j < 0 {
+			j = len(cat[i].Cases())
+		}
+		return i, j
+	}
+	all := make([]loaded, 0, len(newest))
+	for _, l := range newest {
+		all = append(all, l)
+	}
+	slices.SortFunc(all, func(a, b loaded) int {
+		ai, aj := order(a)
+		bi, bj := order(b)
+		if ai != bi {
+			return ai - bi
+		}
+		if aj != bj {
+			return aj - bj
+		}
+		return strings.Compare(a.folder, b.folder)
+	})
+	runs := make([]Run, len(all))
+	for i, l := range all {
+		runs[i] = l.run
+	}
+	if len(problems) > 0 {
+		return runs, problems
+	}
+	return runs, nil
+}
+
+// loadRun reads the run in folder. It returns an error wrapping
+// fs.ErrNotExist when the folder has no run.json, and the run together with
+// an error when only its result.json could not be read.
+func loadRun(folder string) (*Run, time.Time, error) {
+	path := filepath.Join(folder, RunFile)
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	var r Run
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, time.Time{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if r.Pitfall == "" || r.Variant == "" {
+		return nil, time.Time{}, fmt.Errorf("%s: not a run: it names no pitfall or variant", path)
+	}
+	// The folder may have moved since the run, with the whole report.
+	r.ReportDir = folder
+	for _, p := range pitfalls.Catalogue() {
+		if p.Name == r.Pitfall {
+			r.Entry = p
+			break
+		}
+	}
+	if r.Skipped != "" {
+		return &r, info.ModTime(), nil
+	}
+	resultPath := filepath.Join(folder, harness.ResultFile)
+	b, err = os.ReadFile(resultPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &r, info.ModTime(), nil
+	}
+	if err == nil {
+		var res harness.Result
+		if err = json.Unmarshal(b, &res); err == nil {
+			r.Result = &res
+			return &r, info.ModTime(), nil
+		}
+		err = fmt.Errorf("%s: %w", resultPath, err)
+	}
+	return &r, info.ModTime(), err
+}
+
+// loadErrors are the folders LoadRuns could not read fully, in one line.
+type loadErrors []error
+
+func (e loadErrors) Error() string {
+	msgs := make([]string, len(e))
+	for i, err := range e {
+		msgs[i] = err.Error()
+	}
+	return "load runs: " + strings.Join(msgs, "; ")
+}
+
+func (e loadErrors) Unwrap() []error { return e }
+
+// writeFileAtomic writes b to path through a temporary file in the same
+// folder and a rename, so a reader sees the old file or the new one, never
+// part of one.
+func writeFileAtomic(path string, b []byte) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if _, err = f.Write(b); err != nil {
+		return err
+	}
+	if err = f.Chmod(0o644); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
