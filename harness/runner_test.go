@@ -41,15 +41,7 @@ func TestRunUnderNetworkAndNodeFaults(t *testing.T) {
 			t.Errorf("%s: %s with a correct lock", c, res.Verdicts[c])
 		}
 	}
-	f, err := os.Open(filepath.Join(dir, harness.HistoryFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	ops, err := history.Read(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ops := readHistory(t, dir)
 	faults, unknown := 0, 0
 	for _, op := range ops {
 		if op.Kind == history.KindFault {
@@ -233,15 +225,7 @@ func TestRunFinishesTheStory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(filepath.Join(res.Dir, harness.HistoryFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	ops, err := history.Read(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ops := readHistory(t, res.Dir)
 	var until []time.Duration
 	for _, op := range ops {
 		if op.Kind == history.KindFault && strings.Contains(op.Detail, "until another client") {
@@ -251,4 +235,19 @@ func TestRunFinishesTheStory(t *testing.T) {
 	if len(until) != 1 || until[0] > 2*time.Second {
 		t.Errorf("slow work until another client's section lasted %v; the others stopped cycling before it ended", until)
 	}
+}
+
+// readHistory reads the history a run wrote into dir.
+func readHistory(t *testing.T, dir string) []history.Op {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, harness.HistoryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ops, err := history.Read(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ops
 }

@@ -174,11 +174,7 @@ func TestWriteIndex(t *testing.T) {
 	if err := WriteIndex(dir, runs); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, IndexFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	page := string(b)
+	page := readIndex(t, dir)
 
 	for _, want := range []string{
 		"<title>locklab report</title>",
@@ -298,11 +294,7 @@ func TestOddRunsInIndex(t *testing.T) {
 	if err := WriteIndex(dir, oddRuns(t, dir)); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, IndexFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	page := string(b)
+	page := readIndex(t, dir)
 	for _, want := range []string{
 		`<span class="skipped">skipped</span>: MariaDB not found: run `,
 		"The run could not start: MariaDB not found",
@@ -433,4 +425,14 @@ func TestLoadRuns(t *testing.T) {
 	if runs, err := LoadRuns(filepath.Join(dir, "missing")); runs != nil || err != nil {
 		t.Errorf("missing folder: %v, %v", runs, err)
 	}
+}
+
+// readIndex reads the index page in dir.
+func readIndex(t *testing.T, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, IndexFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
