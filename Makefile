@@ -14,7 +14,7 @@ check: deps
 test: deps
 	go vet ./...
 	go test -count=1 -race ./models/ ./history/ ./check/ ./network/ ./cluster/ ./harness/ ./reports/ ./cmd/...
-	go test -count=1 -p 1 -timeout 20m ./pitfalls/ ./scenarios/
+	go test -count=1 -p 1 -timeout 20m ./pitfalls/ ./scenarios/ ./libraries/
 
 # Speed goals: the lock cycle, porcupine, start-up, and the whole catalogue.
 bench: deps

@@ -1,0 +1,120 @@
+package libraries_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/libraries"
+	"github.com/locklab/locklab/scenarios"
+)
+
+// every is the verdict map of a lock that passes every checker.
+var every = map[string]harness.Verdict{
+	harness.CheckLock: harness.OK, harness.CheckResource: harness.OK,
+	harness.CheckLiveness: harness.OK, harness.CheckHandover: harness.OK,
+}
+
+// run puts a lock through a scenario. A run the machine stalled past a TTL
+// is unknown rather than a verdict on the lock, so it is tried again, at
+// most twice, as the pitfalls tests do.
+func run(t *testing.T, scenario string, l libraries.Lock) *harness.Result {
+	t.Helper()
+	var res *harness.Result
+	for try := 1; ; try++ {
+		var err error
+		res, err = scenarios.Run(context.Background(), scenario, l.New,
+			harness.Options{Dir: t.TempDir(), Lock: "libraries/" + l.Name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		why, stalled := machineStall(res)
+		if !stalled || try == 3 {
+			return res
+		}
+		t.Logf("try %d: %s", try, why)
+	}
+}
+
+// expect checks the named verdicts of a result and logs every check on failure.
+func expect(t *testing.T, res *harness.Result, want map[string]harness.Verdict) {
+	t.Helper()
+	t.Logf("verdicts: %v", res.Verdicts)
+	for checker, v := range want {
+		if got := res.Verdicts[checker]; got != v {
+			t.Errorf("%s: got %s, want %s", checker, got, v)
+		}
+	}
+	if t.Failed() {
+		for _, c := range res.Checks {
+			t.Logf("%s: %s: %s", c.Checker, c.Verdict, c.Detail)
+		}
+	}
+}
+
+func TestLibraries(t *testing.T) {
+	slowWork := map[string]map[string]harness.Verdict{
+		// Neither library renews a lease by itself: the slow section
+		// outlives it and a second client walks in.
+		"redsync":   {harness.CheckLock: harness.Illegal},
+		"redislock": {harness.CheckLock: harness.Illegal},
+		// The refresh loop keeps the lease alive through 2.5 TTLs of work.
+		"redsync-refresh":   {harness.CheckLock: harness.OK},
+		"redislock-refresh": {harness.CheckLock: harness.OK},
+	}
+	cases := []struct {
+		scenario string
+		want     func(name string) map[string]harness.Verdict
+	}{
+		{"contention", func(string) map[string]harness.Verdict { return every }},
+		{"slow-work", func(name string) map[string]harness.Verdict { return slowWork[name] }},
+	}
+	for _, l := range libraries.All() {
+		for _, c := range cases {
+			t.Run(l.Name+"/"+c.scenario, func(t *testing.T) {
+				t.Parallel()
+				expect(t, run(t, c.scenario, l), c.want(l.Name))
+			})
+		}
+	}
+}
+
+// TestRedsyncRedlock runs redsync on five masters in the Redlock scenario
+// that a correct Redlock passes: node 2 restarts empty only after a TTL.
+func TestRedsyncRedlock(t *testing.T) {
+	t.Parallel()
+	for _, l := range libraries.All() {
+		if !strings.HasPrefix(l.Name, "redsync") {
+			continue
+		}
+		t.Run(l.Name, func(t *testing.T) {
+			t.Parallel()
+			expect(t, run(t, "redlock-restart-delayed", l), every)
+		})
+	}
+}
+
+// TestHooklessNotExercised: a scenario whose failpoint sits inside the lock
+// never fires in a library without the harness's hooks, and the run says so.
+// The harness waits 15 s for the failpoint first, so this test runs in
+// parallel with the Redlock one.
+func TestHooklessNotExercised(t *testing.T) {
+	t.Parallel()
+	_, err := scenarios.Run(context.Background(), "crash-after-setnx", libraries.NewRedislock,
+		harness.Options{Dir: t.TempDir()})
+	if !errors.Is(err, harness.ErrNotExercised) {
+		t.Fatalf("got %v, want an error wrapping harness.ErrNotExercised", err)
+	}
+}
+
+// machineStall finds a verdict that a stall of the machine made unknown.
+func machineStall(res *harness.Result) (string, bool) {
+	for _, c := range res.Checks {
+		if c.Verdict == harness.Unknown && strings.Contains(c.Detail, "the machine stalled") {
+			return c.Checker + ": " + c.Detail, true
+		}
+	}
+	return "", false
+}
