@@ -76,11 +76,6 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 		}
 		backend = Local{Server: server}
 	}
-	if cfg.MariaDB {
-		if _, _, err := MariaDBPath(); err != nil && backend.Name() == "local" {
-			return nil, err
-		}
-	}
 	dir, err := NewRunDir()
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
@@ -91,6 +86,12 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 			c.Close()
 		}
 	}()
+	// MariaDB first: a backend that lacks it says so before any node starts.
+	if cfg.MariaDB {
+		if c.mariadb, err = backend.StartMariaDB(ctx, dir.Path()); err != nil {
+			return nil, err
+		}
+	}
 	if c.network, err = network.Start(ctx); err != nil {
 		return nil, err
 	}
@@ -109,11 +110,6 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	}
 	if c.inventory, err = backend.StartNode(ctx, NodeConfig{Name: "inventory", Dir: dir.Path()}); err != nil {
 		return nil, err
-	}
-	if cfg.MariaDB {
-		if c.mariadb, err = backend.StartMariaDB(ctx, dir.Path()); err != nil {
-			return nil, err
-		}
 	}
 	return c, nil
 }
