@@ -46,7 +46,27 @@ type Check struct {
 	Detail  string  `json:"detail"`
 	// At is when the violation first became visible, since the start.
 	At *time.Duration `json:"at_ns,omitempty"`
+	// Kind says, for a failing verdict, whether a correct lock would have
+	// failed too; empty for ok and unknown verdicts, and when it could not
+	// be told.
+	Kind Kind `json:"kind,omitempty"`
+	// KindWhy is the one-line reason for Kind: the rule that decided it,
+	// and for an inherent failure the fault and its remedy.
+	KindWhy string `json:"kind_why,omitempty"`
 }
+
+// Kind says whose fault a failing verdict is.
+type Kind string
+
+const (
+	// Own marks a failure a correct lock would not show: the lock's own bug.
+	Own Kind = "own"
+	// Inherent marks damage the fault does to any lock of this kind.
+	Inherent Kind = "inherent"
+)
+
+// Failing reports whether v is a verdict that gets a Kind.
+func Failing(v Verdict) bool { return v == Illegal || v == Stuck || v == Slow }
 
 // Options are the bounds the checkers judge against.
 type Options struct {

@@ -15,9 +15,9 @@ type Stats struct {
 	Sections int `json:"sections"` // critical sections entered
 	// Failovers is how long each Sentinel promotion took, from the kill.
 	Failovers []time.Duration `json:"failovers_ns,omitempty"`
-	Before    Span           `json:"before"` // from the start to the first fault
-	During    Span           `json:"during"` // from the first fault to the last heal
-	After     Span           `json:"after"`  // from the last heal to the end
+	Before    Span            `json:"before"` // from the start to the first fault
+	During    Span            `json:"during"` // from the first fault to the last heal
+	After     Span            `json:"after"`  // from the last heal to the end
 }
 
 // Span is the throughput of one stretch of the run.

@@ -26,6 +26,8 @@ var errNotSent = fmt.Errorf("%w: command not sent", ErrCrashed)
 type Client struct {
 	id        int
 	ttl       time.Duration
+	timeout   time.Duration // Redis read timeout: how long a lost reply keeps it waiting
+	key       string        // the workload's lock key, to tell which command took it
 	redis     *redis.Client
 	nodes     []*redis.Client
 	inventory *redis.Client
@@ -42,6 +44,8 @@ type Client struct {
 
 	mu     sync.Mutex
 	resume chan struct{} // non-nil while paused; closed when the pause ends
+
+	phase atomic.Pointer[phaseRun] // the worker's phase, for commands whose context has none
 }
 
 // clientConfig is what newClient needs: the addresses this client dials
@@ -49,6 +53,7 @@ type Client struct {
 type clientConfig struct {
 	id        int
 	ttl       time.Duration
+	key       string   // the workload's lock key; "" means "lock"
 	master    string   // address of the lock node, through this client's link
 	nodes     []string // every lock master, through this client's links
 	inventory string   // the inventory node, direct: no fault touches it
@@ -62,7 +67,10 @@ type clientConfig struct {
 }
 
 func newClient(ctx context.Context, cfg clientConfig) *Client {
-	c := &Client{id: cfg.id, ttl: cfg.ttl, history: cfg.history, points: cfg.points}
+	if cfg.key == "" {
+		cfg.key = "lock"
+	}
+	c := &Client{id: cfg.id, ttl: cfg.ttl, timeout: cfg.timeout, key: cfg.key, history: cfg.history, points: cfg.points}
 	c.ctx, c.cancel = context.WithCancel(ctx)
 	if cfg.failover != nil {
 		c.redis = cfg.failover(options("", cfg.timeout))
@@ -202,12 +210,13 @@ func (c *Client) slow(ctx context.Context, name string, a Action) error {
 }
 
 // Go runs f in the background, as a real process runs a watchdog thread. The
-// context passed to f ends when the client crashes or the run ends.
+// context passed to f ends when the client crashes or the run ends; the
+// commands sent with it are in PhaseBackground.
 func (c *Client) Go(f func(ctx context.Context)) {
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		f(c.ctx)
+		f(withPhase(c.ctx, PhaseBackground))
 	}()
 }
 
@@ -338,13 +347,13 @@ func (h clientHook) DialHook(next redis.DialHook) redis.DialHook {
 
 func (h clientHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		return h.c.around(ctx, func() error { return next(ctx, cmd) })
+		return h.c.command(ctx, []redis.Cmder{cmd}, func() error { return next(ctx, cmd) })
 	}
 }
 
 func (h clientHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		return h.c.around(ctx, func() error { return next(ctx, cmds) })
+		return h.c.command(ctx, cmds, func() error { return next(ctx, cmds) })
 	}
 }
 

@@ -18,6 +18,7 @@ type ClientOptions struct {
 	ID      int
 	TTL     time.Duration // the lease TTL locks are asked to use; 0 means 300 ms
 	Timeout time.Duration // Redis timeouts; 0 means 1 s
+	Key     string        // the lock key, for faults at the command that took it; "" means "lock"
 	// Direct dials the nodes without network links, so no fault reaches it.
 	Direct bool
 }
@@ -32,7 +33,7 @@ func Connect(ctx context.Context, cl *cluster.Cluster, opts ClientOptions) (*Cli
 		opts.Timeout = time.Second
 	}
 	h, _ := history.New("") // in memory: cannot fail
-	cfg := clientConfig{id: opts.ID, ttl: opts.TTL, timeout: opts.Timeout, history: h, points: newFailpoints(nil)}
+	cfg := clientConfig{id: opts.ID, ttl: opts.TTL, key: opts.Key, timeout: opts.Timeout, history: h, points: newFailpoints(nil)}
 	if opts.Direct {
 		cfg.master, cfg.inventory = cl.Masters()[0].Addr(), cl.Inventory().Addr()
 		for _, n := range cl.Masters() {

@@ -8,8 +8,9 @@ import (
 	"time"
 )
 
-// Failpoint names used by the workload itself. Lock code names its own
-// (after-setnx, before-del, …) by calling Client.Failpoint.
+// Failpoint names used by the workload itself. The lock's own commands are
+// failpoints too (BeforeCommand, AfterCommand, AfterTook), with no hook in
+// the lock; a lock may still name its own by calling Client.Failpoint.
 const (
 	// FailpointBeforeAcquire is at the start of each cycle, before the lock is asked for.
 	FailpointBeforeAcquire = "before-acquire"
@@ -27,6 +28,7 @@ const (
 	ActionPause ActionKind = "pause" // stop-the-world pause of the whole client
 	ActionSleep ActionKind = "sleep" // only the calling goroutine waits: slow work
 	ActionFault ActionKind = "fault" // inject a fault at this exact moment of the lock's life
+	ActionDrop  ActionKind = "drop"  // a command's reply is lost: it ran on Redis, the client sees a timeout
 )
 
 // Action is what a failpoint does when it fires.
@@ -63,13 +65,18 @@ func SleepUntil(name string, max time.Duration) Action {
 	return Action{Kind: ActionSleep, For: max, Until: name}
 }
 
+// DropReply makes a command failpoint (BeforeCommand, AfterCommand,
+// AfterTook) lose that command's reply: the command runs on Redis and the
+// client waits its read timeout, then sees a timeout error.
+func DropReply() Action { return Action{Kind: ActionDrop} }
+
 // Inject makes the failpoint inject f and heal it after d, in the background;
 // with d = 0 it heals at once, before the failpoint returns.
 func Inject(f Fault, d time.Duration) Action { return Action{Kind: ActionFault, Fault: f, For: d} }
 
 func (a Action) String() string {
 	switch a.Kind {
-	case ActionCrash:
+	case ActionCrash, ActionDrop:
 		return string(a.Kind)
 	case ActionFault:
 		return fmt.Sprintf("%s, healed after %s", a.Fault, a.For)
@@ -152,6 +159,8 @@ func (f *failpoints) unfired() []string {
 		}
 		line := fmt.Sprintf("failpoint %s never fired (%s): ", fp.Name, fp)
 		switch {
+		case len(f.reached[fp.Name]) == 0 && isCommandPoint(fp.Name):
+			line += "no client ever got there: the lock never sent such a command"
 		case len(f.reached[fp.Name]) == 0:
 			line += fmt.Sprintf("no client ever reached it; a lock that has no such hook never calls Client.Failpoint(ctx, %q)", fp.Name)
 		default:

@@ -31,6 +31,11 @@ type Options struct {
 	Log      io.Writer // progress lines; nil for none
 	// Backend starts the servers; nil means local processes.
 	Backend cluster.Backend
+	// Reference is a correct lock of the same kind (the catalogue's best for
+	// the topology). When set and the run fails a checker, the reference is
+	// put through the same scenario with the same seed, to tell the lock's
+	// own failures from the fault's inherent ones (Check.Kind).
+	Reference NewLocker
 }
 
 // Result is what one run found.
@@ -171,7 +176,7 @@ func (r *run) execute(ctx context.Context, newLocker NewLocker) error {
 	// Client r.w.Clients is the liveness probe: a fresh process that only
 	// comes to the lock after the workload stopped.
 	for id := 0; id <= r.w.Clients; id++ {
-		c, links, err := connect(runCtx, r.cluster, clientConfig{id: id, ttl: r.w.TTL, timeout: r.w.Timeout,
+		c, links, err := connect(runCtx, r.cluster, clientConfig{id: id, ttl: r.w.TTL, key: r.w.Key, timeout: r.w.Timeout,
 			history: r.h, points: r.points})
 		if err != nil {
 			return err

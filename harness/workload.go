@@ -72,7 +72,9 @@ func (w *worker) acquire(ctx context.Context, nested bool) (Lease, bool) {
 			return nil, false
 		}
 		call := w.h.Now()
-		lease, err := w.lock.Acquire(ctx, w.w.Key)
+		actx, leave := w.c.enter(ctx, PhaseAcquire)
+		lease, err := w.lock.Acquire(actx, w.w.Key)
+		leave()
 		op := history.Op{Client: w.c.id, Kind: history.KindAcquire, Key: w.w.Key, Call: call, Return: w.h.Now(), Nested: nested, Probe: w.probe}
 		switch {
 		case err == nil:
@@ -109,7 +111,9 @@ func (w *worker) release(ctx context.Context, lease Lease, nested bool) {
 		return
 	}
 	call := w.h.Now()
-	err := lease.Release(ctx)
+	rctx, leave := w.c.enter(ctx, PhaseRelease)
+	err := lease.Release(rctx)
+	leave()
 	op := history.Op{Client: w.c.id, Kind: history.KindRelease, Key: w.w.Key, Call: call, Return: w.h.Now(), Nested: nested, Probe: w.probe, Token: lease.Token()}
 	switch {
 	case err == nil:
@@ -128,6 +132,8 @@ func (w *worker) release(ctx context.Context, lease Lease, nested bool) {
 // section is the critical section: read the stock, work, maybe take the lock
 // again, and write stock−1 unless sold out.
 func (w *worker) section(ctx context.Context, lease Lease) {
+	ctx, leave := w.c.enter(ctx, PhaseSection)
+	defer leave()
 	inv := w.c.inventory
 	op := history.Op{Client: w.c.id, Kind: history.KindSection, Call: w.h.Now(), Token: lease.Token(), Result: models.NoWrite}
 	observed, err := read(ctx, inv, lease.Token())

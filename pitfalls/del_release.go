@@ -30,8 +30,5 @@ type delLease struct {
 func (l *delLease) Token() uint64 { return 0 }
 
 func (l *delLease) Release(ctx context.Context) error {
-	if err := l.c.Failpoint(ctx, "before-del"); err != nil {
-		return err
-	}
 	return l.c.Redis().Del(ctx, l.key).Err()
 }

@@ -42,8 +42,5 @@ func (l *getThenDelLease) Release(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := l.c.Failpoint(ctx, "before-del"); err != nil {
-		return err
-	}
 	return l.c.Redis().Del(ctx, l.key).Err()
 }

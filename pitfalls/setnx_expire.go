@@ -26,9 +26,6 @@ func (l *setnxExpire) Acquire(ctx context.Context, key string) (harness.Lease, e
 	if !ok {
 		return nil, fmt.Errorf("%s: %w", key, harness.ErrNotAcquired)
 	}
-	if err := l.c.Failpoint(ctx, "after-setnx"); err != nil {
-		return nil, err
-	}
 	if err := l.c.Redis().PExpire(ctx, key, l.c.TTL()).Err(); err != nil {
 		return nil, err
 	}

@@ -50,9 +50,6 @@ func (l *TokenLock) Acquire(ctx context.Context, key string) (harness.Lease, err
 	if !ok {
 		return nil, fmt.Errorf("%s: %w", key, harness.ErrNotAcquired)
 	}
-	if err := l.c.Failpoint(ctx, "after-setnx"); err != nil {
-		return nil, err
-	}
 	lease := &tokenLease{c: l.c, key: key, token: token, stop: make(chan struct{})}
 	if l.watchdog {
 		l.c.Go(lease.renew)
@@ -73,9 +70,6 @@ func (l *tokenLease) Token() uint64 { return l.fence }
 // Release stops the watchdog and deletes the key if it is still ours.
 func (l *tokenLease) Release(ctx context.Context) error {
 	close(l.stop)
-	if err := l.c.Failpoint(ctx, "before-del"); err != nil {
-		return err
-	}
 	n, err := releaseScript.Run(ctx, l.c.Redis(), []string{l.key}, l.token).Int()
 	if err != nil {
 		return err

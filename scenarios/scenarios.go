@@ -28,11 +28,11 @@ func All() []harness.Scenario {
 		},
 		{
 			Name: "crash-after-setnx",
-			Description: "Client 0 crashes (connections closed, no cleanup) right after its third SETNX succeeds, " +
-				"before anything else it would do to the lock.",
+			Description: "Client 0 crashes (connections closed, no cleanup) right after the command of its third successful acquire " +
+				"that took the key (its reply said so), before the lock sees the reply or sends anything else.",
 			Topology:   cluster.Single,
 			Workload:   harness.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond},
-			Failpoints: []harness.Failpoint{{Name: "after-setnx", Client: 0, Skip: 2, Action: harness.Crash()}},
+			Failpoints: []harness.Failpoint{{Name: harness.AfterTook, Client: 0, Skip: 2, Action: harness.Crash()}},
 		},
 		{
 			Name:        "crash-holder",
@@ -43,11 +43,12 @@ func All() []harness.Scenario {
 		},
 		{
 			Name: "pause-before-del",
-			Description: "Client 0 is paused (stop-the-world) right before the DEL of its release, three times, each time " +
-				"until its lease (200 ms TTL, 100 ms of work) has expired and another client holds the lock (at most 1 s).",
+			Description: "Client 0 is paused (stop-the-world) in its releases 2 to 5, alternately just before and just after the " +
+				"release's first command, each time until its lease (200 ms TTL, 100 ms of work) has expired and another client holds the lock (at most 1 s): " +
+				"a DEL that arrives late, and a DEL sent after a check that was true when it ran.",
 			Topology:   cluster.Single,
 			Workload:   harness.Workload{TTL: ttl, Work: 100 * time.Millisecond, Duration: 2 * time.Second},
-			Failpoints: []harness.Failpoint{{Name: "before-del", Client: 0, Skip: 1, Times: 3, Action: harness.PauseUntil(harness.FailpointAcquired, time.Second)}},
+			Failpoints: pauseInRelease(4, harness.PauseUntil(harness.FailpointAcquired, time.Second)),
 		},
 		{
 			Name: "slow-work",
@@ -86,6 +87,22 @@ func All() []harness.Scenario {
 	all = append(all, redlock()...)
 	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
 	return all
+}
+
+// pauseInRelease strikes client 0's releases 2 to n+1 with a, alternately
+// before and after each release's first command. Before it catches a
+// release that sends a late DEL; after it catches one that checks the
+// owner, then deletes in a second command.
+func pauseInRelease(n int, a harness.Action) []harness.Failpoint {
+	var fps []harness.Failpoint
+	for i := range n {
+		name := harness.BeforeCommand(harness.PhaseRelease, 1)
+		if i%2 == 1 {
+			name = harness.AfterCommand(harness.PhaseRelease, 1)
+		}
+		fps = append(fps, harness.Failpoint{Name: name, Client: 0, Skip: 1 + i, Action: a})
+	}
+	return fps
 }
 
 // Lookup finds a scenario by name.

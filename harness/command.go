@@ -1,0 +1,250 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/locklab/locklab/history"
+)
+
+// Phase is the part of a lock's life a Redis command belongs to. The
+// workload knows it, so faults can strike a lock's own commands without any
+// hook in the lock.
+type Phase string
+
+const (
+	PhaseAcquire    Phase = "acquire"    // inside Locker.Acquire
+	PhaseSection    Phase = "section"    // inside the critical section (its reads and writes of the stock)
+	PhaseRelease    Phase = "release"    // inside Lease.Release
+	PhaseBackground Phase = "background" // in a goroutine started with Client.Go, such as a watchdog
+)
+
+// BeforeCommand names the failpoint just before the k-th command (from 1)
+// of each phase: each Acquire, each Release, each critical section and each
+// background goroutine counts its own commands.
+func BeforeCommand(p Phase, k int) string { return fmt.Sprintf("before %s command %d", p, k) }
+
+// AfterCommand names the failpoint just after the k-th command of each
+// phase ran on Redis, before the client sees its reply.
+func AfterCommand(p Phase, k int) string { return fmt.Sprintf("after %s command %d", p, k) }
+
+// AfterTook is the failpoint just after the first command of an Acquire
+// whose reply said it took the key (OK, true or a positive number from a
+// command or script naming the workload's key), before the lock sees it.
+// It is where a crash leaves whatever that command wrote, and nothing more.
+const AfterTook = "after the acquire command that took the key"
+
+// isCommandPoint reports whether name is one of the failpoints above, which
+// the lock reaches by sending commands rather than by calling Failpoint.
+func isCommandPoint(name string) bool {
+	return name == AfterTook || strings.HasPrefix(name, "before ") || strings.HasPrefix(name, "after ")
+}
+
+// phaseRun is one occurrence of a phase: one Acquire call, one Release, one
+// critical section, one background goroutine. It counts its commands.
+type phaseRun struct {
+	phase Phase
+	sent  atomic.Int32
+	took  atomic.Bool
+}
+
+type phaseKey struct{}
+
+// withPhase marks ctx as a new occurrence of p; commands sent with it or a
+// context derived from it count as p's.
+func withPhase(ctx context.Context, p Phase) context.Context {
+	return context.WithValue(ctx, phaseKey{}, &phaseRun{phase: p})
+}
+
+// phaseOf finds the phase of a command. A lock that sends with a context of
+// its own (not derived from the one it was given) gets the phase its
+// worker is in.
+func (c *Client) phaseOf(ctx context.Context) *phaseRun {
+	if pr, ok := ctx.Value(phaseKey{}).(*phaseRun); ok {
+		return pr
+	}
+	return c.phase.Load()
+}
+
+// enter starts an occurrence of p in the worker: ctx carries it, and so
+// does the client for commands whose context does not. The returned func
+// ends it, back to the phase it interrupted (a nested acquire interrupts a
+// critical section).
+func (c *Client) enter(ctx context.Context, p Phase) (context.Context, func()) {
+	ctx = withPhase(ctx, p)
+	prev := c.phase.Swap(ctx.Value(phaseKey{}).(*phaseRun))
+	return ctx, func() { c.phase.Store(prev) }
+}
+
+// command runs one command (or pipeline) of the lock through the failpoints
+// armed on the lock's commands: before it is sent, after it ran, and after
+// the first one of an Acquire that took the key.
+func (c *Client) command(ctx context.Context, cmds []redis.Cmder, send func() error) error {
+	pr := c.phaseOf(ctx)
+	if pr == nil {
+		return c.around(ctx, send)
+	}
+	k := int(pr.sent.Add(1))
+	what := fmt.Sprintf("%s (%s command %d)", commandName(cmds), pr.phase, k)
+	drop := false
+	if err := c.fire(ctx, BeforeCommand(pr.phase, k), "before "+what, false, &drop); err != nil {
+		return err
+	}
+	err := c.around(ctx, send)
+	if err != nil && c.crashed.Load() {
+		return err
+	}
+	points := []string{AfterCommand(pr.phase, k)}
+	if pr.phase == PhaseAcquire && err == nil && tookKey(cmds, c.key) && !pr.took.Swap(true) {
+		points = append(points, AfterTook)
+	}
+	for _, p := range points {
+		if ferr := c.fire(ctx, p, "after "+what, true, &drop); ferr != nil {
+			return ferr
+		}
+	}
+	if drop {
+		return c.dropReply(ctx, what)
+	}
+	return err
+}
+
+// fire counts a hit of a command failpoint and does what it armed, except
+// dropping the reply, which it leaves to the caller through drop.
+func (c *Client) fire(ctx context.Context, name, where string, sent bool, drop *bool) error {
+	actions := c.points.hit(name, c.id)
+	if len(actions) == 0 {
+		return nil
+	}
+	defer c.points.done()
+	for _, a := range actions {
+		if a.Kind == ActionDrop {
+			*drop = true
+			continue
+		}
+		if err := c.actOnCommand(ctx, where, a, sent); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// actOnCommand does one action at a command. A crash before the command
+// means it was never sent; after it, that its reply was never seen.
+func (c *Client) actOnCommand(ctx context.Context, where string, a Action, sent bool) error {
+	if a.Kind == ActionCrash {
+		c.Crash(where)
+		if sent {
+			return ErrCrashed
+		}
+		return errNotSent
+	}
+	return c.act(ctx, where, a)
+}
+
+// errReplyDropped is what a client sees when a reply never came: a timeout.
+type errReplyDropped struct{ after time.Duration }
+
+func (e errReplyDropped) Error() string {
+	return fmt.Sprintf("i/o timeout: no reply within %s (the reply was dropped by locklab)", e.after)
+}
+func (errReplyDropped) Timeout() bool   { return true }
+func (errReplyDropped) Temporary() bool { return true }
+
+// dropReply throws away the reply of a command that ran on Redis: the
+// client waits its read timeout (or its context's deadline) and sees a
+// timeout, as when the reply is lost on the network.
+func (c *Client) dropReply(ctx context.Context, what string) error {
+	start := c.history.Now()
+	wait := c.timeout
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
+		wait = max(time.Until(dl), 0)
+	}
+	err := c.Sleep(ctx, wait)
+	end := c.history.Now()
+	c.history.Add(history.Op{Client: c.id, Kind: history.KindFault, Call: start, Return: end, Fault: "reply dropped",
+		Detail: fmt.Sprintf("the reply of %s was dropped: the command ran on Redis, the client waited %s and saw a timeout",
+			what, (end - start).Round(time.Millisecond))})
+	if err != nil {
+		return err
+	}
+	return errReplyDropped{after: wait}
+}
+
+// commandName is the name of a command, or of a pipeline's first command.
+func commandName(cmds []redis.Cmder) string {
+	if len(cmds) == 0 {
+		return "empty pipeline"
+	}
+	name := strings.ToUpper(cmds[0].Name())
+	if len(cmds) > 1 {
+		name = fmt.Sprintf("pipeline of %d from %s", len(cmds), name)
+	}
+	return name
+}
+
+// tookKey reports whether one of cmds named key and its reply says it set
+// it: OK, true, or a positive number.
+func tookKey(cmds []redis.Cmder, key string) bool {
+	for _, cmd := range cmds {
+		if cmd.Err() != nil || !namesKey(cmd, key) {
+			continue
+		}
+		switch cmd := cmd.(type) {
+		case *redis.BoolCmd:
+			if cmd.Val() {
+				return true
+			}
+		case *redis.StatusCmd:
+			if cmd.Val() == "OK" {
+				return true
+			}
+		case *redis.IntCmd:
+			if cmd.Val() > 0 {
+				return true
+			}
+		case *redis.Cmd:
+			switch v := cmd.Val().(type) {
+			case int64:
+				if v > 0 {
+					return true
+				}
+			case string:
+				if v == "OK" {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// namesKey reports whether cmd's keys include key. Scripts list their keys
+// after the key count; other commands name their key first.
+func namesKey(cmd redis.Cmder, key string) bool {
+	args := cmd.Args()
+	switch strings.ToLower(cmd.Name()) {
+	case "eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro":
+		if len(args) < 3 {
+			return false
+		}
+		n, ok := args[2].(int)
+		if !ok {
+			if n64, ok64 := args[2].(int64); ok64 {
+				n = int(n64)
+			}
+		}
+		for i := 3; i < 3+n && i < len(args); i++ {
+			if fmt.Sprint(args[i]) == key {
+				return true
+			}
+		}
+		return false
+	}
+	return len(args) > 1 && fmt.Sprint(args[1]) == key
+}

@@ -1,0 +1,127 @@
+// Package locks names every lock locklab can judge: the catalogue's broken
+// locks under their pitfall's name, the fixes, and the adapted libraries.
+// The CLI's -lock flag, `check list` and `check explore` look them up here.
+package locks
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/libraries"
+	"github.com/locklab/locklab/pitfalls"
+)
+
+// Lock is one named lock.
+type Lock struct {
+	Name       string
+	About      string // one sentence: what it is
+	Topologies []cluster.Topology
+	New        harness.NewLocker
+	// Nested says callers take this lock again while holding it, so it is
+	// judged under a workload that nests its critical sections.
+	Nested bool
+	// Pitfall is the catalogue entry whose broken lock this is; "" for a
+	// fix or a library.
+	Pitfall string
+}
+
+// Kinds of lock, as `check list` groups them.
+const (
+	GroupBroken  = "broken"
+	GroupFix     = "fix"
+	GroupLibrary = "library"
+)
+
+// Group says whether l is a catalogue broken lock, a fix or a library.
+func (l Lock) Group() string {
+	switch {
+	case l.Pitfall != "":
+		return GroupBroken
+	case slices.ContainsFunc(libraries.All(), func(lib libraries.Lock) bool { return lib.Name == l.Name }):
+		return GroupLibrary
+	}
+	return GroupFix
+}
+
+var (
+	single     = []cluster.Topology{cluster.Single}
+	oneMaster  = []cluster.Topology{cluster.Single, cluster.Replicated}
+	replicated = []cluster.Topology{cluster.Replicated}
+	redlock    = []cluster.Topology{cluster.Redlock}
+)
+
+// All lists every lock: the broken ones in ladder order, then the fixes,
+// then the libraries.
+func All() []Lock {
+	all := []Lock{
+		{Name: "setnx-expire", Pitfall: "setnx-expire", Topologies: single, New: pitfalls.NewSetnxExpire,
+			About: "SETNX, then EXPIRE as a second command; released with DEL."},
+		{Name: "getset-timestamp", Pitfall: "getset-timestamp", Topologies: single, New: pitfalls.NewGetsetTimestamp,
+			About: "The expiry time by the client's clock in the value, taken over with GETSET."},
+		{Name: "no-ttl", Pitfall: "no-ttl", Topologies: single, New: pitfalls.NewNoTTL,
+			About: "SET NX without any expiry."},
+		{Name: "no-release", Pitfall: "no-release", Topologies: single, New: pitfalls.NewNoRelease,
+			About: "SET NX PX, never released: waiters wait for the TTL."},
+		{Name: "del-release", Pitfall: "del-release", Topologies: single, New: pitfalls.NewDelRelease,
+			About: "SET NX PX, released with a plain DEL."},
+		{Name: "get-then-del", Pitfall: "get-then-del", Topologies: single, New: pitfalls.NewGetThenDel,
+			About: "SET NX PX, released with GET, compare, then DEL: two commands."},
+		{Name: "no-renewal", Pitfall: "no-renewal", Topologies: single, New: pitfalls.NewTokenLock,
+			About: "The token lock (SET NX PX, Lua release) with a fixed TTL, under work that can outlive it."},
+		{Name: "non-reentrant", Pitfall: "non-reentrant", Topologies: single, New: pitfalls.NewWatchdogLock, Nested: true,
+			About: "The token lock with a watchdog, taken again by code that already holds it."},
+
+		{Name: "token", Topologies: oneMaster, New: pitfalls.NewTokenLock,
+			About: "SET key token NX PX ttl, released by a Lua compare-and-delete; no renewal."},
+		{Name: "token-watchdog", Topologies: oneMaster, New: pitfalls.NewWatchdogLock,
+			About: "The token lock with a watchdog that renews the lease every TTL/3 with an owner-checked PEXPIRE."},
+		{Name: "reentrant", Topologies: oneMaster, New: pitfalls.NewReentrantLock, Nested: true,
+			About: "A hash of owner → hold count changed by Lua scripts, with a watchdog (Redisson's design)."},
+		{Name: "wait-replicas", Topologies: replicated, New: pitfalls.NewWaitReplicasLock,
+			About: "The reentrant lock, given back unless WAIT 1 says a replica has it."},
+		{Name: "fenced", Topologies: oneMaster, New: pitfalls.NewFencedLock,
+			About: "The watchdog lock plus a fencing token from INCR, checked by the resource."},
+		{Name: "redlock", Topologies: redlock, New: pitfalls.NewRedlock,
+			About: "Redlock over five masters: a majority within the validity time, per-node timeouts of TTL/10."},
+		{Name: "fenced-redlock", Topologies: redlock, New: pitfalls.NewFencedRedlock,
+			About: "Redlock plus a fencing token from INCR on node 0, checked by the resource."},
+	}
+	for _, lib := range libraries.All() {
+		all = append(all, Lock{Name: lib.Name, About: lib.About, Topologies: lib.Topologies, New: lib.New})
+	}
+	return all
+}
+
+// Lookup finds a lock by name.
+func Lookup(name string) (Lock, error) {
+	for _, l := range All() {
+		if l.Name == name {
+			return l, nil
+		}
+	}
+	return Lock{}, fmt.Errorf("unknown lock %q (see `check list`)", name)
+}
+
+// Reference is the correct lock another lock is measured against on a
+// topology: the watchdog token lock on one master, Redlock on five, and the
+// reentrant lock where critical sections nest. A failure it shows too is
+// inherent to the fault, not the lock's own.
+func Reference(t cluster.Topology, nested bool) Lock {
+	name := "token-watchdog"
+	switch {
+	case nested:
+		name = "reentrant"
+	case t == cluster.Redlock:
+		name = "redlock"
+	}
+	l, err := Lookup(name)
+	if err != nil {
+		panic(err) // the names above are in All
+	}
+	return l
+}
+
+// Supports reports whether l can run on topology t.
+func (l Lock) Supports(t cluster.Topology) bool { return slices.Contains(l.Topologies, t) }
