@@ -86,7 +86,7 @@ func (c *Client) enter(ctx context.Context, p Phase) (context.Context, func()) {
 // the first one of an Acquire that took the key.
 func (c *Client) command(ctx context.Context, cmds []redis.Cmder, send func() error) error {
 	pr := c.phaseOf(ctx)
-	if pr == nil {
+	if pr == nil || connectionSetup(cmds) {
 		return c.around(ctx, send)
 	}
 	k := int(pr.sent.Add(1))
@@ -174,6 +174,20 @@ func (c *Client) dropReply(ctx context.Context, what string) error {
 		return err
 	}
 	return errReplyDropped{after: wait}
+}
+
+// connectionSetup reports whether cmds are what go-redis sends on a new
+// connection before the first command (HELLO, AUTH, CLIENT …, SELECT,
+// READONLY): the client's, not the lock's, so they count in no phase.
+func connectionSetup(cmds []redis.Cmder) bool {
+	for _, cmd := range cmds {
+		switch strings.ToLower(cmd.Name()) {
+		case "hello", "auth", "client", "select", "readonly":
+		default:
+			return false
+		}
+	}
+	return len(cmds) > 0
 }
 
 // commandName is the name of a command, or of a pipeline's first command.

@@ -100,39 +100,55 @@ func (f Partition) String() string {
 
 // Inject cuts the links.
 func (f Partition) Inject(ctx context.Context, env *Env) (network.Heal, error) {
-	if _, err := env.client(f.Client); err != nil {
+	links, err := env.linksTo(f.Client, f.Nodes)
+	if err != nil {
 		return nil, err
-	}
-	links := env.Links(f.Client)
-	if len(f.Nodes) > 0 {
-		var some []*network.Link
-		for _, i := range f.Nodes {
-			if _, err := env.node(i); err != nil {
-				return nil, err
-			}
-			some = append(some, links[i])
-		}
-		links = some
 	}
 	return env.Cluster.Network().Cut(ctx, links...)
 }
 
-// Latency delays every byte between one client and the lock nodes.
+// linksTo is client's links to the given lock nodes, or to all of them.
+func (e *Env) linksTo(client int, nodes []int) ([]*network.Link, error) {
+	if _, err := e.client(client); err != nil {
+		return nil, err
+	}
+	links := e.Links(client)
+	if len(nodes) == 0 {
+		return links, nil
+	}
+	var some []*network.Link
+	for _, i := range nodes {
+		if _, err := e.node(i); err != nil {
+			return nil, err
+		}
+		some = append(some, links[i])
+	}
+	return some, nil
+}
+
+// Latency delays every byte between one client and some lock nodes (all
+// when Nodes is empty).
 type Latency struct {
 	Client int
 	Delay  time.Duration
+	Nodes  []int // indexes of the lock nodes; empty means all
 }
 
 func (f Latency) String() string {
-	return fmt.Sprintf("add %s latency between client %d and the lock nodes", f.Delay, f.Client)
+	nodes := "the lock nodes"
+	if len(f.Nodes) > 0 {
+		nodes = fmt.Sprintf("lock nodes %v", f.Nodes)
+	}
+	return fmt.Sprintf("add %s latency between client %d and %s", f.Delay, f.Client, nodes)
 }
 
 // Inject adds the latency toxics.
 func (f Latency) Inject(ctx context.Context, env *Env) (network.Heal, error) {
-	if _, err := env.client(f.Client); err != nil {
+	links, err := env.linksTo(f.Client, f.Nodes)
+	if err != nil {
 		return nil, err
 	}
-	return env.Cluster.Network().Delay(ctx, f.Delay, 0, env.Links(f.Client)...)
+	return env.Cluster.Network().Delay(ctx, f.Delay, 0, links...)
 }
 
 // BlackHole silently drops one direction of one client's traffic to the lock

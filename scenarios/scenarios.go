@@ -82,6 +82,7 @@ func All() []harness.Scenario {
 			Workload:    harness.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond, Nested: true},
 		},
 	}
+	all = append(all, blind()...)
 	all = append(all, commit()...)
 	all = append(all, failover()...)
 	all = append(all, redlock()...)
@@ -167,12 +168,62 @@ func redlock() []harness.Scenario {
 			Failpoints: strike(harness.Inject(harness.ClockJump{Node: 2, By: redlockTTL}, 0)),
 		},
 		{
+			Name: "redlock-slow-nodes",
+			Description: "Redlock over five masters. Three times, as soon as one of client 0's acquires has taken the key on a node, nodes 3 and 4 " +
+				"are paused (SIGSTOP) for 400 ms, longer than the 300 ms TTL. A Redlock that waits for them and ignores the time its " +
+				"acquire took holds a lock whose keys have already expired.",
+			Topology: cluster.Redlock,
+			Workload: harness.Workload{TTL: redlockTTL, Work: 100 * time.Millisecond, Duration: 2 * time.Second},
+			Failpoints: []harness.Failpoint{
+				{Name: harness.AfterTook, Client: 0, Times: 3, Action: harness.Inject(harness.PauseNode{Node: 3}, 400*time.Millisecond)},
+				{Name: harness.AfterTook, Client: 0, Times: 3, Action: harness.Inject(harness.PauseNode{Node: 4}, 400*time.Millisecond)},
+			},
+		},
+		{
 			Name:        "redlock-pause",
 			Description: "Redlock over five masters. Client 0 is paused (stop-the-world) inside its second critical section for two TTLs, longer than any validity.",
 			Topology:    cluster.Redlock,
 			Workload:    harness.Workload{TTL: redlockTTL, Work: 10 * time.Millisecond, Duration: 2 * time.Second},
 			Failpoints: []harness.Failpoint{{Name: harness.FailpointCriticalSection, Client: 0, Skip: 1,
 				Action: harness.Pause(2 * redlockTTL)}},
+		},
+	}
+}
+
+// blind builds the scenarios that make a lock's hidden error paths run
+// without any hook in it: replies lost on the way back, and a holder cut off
+// past its lease while its background work keeps trying.
+func blind() []harness.Scenario {
+	// Commands give up after 500 ms, so a lost reply costs half a second
+	// and the lease (200 ms) is gone by the time the client learns nothing.
+	work := harness.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond, Timeout: 500 * time.Millisecond}
+	return []harness.Scenario{
+		{
+			Name: "lost-release-reply",
+			Description: "Twice, the reply to the first command of client 0's release is dropped: the command runs on Redis, " +
+				"the client waits its 500 ms timeout and sees a timeout, by which time its lease is gone and another client may hold the lock. " +
+				"A lock that then falls back to a plain DEL frees that client's lock.",
+			Topology: cluster.Single, Workload: work,
+			Failpoints: []harness.Failpoint{{Name: harness.AfterCommand(harness.PhaseRelease, 1), Client: 0, Skip: 1, Times: 2,
+				Action: harness.DropReply()}},
+		},
+		{
+			Name: "lost-acquire-reply",
+			Description: "Four times, the reply to the first command of one of client 0's acquires is dropped: the command runs on Redis " +
+				"(and, under contention, is mostly refused), the client waits its 500 ms timeout and sees a timeout. " +
+				"A lock that takes a timeout for success enters while another client holds the lock.",
+			Topology: cluster.Single, Workload: work,
+			Failpoints: []harness.Failpoint{{Name: harness.AfterCommand(harness.PhaseAcquire, 1), Client: 0, Skip: 2, Times: 4,
+				Action: harness.DropReply()}},
+		},
+		{
+			Name: "holder-cut-off",
+			Description: "Right after its second acquire, client 0 is cut off from the lock node (connections reset and refused) for 600 ms, " +
+				"three TTLs: its critical section (10 ms) ends, its release and any renewal cannot reach Redis, its lease expires and " +
+				"another client takes the lock; then the cut heals while anything still running in client 0, such as a watchdog, retries.",
+			Topology: cluster.Single, Workload: work,
+			Failpoints: []harness.Failpoint{{Name: harness.FailpointAcquired, Client: 0, Skip: 1,
+				Action: harness.Inject(harness.Partition{Client: 0}, 3*ttl)}},
 		},
 	}
 }

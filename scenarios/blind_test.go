@@ -1,0 +1,188 @@
+package scenarios_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/pitfalls"
+	"github.com/locklab/locklab/scenarios"
+)
+
+// The locks below are written as users write them, with no locklab hook:
+// each has one bug on an error path that only a fault at its own commands
+// makes run. The scenarios written for them must catch each one and pass the
+// catalogue's correct lock.
+
+var compareAndDelete = redis.NewScript(`
+if redis.call("GET", KEYS[1]) == ARGV[1] then
+	return redis.call("DEL", KEYS[1])
+end
+return 0`)
+
+// blindLock takes the lock with SET NX PX; its flaws are switched on one by one.
+type blindLock struct {
+	c *harness.Client
+	n int
+	// timeoutIsSuccess treats an acquire that got no reply as taken.
+	timeoutIsSuccess bool
+	// fallbackDel deletes the key with a plain DEL when the release got no reply.
+	fallbackDel bool
+	// zombieWatchdog renews by overwriting the key (SET XX PX, no owner
+	// check) and stops only after a release that succeeded.
+	zombieWatchdog bool
+}
+
+type blindLease struct {
+	l     *blindLock
+	key   string
+	token string
+	stop  chan struct{}
+}
+
+func (l *blindLock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
+	l.n++
+	token := fmt.Sprintf("c%d-%d", l.c.ID(), l.n)
+	ok, err := l.c.Redis().SetNX(ctx, key, token, l.c.TTL()).Result()
+	switch {
+	case err != nil && !(l.timeoutIsSuccess && isTimeout(err)):
+		return nil, err
+	case err == nil && !ok:
+		return nil, harness.ErrNotAcquired
+	}
+	lease := &blindLease{l: l, key: key, token: token, stop: make(chan struct{})}
+	if l.zombieWatchdog {
+		l.c.Go(lease.renew)
+	}
+	return lease, nil
+}
+
+func (b *blindLease) renew(ctx context.Context) {
+	tick := time.NewTicker(b.l.c.TTL() / 3)
+	defer tick.Stop()
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			b.l.c.Redis().SetXX(ctx, b.key, b.token, b.l.c.TTL())
+		}
+	}
+}
+
+func (b *blindLease) Release(ctx context.Context) error {
+	n, err := compareAndDelete.Run(ctx, b.l.c.Redis(), []string{b.key}, b.token).Int()
+	if err != nil {
+		if b.l.fallbackDel && isTimeout(err) {
+			return b.l.c.Redis().Del(ctx, b.key).Err()
+		}
+		return err
+	}
+	close(b.stop)
+	if n == 0 {
+		return harness.ErrNotHeld
+	}
+	return nil
+}
+
+func (*blindLease) Token() uint64 { return 0 }
+
+func isTimeout(err error) bool {
+	var t interface{ Timeout() bool }
+	return errors.As(err, &t) && t.Timeout()
+}
+
+// slowRedlock is Redlock without its clock: it waits for every node as long
+// as the client's timeout allows and keeps the lock with any majority, however
+// long that took.
+type slowRedlock struct {
+	c *harness.Client
+	n int
+}
+
+type slowRedlockLease struct {
+	nodes []*redis.Client
+	key   string
+	token string
+}
+
+func (l *slowRedlock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
+	l.n++
+	lease := &slowRedlockLease{nodes: l.c.Nodes(), key: key, token: fmt.Sprintf("c%d-%d", l.c.ID(), l.n)}
+	votes := 0
+	for _, node := range lease.nodes {
+		if ok, _ := node.SetNX(ctx, key, lease.token, l.c.TTL()).Result(); ok {
+			votes++
+		}
+	}
+	if votes <= len(lease.nodes)/2 {
+		lease.Release(ctx)
+		return nil, harness.ErrNotAcquired
+	}
+	return lease, nil
+}
+
+func (l *slowRedlockLease) Release(ctx context.Context) error {
+	for _, node := range l.nodes {
+		compareAndDelete.Run(ctx, node, []string{l.key}, l.token)
+	}
+	return nil
+}
+
+func (*slowRedlockLease) Token() uint64 { return 0 }
+
+// TestBlindScenarios: each scenario catches the lock whose bug it makes run,
+// and the catalogue's correct lock for the topology passes it.
+func TestBlindScenarios(t *testing.T) {
+	for _, tc := range []struct {
+		scenario string
+		broken   harness.NewLocker
+		checker  string
+		want     harness.Verdict
+		fix      harness.NewLocker
+	}{
+		{"lost-release-reply", func(c *harness.Client) harness.Locker { return &blindLock{c: c, fallbackDel: true} },
+			harness.CheckLock, harness.Illegal, pitfalls.NewWatchdogLock},
+		{"lost-acquire-reply", func(c *harness.Client) harness.Locker { return &blindLock{c: c, timeoutIsSuccess: true} },
+			harness.CheckLock, harness.Illegal, pitfalls.NewWatchdogLock},
+		{"holder-cut-off", func(c *harness.Client) harness.Locker { return &blindLock{c: c, zombieWatchdog: true} },
+			harness.CheckLiveness, harness.Stuck, pitfalls.NewWatchdogLock},
+		{"redlock-slow-nodes", func(c *harness.Client) harness.Locker { return &slowRedlock{c: c} },
+			harness.CheckLock, harness.Illegal, pitfalls.NewRedlock},
+	} {
+		t.Run(tc.scenario, func(t *testing.T) {
+			res, err := scenarios.Run(context.Background(), tc.scenario, tc.broken, harness.Options{Dir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := res.Verdicts[tc.checker]; got != tc.want {
+				t.Errorf("broken lock: %s checker says %s, want %s", tc.checker, got, tc.want)
+				logChecks(t, res)
+			}
+			res, err = scenarios.Run(context.Background(), tc.scenario, tc.fix, harness.Options{Dir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for checker, v := range res.Verdicts {
+				if v != harness.OK {
+					t.Errorf("correct lock: %s checker says %s, want ok", checker, v)
+					logChecks(t, res)
+				}
+			}
+		})
+	}
+}
+
+func logChecks(t *testing.T, res *harness.Result) {
+	t.Helper()
+	for _, c := range res.Checks {
+		t.Logf("%s: %s: %s", c.Checker, c.Verdict, c.Detail)
+	}
+}
