@@ -55,6 +55,9 @@ type Result struct {
 	// unknown.
 	NotExercised []string `json:"not_exercised,omitempty"`
 	Dir          string   `json:"dir,omitempty"`
+	// Reference holds the verdicts of Options.Reference in the same
+	// scenario and seed, when a failing verdict made it run.
+	Reference map[string]Verdict `json:"reference,omitempty"`
 }
 
 // ErrNotExercised is wrapped by Run when the scenario did not happen as
@@ -108,7 +111,10 @@ func Run(ctx context.Context, s Scenario, newLocker NewLocker, opts Options) (*R
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", s.Name, err)
 	}
-	defer cl.Close()
+	// The reference lock, if it runs, gets its own cluster; this one is
+	// closed first.
+	closeCluster := sync.OnceValue(cl.Close)
+	defer closeCluster()
 	logf(opts.Log, "%s: %s topology started in %s", s.Name, cl.Topology(), time.Since(started).Round(time.Millisecond))
 
 	historyPath := ""
@@ -137,6 +143,10 @@ func Run(ctx context.Context, s Scenario, newLocker NewLocker, opts Options) (*R
 	res.Stats = check.Measure(ops)
 	if e := history.EndOf(ops); e != nil {
 		res.NotExercised = e.NotExercised
+	}
+	closeCluster()
+	if err := classify(ctx, s, opts, res, ops); err != nil {
+		return nil, fmt.Errorf("run %s: %w", s.Name, err)
 	}
 	if opts.Dir != "" {
 		if err := checked.WriteVisualizations(opts.Dir, ops); err != nil {

@@ -31,7 +31,11 @@ type Pitfall struct {
 	Scenario string // the scenario that exposes the broken lock
 	// Catches is the verdict each named checker must give the broken lock.
 	Catches map[string]harness.Verdict
-	Broken  harness.NewLocker
+	// Kind is the kind of each failing verdict in Catches: own when a
+	// correct lock would not fail so (the lock's bug), inherent when the
+	// scenario's fault beats any lock of its kind.
+	Kind   check.Kind
+	Broken harness.NewLocker
 	// Fixes are the runs that show the fix; empty when no fix exists inside
 	// the lock.
 	Fixes []Case
@@ -46,11 +50,13 @@ type Case struct {
 	// Expected names the checkers the catalogue judges; nil in a fix means
 	// every checker must say ok.
 	Expected map[string]harness.Verdict
+	// Kind is the kind of each failing verdict in Expected.
+	Kind check.Kind
 }
 
 // Cases are the runs of a pitfall: its broken lock, then each fix.
 func (p Pitfall) Cases() []Case {
-	cases := []Case{{Variant: Broken, Scenario: p.Scenario, Locker: p.Broken, Expected: p.Catches}}
+	cases := []Case{{Variant: Broken, Scenario: p.Scenario, Locker: p.Broken, Expected: p.Catches, Kind: p.Kind}}
 	for _, f := range p.Fixes {
 		f.Variant = Fixed
 		if f.Scenario == "" {
@@ -81,6 +87,7 @@ func Catalogue() []Pitfall {
 			Fix:      "SET key token NX PX ttl: the lock and its expiry in one command.",
 			Scenario: "crash-after-setnx",
 			Catches:  map[string]harness.Verdict{harness.CheckLiveness: harness.Stuck},
+			Kind:     check.Own,
 			Broken:   NewSetnxExpire, Fixes: fixedBy(NewTokenLock),
 		},
 		{
@@ -90,6 +97,7 @@ func Catalogue() []Pitfall {
 			Fix:      "Let the server expire the key (SET NX PX) and release by owner token, so no client clock matters.",
 			Scenario: "clock-skew",
 			Catches:  map[string]harness.Verdict{harness.CheckLock: harness.Illegal},
+			Kind:     check.Own,
 			Broken:   NewGetsetTimestamp, Fixes: fixedBy(NewTokenLock),
 		},
 		{
@@ -99,6 +107,7 @@ func Catalogue() []Pitfall {
 			Fix:      "Give the key a TTL when it is set.",
 			Scenario: "crash-holder",
 			Catches:  map[string]harness.Verdict{harness.CheckLiveness: harness.Stuck},
+			Kind:     check.Own,
 			Broken:   NewNoTTL, Fixes: fixedBy(NewTokenLock),
 		},
 		{
@@ -108,6 +117,7 @@ func Catalogue() []Pitfall {
 			Fix:      "Release in a defer (finally), on every path.",
 			Scenario: "contention",
 			Catches:  map[string]harness.Verdict{harness.CheckHandover: harness.Slow},
+			Kind:     check.Own,
 			Broken:   NewNoRelease, Fixes: fixedBy(NewTokenLock),
 		},
 		{
@@ -117,6 +127,7 @@ func Catalogue() []Pitfall {
 			Fix:      "Delete only if the key still holds our token, checked and deleted in one Lua script.",
 			Scenario: "pause-before-del",
 			Catches:  map[string]harness.Verdict{harness.CheckLock: harness.Illegal},
+			Kind:     check.Own,
 			Broken:   NewDelRelease, Fixes: fixedBy(NewTokenLock),
 		},
 		{
@@ -126,6 +137,7 @@ func Catalogue() []Pitfall {
 			Fix:      "Compare and delete in one Lua script, which Redis runs atomically.",
 			Scenario: "pause-before-del",
 			Catches:  map[string]harness.Verdict{harness.CheckLock: harness.Illegal},
+			Kind:     check.Own,
 			Broken:   NewGetThenDel, Fixes: fixedBy(NewTokenLock),
 		},
 		{
@@ -135,6 +147,7 @@ func Catalogue() []Pitfall {
 			Fix:      "A watchdog renews the lease every TTL/3 with an owner-checked PEXPIRE while the work runs.",
 			Scenario: "slow-work",
 			Catches:  map[string]harness.Verdict{harness.CheckLock: harness.Illegal, harness.CheckResource: harness.Illegal},
+			Kind:     check.Own,
 			Broken:   NewTokenLock, Fixes: fixedBy(NewWatchdogLock),
 		},
 		{
@@ -144,6 +157,7 @@ func Catalogue() []Pitfall {
 			Fix:      "Commit, then unlock: take the lock outside the transaction.",
 			Scenario: "unlock-before-commit",
 			Catches:  map[string]harness.Verdict{harness.CheckLock: harness.OK, harness.CheckResource: harness.Illegal},
+			Kind:     check.Inherent,
 			Broken:   NewWatchdogLock,
 			Fixes:    []Case{{Locker: NewWatchdogLock, Scenario: "commit-before-unlock"}},
 		},
@@ -154,6 +168,7 @@ func Catalogue() []Pitfall {
 			Fix:      "A reentrant lock: a hash whose field is the owner and whose value counts its holds, changed by Lua scripts.",
 			Scenario: "nested",
 			Catches:  map[string]harness.Verdict{harness.CheckLiveness: harness.Stuck},
+			Kind:     check.Own,
 			Broken:   NewWatchdogLock, Fixes: fixedBy(NewReentrantLock),
 		},
 		{
@@ -163,8 +178,9 @@ func Catalogue() []Pitfall {
 			Fix:      "Fencing: each acquire takes a token from INCR, and the resource refuses reads and writes with a token older than the newest it has seen. The lock checker still reports the overlap; the resource stays correct.",
 			Scenario: "pause-holder",
 			Catches:  map[string]harness.Verdict{harness.CheckLock: harness.Illegal, harness.CheckResource: harness.Illegal},
+			Kind:     check.Inherent,
 			Broken:   NewWatchdogLock,
-			Fixes:    []Case{{Locker: NewFencedLock, Expected: fencedGets}},
+			Fixes:    []Case{{Locker: NewFencedLock, Expected: fencedGets, Kind: check.Inherent}},
 		},
 		{
 			ID: 10, Name: "failover", Title: "Failover loses the lock",
@@ -173,6 +189,7 @@ func Catalogue() []Pitfall {
 			Fix:      "WAIT 1 after acquiring gives back a lock no replica acknowledged, which closes this window (at the price of no lock while replication is down); failover-wait shows it does not close them all. Independent masters (Redlock) or fencing tokens are the real answers.",
 			Scenario: "failover",
 			Catches:  map[string]harness.Verdict{harness.CheckLock: harness.Illegal},
+			Kind:     check.Inherent,
 			Broken:   NewReentrantLock,
 			Fixes:    fixedBy(NewWaitReplicasLock),
 		},
@@ -183,6 +200,7 @@ func Catalogue() []Pitfall {
 			Fix:      "None inside a replicated Redis: WAIT is not consensus. Use independent masters (Redlock) with its own caveats, or fencing tokens at the resource.",
 			Scenario: "failover-wait",
 			Catches:  map[string]harness.Verdict{harness.CheckLock: harness.Illegal},
+			Kind:     check.Inherent,
 			Broken:   NewWaitReplicasLock,
 		},
 		{
@@ -192,6 +210,7 @@ func Catalogue() []Pitfall {
 			Fix:      "Restart a crashed node only after a TTL has passed (its keys would have expired anyway), or persist every write with appendfsync always.",
 			Scenario: "redlock-restart",
 			Catches:  map[string]harness.Verdict{harness.CheckLock: harness.Illegal},
+			Kind:     check.Inherent,
 			Broken:   NewRedlock,
 			Fixes:    []Case{{Locker: NewRedlock, Scenario: "redlock-restart-delayed"}, {Locker: NewRedlock, Scenario: "redlock-restart-fsync"}},
 		},
@@ -202,6 +221,7 @@ func Catalogue() []Pitfall {
 			Fix:      "None inside Redlock: its safety assumes bounded clock drift on every node. Operate nodes with slewing (not stepping) time sync, or use fencing tokens at the resource.",
 			Scenario: "redlock-clock-jump",
 			Catches:  map[string]harness.Verdict{harness.CheckLock: harness.Illegal},
+			Kind:     check.Inherent,
 			Broken:   NewRedlock,
 		},
 		{
@@ -211,8 +231,9 @@ func Catalogue() []Pitfall {
 			Fix:      "None inside Redlock: no lease protects a paused holder. Fencing tokens at the resource refuse the stale writer; the lock checker still sees the overlap, the resource stays correct.",
 			Scenario: "redlock-pause",
 			Catches:  map[string]harness.Verdict{harness.CheckLock: harness.Illegal, harness.CheckResource: harness.Illegal},
+			Kind:     check.Inherent,
 			Broken:   NewRedlock,
-			Fixes:    []Case{{Locker: NewFencedRedlock, Expected: fencedGets}},
+			Fixes:    []Case{{Locker: NewFencedRedlock, Expected: fencedGets, Kind: check.Inherent}},
 		},
 	}
 }
