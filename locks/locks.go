@@ -106,15 +106,16 @@ func Lookup(name string) (Lock, error) {
 
 // Reference is the correct lock another lock is measured against on a
 // topology: the watchdog token lock on one master, Redlock on five, and the
-// reentrant lock where critical sections nest. A failure it shows too is
-// inherent to the fault, not the lock's own.
+// reentrant lock where critical sections nest on one master (there is no
+// reentrant Redlock). A failure it shows too is inherent to the fault, not
+// the lock's own.
 func Reference(t cluster.Topology, nested bool) Lock {
 	name := "token-watchdog"
 	switch {
-	case nested:
-		name = "reentrant"
 	case t == cluster.Redlock:
 		name = "redlock"
+	case nested:
+		name = "reentrant"
 	}
 	l, err := Lookup(name)
 	if err != nil {

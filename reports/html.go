@@ -8,11 +8,13 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/pitfalls"
+	"github.com/locklab/locklab/scenarios"
 )
 
 // IndexFile is the report page WriteIndex writes into its folder.
@@ -25,9 +27,12 @@ var indexHTML string
 // never changes, so sharing it holds no mutable state.
 var tmpl = template.Must(template.New(IndexFile).Parse(indexHTML))
 
-// WriteIndex writes dir/index.html: a self-contained page with the matrix of
-// runs (usually LoadRuns(dir), every run the folder holds) and, per pitfall, what goes wrong, the fix and what each variant's
-// run found, with links to the run's own files.
+// WriteIndex writes dir/index.html: a self-contained page showing runs
+// (usually LoadRuns(dir), every run the folder holds). Catalogue cases get
+// the catalogue's matrix and, per pitfall, what goes wrong, the fix and what
+// each variant's run found; lock runs get, per lock, a matrix of scenarios
+// by checkers and what each scenario's run found. Every failing verdict shows
+// its kind, with why as its tooltip, and every run links its own files.
 func WriteIndex(dir string, runs []Run) error {
 	page := newPage(dir, runs, time.Now())
 	var buf bytes.Buffer
@@ -51,8 +56,9 @@ type page struct {
 	Summary  string
 	AllPass  bool
 	Checkers []string
-	Rows     []row
+	Rows     []row // the catalogue's matrix
 	Pitfalls []section
+	Locks    []lockSection
 }
 
 // row is one run in the matrix.
@@ -79,6 +85,32 @@ type cell struct {
 	Expected bool   // the catalogue makes a claim about this checker
 	Differs  bool   // and the verdict is not that claim
 	Want     harness.Verdict
+	Kind     string // of a failing verdict: own, inherent or untold
+	KindWhy  string
+}
+
+// lockSection is one lock and its runs: a matrix of scenarios by checkers,
+// then what each run found.
+type lockSection struct {
+	Anchor string
+	Name   string
+	About  string
+	Group  string // broken, fix or library; "" for a lock the registry lacks
+	Rows   []lockRow
+	Runs   []variant
+}
+
+// lockRow is one scenario's run of a lock in its matrix.
+type lockRow struct {
+	Anchor   string // the id of the run's details
+	Scenario string
+	Topology string
+	Cells    []cell
+	Detect   string
+	Duration string
+	Status   string
+	Class    string // colours Status
+	Notes    []string
 }
 
 // section is one pitfall and the runs of its variants.
@@ -94,12 +126,15 @@ type section struct {
 	Variants []variant
 }
 
-// variant is what one run of a pitfall found.
+// variant is what one run found: a variant of a pitfall, or a lock's run of
+// one scenario.
 type variant struct {
-	Variant      pitfalls.Variant
+	Anchor       string
+	Variant      pitfalls.Variant // "" for a lock run
 	Scenario     string
+	Status       string // as expected, NOT as expected, no own failures, …
+	Class        string // colours Status
 	Seed         int64
-	AsExpected   bool
 	Mismatches   []string
 	NotExercised []string
 	Skipped      string
@@ -117,6 +152,8 @@ type checkView struct {
 	Class   string
 	Detail  string
 	At      string
+	Kind    string // own, inherent or untold, as in the matrix
+	KindWhy string
 }
 
 type phase struct {
@@ -138,21 +175,35 @@ func newPage(dir string, runs []Run, now time.Time) page {
 		AllPass:  true,
 		Checkers: check.Checkers,
 	}
-	// Runs arrive in catalogue order with both variants of a pitfall, so a
-	// section is opened the first time its pitfall shows up.
-	index := map[string]int{}
+	// Runs arrive in order with every run of a pitfall or a lock together,
+	// so a section is opened the first time its pitfall or lock shows up.
+	pitfallAt, lockAt := map[string]int{}, map[string]int{}
 	for _, r := range runs {
+		if r.status() != asExpected {
+			p.AllPass = false
+		}
+		if r.Lock != "" {
+			i, ok := lockAt[r.Lock]
+			if !ok {
+				i = len(p.Locks)
+				lockAt[r.Lock] = i
+				p.Locks = append(p.Locks, newLockSection(r))
+			}
+			s := &p.Locks[i]
+			v := newVariant(dir, r, r.ownFailures())
+			v.Anchor = fmt.Sprintf("%s-%s", s.Anchor, r.Scenario)
+			s.Rows = append(s.Rows, newLockRow(r, v))
+			s.Runs = append(s.Runs, v)
+			continue
+		}
 		var mismatches []string
 		if r.status() == notAsExpected {
 			mismatches = check.Mismatches(r.Expected, r.Verdicts)
 		}
-		if r.status() != asExpected {
-			p.AllPass = false
-		}
-		i, ok := index[r.Pitfall]
+		i, ok := pitfallAt[r.Pitfall]
 		if !ok {
 			i = len(p.Pitfalls)
-			index[r.Pitfall] = i
+			pitfallAt[r.Pitfall] = i
 			p.Pitfalls = append(p.Pitfalls, newSection(r))
 		}
 		s := &p.Pitfalls[i]
@@ -160,6 +211,46 @@ func newPage(dir string, runs []Run, now time.Time) page {
 		s.Variants = append(s.Variants, newVariant(dir, r, mismatches))
 	}
 	return p
+}
+
+func newLockSection(r Run) lockSection {
+	s := lockSection{Anchor: "lock-" + r.Lock, Name: r.Lock}
+	if e := r.LockEntry; e.Name != "" {
+		s.About, s.Group = e.About, e.Group()
+	}
+	return s
+}
+
+func newLockRow(r Run, v variant) lockRow {
+	lr := lockRow{Anchor: v.Anchor, Scenario: r.Scenario, Detect: detectText(r), Duration: runDurationText(r),
+		Status: v.Status, Class: v.Class}
+	if s, err := scenarios.Lookup(r.Scenario); err == nil {
+		lr.Topology = string(s.Topology)
+	}
+	switch r.status() {
+	case ownFailure:
+		lr.Notes = r.ownFailures()
+	case undecided:
+		lr.Notes = []string{"unknown: " + strings.Join(r.unknowns(), ", ")}
+	case notExercised:
+		lr.Notes = r.NotExercised
+	case skipped:
+		lr.Notes = []string{r.Skipped}
+	}
+	for _, c := range check.Checkers {
+		lr.Cells = append(lr.Cells, newCell(r, c))
+	}
+	return lr
+}
+
+// newCell is checker c's verdict of r in a matrix, with its kind.
+func newCell(r Run, c string) cell {
+	got, ok := r.Verdicts[c]
+	ce := cell{Verdict: string(got), Class: verdictClass(got), Kind: r.kindText(c), KindWhy: r.KindWhy[c]}
+	if !ok || got == "" {
+		ce.Verdict = "-"
+	}
+	return ce
 }
 
 func newSection(r Run) section {
@@ -184,11 +275,7 @@ func newRow(r Run, s *section, mismatches []string) row {
 		AsExpected: r.status() == asExpected, Mismatches: mismatches,
 		NotExercised: r.NotExercised, Skipped: r.Skipped}
 	for _, c := range check.Checkers {
-		got, ok := r.Verdicts[c]
-		ce := cell{Verdict: string(got), Class: verdictClass(got)}
-		if !ok || got == "" {
-			ce.Verdict = "-"
-		}
+		ce := newCell(r, c)
 		ce.Want, ce.Expected = r.Expected[c]
 		ce.Differs = differs(r, c)
 		rw.Cells = append(rw.Cells, ce)
@@ -196,10 +283,12 @@ func newRow(r Run, s *section, mismatches []string) row {
 	return rw
 }
 
+// newVariant is what run r found; mismatches are the lines that say what
+// went wrong: the catalogue's mismatches, or a lock run's own failures.
 func newVariant(dir string, r Run, mismatches []string) variant {
-	v := variant{Variant: r.Variant, Scenario: r.Scenario, Seed: r.Seed,
-		AsExpected: r.status() == asExpected, Mismatches: mismatches,
+	v := variant{Variant: r.Variant, Scenario: r.Scenario, Seed: r.Seed, Mismatches: mismatches,
 		NotExercised: r.NotExercised, Skipped: r.Skipped, Links: runLinks(dir, r.ReportDir)}
+	v.Status, v.Class = statusText(r)
 	if r.Result == nil {
 		return v
 	}
@@ -208,7 +297,11 @@ func newVariant(dir string, r Run, mismatches []string) variant {
 	v.Faults = res.Faults
 	v.Stats = res.Stats
 	for _, c := range res.Checks {
-		cv := checkView{Checker: c.Checker, Verdict: string(c.Verdict), Class: verdictClass(c.Verdict), Detail: c.Detail}
+		cv := checkView{Checker: c.Checker, Verdict: string(c.Verdict), Class: verdictClass(c.Verdict), Detail: c.Detail,
+			Kind: string(c.Kind), KindWhy: c.KindWhy}
+		if cv.Kind == "" && check.Failing(c.Verdict) && c.KindWhy != "" {
+			cv.Kind = "untold"
+		}
 		if c.At != nil {
 			cv.At = fmt.Sprintf("%.0f ms", float64(*c.At)/float64(time.Millisecond))
 		}
@@ -222,6 +315,27 @@ func newVariant(dir string, r Run, mismatches []string) variant {
 			Sections: ph.p.Sections, PerSec: fmt.Sprintf("%.1f", ph.p.PerSec)})
 	}
 	return v
+}
+
+// statusText is how r turned out, in words, and the class that colours
+// them.
+func statusText(r Run) (text, class string) {
+	switch r.status() {
+	case skipped:
+		return "skipped", "skipped"
+	case notExercised:
+		return "not exercised", "no"
+	case notAsExpected:
+		return "NOT as expected", "no"
+	case ownFailure:
+		return "own failures", "no"
+	case undecided:
+		return "unknown verdicts", "no"
+	}
+	if r.Lock != "" {
+		return "no own failures", "yes"
+	}
+	return "as expected", "yes"
 }
 
 // runLinks links the files a run wrote, relative to the report folder so the

@@ -3,23 +3,38 @@
 package reports
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/pitfalls"
 )
 
-// Run is one catalogue run: one variant of one pitfall in its scenario. Its
-// JSON form is what `check -json` prints and what SaveRun writes into the
-// run's folder as run.json.
+// Run is one run of a lock through one scenario: either a catalogue case
+// (one variant of one pitfall, with the verdicts the catalogue expects) or a
+// lock run (a named lock through one scenario of its matrix, with nothing
+// expected). Its JSON form is what `check -json` prints and what SaveRun
+// writes into the run's folder as run.json.
+//
+// Kinds holds, per checker whose verdict is failing (illegal, stuck, slow),
+// whether a correct lock of the same kind fails too: "own" (the lock's bug)
+// or "inherent" (the fault beats any such lock); KindWhy says why, per
+// checker. A failing verdict whose kind could not be told (untold) is in
+// neither.
 type Run struct {
-	Pitfall    string                     `json:"pitfall"`
-	Variant    pitfalls.Variant           `json:"variant"`
+	// Pitfall and Variant name a catalogue case; Lock names a lock run.
+	// Exactly one of the two is set.
+	Pitfall    string                     `json:"pitfall,omitempty"`
+	Variant    pitfalls.Variant           `json:"variant,omitempty"`
+	Lock       string                     `json:"lock,omitempty"`
 	Scenario   string                     `json:"scenario"`
 	Seed       int64                      `json:"seed"`
 	Verdicts   map[string]harness.Verdict `json:"verdicts"`
-	Expected   map[string]harness.Verdict `json:"expected"`
+	Kinds      map[string]check.Kind      `json:"kinds,omitempty"`
+	KindWhy    map[string]string          `json:"kind_why,omitempty"`
+	Expected   map[string]harness.Verdict `json:"expected,omitempty"`
 	Pass       bool                       `json:"pass"`
 	DetectMS   *float64                   `json:"detect_ms"`
 	DurationMS float64                    `json:"duration_ms"`
@@ -32,20 +47,54 @@ type Run struct {
 	// not pass.
 	Skipped string `json:"skipped,omitempty"`
 
-	Entry  pitfalls.Pitfall `json:"-"` // the catalogue entry
-	Result *harness.Result  `json:"-"` // everything the run found
+	Entry     pitfalls.Pitfall `json:"-"` // the catalogue entry of a catalogue case
+	LockEntry locks.Lock       `json:"-"` // the registry's entry of a lock run, when it has one
+	Result    *harness.Result  `json:"-"` // everything the run found
 }
 
 // NewRun compares the result of one case of p with what the catalogue expects.
 func NewRun(p pitfalls.Pitfall, c pitfalls.Case, res *harness.Result) Run {
-	r := Run{
-		Pitfall: p.Name, Variant: c.Variant, Scenario: res.Scenario, Seed: res.Seed,
-		Verdicts: res.Verdicts, Expected: c.Expected,
+	r := fromResult(res)
+	r.Pitfall, r.Variant, r.Expected, r.Entry = p.Name, c.Variant, c.Expected, p
+	r.Pass = r.status() == asExpected
+	return r
+}
+
+// LockRun is the run of the lock named lockName that res describes. With
+// nothing expected of it, it passes when it took place as written, every
+// checker could judge it (no unknown verdict), and every failing verdict is
+// inherent to the fault; an own or untold one fails it.
+func LockRun(lockName string, res *harness.Result) Run {
+	r := fromResult(res)
+	r.Lock = lockName
+	r.LockEntry, _ = locks.Lookup(lockName) // an attendee's own lock has no entry
+	r.Pass = r.status() == asExpected
+	return r
+}
+
+// fromResult is what every kind of run takes from its result.
+func fromResult(res *harness.Result) Run {
+	r := Run{Scenario: res.Scenario, Seed: res.Seed, Verdicts: res.Verdicts,
 		DurationMS: millis(res.Duration), ReportDir: res.Dir,
-		NotExercised: res.NotExercised,
-		Entry:        p, Result: res,
+		NotExercised: res.NotExercised, Result: res}
+	for _, c := range res.Checks {
+		if !check.Failing(c.Verdict) {
+			continue
+		}
+		if c.Kind != "" {
+			if r.Kinds == nil {
+				r.Kinds = map[string]check.Kind{}
+			}
+			r.Kinds[c.Checker] = c.Kind
+		}
+		// Why also when untold: it says why the kind could not be told.
+		if c.KindWhy != "" {
+			if r.KindWhy == nil {
+				r.KindWhy = map[string]string{}
+			}
+			r.KindWhy[c.Checker] = c.KindWhy
+		}
 	}
-	r.Pass = len(r.NotExercised) == 0 && len(check.Mismatches(r.Expected, r.Verdicts)) == 0
 	if res.Detect != nil {
 		d := millis(*res.Detect)
 		r.DetectMS = &d
@@ -64,12 +113,34 @@ func SkippedRun(p pitfalls.Pitfall, c pitfalls.Case, seed int64, dir, why string
 		Expected: c.Expected, ReportDir: dir, Skipped: why, Entry: p}
 }
 
+// skippedLockRun is the run of lockName through scenario that could not
+// start, for the reason why.
+func skippedLockRun(lockName, scenario string, seed int64, dir, why string) Run {
+	if why == "" {
+		why = "could not start"
+	}
+	r := Run{Lock: lockName, Scenario: scenario, Seed: seed, ReportDir: dir, Skipped: why}
+	r.LockEntry, _ = locks.Lookup(lockName)
+	return r
+}
+
+// Name is how the table's summary and the progress lines call the run:
+// pitfall/variant for a catalogue case, lock/scenario for a lock run.
+func (r Run) Name() string {
+	if r.Lock != "" {
+		return r.Lock + "/" + r.Scenario
+	}
+	return r.Pitfall + "/" + string(r.Variant)
+}
+
 // status is how a run turned out, for the table, the summary and the page.
 type status int
 
 const (
-	asExpected status = iota
-	notAsExpected
+	asExpected    status = iota // a catalogue case as expected; a lock run with no failure of its own
+	notAsExpected               // a catalogue case whose verdicts differ from the expected ones
+	ownFailure                  // a lock run with a failing verdict that is not inherent
+	undecided                   // a lock run with an unknown verdict, and no own failure
 	notExercised
 	skipped
 )
@@ -80,10 +151,72 @@ func (r Run) status() status {
 		return skipped
 	case len(r.NotExercised) > 0:
 		return notExercised
-	case len(check.Mismatches(r.Expected, r.Verdicts)) > 0:
+	case r.Lock != "" && len(r.ownFailures()) > 0:
+		return ownFailure
+	case r.Lock != "" && len(r.unknowns()) > 0:
+		return undecided
+	case r.Lock == "" && len(check.Mismatches(r.Expected, r.Verdicts)) > 0:
 		return notAsExpected
 	}
 	return asExpected
+}
+
+// ownFailures lists, in checker order, the failing verdicts of r that are
+// not inherent: "lock illegal", or "lock illegal (untold)" when the
+// kind could not be told.
+func (r Run) ownFailures() []string {
+	var own []string
+	for _, c := range check.Checkers {
+		v := r.Verdicts[c]
+		if !check.Failing(v) || r.Kinds[c] == check.Inherent {
+			continue
+		}
+		s := fmt.Sprintf("%s %s", c, v)
+		if r.Kinds[c] == "" {
+			s += " (untold)"
+		}
+		own = append(own, s)
+	}
+	return own
+}
+
+// unknowns lists, in checker order, the checkers whose verdict on r is
+// unknown: the run took place, but they could not tell (a client stalled by
+// the machine, not by the scenario).
+func (r Run) unknowns() []string {
+	var unknown []string
+	for _, c := range check.Checkers {
+		if r.Verdicts[c] == harness.Unknown {
+			unknown = append(unknown, c)
+		}
+	}
+	return unknown
+}
+
+// verdictText is checker c's verdict with its kind, "illegal (own)", or
+// "-" when the run has none.
+func (r Run) verdictText(c string) string {
+	got, ok := r.Verdicts[c]
+	if !ok || got == "" {
+		return "-"
+	}
+	if k := r.kindText(c); k != "" {
+		return fmt.Sprintf("%s (%s)", got, k)
+	}
+	return string(got)
+}
+
+// kindText is the kind of checker c's verdict: own, inherent, "untold" when
+// the harness tried to tell and said why it could not, or "" when no
+// reference lock was run for it.
+func (r Run) kindText(c string) string {
+	if k := r.Kinds[c]; k != "" {
+		return string(k)
+	}
+	if check.Failing(r.Verdicts[c]) && r.KindWhy[c] != "" {
+		return "untold"
+	}
+	return ""
 }
 
 func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/pitfalls"
 )
 
@@ -24,29 +25,31 @@ const RunFile = "run.json"
 // wrote the index.
 func SaveRun(r Run) error {
 	if r.ReportDir == "" {
-		return fmt.Errorf("save run %s/%s: it has no report folder", r.Pitfall, r.Variant)
+		return fmt.Errorf("save run %s: it has no report folder", r.Name())
 	}
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
-		return fmt.Errorf("save run %s/%s: %w", r.Pitfall, r.Variant, err)
+		return fmt.Errorf("save run %s: %w", r.Name(), err)
 	}
 	if err := os.MkdirAll(r.ReportDir, 0o755); err != nil {
-		return fmt.Errorf("save run %s/%s: %w", r.Pitfall, r.Variant, err)
+		return fmt.Errorf("save run %s: %w", r.Name(), err)
 	}
 	if err := writeFileAtomic(filepath.Join(r.ReportDir, RunFile), append(b, '\n')); err != nil {
-		return fmt.Errorf("save run %s/%s: %w", r.Pitfall, r.Variant, err)
+		return fmt.Errorf("save run %s: %w", r.Name(), err)
 	}
 	return nil
 }
 
 // LoadRuns reads every run the report folder dir holds: each subfolder with
-// a run.json, as SaveRun wrote it. Each run gets back its catalogue entry
-// (by pitfall name, when the catalogue still has it), its report folder as
-// found under dir, and its harness result from result.json when there is
-// one. When two folders hold the same pitfall, variant and scenario, the
-// newer run.json wins. Runs come in catalogue order: by pitfall, then in
-// the order of the pitfall's cases; runs of pitfalls the catalogue no
-// longer has come last.
+// a run.json, as SaveRun wrote it. Each run gets back its catalogue or lock
+// entry (by name, when the catalogue or the lock registry has it), its
+// report folder as found under dir, and its harness result from result.json
+// when there is one. When two folders hold the same pitfall, variant and
+// scenario, or the same lock and scenario, the newer run.json wins.
+// Catalogue cases come first, in catalogue order: by pitfall, then in the
+// order of the pitfall's cases; runs of pitfalls the catalogue no longer
+// has come after them. Lock runs come last, by lock in registry order (other
+// locks by name), then by scenario name.
 //
 // LoadRuns returns every run it could read; the error, on one line, names
 // the folders it had to leave out or could only read in part. A folder that
@@ -61,6 +64,7 @@ func LoadRuns(dir string) ([]Run, error) {
 	}
 	type loaded struct {
 		run     Run
+		order   [3]int
 		folder  string
 		modTime time.Time
 	}
@@ -81,41 +85,28 @@ func LoadRuns(dir string) ([]Run, error) {
 				continue
 			}
 		}
-		key := r.Pitfall + "\x00" + string(r.Variant) + "\x00" + r.Scenario
+		key := r.Pitfall + "\x00" + string(r.Variant) + "\x00" + r.Lock + "\x00" + r.Scenario
 		if old, ok := newest[key]; ok && !modTime.After(old.modTime) {
 			continue
 		}
 		newest[key] = loaded{run: *r, folder: e.Name(), modTime: modTime}
 	}
 
-	cat := pitfalls.Catalogue()
-	// order is where a run goes: its pitfall's place in the catalogue, its
-	// case's place among the pitfall's cases, then its folder's name.
-	order := func(l loaded) (int, int) {
-		i := slices.IndexFunc(cat, func(p pitfalls.Pitfall) bool { return p.Name == l.run.Pitfall })
-		if i < 0 {
-			return len(cat), 0
-		}
-		j := slices.IndexFunc(cat[i].Cases(), func(c pitfalls.Case) bool {
-			return c.Variant == l.run.Variant && c.Scenario == l.run.Scenario
-		})
-		if j < 0 {
-			j = len(cat[i].Cases())
-		}
-		return i, j
-	}
+	cat, registry := pitfalls.Catalogue(), locks.All()
 	all := make([]loaded, 0, len(newest))
 	for _, l := range newest {
+		l.order = runOrder(l.run, cat, registry)
 		all = append(all, l)
 	}
 	slices.SortFunc(all, func(a, b loaded) int {
-		ai, aj := order(a)
-		bi, bj := order(b)
-		if ai != bi {
-			return ai - bi
+		if c := slices.Compare(a.order[:], b.order[:]); c != 0 {
+			return c
 		}
-		if aj != bj {
-			return aj - bj
+		if c := strings.Compare(a.run.Lock, b.run.Lock); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.run.Scenario, b.run.Scenario); a.run.Lock != "" && c != 0 {
+			return c
 		}
 		return strings.Compare(a.folder, b.folder)
 	})
@@ -127,6 +118,30 @@ func LoadRuns(dir string) ([]Run, error) {
 		return runs, problems
 	}
 	return runs, nil
+}
+
+// runOrder places r among the runs LoadRuns returns: catalogue cases by
+// pitfall, then by case; then pitfalls the catalogue no longer has; then
+// lock runs, by lock in registry order, locks it lacks last.
+func runOrder(r Run, cat []pitfalls.Pitfall, registry []locks.Lock) [3]int {
+	if r.Lock != "" {
+		i := slices.IndexFunc(registry, func(l locks.Lock) bool { return l.Name == r.Lock })
+		if i < 0 {
+			i = len(registry)
+		}
+		return [3]int{1, i, 0}
+	}
+	i := slices.IndexFunc(cat, func(p pitfalls.Pitfall) bool { return p.Name == r.Pitfall })
+	if i < 0 {
+		return [3]int{0, len(cat), 0}
+	}
+	j := slices.IndexFunc(cat[i].Cases(), func(c pitfalls.Case) bool {
+		return c.Variant == r.Variant && c.Scenario == r.Scenario
+	})
+	if j < 0 {
+		j = len(cat[i].Cases())
+	}
+	return [3]int{0, i, j}
 }
 
 // loadRun reads the run in folder. It returns an error wrapping
@@ -146,11 +161,14 @@ func loadRun(folder string) (*Run, time.Time, error) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, time.Time{}, fmt.Errorf("%s: %w", path, err)
 	}
-	if r.Pitfall == "" || r.Variant == "" {
-		return nil, time.Time{}, fmt.Errorf("%s: not a run: it names no pitfall or variant", path)
+	if (r.Pitfall == "" || r.Variant == "") == (r.Lock == "") {
+		return nil, time.Time{}, fmt.Errorf("%s: not a run: it names neither a pitfall and variant nor a lock", path)
 	}
 	// The folder may have moved since the run, with the whole report.
 	r.ReportDir = folder
+	if r.Lock != "" {
+		r.LockEntry, _ = locks.Lookup(r.Lock) // an attendee's own lock has no entry
+	}
 	for _, p := range pitfalls.Catalogue() {
 		if p.Name == r.Pitfall {
 			r.Entry = p

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -11,24 +12,63 @@ import (
 	"github.com/locklab/locklab/check"
 )
 
-// WriteTable prints runs as the aligned table the CLI shows, one row per
-// run and one column per checker, followed by a one-line summary. A verdict
-// that differs from what the catalogue expects starts with "!".
+// WriteTable prints runs as the aligned tables the CLI shows, followed by a
+// one-line summary. Catalogue cases come first, in one table with a row per
+// case and a column per checker, where a verdict that differs from what the
+// catalogue expects starts with "!". Lock runs follow, one table per lock
+// with a row per scenario, whose last column names the failures that are
+// the lock's own. A failing verdict shows its kind: "illegal (own)".
 func WriteTable(w io.Writer, runs []Run) error {
-	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	header := append([]string{"pitfall", "variant", "scenario"}, check.Checkers...)
-	header = append(header, "detect", "time", "as expected?")
-	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	var cases []Run
+	var byLock [][]Run // lock runs, grouped by lock in order of appearance
 	for _, r := range runs {
-		row := []string{r.Pitfall, string(r.Variant), r.Scenario}
-		for _, c := range check.Checkers {
-			row = append(row, verdictCell(r, c))
+		if r.Lock == "" {
+			cases = append(cases, r)
+			continue
 		}
-		row = append(row, detectText(r), runDurationText(r), asExpectedText(r))
-		fmt.Fprintln(tw, strings.Join(row, "\t"))
+		i := slices.IndexFunc(byLock, func(g []Run) bool { return g[0].Lock == r.Lock })
+		if i < 0 {
+			byLock = append(byLock, nil)
+			i = len(byLock) - 1
+		}
+		byLock[i] = append(byLock[i], r)
 	}
-	// tabwriter keeps the first write error and returns it here, so the
-	// unchecked Fprintln calls above lose nothing.
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	// tabwriter keeps the first write error and returns it from Flush, so
+	// the unchecked Fprint calls lose nothing.
+	if len(cases) > 0 || len(byLock) == 0 {
+		header := append([]string{"pitfall", "variant", "scenario"}, check.Checkers...)
+		header = append(header, "detect", "time", "as expected?")
+		fmt.Fprintln(tw, strings.Join(header, "\t"))
+		for _, r := range cases {
+			row := []string{r.Pitfall, string(r.Variant), r.Scenario}
+			for _, c := range check.Checkers {
+				row = append(row, verdictCell(r, c))
+			}
+			row = append(row, detectText(r), runDurationText(r), asExpectedText(r))
+			fmt.Fprintln(tw, strings.Join(row, "\t"))
+		}
+	}
+	for i, group := range byLock {
+		if err := tw.Flush(); err != nil { // each lock's table is aligned on its own
+			return err
+		}
+		if i > 0 || len(cases) > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "lock %s\n", group[0].Lock)
+		header := append([]string{"scenario"}, check.Checkers...)
+		header = append(header, "detect", "time", "own failures?")
+		fmt.Fprintln(tw, strings.Join(header, "\t"))
+		for _, r := range group {
+			row := []string{r.Scenario}
+			for _, c := range check.Checkers {
+				row = append(row, verdictCell(r, c))
+			}
+			row = append(row, detectText(r), runDurationText(r), ownFailuresText(r))
+			fmt.Fprintln(tw, strings.Join(row, "\t"))
+		}
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -51,15 +91,12 @@ func WriteJSON(w io.Writer, runs []Run) error {
 }
 
 // verdictCell is checker c's verdict in the table: "-" when the run has
-// none, with a leading "!" when it is not what the catalogue expects. A run
-// that was skipped or not exercised has no verdict to hold against the
-// catalogue, so it gets no "!"; its last column says why.
+// none, with its kind when it has one, and with a leading "!" when it is not
+// what the catalogue expects. A run that was skipped or not exercised has no
+// verdict to hold against the catalogue, so it gets no "!"; its last column
+// says why.
 func verdictCell(r Run, c string) string {
-	got, ok := r.Verdicts[c]
-	text := string(got)
-	if !ok || got == "" {
-		text = "-"
-	}
+	text := r.verdictText(c)
 	if differs(r, c) {
 		text = "!" + text
 	}
@@ -71,6 +108,24 @@ func verdictCell(r Run, c string) string {
 func differs(r Run, c string) bool {
 	want, judged := r.Expected[c]
 	return judged && r.Verdicts[c] != want && r.status() == notAsExpected
+}
+
+// ownFailuresText is the last column of a lock run: "none"; its failing
+// verdicts that are not inherent; "unknown: " and the checkers that could
+// not judge; "not exercised: " and what did not happen; or "skipped: " and
+// why.
+func ownFailuresText(r Run) string {
+	switch r.status() {
+	case skipped:
+		return "skipped: " + r.Skipped
+	case notExercised:
+		return "not exercised: " + strings.Join(r.NotExercised, "; ")
+	case ownFailure:
+		return strings.Join(r.ownFailures(), ", ")
+	case undecided:
+		return "unknown: " + strings.Join(r.unknowns(), ", ")
+	}
+	return "none"
 }
 
 // detectText is the time to the first violation, or "-" when none was seen.
@@ -112,33 +167,47 @@ func asExpectedText(r Run) string {
 }
 
 // summary is the line under the table and at the top of the HTML report:
-// how many runs, and which of them did not turn out as expected, were not
-// exercised or were skipped.
+// how many runs, and which of them did not turn out as expected, had
+// failures of the lock's own (not inherent), had checkers that could not
+// judge, were not exercised or were skipped.
 func summary(runs []Run) string {
 	noun := "runs"
 	if len(runs) == 1 {
 		noun = "run"
 	}
-	var failed, unexercised, skips []string
+	var failed, own, unknown, unexercised, skips []string
+	lockRuns := 0
 	for _, r := range runs {
-		name := r.Pitfall + "/" + string(r.Variant)
+		if r.Lock != "" {
+			lockRuns++
+		}
 		switch r.status() {
 		case notAsExpected:
-			failed = append(failed, name)
+			failed = append(failed, r.Name())
+		case ownFailure:
+			own = append(own, r.Name())
+		case undecided:
+			unknown = append(unknown, r.Name())
 		case notExercised:
-			unexercised = append(unexercised, name)
+			unexercised = append(unexercised, r.Name())
 		case skipped:
-			skips = append(skips, name)
+			skips = append(skips, r.Name())
 		}
 	}
-	if len(failed)+len(unexercised)+len(skips) == 0 {
-		return fmt.Sprintf("%d %s, %d as expected", len(runs), noun, len(runs))
+	if len(failed)+len(own)+len(unknown)+len(unexercised)+len(skips) == 0 {
+		switch lockRuns {
+		case 0:
+			return fmt.Sprintf("%d %s, %d as expected", len(runs), noun, len(runs))
+		case len(runs):
+			return fmt.Sprintf("%d %s, no own failures", len(runs), noun)
+		}
+		return fmt.Sprintf("%d %s, %d as expected, no own failures", len(runs), noun, len(runs)-lockRuns)
 	}
 	var parts []string
 	for _, p := range []struct {
 		what  string
 		names []string
-	}{{"NOT as expected", failed}, {"not exercised", unexercised}, {"skipped", skips}} {
+	}{{"NOT as expected", failed}, {"with own failures", own}, {"with unknown verdicts", unknown}, {"not exercised", unexercised}, {"skipped", skips}} {
 		if len(p.names) > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s: %s", len(p.names), p.what, strings.Join(p.names, ", ")))
 		}

@@ -1,12 +1,16 @@
 // Command check runs locklab's catalogue: the broken and the fixed lock of
 // every pitfall in the scenario that exposes it. It prints the verdict matrix
 // of the runs it made, writes the report folder, and exits non-zero when any
-// of its runs differs from what the catalogue expects.
+// of its runs differs from what the catalogue expects. With -lock it runs
+// one named lock through every scenario of its topologies instead, and
+// exits non-zero when a failing verdict is the lock's own.
 //
 // Usage:
 //
 //	check [-pitfall ID|NAME[,ID|NAME…]] [-seed N] [-out DIR] [-duration D] [-json]
+//	check -lock NAME [-topology T] [-seed N] [-out DIR] [-duration D] [-json]
 //	check list
+//	check explore -lock NAME [-topology T] [-time D | -runs N] [-seed S] [-replay SEED] [-json] [-out DIR]
 //	check help
 //
 // Without -pitfall every pitfall runs; -pitfall given but empty, or with an
@@ -28,8 +32,14 @@
 // A run that cannot start because redis-server or MariaDB is missing is
 // reported as "skipped" with how to install it, and the other runs go on.
 //
-// Exit codes: 0 when every run was as expected; 1 when a run was not, was
-// not exercised, was skipped or failed, or redis-server is missing; 2 for
+// A lock run (-lock) has nothing expected of it: it is judged against the
+// reference lock of its scenario (locks.Reference), which gives each failing
+// verdict a kind, own or inherent; its folder is <lock>-<scenario>. It is as
+// it should be when none of its failing verdicts is the lock's own or untold.
+//
+// Exit codes: 0 when every run was as expected; 1 when a run was not (a lock
+// run: had a failing verdict that is not inherent), was not exercised, was
+// skipped or failed, or redis-server is missing; 2 for
 // bad flags or arguments, an unusable -out, or an -out in use by another
 // check; 130 when interrupted. Every error is one line on stderr.
 package main
@@ -54,6 +64,7 @@ import (
 	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/pitfalls"
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/scenarios"
@@ -80,16 +91,22 @@ type quiet struct{}
 
 func (quiet) Printf(context.Context, string, ...any) {}
 
-// config is what the command line asked for.
+// config is what the command line asked for: the pitfalls of the catalogue
+// to run, or one lock on some topologies.
 type config struct {
-	pitfalls []pitfalls.Pitfall
-	seed     int64
-	out      string
-	duration time.Duration
-	json     bool
+	pitfalls   []pitfalls.Pitfall
+	lock       locks.Lock // Name "" unless -lock
+	topologies []cluster.Topology
+	seed       int64
+	out        string
+	duration   time.Duration
+	json       bool
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "explore" {
+		return runExplore(ctx, args[1:], stdout, stderr)
+	}
 	if len(args) > 0 && (args[0] == "list" || args[0] == "help") {
 		if len(args) > 1 {
 			fmt.Fprintf(stderr, "check: check %s takes no arguments, got %q\n", args[0], args[1:])
@@ -120,7 +137,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "check:", err)
 		return exitMismatch
 	}
-	runs, err := catalogue(ctx, cfg, stderr)
+	var runs []reports.Run
+	if cfg.lock.Name != "" {
+		runs, err = reports.Matrix(ctx, cfg.lock.Name, cfg.lock.New, reports.MatrixOptions{
+			Topologies: cfg.topologies, Out: cfg.out, Seed: cfg.seed, Duration: cfg.duration, Progress: stderr})
+	} else {
+		runs, err = catalogue(ctx, cfg, stderr)
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "check:", err)
 		// The runs made so far are in their folders; the index shows them.
@@ -175,6 +198,8 @@ func writeIndex(out string, runs []reports.Run, stderr io.Writer) (int, error) {
 type flags struct {
 	fs       *flag.FlagSet
 	only     *string
+	lock     *string
+	topology *string
 	seed     *int64
 	out      *string
 	duration *time.Duration
@@ -190,6 +215,8 @@ func newFlags() flags {
 	return flags{
 		fs:       fs,
 		only:     fs.String("pitfall", "", "run only these pitfalls: IDs or names, comma-separated (default: all)"),
+		lock:     fs.String("lock", "", "run this lock (see check list) through every scenario of its topologies, instead of the catalogue"),
+		topology: fs.String("topology", "", "with -lock: only this topology's scenarios (single, replicated or redlock)"),
 		seed:     fs.Int64("seed", 1, "seed of the clients' retry jitter"),
 		out:      fs.String("out", "locklab-report", "report folder; made when missing, locked while check runs"),
 		duration: fs.Duration("duration", 0, "how long each workload runs (0: the scenario's own)"),
@@ -200,7 +227,10 @@ func newFlags() flags {
 // usage prints how to call check.
 func usage(w io.Writer) {
 	fmt.Fprint(w, `usage: check [flags]   run the catalogue and write the report folder
-       check list      list pitfalls and scenarios
+       check -lock NAME [flags]
+                       run one lock through every scenario of its topologies
+       check list      list pitfalls, locks and scenarios
+       check explore   random fault schedules for one lock (check explore -h)
        check help      print this help
 
 flags:
@@ -211,9 +241,11 @@ flags:
 	fmt.Fprint(w, `
 Each run goes into its own folder under -out; index.html shows every run
 the folder holds. A run that cannot start because redis-server or MariaDB
-is missing is skipped. Exit codes: 0 every run as expected, 1 a run was not
-(or was not exercised, was skipped, failed), 2 bad input or -out unusable or
-in use by another check.
+is missing is skipped. A -lock run is judged against a correct reference
+lock: each failing verdict is own (the lock's bug) or inherent (the fault
+beats any such lock). Exit codes: 0 every run as expected (with -lock: no
+failing verdict of the lock's own), 1 a run was not (or was not exercised,
+was skipped, failed), 2 bad input or -out unusable or in use by another check.
 `)
 }
 
@@ -238,11 +270,21 @@ func parse(args []string, stdout io.Writer) (config, error) {
 		return config{}, errors.New("-out must not be empty")
 	}
 	cfg := config{seed: *f.seed, out: *f.out, duration: *f.duration, json: *f.json}
-	given := false
-	fs.Visit(func(fl *flag.Flag) { given = given || fl.Name == "pitfall" })
-	if !given {
+	given := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+	switch {
+	case given["lock"] && given["pitfall"]:
+		return config{}, errors.New("give -lock or -pitfall, not both")
+	case given["topology"] && !given["lock"]:
+		return config{}, errors.New("-topology goes with -lock (the catalogue runs every topology)")
+	case given["lock"]:
+		var err error
+		if cfg.lock, cfg.topologies, err = lockTopologies(*f.lock, *f.topology, given["topology"]); err != nil {
+			return config{}, err
+		}
+	case !given["pitfall"]:
 		cfg.pitfalls = pitfalls.Catalogue()
-	} else {
+	default:
 		var err error
 		if cfg.pitfalls, err = lookup(*f.only); err != nil {
 			return config{}, err
@@ -263,18 +305,47 @@ func storyFits(cfg config) error {
 	if cfg.duration == 0 {
 		return nil
 	}
+	var chosen []harness.Scenario
 	for _, p := range cfg.pitfalls {
 		for _, c := range p.Cases() {
 			s, err := scenarios.Lookup(c.Scenario)
 			if err != nil {
 				return err
 			}
-			if cfg.duration < s.MinDuration {
-				return fmt.Errorf("-duration %s is too short for scenario %s, whose story needs at least %s", cfg.duration, s.Name, s.MinDuration)
-			}
+			chosen = append(chosen, s)
+		}
+	}
+	for _, s := range scenarios.All() {
+		if slices.Contains(cfg.topologies, s.Topology) {
+			chosen = append(chosen, s)
+		}
+	}
+	for _, s := range chosen {
+		if cfg.duration < s.MinDuration {
+			return fmt.Errorf("-duration %s is too short for scenario %s, whose story needs at least %s", cfg.duration, s.Name, s.MinDuration)
 		}
 	}
 	return nil
+}
+
+// lockTopologies finds the lock -lock names and the topologies it runs on:
+// every one it supports, or only -topology when given.
+func lockTopologies(name, topology string, given bool) (locks.Lock, []cluster.Topology, error) {
+	if strings.TrimSpace(name) == "" {
+		return locks.Lock{}, nil, errors.New("-lock names no lock (see check list)")
+	}
+	l, err := locks.Lookup(name)
+	if err != nil {
+		return locks.Lock{}, nil, err
+	}
+	if !given {
+		return l, l.Topologies, nil
+	}
+	t := cluster.Topology(topology)
+	if !l.Supports(t) {
+		return locks.Lock{}, nil, fmt.Errorf("lock %s runs on %s, not on topology %q", l.Name, topologyList(l.Topologies), topology)
+	}
+	return l, []cluster.Topology{t}, nil
 }
 
 // lookup finds the pitfalls a -pitfall list names, each once, in the order
@@ -344,12 +415,19 @@ func catalogue(ctx context.Context, cfg config, progress io.Writer) ([]reports.R
 			if err := os.RemoveAll(dir); err != nil {
 				return runs, err
 			}
+			s, err := scenarios.Lookup(c.Scenario)
+			if err != nil {
+				return runs, err
+			}
 			fmt.Fprintf(progress, "[%d/%d] %s %s in %s … ", len(runs)+1, total, p.Name, c.Variant, c.Scenario)
-			res, err := scenarios.Run(ctx, c.Scenario, c.Locker, harness.Options{
+			// A failing verdict sends the topology's reference lock through
+			// the same scenario and seed, to tell own failures from inherent ones.
+			res, err := harness.Run(ctx, s, c.Locker, harness.Options{
 				Seed: cfg.seed, Dir: dir, Lock: p.Name + "/" + string(c.Variant), Duration: cfg.duration,
+				Reference: locks.Reference(s.Topology, s.Workload.Nested).New,
 			})
 			var r reports.Run
-			if why, missing := missingComponent(err); missing {
+			if why, missing := reports.MissingComponent(err); missing {
 				r = reports.SkippedRun(p, c, cfg.seed, dir, why)
 			} else if res != nil && (err == nil || errors.Is(err, harness.ErrNotExercised)) {
 				r = reports.NewRun(p, c, res)
@@ -389,28 +467,7 @@ func progressLine(w io.Writer, r reports.Run) {
 	}
 }
 
-// missingComponent says whether err means a run could not start because
-// redis-server or MariaDB is missing, and if so what is missing and how to
-// install it.
-func missingComponent(err error) (why string, missing bool) {
-	if err == nil {
-		return "", false
-	}
-	for _, sentinel := range []error{cluster.ErrNoRedisServer, cluster.ErrNoMariaDB} {
-		if !errors.Is(err, sentinel) {
-			continue
-		}
-		// The hint starts at the sentinel; what wraps it only names the run.
-		msg := err.Error()
-		if i := strings.Index(msg, sentinel.Error()); i >= 0 {
-			msg = msg[i:]
-		}
-		return msg, true
-	}
-	return "", false
-}
-
-// list prints the catalogue and the scenarios.
+// list prints the catalogue, the locks and the scenarios.
 func list(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tPITFALL\tSCENARIO\tCAUGHT BY\tTITLE")
@@ -422,6 +479,13 @@ func list(w io.Writer) {
 			}
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", p.ID, p.Name, p.Scenario, strings.Join(caught, ", "), p.Title)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "LOCK\tGROUP\tTOPOLOGIES\tABOUT")
+	for _, l := range locks.All() {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", l.Name, l.Group(), topologyList(l.Topologies), l.About)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)

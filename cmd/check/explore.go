@@ -1,0 +1,249 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/explore"
+	"github.com/locklab/locklab/locks"
+)
+
+// exploreFlags are the flags of `check explore`.
+type exploreFlags struct {
+	fs        *flag.FlagSet
+	lock      *string
+	topology  *string
+	time      *time.Duration
+	runs      *int
+	seed      *int64
+	replay    *string
+	keepGoing *bool
+	json      *bool
+	out       *string
+}
+
+func newExploreFlags() exploreFlags {
+	fs := flag.NewFlagSet("check explore", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return exploreFlags{
+		fs:        fs,
+		lock:      fs.String("lock", "", "the lock to explore (see check list); required"),
+		topology:  fs.String("topology", "", "single, replicated or redlock (default: the lock's first)"),
+		time:      fs.Duration("time", 0, "explore for this long (default 2m)"),
+		runs:      fs.Int("runs", 0, "explore this many runs instead of for a time"),
+		seed:      fs.Int64("seed", 0, "draws every run's seed (default: from the clock, printed)"),
+		replay:    fs.String("replay", "", "make one run of this schedule, SEED or SEED:i,j, as printed by an earlier explore"),
+		keepGoing: fs.Bool("keep-going", false, "explore on after the first own violation"),
+		json:      fs.Bool("json", false, "print one JSON object instead of the summary"),
+		out:       fs.String("out", "locklab-report", "report folder the first own run's folder goes into"),
+	}
+}
+
+// exploreUsage prints how to call check explore.
+func exploreUsage(w io.Writer) {
+	fmt.Fprint(w, `usage: check explore -lock NAME [-topology T] [-time D | -runs N] [-seed S] [-keep-going] [-json] [-out DIR]
+       check explore -lock NAME [-topology T] -replay SEED[:i,j]
+
+Runs the lock again and again, each run a few seconds under faults drawn at
+random from the run's seed. A failing verdict the reference lock does not
+share under the same schedule is the lock's own; the first is shrunk to the
+fewest faults that still show it and written to DIR/explore-NAME-T.
+
+flags:
+`)
+	f := newExploreFlags()
+	f.fs.SetOutput(w)
+	f.fs.PrintDefaults()
+	fmt.Fprint(w, `
+Exit codes: 0 no own violation, 1 an own violation was found (or the
+exploration could not run), 2 bad input or -out unusable or in use.
+`)
+}
+
+// exploreInput is what the explore command line asked for.
+type exploreInput struct {
+	cfg  explore.Config
+	json bool
+}
+
+// parseExplore reads the flags of check explore; every error is one line.
+func parseExplore(args []string, stdout io.Writer) (exploreInput, error) {
+	f := newExploreFlags()
+	if err := f.fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			exploreUsage(stdout)
+		}
+		return exploreInput{}, err
+	}
+	given := map[string]bool{}
+	f.fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+	switch {
+	case f.fs.NArg() > 0:
+		return exploreInput{}, fmt.Errorf("unexpected argument %q (see check explore -h)", f.fs.Arg(0))
+	case *f.lock == "":
+		return exploreInput{}, errors.New("explore needs -lock NAME (see check list)")
+	case given["time"] && given["runs"]:
+		return exploreInput{}, errors.New("give -time or -runs, not both")
+	case given["replay"] && (given["time"] || given["runs"] || given["seed"] || given["keep-going"]):
+		return exploreInput{}, errors.New("-replay makes one run: it takes no -time, -runs, -seed or -keep-going")
+	case *f.time < 0 || (given["time"] && *f.time == 0):
+		return exploreInput{}, fmt.Errorf("-time must be positive, got %s", *f.time)
+	case *f.runs < 0 || (given["runs"] && *f.runs == 0):
+		return exploreInput{}, fmt.Errorf("-runs must be positive, got %d", *f.runs)
+	case *f.out == "":
+		return exploreInput{}, errors.New("-out must not be empty")
+	}
+	l, err := locks.Lookup(*f.lock)
+	if err != nil {
+		return exploreInput{}, err
+	}
+	t := l.Topologies[0]
+	if *f.topology != "" {
+		t = cluster.Topology(*f.topology)
+		if !l.Supports(t) {
+			return exploreInput{}, fmt.Errorf("lock %s runs on %s, not on topology %q", l.Name, topologyList(l.Topologies), *f.topology)
+		}
+	}
+	cfg := explore.Config{Lock: l.Name, New: l.New, Reference: locks.Reference(t, l.Nested).New, Topology: t,
+		Nested: l.Nested, Runs: *f.runs, Time: *f.time, Seed: *f.seed, KeepGoing: *f.keepGoing, Dir: *f.out}
+	if given["replay"] {
+		r, err := explore.ParseReplay(*f.replay)
+		if err != nil {
+			return exploreInput{}, fmt.Errorf("-replay: %w", err)
+		}
+		if _, err := r.Plan(t, l.Nested); err != nil {
+			return exploreInput{}, fmt.Errorf("-replay: %w", err)
+		}
+		cfg.Replay, cfg.Seed = &r, r.Seed
+	}
+	if !given["seed"] && !given["replay"] {
+		// A fresh exploration each time, as Jepsen's; the seed is printed.
+		cfg.Seed = 1 + time.Now().UnixNano()%(1<<31-1)
+	}
+	if err := prepareOut(*f.out); err != nil {
+		return exploreInput{}, err
+	}
+	return exploreInput{cfg: cfg, json: *f.json}, nil
+}
+
+func topologyList(ts []cluster.Topology) string {
+	names := make([]string, len(ts))
+	for i, t := range ts {
+		names[i] = string(t)
+	}
+	return strings.Join(names, " and ")
+}
+
+// runExplore is `check explore`: progress on stderr, the summary or the
+// JSON object on stdout.
+func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	in, err := parseExplore(args, stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "check explore:", err)
+		return exitUsage
+	}
+	unlock, err := lockOut(in.cfg.Dir)
+	if err != nil {
+		fmt.Fprintln(stderr, "check explore:", err)
+		return exitUsage
+	}
+	defer unlock()
+	if _, err := cluster.RedisServerPath(); err != nil {
+		fmt.Fprintln(stderr, "check explore:", err)
+		return exitMismatch
+	}
+	in.cfg.Progress, in.cfg.Terminal = stderr, isTerminal(stderr)
+	if !in.json && in.cfg.Replay == nil {
+		fmt.Fprintf(stderr, "exploring %s on %s, seed %d\n", in.cfg.Lock, in.cfg.Topology, in.cfg.Seed)
+	}
+	rep, err := explore.Run(ctx, in.cfg)
+	if rep == nil {
+		fmt.Fprintln(stderr, "check explore:", err)
+		return exitMismatch
+	}
+	if in.json {
+		b, jerr := json.MarshalIndent(rep, "", "  ")
+		if jerr == nil {
+			_, jerr = fmt.Fprintf(stdout, "%s\n", b)
+		}
+		if jerr != nil && err == nil {
+			err = jerr
+		}
+	} else {
+		exploreSummary(stdout, rep, in.cfg)
+	}
+	switch {
+	case ctx.Err() != nil:
+		fmt.Fprintln(stderr, "check explore: interrupted")
+		return 130
+	case rep.Own > 0:
+		if err != nil {
+			fmt.Fprintln(stderr, "check explore:", err)
+		}
+		return exitMismatch
+	case err != nil:
+		fmt.Fprintln(stderr, "check explore:", err)
+		return exitMismatch
+	}
+	return exitOK
+}
+
+// exploreSummary prints what the exploration found, and how to replay it.
+func exploreSummary(w io.Writer, rep *explore.Report, cfg explore.Config) {
+	fmt.Fprintf(w, "%s on %s, seed %d: %d runs; own %d, inherent %d, untold %d, unknown %d; no drawn fault struck in %d",
+		rep.Lock, rep.Topology, rep.Seed, rep.Runs, rep.Own, rep.Inherent, rep.Untold, rep.Unknown, rep.Quiet)
+	if rep.Flaky > 0 {
+		fmt.Fprintf(w, "; %d own violation(s) not shown again by the same schedule", rep.Flaky)
+	}
+	if rep.Errors > 0 {
+		fmt.Fprintf(w, "; %d could not run", rep.Errors)
+	}
+	fmt.Fprintln(w)
+	f := rep.First
+	if f == nil {
+		return
+	}
+	fmt.Fprintf(w, "first own violation after %.1fs:\n", *rep.FirstOwnS)
+	for _, c := range f.Checks {
+		kind := string(c.Kind)
+		if kind == "" {
+			kind = "untold"
+		}
+		fmt.Fprintf(w, "  %s %s (%s): %s\n", c.Checker, c.Verdict, kind, c.Detail)
+		if c.Kind == check.Own && c.KindWhy != "" {
+			fmt.Fprintf(w, "    own because %s\n", c.KindWhy)
+		}
+	}
+	if cfg.Replay == nil {
+		fmt.Fprintf(w, "  shrunk from %d faults to %d in %d reruns\n", f.Drawn, f.Kept, f.Shrinks)
+	}
+	fmt.Fprintf(w, "  schedule: %s\n", f.Plan)
+	fmt.Fprintf(w, "  replay: check explore -lock %s -topology %s -replay %s\n", rep.Lock, rep.Topology, rep.Replay)
+	if rep.ReportDir != "" {
+		fmt.Fprintf(w, "  report: %s\n", rep.ReportDir)
+	}
+}
+
+// isTerminal reports whether w is a terminal, where progress is one line
+// rewritten in place.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,74 @@
+package explore
+
+import (
+	"context"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/locks"
+)
+
+func TestMain(m *testing.M) {
+	// go-redis logs every failed dial; under injected faults those are
+	// expected, and the history records them.
+	redis.SetLogger(quiet{})
+	os.Exit(m.Run())
+}
+
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
+
+// BenchmarkExploreRuns is the pace of exploration on each topology, with
+// the correct lock of the topology (so no run stops it): runs per minute.
+func BenchmarkExploreRuns(b *testing.B) {
+	for _, topology := range []cluster.Topology{cluster.Single, cluster.Replicated, cluster.Redlock} {
+		b.Run(string(topology), func(b *testing.B) {
+			l := locks.Reference(topology, false)
+			start := time.Now()
+			rep, err := Run(context.Background(), Config{Lock: l.Name, New: l.New, Reference: l.New, Topology: topology,
+				Runs: b.N, Seed: 1, KeepGoing: true, Dir: b.TempDir()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(rep.Runs)/time.Since(start).Minutes(), "runs/min")
+			b.ReportMetric(float64(rep.Own), "own")
+		})
+	}
+}
+
+// BenchmarkFirstOwn is how long exploration takes to find each broken
+// catalogue lock, blind: the median, over b.N explorations with distinct
+// seeds, of the seconds to the first own violation.
+func BenchmarkFirstOwn(b *testing.B) {
+	for _, l := range locks.All() {
+		if l.Group() != locks.GroupBroken || !l.Supports(cluster.Single) {
+			continue
+		}
+		b.Run(l.Name, func(b *testing.B) {
+			var secs []float64
+			for i := range b.N {
+				rep, err := Run(context.Background(), Config{Lock: l.Name, New: l.New,
+					Reference: locks.Reference(cluster.Single, l.Nested).New, Nested: l.Nested,
+					Time: 2 * time.Minute, Seed: int64(i + 1), Dir: b.TempDir()})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if rep.FirstOwnS == nil {
+					b.Errorf("seed %d: no own violation in 2 minutes (%d runs)", i+1, rep.Runs)
+					continue
+				}
+				secs = append(secs, *rep.FirstOwnS)
+			}
+			if len(secs) > 0 {
+				slices.Sort(secs)
+				b.ReportMetric(secs[len(secs)/2], "s-to-own")
+			}
+		})
+	}
+}

@@ -1,0 +1,530 @@
+package explore
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/network"
+)
+
+// Fault is one drawn fault: the failpoints and scheduled faults that make it
+// up. It is what a shrink drops, whole.
+type Fault struct {
+	What       string // one line: what it does to whom
+	Failpoints []harness.Failpoint
+	Scheduled  []harness.ScheduledFault
+	// MinDuration is the shortest workload its story needs; 0 for any.
+	MinDuration time.Duration
+}
+
+// Plan is one run's schedule: the workload and the faults drawn from its
+// seed. Keep, when not nil, names the drawn faults a shrink kept.
+type Plan struct {
+	Seed     int64
+	Topology cluster.Topology
+	Workload harness.Workload
+	Faults   []Fault
+	Keep     []int
+}
+
+// Kept is the faults the run injects: every drawn fault, or those Keep names.
+func (p Plan) Kept() []Fault {
+	if p.Keep == nil {
+		return p.Faults
+	}
+	kept := make([]Fault, 0, len(p.Keep))
+	for _, i := range p.Keep {
+		kept = append(kept, p.Faults[i])
+	}
+	return kept
+}
+
+// Keeping is p with only the drawn faults at indexes keep; it refuses an
+// index that names no drawn fault.
+func (p Plan) Keeping(keep []int) (Plan, error) {
+	if keep == nil {
+		p.Keep = nil
+		return p, nil
+	}
+	k := slices.Clone(keep)
+	slices.Sort(k)
+	k = slices.Compact(k)
+	for _, i := range k {
+		if i < 0 || i >= len(p.Faults) {
+			return Plan{}, fmt.Errorf("replay %d keeps fault %d, but its schedule drew only faults 0 to %d", p.Seed, i, len(p.Faults)-1)
+		}
+	}
+	p.Keep = k
+	return p, nil
+}
+
+// Replay is how to run p again.
+func (p Plan) Replay() Replay { return Replay{Seed: p.Seed, Keep: p.Keep} }
+
+// Scenario is p as the harness runs it. Its workload lasts long enough for
+// the story of every kept fault.
+func (p Plan) Scenario() harness.Scenario {
+	s := harness.Scenario{
+		Name:        "explore-" + p.Replay().String(),
+		Description: p.String(),
+		Topology:    p.Topology,
+		Workload:    p.Workload,
+	}
+	for _, f := range p.Kept() {
+		s.Failpoints = append(s.Failpoints, f.Failpoints...)
+		s.Faults = append(s.Faults, f.Scheduled...)
+		s.MinDuration = max(s.MinDuration, f.MinDuration)
+	}
+	if s.Workload.Duration < s.MinDuration {
+		s.Workload.Duration = s.MinDuration + time.Second
+	}
+	return s
+}
+
+// String describes p in one line: its workload and each kept fault with
+// its index among the drawn ones.
+func (p Plan) String() string {
+	w := p.Workload
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d clients, TTL %s, work %s", w.Clients, w.TTL, w.Work)
+	if w.Nested {
+		b.WriteString(", nested critical sections")
+	}
+	idx := p.Keep
+	if idx == nil {
+		for i := range p.Faults {
+			idx = append(idx, i)
+		}
+	}
+	if len(idx) == 0 {
+		b.WriteString("; no fault")
+	}
+	for _, i := range idx {
+		fmt.Fprintf(&b, "; [%d] %s", i, p.Faults[i].What)
+	}
+	return b.String()
+}
+
+// Replay names one run: the seed its schedule is drawn from and, after a
+// shrink, the drawn faults it keeps. Its text form is "SEED" or "SEED:i,j".
+type Replay struct {
+	Seed int64
+	Keep []int // nil: every drawn fault; empty: none
+}
+
+func (r Replay) String() string {
+	s := strconv.FormatInt(r.Seed, 10)
+	if r.Keep == nil {
+		return s
+	}
+	idx := make([]string, len(r.Keep))
+	for i, k := range r.Keep {
+		idx[i] = strconv.Itoa(k)
+	}
+	return s + ":" + strings.Join(idx, ",")
+}
+
+// ParseReplay reads a Replay from its text form.
+func ParseReplay(s string) (Replay, error) {
+	seed, list, shrunk := strings.Cut(s, ":")
+	n, err := strconv.ParseInt(seed, 10, 64)
+	if err != nil || n <= 0 {
+		return Replay{}, fmt.Errorf("replay %q: want SEED or SEED:i,j with SEED a positive integer", s)
+	}
+	r := Replay{Seed: n}
+	if !shrunk {
+		return r, nil
+	}
+	r.Keep = []int{}
+	if list == "" {
+		return r, nil
+	}
+	for _, f := range strings.Split(list, ",") {
+		i, err := strconv.Atoi(f)
+		if err != nil || i < 0 {
+			return Replay{}, fmt.Errorf("replay %q: fault index %q is not a non-negative integer", s, f)
+		}
+		r.Keep = append(r.Keep, i)
+	}
+	return r, nil
+}
+
+// Plan draws r's schedule and keeps the faults r names.
+func (r Replay) Plan(t cluster.Topology, nested bool) (Plan, error) {
+	return Schedule(t, nested, r.Seed).Keeping(r.Keep)
+}
+
+// Workload shape of every run: short leases and runs, so a run lasts a few
+// seconds. Redlock's lease leaves room for five round trips.
+const (
+	clients        = 4
+	ttl            = 200 * time.Millisecond
+	redlockTTL     = 300 * time.Millisecond
+	runFor         = 1500 * time.Millisecond
+	redlockRunFor  = 2 * time.Second
+	failoverStory  = 5 * time.Second // as scenarios' failover: client 0's third cycle, then a second holder
+	failpointRetry = time.Second     // longest pause until another client holds the lock
+)
+
+// Schedule draws a plan for the topology from seed: the same seed always
+// gives the same plan. Nested makes every critical section take the lock
+// again, for locks callers nest.
+func Schedule(t cluster.Topology, nested bool, seed int64) Plan {
+	if t == "" {
+		t = cluster.Single
+	}
+	d := drawer{rng: rand.New(rand.NewPCG(uint64(seed), 0x10c4)), topology: t, ttl: ttl, duration: runFor}
+	if t == cluster.Redlock {
+		d.ttl, d.duration = redlockTTL, redlockRunFor
+	}
+	p := Plan{Seed: seed, Topology: t, Workload: harness.Workload{
+		Clients: clients, TTL: d.ttl, Duration: d.duration, Nested: nested,
+		Work: time.Duration(3+d.rng.IntN(8)) * 10 * time.Millisecond, // 30–100 ms
+	}}
+	// Alone half the time, with one or two others the rest.
+	n := 1
+	switch x := d.rng.Float64(); {
+	case x >= 0.8:
+		n = 3
+	case x >= 0.5:
+		n = 2
+	}
+	kinds := kindsFor(t)
+	total := 0
+	for _, k := range kinds {
+		total += k.weight
+	}
+	// At most one crash a run: with more, most clients are gone, the few
+	// handovers left make the handover verdict a matter of luck, and the
+	// reference run would not agree with the run.
+	crashed := false
+	for len(p.Faults) < n {
+		x := d.rng.IntN(total)
+		for _, k := range kinds {
+			if x -= k.weight; x >= 0 {
+				continue
+			}
+			if !(crashed && k.crash) {
+				crashed = crashed || k.crash
+				p.Faults = append(p.Faults, k.draw(&d))
+			}
+			break
+		}
+	}
+	return p
+}
+
+// kind is one kind of fault, how often it is drawn and how.
+type kind struct {
+	name       string
+	weight     int
+	topologies []cluster.Topology // nil: every topology
+	crash      bool               // it crashes a client
+	draw       func(d *drawer) Fault
+}
+
+// kindsFor lists the kinds a topology supports. The weights favour the
+// faults that expose the classic pitfalls: a crash just after the command
+// that took the key, a release that comes after the lease expired, work
+// that outlives the lease, a client clock that runs ahead.
+func kindsFor(t cluster.Topology) []kind {
+	var ks []kind
+	for _, k := range allKinds {
+		if k.topologies == nil || slices.Contains(k.topologies, t) {
+			ks = append(ks, k)
+		}
+	}
+	return ks
+}
+
+var (
+	oneMaster   = []cluster.Topology{cluster.Single, cluster.Replicated}
+	onlyRedlock = []cluster.Topology{cluster.Redlock}
+)
+
+// allKinds is every kind of fault. Durations of pauses and delays are drawn
+// either well inside a lease (a quarter TTL at most) or well past it (two
+// TTLs at least), never near it: near it, whether a correct lock survives is
+// a matter of scheduling, and the reference run would not agree with the
+// run it is compared with.
+var allKinds = []kind{
+	{name: "crash-acquire", weight: 3, crash: true, draw: (*drawer).crashAcquire},
+	{name: "crash", weight: 1, crash: true, draw: (*drawer).crash},
+	{name: "pause-release", weight: 3, draw: (*drawer).pauseRelease},
+	{name: "slow-work", weight: 3, draw: (*drawer).slowWork},
+	{name: "pause-holder", weight: 1, draw: (*drawer).pauseHolder},
+	{name: "command-pause", weight: 1, draw: (*drawer).commandPause},
+	{name: "command-delay", weight: 1, draw: (*drawer).commandDelay},
+	{name: "drop-reply", weight: 1, draw: (*drawer).dropReply},
+	{name: "clock-skew", weight: 2, draw: (*drawer).clockSkew},
+	{name: "partition", weight: 1, draw: (*drawer).partition},
+	{name: "latency", weight: 1, draw: (*drawer).latency},
+	{name: "black-hole", weight: 1, draw: (*drawer).blackHole},
+	{name: "pause-node", weight: 1, draw: (*drawer).pauseNode},
+	{name: "failover", weight: 1, topologies: []cluster.Topology{cluster.Replicated}, draw: (*drawer).failover},
+	{name: "kill-node", weight: 2, topologies: onlyRedlock, draw: (*drawer).killNode},
+	{name: "clock-jump", weight: 2, topologies: onlyRedlock, draw: (*drawer).clockJump},
+}
+
+// drawer draws the parts of one plan from its random source.
+type drawer struct {
+	rng      *rand.Rand
+	topology cluster.Topology
+	ttl      time.Duration
+	duration time.Duration
+}
+
+func (d *drawer) client() int { return d.rng.IntN(clients) }
+
+// skip is how many hits a failpoint armed for one client lets pass: it
+// strikes one of the client's first few cycles.
+func (d *drawer) skip() int { return d.rng.IntN(3) }
+
+// anySkip is how many hits a failpoint armed for any client lets pass: it
+// strikes one of the first cycles of the run. A failpoint counted over all
+// clients strikes at the same point of the run whichever client wins each
+// race for the lock, so the reference run, which races differently, meets
+// it in the same place; one armed for a single client may meet it in
+// another place, or never.
+func (d *drawer) anySkip() int { return d.rng.IntN(6) }
+
+// pick returns one of xs.
+func pick[T any](d *drawer, xs ...T) T { return xs[d.rng.IntN(len(xs))] }
+
+// short is well inside a lease: 20 ms to a quarter TTL.
+func (d *drawer) short() time.Duration {
+	return 20*time.Millisecond + time.Duration(d.rng.Int64N(int64(d.ttl/4-20*time.Millisecond)+1)).Round(time.Millisecond)
+}
+
+// long is well past a lease: two to three TTLs.
+func (d *drawer) long() time.Duration {
+	return 2*d.ttl + time.Duration(d.rng.Int64N(int64(d.ttl)+1)).Round(10*time.Millisecond)
+}
+
+// at is a time inside the run, early enough for the fault to matter.
+func (d *drawer) at() time.Duration {
+	return 100*time.Millisecond + time.Duration(d.rng.Int64N(int64(d.duration-500*time.Millisecond))).Round(10*time.Millisecond)
+}
+
+// failpoint arms a at name for one client's hit after skip hits. Every
+// drawn failpoint is optional: a lock that never gets there simply has a
+// run without that fault.
+func (d *drawer) failpoint(name string, client, skip, times int, a harness.Action) harness.Failpoint {
+	return harness.Failpoint{Name: name, Client: client, Skip: skip, Times: times, Action: a, Optional: true}
+}
+
+// hits says which hits of a failpoint fire.
+func hits(client, skip, times int) string {
+	over := ""
+	if client == harness.AnyClient {
+		over = " over all clients"
+	}
+	if times <= 1 {
+		return fmt.Sprintf("hit %d%s", skip+1, over)
+	}
+	return fmt.Sprintf("hits %d-%d%s", skip+1, skip+times, over)
+}
+
+// who names the client a failpoint fires for.
+func who(client int) string {
+	if client == harness.AnyClient {
+		return "a client"
+	}
+	return fmt.Sprintf("client %d", client)
+}
+
+// commandPoint draws a command failpoint of one of phases.
+func (d *drawer) commandPoint(phases ...harness.Phase) string {
+	p, k := pick(d, phases...), 1+d.rng.IntN(2)
+	if d.rng.IntN(2) == 0 {
+		return harness.BeforeCommand(p, k)
+	}
+	return harness.AfterCommand(p, k)
+}
+
+func (d *drawer) crashAcquire() Fault {
+	c, skip := harness.AnyClient, d.anySkip()
+	name := harness.AfterTook
+	if d.rng.IntN(4) == 0 {
+		name = harness.AfterCommand(harness.PhaseAcquire, 1+d.rng.IntN(2))
+	}
+	return Fault{What: fmt.Sprintf("%s crashes %s (%s)", who(c), name, hits(c, skip, 1)),
+		Failpoints: []harness.Failpoint{d.failpoint(name, c, skip, 1, harness.Crash())}}
+}
+
+func (d *drawer) crash() Fault {
+	c, skip := harness.AnyClient, d.anySkip()
+	name := harness.FailpointCriticalSection
+	if d.rng.IntN(2) == 0 {
+		name = d.commandPoint(harness.PhaseSection, harness.PhaseRelease, harness.PhaseBackground)
+	}
+	return Fault{What: fmt.Sprintf("%s crashes at %s (%s)", who(c), name, hits(c, skip, 1)),
+		Failpoints: []harness.Failpoint{d.failpoint(name, c, skip, 1, harness.Crash())}}
+}
+
+func (d *drawer) pauseRelease() Fault {
+	c, skip, times := harness.AnyClient, d.anySkip(), 1+d.rng.IntN(3)
+	k := 1
+	if d.rng.IntN(4) == 0 {
+		k = 2
+	}
+	name := harness.BeforeCommand(harness.PhaseRelease, k)
+	if d.rng.IntN(2) == 0 {
+		name = harness.AfterCommand(harness.PhaseRelease, k)
+	}
+	a := harness.PauseUntil(harness.FailpointAcquired, failpointRetry)
+	return Fault{What: fmt.Sprintf("%s pauses %s until another client holds the lock (%s)", who(c), name, hits(c, skip, times)),
+		Failpoints: []harness.Failpoint{d.failpoint(name, c, skip, times, a)}}
+}
+
+func (d *drawer) slowWork() Fault {
+	c, skip, times, span := harness.AnyClient, d.anySkip(), 1+d.rng.IntN(2), d.long()
+	return Fault{What: fmt.Sprintf("%s's critical section works %s longer (%s)", who(c), span, hits(c, skip, times)),
+		Failpoints: []harness.Failpoint{d.failpoint(harness.FailpointCriticalSection, c, skip, times, harness.Sleep(span))}}
+}
+
+func (d *drawer) pauseHolder() Fault {
+	c, skip, span := harness.AnyClient, d.anySkip(), d.long()
+	return Fault{What: fmt.Sprintf("%s pauses (stop-the-world) %s in its critical section (%s)", who(c), span, hits(c, skip, 1)),
+		Failpoints: []harness.Failpoint{d.failpoint(harness.FailpointCriticalSection, c, skip, 1, harness.Pause(span))}}
+}
+
+func (d *drawer) commandPause() Fault {
+	c, skip := harness.AnyClient, d.anySkip()
+	name := d.commandPoint(harness.PhaseAcquire, harness.PhaseSection, harness.PhaseRelease, harness.PhaseBackground)
+	span := d.short()
+	if d.rng.IntN(2) == 0 {
+		span = d.long()
+	}
+	return Fault{What: fmt.Sprintf("%s pauses (stop-the-world) %s %s (%s)", who(c), span, name, hits(c, skip, 1)),
+		Failpoints: []harness.Failpoint{d.failpoint(name, c, skip, 1, harness.Pause(span))}}
+}
+
+func (d *drawer) commandDelay() Fault {
+	c, skip := harness.AnyClient, d.anySkip()
+	name := d.commandPoint(harness.PhaseAcquire, harness.PhaseSection, harness.PhaseRelease)
+	if d.rng.IntN(3) == 0 {
+		name = harness.AfterTook
+	}
+	span := d.short()
+	if d.rng.IntN(2) == 0 {
+		span = d.long()
+	}
+	return Fault{What: fmt.Sprintf("%s's command is delayed %s %s (%s)", who(c), span, name, hits(c, skip, 1)),
+		Failpoints: []harness.Failpoint{d.failpoint(name, c, skip, 1, harness.Sleep(span))}}
+}
+
+func (d *drawer) dropReply() Fault {
+	c, skip := harness.AnyClient, d.anySkip()
+	name := d.commandPoint(harness.PhaseAcquire, harness.PhaseSection, harness.PhaseRelease)
+	if d.rng.IntN(3) == 0 {
+		name = harness.AfterTook
+	}
+	return Fault{What: fmt.Sprintf("%s loses the reply %s (%s)", who(c), name, hits(c, skip, 1)),
+		Failpoints: []harness.Failpoint{d.failpoint(name, c, skip, 1, harness.DropReply())}}
+}
+
+// scheduled is a fault injected at a drawn time for a drawn while.
+func (d *drawer) scheduled(f harness.Fault, span time.Duration) Fault {
+	at := d.at()
+	return Fault{What: fmt.Sprintf("at %s for %s: %s", at, span, f),
+		Scheduled: []harness.ScheduledFault{{At: at, For: span, Fault: f}}}
+}
+
+// between draws a duration in [lo, hi], in 10 ms steps.
+func (d *drawer) between(lo, hi time.Duration) time.Duration {
+	return lo + time.Duration(d.rng.Int64N(int64(hi-lo)+1)).Round(10*time.Millisecond)
+}
+
+func (d *drawer) clockSkew() Fault {
+	by := time.Duration(pick(d, 3, 5, 10)) * d.ttl
+	if d.rng.IntN(5) == 0 {
+		by = -by
+	}
+	return d.scheduled(harness.ClockSkew{Client: d.client(), By: by}, d.between(500*time.Millisecond, time.Second))
+}
+
+func (d *drawer) partition() Fault {
+	f := harness.Partition{Client: d.client()}
+	if d.topology == cluster.Redlock && d.rng.IntN(2) == 0 {
+		f.Nodes = d.nodes(1 + d.rng.IntN(3))
+	}
+	return d.scheduled(f, d.between(100*time.Millisecond, 600*time.Millisecond))
+}
+
+func (d *drawer) latency() Fault {
+	// At most an eighth of a TTL each way: a watchdog still renews in time.
+	f := harness.Latency{Client: d.client(), Delay: d.between(5*time.Millisecond, d.ttl/8)}
+	return d.scheduled(f, d.between(200*time.Millisecond, 800*time.Millisecond))
+}
+
+func (d *drawer) blackHole() Fault {
+	f := harness.BlackHole{Client: d.client(), Direction: pick(d, network.Upstream, network.Downstream)}
+	return d.scheduled(f, d.between(100*time.Millisecond, 500*time.Millisecond))
+}
+
+func (d *drawer) pauseNode() Fault {
+	n := 0
+	if d.topology == cluster.Redlock {
+		n = d.rng.IntN(5)
+	}
+	// Shorter than Sentinel's down-after, so the replicated topology does
+	// not fail over.
+	return d.scheduled(harness.PauseNode{Node: n}, d.between(100*time.Millisecond, 400*time.Millisecond))
+}
+
+// nodes draws n distinct Redlock nodes.
+func (d *drawer) nodes(n int) []int {
+	return slices.Sorted(slices.Values(d.rng.Perm(5)[:n]))
+}
+
+// failover is the story of scenarios' failover: before client 0's third
+// acquire replication is cut, and inside that critical section the master
+// is killed; the section lasts until another client is in its own.
+func (d *drawer) failover() Fault {
+	cut := pick(d, []int{1, 2}, []int{1}, []int{2})
+	return Fault{
+		What: fmt.Sprintf("before client 0's third acquire replication to data nodes %v is cut; in that critical section "+
+			"the master is killed and Sentinel fails over; the section lasts until another client is in its own", cut),
+		MinDuration: failoverStory,
+		Failpoints: []harness.Failpoint{
+			d.failpoint(harness.FailpointBeforeAcquire, 0, 2, 1, harness.Inject(harness.CutReplication{Replicas: cut}, time.Minute)),
+			d.failpoint(harness.FailpointCriticalSection, 0, 2, 1, harness.Inject(harness.KillMaster{}, 500*time.Millisecond)),
+			d.failpoint(harness.FailpointCriticalSection, 0, 2, 1, harness.SleepUntil(harness.FailpointCriticalSection, 3*time.Second)),
+		},
+	}
+}
+
+// killNode kills a Redlock node while a client holds the lock, restarting
+// it empty at once or after a lease; half the time that client is also cut
+// off from two other nodes for the whole run, as in redlock-restart.
+func (d *drawer) killNode() Fault {
+	c, skip := d.client(), d.skip()
+	nodes := d.rng.Perm(5)
+	restart := time.Duration(0)
+	if d.rng.IntN(2) == 0 {
+		restart = d.ttl + 100*time.Millisecond
+	}
+	f := harness.KillNode{Node: nodes[0]}
+	fault := Fault{What: fmt.Sprintf("while %s holds the lock (%s): %s, after %s", who(c), hits(c, skip, 1), f, restart),
+		Failpoints: []harness.Failpoint{d.failpoint(harness.FailpointCriticalSection, c, skip, 1, harness.Inject(f, restart))}}
+	if d.rng.IntN(2) == 0 {
+		cut := harness.Partition{Client: c, Nodes: slices.Sorted(slices.Values(nodes[1:3]))}
+		fault.What += fmt.Sprintf("; client %d is cut off from lock nodes %v all run", c, cut.Nodes)
+		fault.Scheduled = []harness.ScheduledFault{{For: time.Minute, Fault: cut}}
+	}
+	return fault
+}
+
+func (d *drawer) clockJump() Fault {
+	c, skip := harness.AnyClient, d.anySkip()
+	f := harness.ClockJump{Node: d.rng.IntN(5), By: d.ttl}
+	return Fault{What: fmt.Sprintf("while %s holds the lock (%s): clock jump of %s on lock node %d", who(c), hits(c, skip, 1), f.By, f.Node),
+		Failpoints: []harness.Failpoint{d.failpoint(harness.FailpointCriticalSection, c, skip, 1, harness.Inject(f, 0))}}
+}

@@ -1,0 +1,77 @@
+package locks
+
+import (
+	"testing"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/pitfalls"
+)
+
+// TestAll: every lock has a unique name, an about line, a constructor and a
+// known topology; a broken lock names a pitfall the catalogue has.
+func TestAll(t *testing.T) {
+	seen := map[string]bool{}
+	for _, l := range All() {
+		if l.Name == "" || seen[l.Name] {
+			t.Errorf("lock %q: empty or repeated name", l.Name)
+		}
+		seen[l.Name] = true
+		if l.About == "" || l.New == nil || len(l.Topologies) == 0 {
+			t.Errorf("lock %s lacks an about line, a constructor or a topology", l.Name)
+		}
+		for _, top := range l.Topologies {
+			if !cluster.Known(top) || top == "" {
+				t.Errorf("lock %s: unknown topology %q", l.Name, top)
+			}
+		}
+		if l.Pitfall != "" {
+			if _, err := pitfalls.Lookup(l.Pitfall); err != nil {
+				t.Errorf("lock %s: %v", l.Name, err)
+			}
+		}
+	}
+	for _, name := range []string{"redsync", "redsync-refresh", "redislock", "redislock-refresh", "del-release",
+		"token", "token-watchdog", "reentrant", "wait-replicas", "redlock", "fenced"} {
+		if !seen[name] {
+			t.Errorf("no lock named %s", name)
+		}
+	}
+}
+
+func TestGroup(t *testing.T) {
+	for name, want := range map[string]string{"del-release": GroupBroken, "token": GroupFix, "redsync": GroupLibrary} {
+		l, err := Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := l.Group(); got != want {
+			t.Errorf("%s is in group %s, want %s", name, got, want)
+		}
+	}
+	if _, err := Lookup("nope"); err == nil {
+		t.Error("Lookup found a lock named nope")
+	}
+}
+
+// TestReference: the reference of each topology is a correct lock that runs
+// on it, the reentrant one where critical sections nest.
+func TestReference(t *testing.T) {
+	tests := []struct {
+		topology cluster.Topology
+		nested   bool
+		want     string
+	}{
+		{cluster.Single, false, "token-watchdog"},
+		{cluster.Replicated, false, "token-watchdog"},
+		{cluster.Redlock, false, "redlock"},
+		{cluster.Single, true, "reentrant"},
+		{cluster.Replicated, true, "reentrant"},
+		{cluster.Redlock, true, "redlock"},
+	}
+	for _, tt := range tests {
+		l := Reference(tt.topology, tt.nested)
+		if l.Name != tt.want || !l.Supports(tt.topology) || l.Group() != GroupFix {
+			t.Errorf("Reference(%s, %v) = %s, want %s, a fix that runs there", tt.topology, tt.nested, l.Name, tt.want)
+		}
+	}
+}

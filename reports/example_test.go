@@ -1,0 +1,33 @@
+package reports_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/pitfalls"
+	"github.com/locklab/locklab/reports"
+)
+
+// An attendee's go test puts their lock through every single-node scenario
+// and fails on any failure of the lock's own; the report folder holds the
+// matrix in index.html, and every run's files. (Not run here: it starts
+// Redis for each of a dozen scenarios.)
+func ExampleMatrix() {
+	runs, err := reports.Matrix(context.Background(), "my-lock", pitfalls.NewTokenLock, reports.MatrixOptions{
+		Topologies: []cluster.Topology{cluster.Single},
+		Out:        "my-lock-report",
+		Progress:   os.Stderr,
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, r := range runs {
+		if !r.Pass {
+			fmt.Printf("%s: %v (kinds %v)\n", r.Name(), r.Verdicts, r.Kinds)
+		}
+	}
+	_ = reports.WriteTable(os.Stdout, runs)
+}
