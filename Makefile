@@ -13,10 +13,11 @@ check: deps
 # a time because scenarios are timed against real clocks.
 test: deps
 	go vet ./...
-	go test -count=1 -race ./models/ ./history/ ./check/ ./network/ ./cluster/ ./harness/ ./reports/ ./cmd/...
-	go test -count=1 -p 1 -timeout 20m ./pitfalls/ ./scenarios/ ./libraries/
+	go test -count=1 -race ./models/ ./history/ ./check/ ./network/ ./cluster/ ./harness/ ./locks/ ./reports/ ./cmd/...
+	go test -count=1 -p 1 -timeout 20m ./pitfalls/ ./scenarios/ ./libraries/ ./explore/
 
 # Speed goals: the lock cycle, porcupine, start-up, and the whole catalogue.
 bench: deps
 	go test -run '^$$' -bench . -benchtime 20x ./network/ ./cluster/ ./harness/ ./models/
 	go test -run '^$$' -bench Catalogue -benchtime 1x ./cmd/check/
+	go test -run '^$$' -bench . -benchtime 3x -timeout 60m ./explore/

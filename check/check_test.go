@@ -41,7 +41,8 @@ func TestRun(t *testing.T) {
 			acq(1, 3, 4, models.Failed), acq(1, 8, 9, models.OK), sec(1, 10, 12, 9, 8), rel(1, 13, 14),
 			endOp(20, probeOK),
 		},
-		want: map[string]Verdict{CheckLock: OK, CheckResource: OK, CheckLiveness: OK, CheckHandover: OK},
+		// One handover is too few for a median: the handover checker says so.
+		want: map[string]Verdict{CheckLock: OK, CheckResource: OK, CheckLiveness: OK, CheckHandover: Unknown},
 	}, {
 		name: "lease expired: both held and both sold from 10",
 		ops: []history.Op{
@@ -73,7 +74,8 @@ func TestRun(t *testing.T) {
 			acq(0, 0, 1, models.OK), rel(0, 5, 6),
 			acq(1, 2, 300, models.OK), rel(1, 305, 306),
 			acq(2, 2, 600, models.OK), rel(2, 605, 606),
-			endOp(700, probeOK),
+			acq(3, 2, 900, models.OK), rel(3, 905, 906),
+			endOp(1000, probeOK),
 		},
 		want: map[string]Verdict{CheckLock: OK, CheckHandover: Slow},
 	}, {

@@ -8,6 +8,9 @@ import (
 	"github.com/locklab/locklab/history"
 )
 
+// minHandovers is the fewest handovers whose median says anything.
+const minHandovers = 3
+
 // checkHandover measures how long the lock sat idle between one holder's
 // release and the next holder's acquire. A median above the bound means
 // waiters are kept out of a free lock, as when holders never release and the
@@ -37,6 +40,13 @@ func checkHandover(ops []history.Op, bound time.Duration) Check {
 	}
 	if len(gaps) == 0 {
 		c.Detail = "no handover between two clients"
+		return c
+	}
+	if len(gaps) < minHandovers {
+		// A median of one or two waits is luck (which client a crash or a
+		// fault left waiting), not a property of the lock.
+		c.Verdict = Unknown
+		c.Detail = fmt.Sprintf("only %d handover(s) between two clients, too few to judge (at least %d)", len(gaps), minHandovers)
 		return c
 	}
 	slices.Sort(gaps)

@@ -79,6 +79,16 @@ func classify(ctx context.Context, s Scenario, opts Options, res *Result, ops []
 	for _, i := range undecided {
 		c := &res.Checks[i]
 		rc := checkOf(ref, c.Checker)
+		if safety(c.Checker) && rc.Verdict == check.OK {
+			// Mutual exclusion is one property, seen by two checkers: once
+			// the reference's holders overlapped, whether that overlap
+			// also lost an update is luck of the interleaving.
+			for _, name := range []string{check.CheckLock, check.CheckResource} {
+				if other := checkOf(ref, name); other.Verdict == check.Illegal {
+					rc = other
+				}
+			}
+		}
 		switch {
 		case rc.Verdict == check.OK:
 			c.Kind, c.KindWhy = check.Own, "the reference lock stays ok in the same scenario and seed"
@@ -93,6 +103,10 @@ func classify(ctx context.Context, s Scenario, opts Options, res *Result, ops []
 	}
 	return nil
 }
+
+// safety reports whether checker judges mutual exclusion (the lock) or the
+// data it protects (the resource).
+func safety(checker string) bool { return checker == check.CheckLock || checker == check.CheckResource }
 
 // runReference puts opts.Reference through s with the options of the run
 // it is compared with, and once more when a verdict on checkers is unknown.

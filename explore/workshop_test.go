@@ -1,0 +1,63 @@
+package explore_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/explore"
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/locks"
+)
+
+// MyLock is the README's workshop lock, written with no hook: SET NX PX,
+// released with a plain DEL.
+type MyLock struct{ c *harness.Client }
+
+type myLease struct {
+	c   *harness.Client
+	key string
+}
+
+func (l MyLock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
+	ok, err := l.c.Redis().SetNX(ctx, key, l.c.ID(), l.c.TTL()).Result()
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, harness.ErrNotAcquired
+	}
+	return myLease{l.c, key}, nil
+}
+
+func (l myLease) Release(ctx context.Context) error { return l.c.Redis().Del(ctx, l.key).Err() }
+
+func (myLease) Token() uint64 { return 0 }
+
+// TestExploreFindsTheWorkshopLock: explore, knowing nothing of the lock,
+// finds a failure of its own within two minutes and says how to replay it.
+func TestExploreFindsTheWorkshopLock(t *testing.T) {
+	if testing.Short() {
+		t.Skip("explores for up to two minutes")
+	}
+	rep, err := explore.Run(context.Background(), explore.Config{
+		Lock:      "my-lock",
+		New:       func(c *harness.Client) harness.Locker { return MyLock{c} },
+		Reference: locks.Reference(cluster.Single, false).New,
+		Topology:  cluster.Single,
+		Time:      2 * time.Minute,
+		Seed:      1,
+		Dir:       t.TempDir(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Own == 0 || rep.First == nil {
+		t.Fatalf("no failure of the lock's own in %d runs: %+v", rep.Runs, rep)
+	}
+	t.Logf("found after %.1f s and %d runs: %s; replay %s", *rep.FirstOwnS, rep.Runs, rep.First.Plan, rep.Replay)
+	for _, c := range rep.First.Checks {
+		t.Logf("%s: %s (%s): %s", c.Checker, c.Verdict, c.Kind, c.Detail)
+	}
+}
