@@ -302,6 +302,15 @@ func (d *drawer) short() time.Duration {
 	return 20*time.Millisecond + time.Duration(d.rng.Int64N(int64(d.ttl/4-20*time.Millisecond)+1)).Round(time.Millisecond)
 }
 
+// shortOrLong is short or long, as a coin falls.
+func (d *drawer) shortOrLong() time.Duration {
+	span := d.short()
+	if d.rng.IntN(2) == 0 {
+		span = d.long()
+	}
+	return span
+}
+
 // long is well past a lease: two to three TTLs.
 func (d *drawer) long() time.Duration {
 	return 2*d.ttl + time.Duration(d.rng.Int64N(int64(d.ttl)+1)).Round(10*time.Millisecond)
@@ -398,10 +407,7 @@ func (d *drawer) pauseHolder() Fault {
 func (d *drawer) commandPause() Fault {
 	c, skip := harness.AnyClient, d.anySkip()
 	name := d.commandPoint(harness.PhaseAcquire, harness.PhaseSection, harness.PhaseRelease, harness.PhaseBackground)
-	span := d.short()
-	if d.rng.IntN(2) == 0 {
-		span = d.long()
-	}
+	span := d.shortOrLong()
 	return Fault{What: fmt.Sprintf("%s pauses (stop-the-world) %s %s (%s)", who(c), span, name, hits(c, skip, 1)),
 		Failpoints: []harness.Failpoint{d.failpoint(name, c, skip, 1, harness.Pause(span))}}
 }
@@ -412,10 +418,7 @@ func (d *drawer) commandDelay() Fault {
 	if d.rng.IntN(3) == 0 {
 		name = harness.AfterTook
 	}
-	span := d.short()
-	if d.rng.IntN(2) == 0 {
-		span = d.long()
-	}
+	span := d.shortOrLong()
 	return Fault{What: fmt.Sprintf("%s's command is delayed %s %s (%s)", who(c), span, name, hits(c, skip, 1)),
 		Failpoints: []harness.Failpoint{d.failpoint(name, c, skip, 1, harness.Sleep(span))}}
 }

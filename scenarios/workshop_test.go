@@ -3,8 +3,12 @@ package scenarios_test
 import (
 	"context"
 	"testing"
+	"time"
 
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/explore"
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/scenarios"
 )
 
@@ -45,5 +49,32 @@ func TestWorkshopLock(t *testing.T) {
 	}
 	if res.Verdicts[harness.CheckLock] != harness.Illegal {
 		t.Errorf("lock checker: %s, want illegal for a plain-DEL release", res.Verdicts[harness.CheckLock])
+	}
+}
+
+// TestExploreFindsTheWorkshopLock: explore, knowing nothing of the lock,
+// finds a failure of its own within two minutes and says how to replay it.
+func TestExploreFindsTheWorkshopLock(t *testing.T) {
+	if testing.Short() {
+		t.Skip("explores for up to two minutes")
+	}
+	rep, err := explore.Run(context.Background(), explore.Config{
+		Lock:      "my-lock",
+		New:       func(c *harness.Client) harness.Locker { return MyLock{c} },
+		Reference: locks.Reference(cluster.Single, false).New,
+		Topology:  cluster.Single,
+		Time:      2 * time.Minute,
+		Seed:      1,
+		Dir:       t.TempDir(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Own == 0 || rep.First == nil {
+		t.Fatalf("no failure of the lock's own in %d runs: %+v", rep.Runs, rep)
+	}
+	t.Logf("found after %.1f s and %d runs: %s; replay %s", *rep.FirstOwnS, rep.Runs, rep.First.Plan, rep.Replay)
+	for _, c := range rep.First.Checks {
+		t.Logf("%s: %s (%s): %s", c.Checker, c.Verdict, c.Kind, c.Detail)
 	}
 }
