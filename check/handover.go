@@ -8,7 +8,7 @@ import (
 	"github.com/locklab/locklab/history"
 )
 
-// minHandovers is the fewest handovers whose median says anything.
+// minHandovers is the fewest handovers whose slow median says the lock is slow.
 const minHandovers = 3
 
 // checkHandover measures how long the lock sat idle between one holder's
@@ -42,18 +42,17 @@ func checkHandover(ops []history.Op, bound time.Duration) Check {
 		c.Detail = "no handover between two clients"
 		return c
 	}
-	if len(gaps) < minHandovers {
-		// A median of one or two waits is luck (which client a crash or a
-		// fault left waiting), not a property of the lock.
-		c.Verdict = Unknown
-		c.Detail = fmt.Sprintf("only %d handover(s) between two clients, too few to judge (at least %d)", len(gaps), minHandovers)
-		return c
-	}
 	slices.Sort(gaps)
 	median, p99 := gaps[len(gaps)/2], gaps[len(gaps)*99/100]
 	c.Detail = fmt.Sprintf("%d handovers: median %s, p99 %s, max %s (bound %s)",
 		len(gaps), ms(median), ms(p99), ms(gaps[len(gaps)-1]), ms(bound))
-	if median > bound {
+	switch {
+	case median > bound && len(gaps) < minHandovers:
+		// A median of one or two waits is luck (which client a crash or a
+		// fault left waiting), not a property of the lock.
+		c.Verdict = Unknown
+		c.Detail += fmt.Sprintf("; too few handovers to call the lock slow (at least %d)", minHandovers)
+	case median > bound:
 		c.Verdict, c.At = Slow, firstSlow
 	}
 	return c

@@ -96,3 +96,40 @@ func TestProvesOwn(t *testing.T) {
 		})
 	}
 }
+
+func TestExcused(t *testing.T) {
+	end := endOp(1000, history.End{TTL: 200 * msec, Probe: true})
+	tests := []struct {
+		name string
+		ops  []history.Op
+		want bool
+	}{{
+		name: "no overlap: nothing to excuse",
+		ops:  []history.Op{acq(0, 0, 1, models.OK), rel(0, 50, 51), acq(1, 10, 52, models.OK), rel(1, 60, 61), end},
+	}, {
+		name: "a partitioned holder past its TTL",
+		ops: []history.Op{acq(0, 0, 1, models.OK), faultOn(0, 50, 400, "partition client 0"),
+			acq(1, 210, 300, models.OK), rel(1, 310, 311), rel(0, 450, 451), end},
+		want: true,
+	}, {
+		name: "slow work is the workload's: a correct lock renews through it",
+		ops: []history.Op{acq(0, 0, 1, models.OK), faultOn(0, 50, 400, history.FaultSlowWork),
+			acq(1, 210, 300, models.OK), rel(1, 310, 311), rel(0, 450, 451), end},
+	}, {
+		name: "a struck holder still inside its TTL",
+		ops: []history.Op{acq(0, 0, 1, models.OK), faultOn(0, 50, 400, "client pause"),
+			acq(1, 100, 120, models.OK), rel(1, 130, 131), rel(0, 450, 451), end},
+	}, {
+		name: "one excused overlap, one between untouched young holders",
+		ops: []history.Op{acq(0, 0, 1, models.OK), faultOn(0, 50, 400, "client pause"),
+			acq(1, 210, 250, models.OK), acq(2, 260, 270, models.OK), rel(1, 310, 311), rel(2, 320, 321), rel(0, 450, 451), end},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			why, ok := Excused(tt.ops)
+			if ok != tt.want {
+				t.Errorf("Excused = %v (%q), want %v", ok, why, tt.want)
+			}
+		})
+	}
+}

@@ -204,7 +204,7 @@ func (c *Client) slow(ctx context.Context, name string, a Action) error {
 		err = c.Sleep(ctx, a.For)
 	}
 	end := c.history.Now()
-	c.history.Add(history.Op{Client: c.id, Kind: history.KindFault, Call: start, Return: end, Fault: "slow work",
+	c.history.Add(history.Op{Client: c.id, Kind: history.KindFault, Call: start, Return: end, Fault: history.FaultSlowWork,
 		Detail: fmt.Sprintf("failpoint %s: %s, lasted %s", name, a, (end - start).Round(time.Millisecond))})
 	return err
 }

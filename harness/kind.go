@@ -22,7 +22,11 @@ const ReferenceDir = "reference"
 //     fault touched overlapped, or one's release was refused, with their
 //     leases still valid). Its illegal lock and resource verdicts are own,
 //     whatever a correct lock does.
-//  2. The reference lock (Options.Reference) goes through the same scenario
+//  2. The history excuses the lock (check.Excused: in every overlap the
+//     earlier holder was struck by a fault and past its TTL). Its illegal
+//     verdicts are inherent: whether a reference run shows the same depends
+//     on whether the fault happens to strike a holder, not on the lock.
+//  3. The reference lock (Options.Reference) goes through the same scenario
 //     with the same options and seed. Where it passes the checker, the
 //     failure is own; where it fails it too, inherent, named with the fault
 //     and its remedy. A reference verdict that is unknown (a stall of the
@@ -42,14 +46,22 @@ func classify(ctx context.Context, s Scenario, opts Options, res *Result, ops []
 		return nil
 	}
 	proof, proved := check.ProvesOwn(ops)
+	excuse, excused := check.Excused(ops)
+	fault, cure := remedy(s)
 	var undecided []int
 	for _, i := range failing {
 		c := &res.Checks[i]
-		if proved && c.Verdict == check.Illegal && (c.Checker == check.CheckLock || c.Checker == check.CheckResource) {
+		switch {
+		case proved && c.Verdict == check.Illegal && safety(c.Checker):
 			c.Kind, c.KindWhy = check.Own, "no correct lock shows this: "+proof
-			continue
+		case excused && c.Verdict == check.Illegal && safety(c.Checker):
+			c.Kind, c.KindWhy = check.Inherent, "any lock of this kind shows this: "+excuse
+			if fault != "" {
+				c.KindWhy += fmt.Sprintf("; %s beats any lock of this kind; remedy: %s", fault, cure)
+			}
+		default:
+			undecided = append(undecided, i)
 		}
-		undecided = append(undecided, i)
 	}
 	if len(undecided) == 0 {
 		return nil
@@ -75,7 +87,6 @@ func classify(ctx context.Context, s Scenario, opts Options, res *Result, ops []
 		return nil
 	}
 	res.Reference = ref.Verdicts
-	fault, cure := remedy(s)
 	for _, i := range undecided {
 		c := &res.Checks[i]
 		rc := checkOf(ref, c.Checker)

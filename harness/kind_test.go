@@ -32,9 +32,15 @@ func TestKinds(t *testing.T) {
 		name: "reference ok: own", scenario: "contention", lock: pitfalls.NewNoRelease, reference: pitfalls.NewTokenLock,
 		checker: check.CheckHandover, want: check.Own, why: "the reference lock stays ok", refRuns: true,
 	}, {
-		// The reference is the lock itself: a pause past the lease beats it too.
-		name: "reference fails too: inherent", scenario: "pause-holder", lock: pitfalls.NewWatchdogLock, reference: pitfalls.NewWatchdogLock,
-		checker: check.CheckLock, want: check.Inherent, why: "a client pause beats any lock of this kind; remedy: fencing tokens", refRuns: true,
+		// The reference is the lock itself: a node restarted empty beats it
+		// too, inside the holder's lease, so only the reference can tell.
+		name: "reference fails too: inherent", scenario: "redlock-restart", lock: pitfalls.NewRedlock, reference: pitfalls.NewRedlock,
+		checker: check.CheckLock, want: check.Inherent, why: "a restart of a lock node beats any lock of this kind", refRuns: true,
+	}, {
+		// The holder was paused past its lease: the history excuses any
+		// lock, so no reference is needed.
+		name: "excused by the history: inherent", scenario: "pause-holder", lock: pitfalls.NewWatchdogLock, reference: pitfalls.NewWatchdogLock,
+		checker: check.CheckLock, want: check.Inherent, why: "a client pause beats any lock of this kind; remedy: fencing tokens",
 	}, {
 		// The history alone proves a plain DEL freed another's lock, so no
 		// reference is needed.

@@ -59,6 +59,10 @@ const NeverReturned time.Duration = -1
 // FaultFailover labels the record of a Sentinel promotion.
 const FaultFailover = "Sentinel failover"
 
+// FaultSlowWork labels a critical section or command made slow on purpose:
+// the workload's own time, which a correct lock must cover by renewing.
+const FaultSlowWork = "slow work"
+
 // Op is one line of a history. Times are since the start of the run, from one
 // monotonic clock.
 type Op struct {
