@@ -204,7 +204,13 @@ func (c *Client) slow(ctx context.Context, name string, a Action) error {
 		err = c.Sleep(ctx, a.For)
 	}
 	end := c.history.Now()
-	c.history.Add(history.Op{Client: c.id, Kind: history.KindFault, Call: start, Return: end, Fault: history.FaultSlowWork,
+	// A delayed command stands for a slow network or a stalled client; a
+	// slow critical section is the workload's own time.
+	label := history.FaultSlowWork
+	if isCommandPoint(name) {
+		label = "delayed command"
+	}
+	c.history.Add(history.Op{Client: c.id, Kind: history.KindFault, Call: start, Return: end, Fault: label,
 		Detail: fmt.Sprintf("failpoint %s: %s, lasted %s", name, a, (end - start).Round(time.Millisecond))})
 	return err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -49,8 +50,34 @@ func isCommandPoint(name string) bool {
 // critical section, one background goroutine. It counts its commands.
 type phaseRun struct {
 	phase Phase
-	sent  atomic.Int32
 	took  atomic.Bool
+
+	mu    sync.Mutex
+	sent  int  // commands counted so far
+	retry bool // the last one was refused with NOSCRIPT: the next is its retry
+}
+
+// next numbers the next command. A script's retry after NOSCRIPT (go-redis
+// sends EVALSHA, then EVAL when the server does not have the script) keeps
+// the number of the EVALSHA, so that a lock's k-th command is the same
+// command whichever client first ran the script on the server; retried
+// says its before-failpoint was already reached.
+func (pr *phaseRun) next() (k int, retried bool) {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if pr.retry {
+		pr.retry = false
+		return pr.sent, true
+	}
+	pr.sent++
+	return pr.sent, false
+}
+
+// refused marks the last command as refused with NOSCRIPT.
+func (pr *phaseRun) refused() {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	pr.retry = true
 }
 
 type phaseKey struct{}
@@ -89,14 +116,20 @@ func (c *Client) command(ctx context.Context, cmds []redis.Cmder, send func() er
 	if pr == nil || connectionSetup(cmds) {
 		return c.around(ctx, send)
 	}
-	k := int(pr.sent.Add(1))
+	k, retried := pr.next()
 	what := fmt.Sprintf("%s (%s command %d)", commandName(cmds), pr.phase, k)
 	drop := false
-	if err := c.fire(ctx, BeforeCommand(pr.phase, k), "before "+what, false, &drop); err != nil {
-		return err
+	if !retried {
+		if err := c.fire(ctx, BeforeCommand(pr.phase, k), "before "+what, false, &drop); err != nil {
+			return err
+		}
 	}
 	err := c.around(ctx, send)
 	if err != nil && c.crashed.Load() {
+		return err
+	}
+	if noScript(err) {
+		pr.refused()
 		return err
 	}
 	points := []string{AfterCommand(pr.phase, k)}
@@ -175,6 +208,10 @@ func (c *Client) dropReply(ctx context.Context, what string) error {
 	}
 	return errReplyDropped{after: wait}
 }
+
+// noScript reports whether err is Redis refusing an EVALSHA whose script it
+// does not have.
+func noScript(err error) bool { return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") }
 
 // connectionSetup reports whether cmds are what go-redis sends on a new
 // connection before the first command (HELLO, AUTH, CLIENT …, SELECT,

@@ -37,7 +37,7 @@ func TestCommandFailpoints(t *testing.T) {
 				return errors.As(err, &to) && to.Timeout()
 			}, true, "reply dropped"},
 		{"delay before the command", BeforeCommand(PhaseAcquire, 2), Sleep(50 * time.Millisecond),
-			func(err error) bool { return err == nil }, true, "slow work"},
+			func(err error) bool { return err == nil }, true, "delayed command"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -95,6 +95,29 @@ func TestPhasesCountTheirOwnCommands(t *testing.T) {
 	}
 	if got := c.points.reached[BeforeCommand(PhaseBackground, 1)][0]; got != 1 {
 		t.Errorf("background command 1 reached %d times, want 1", got)
+	}
+}
+
+// TestScriptRetryKeepsItsNumber: go-redis runs a script with EVALSHA and,
+// on a server that lacks it, EVAL; both are one command of the lock, so the
+// numbering does not depend on which client ran the script first.
+func TestScriptRetryKeepsItsNumber(t *testing.T) {
+	ctx := context.Background()
+	c, _ := newTestClient(t, nil)
+	script := redis.NewScript(`return 1`)
+	actx, leave := c.enter(ctx, PhaseAcquire)
+	defer leave()
+	if err := script.Run(actx, c.Redis(), []string{"lock"}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	c.Redis().Ping(actx)
+	for k, want := range map[int]int{1: 1, 2: 1, 3: 0} {
+		if got := c.points.reached[BeforeCommand(PhaseAcquire, k)][0]; got != want {
+			t.Errorf("before acquire command %d reached %d times, want %d", k, got, want)
+		}
+		if got := c.points.reached[AfterCommand(PhaseAcquire, k)][0]; got != want {
+			t.Errorf("after acquire command %d reached %d times, want %d", k, got, want)
+		}
 	}
 }
 

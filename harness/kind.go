@@ -202,7 +202,11 @@ func remedy(s Scenario) (fault, cure string) {
 		case ActionDrop:
 			found = append(found, faultLostReply)
 		case ActionSleep:
-			found = append(found, faultSlowWork)
+			if isCommandPoint(fp.Name) {
+				found = append(found, faultSlowNetwork) // a delayed command
+			} else {
+				found = append(found, faultSlowWork)
+			}
 		}
 	}
 	ranked := []struct{ fault, cure string }{
