@@ -125,6 +125,29 @@ func TestRun(t *testing.T) {
 		},
 		want: map[string]Verdict{CheckLock: Illegal, CheckResource: Illegal, CheckLiveness: OK},
 	}, {
+		// 195 ms of the 320 are a nested acquire waiting for the lock the
+		// client already holds: the lock's doing, not a stall.
+		name: "a nested acquire stretches the hold: illegal",
+		ops: []history.Op{
+			acq(0, 0, 1, models.OK), sec(0, 2, 352, 10, 9),
+			{Client: 0, Kind: history.KindAcquire, Key: "lock", Call: 100 * msec, Return: 295 * msec, Outcome: models.Failed, Nested: true},
+			acq(1, 320, 321, models.OK), sec(1, 322, 330, 10, 9), rel(1, 331, 332),
+			rel(0, 354, 355),
+			endOp(400, history.End{Initial: 10, Stock: 9, Probe: true, PTTL: -2, TTL: 300 * msec, Work: 100 * msec}),
+		},
+		want: map[string]Verdict{CheckLock: Illegal, CheckResource: Illegal, CheckLiveness: OK},
+	}, {
+		// Round trips add a few milliseconds to every hold: not a stall.
+		name: "a few milliseconds over work and faults: illegal",
+		ops: []history.Op{
+			acq(0, 0, 1, models.OK), sec(0, 2, 352, 10, 9),
+			{Client: 0, Kind: history.KindFault, Call: 10 * msec, Return: 205 * msec, Fault: history.FaultSlowWork},
+			acq(1, 320, 321, models.OK), sec(1, 322, 330, 10, 9), rel(1, 331, 332),
+			rel(0, 354, 355),
+			endOp(400, history.End{Initial: 10, Stock: 9, Probe: true, PTTL: -2, TTL: 300 * msec, Work: 100 * msec}),
+		},
+		want: map[string]Verdict{CheckLock: Illegal, CheckResource: Illegal, CheckLiveness: OK},
+	}, {
 		name: "a fault on another client does not explain the stall",
 		ops: []history.Op{
 			acq(0, 0, 1, models.OK), sec(0, 2, 352, 10, 9),
