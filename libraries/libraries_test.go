@@ -2,7 +2,6 @@ package libraries_test
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 
@@ -96,16 +95,22 @@ func TestRedsyncRedlock(t *testing.T) {
 	}
 }
 
-// TestHooklessNotExercised: a scenario whose failpoint sits inside the lock
-// never fires in a library without the harness's hooks, and the run says so.
-// The harness waits 15 s for the failpoint first, so this test runs in
-// parallel with the Redlock one.
-func TestHooklessNotExercised(t *testing.T) {
-	t.Parallel()
-	_, err := scenarios.Run(context.Background(), "crash-after-setnx", libraries.NewRedislock,
+// TestHooklessExercised: the faults of crash-after-setnx strike the
+// library's own commands, though it carries no hook: the run happens as
+// written, and redislock's single SET NX PX survives it.
+func TestHooklessExercised(t *testing.T) {
+	res, err := scenarios.Run(context.Background(), "crash-after-setnx", libraries.NewRedislock,
 		harness.Options{Dir: t.TempDir()})
-	if !errors.Is(err, harness.ErrNotExercised) {
-		t.Fatalf("got %v, want an error wrapping harness.ErrNotExercised", err)
+	if err != nil {
+		t.Fatalf("got %v, want the scenario exercised", err)
+	}
+	if _, stalled := machineStall(res); stalled {
+		t.Skip("the machine stalled the run")
+	}
+	for checker, v := range res.Verdicts {
+		if v != harness.OK {
+			t.Errorf("%s: %s, want ok", checker, v)
+		}
 	}
 }
 
