@@ -169,11 +169,13 @@ func redlock() []harness.Scenario {
 		},
 		{
 			Name: "redlock-slow-nodes",
-			Description: "Redlock over five masters. Three times, as soon as one of client 0's acquires has taken the key on a node, nodes 3 and 4 " +
+			Description: "Redlock over five masters, two clients. Three times, as soon as one of client 0's acquires has taken the key on a node, nodes 3 and 4 " +
 				"are paused (SIGSTOP) for 400 ms, longer than the 300 ms TTL. A Redlock that waits for them and ignores the time its " +
 				"acquire took holds a lock whose keys have already expired.",
 			Topology: cluster.Redlock,
-			Workload: harness.Workload{TTL: redlockTTL, Work: 100 * time.Millisecond, Duration: 2 * time.Second},
+			// Two clients, so that client 0 often wins the lock and the
+			// pause strikes an acquire that gets its majority.
+			Workload: harness.Workload{Clients: 2, TTL: redlockTTL, Work: 100 * time.Millisecond, Duration: 2 * time.Second},
 			Failpoints: []harness.Failpoint{
 				{Name: harness.AfterTook, Client: 0, Times: 3, Action: harness.Inject(harness.PauseNode{Node: 3}, 400*time.Millisecond)},
 				{Name: harness.AfterTook, Client: 0, Times: 3, Action: harness.Inject(harness.PauseNode{Node: 4}, 400*time.Millisecond)},
