@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Installs what locklab needs to run, when it is missing: redis-server, and MariaDB
-# for the transaction pitfall (unlock-before-commit).
+# for the transaction pitfall (unlock-before-commit). As root with apt-get it also
+# installs what some tests use, which skip without it: Chromium (the report's
+# browser test), php-cli with php-redis and python3-redis (the program locks), and
+# faketime (their real clock skew).
 # Idempotent: does nothing when everything is there.
 set -euo pipefail
 
@@ -32,6 +35,25 @@ missing() {
 if ! command -v go >/dev/null 2>&1; then
 	echo "deps: Go is not installed: see https://go.dev/doc/install (Go 1.26 or newer)" >&2
 	exit 1
+fi
+
+# optional prints the packages that only some tests need, when missing.
+optional() {
+	command -v chromium >/dev/null 2>&1 || printf ' chromium'
+	command -v php >/dev/null 2>&1 || printf ' php-cli'
+	{ command -v php >/dev/null 2>&1 && php -m 2>/dev/null | grep -qx redis; } || printf ' php-redis'
+	{ [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import redis' >/dev/null 2>&1; } || printf ' python3-redis'
+	[ -e /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 ] || [ -n "$(find /usr/lib -name libfaketime.so.1 -print -quit 2>/dev/null)" ] || printf ' faketime'
+}
+
+# Optional packages first, and never fatal: a test that lacks one says so and skips.
+extra=$(optional)
+if [ -n "$extra" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+	echo "deps: installing$extra from the system's packages (for the tests that need them)" >&2
+	# shellcheck disable=SC2086 # $extra is a list of package names
+	if ! { DEBIAN_FRONTEND=noninteractive apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $extra >/dev/null; }; then
+		echo "deps: could not install$extra; the tests that need them will skip" >&2
+	fi
 fi
 
 todo=$(missing)
