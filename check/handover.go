@@ -3,6 +3,7 @@ package check
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/locklab/locklab/history"
@@ -21,6 +22,7 @@ func checkHandover(ops []history.Op, bound time.Duration) Check {
 	faults := faultOps(ops)
 	var gaps []time.Duration
 	var firstSlow *time.Duration
+	var again, crashed, overlapped, duringFault int // changes of holder left out, and why
 	lastEnd := map[string]hold{}
 	for _, h := range hs {
 		prev, ok := lastEnd[h.key]
@@ -28,8 +30,20 @@ func checkHandover(ops []history.Op, bound time.Duration) Check {
 		// After a crash the wait for expiry is the point of a TTL, and so is
 		// the wait while a fault holds up the holder: neither is a slow
 		// handover. Overlaps are the lock checker's business.
-		if !ok || prev.endedBy != history.KindRelease || prev.client == h.client || h.start < prev.end ||
-			faulted(faults, prev.client, prev.end, h.start) {
+		switch {
+		case !ok:
+			continue
+		case prev.client == h.client:
+			again++
+			continue
+		case prev.endedBy != history.KindRelease:
+			crashed++
+			continue
+		case h.start < prev.end:
+			overlapped++
+			continue
+		case faulted(faults, prev.client, prev.end, h.start):
+			duringFault++
 			continue
 		}
 		gap := h.start - prev.end
@@ -39,7 +53,19 @@ func checkHandover(ops []history.Op, bound time.Duration) Check {
 		}
 	}
 	if len(gaps) == 0 {
-		c.Detail = "no handover between two clients"
+		c.Detail = "no handover between two clients to judge"
+		var left []string
+		for _, n := range []struct {
+			count int
+			why   string
+		}{{duringFault, "came while a fault was on"}, {crashed, "followed a crash"}, {overlapped, "overlapped the holder"}, {again, "were the same client again"}} {
+			if n.count > 0 {
+				left = append(left, fmt.Sprintf("%d %s", n.count, n.why))
+			}
+		}
+		if len(left) > 0 {
+			c.Detail = fmt.Sprintf("no handover to judge among %d holds: %s", len(hs), strings.Join(left, ", "))
+		}
 		return c
 	}
 	slices.Sort(gaps)

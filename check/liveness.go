@@ -26,7 +26,7 @@ func checkLiveness(ops []history.Op) Check {
 	c.Verdict = Stuck
 	var why []string
 	if len(e.Stuck) > 0 {
-		why = append(why, fmt.Sprintf("clients %v did not finish their critical section within %s", e.Stuck, ms(e.Bound)))
+		why = append(why, fmt.Sprintf("%s within %s", unfinished(e.Stuck), ms(e.Bound)))
 	}
 	if !e.Probe {
 		why = append(why, fmt.Sprintf("a fresh client got no lock within %s", ms(e.Bound)))
@@ -57,4 +57,18 @@ func lastGrant(ops []history.Op) (at time.Duration) {
 		}
 	}
 	return at
+}
+
+// unfinished says which clients did not finish: "client 2 did not finish
+// its critical section", "clients 0 and 2 did not finish theirs".
+func unfinished(clients []int) string {
+	if len(clients) == 1 {
+		return fmt.Sprintf("client %d did not finish its critical section", clients[0])
+	}
+	names := make([]string, len(clients))
+	for i, c := range clients {
+		names[i] = fmt.Sprint(c)
+	}
+	return fmt.Sprintf("clients %s and %s did not finish their critical sections",
+		strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
 }

@@ -44,7 +44,11 @@ func checkResource(ops []history.Op, opts Options) (Check, *linearization) {
 	switch {
 	case res == porcupine.Illegal || lost > 0 || oversold > 0:
 		c.Verdict = Illegal
-		c.Detail = fmt.Sprintf("%d sales, %d lost updates, %d oversold", sold, lost, oversold)
+		updates := "lost updates"
+		if lost == 1 {
+			updates = "lost update"
+		}
+		c.Detail = fmt.Sprintf("%d sales, %d %s, %d oversold", sold, lost, updates, oversold)
 		if a, b, ok := firstLostUpdate(sections); ok {
 			c.At = ptr(b.Return)
 			c.Detail += fmt.Sprintf("; clients %d and %d both read stock %d and wrote %d", a.Client, b.Client, b.Observed, b.Written)
@@ -52,7 +56,11 @@ func checkResource(ops []history.Op, opts Options) (Check, *linearization) {
 	case res == porcupine.Unknown:
 		c.Verdict, c.Detail = Unknown, fmt.Sprintf("porcupine gave no answer within %s", opts.Timeout)
 	default:
-		c.Detail = fmt.Sprintf("%d critical sections ran one at a time; %d sales, none lost", len(operations), sold)
+		ran := fmt.Sprintf("%d critical sections ran", len(operations))
+		if len(operations) == 1 {
+			ran = "1 critical section ran"
+		}
+		c.Detail = fmt.Sprintf("%s one at a time; %d sales, none lost", ran, sold)
 	}
 	return c, lin
 }

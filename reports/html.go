@@ -3,6 +3,7 @@ package reports
 import (
 	"bytes"
 	_ "embed"
+	"errors"
 	"fmt"
 	"html/template"
 	"os"
@@ -32,9 +33,27 @@ var tmpl = template.Must(template.New(IndexFile).Parse(indexHTML))
 // the catalogue's matrix and, per pitfall, what goes wrong, the fix and what
 // each variant's run found; lock runs get, per lock, a matrix of scenarios
 // by checkers and what each scenario's run found. Every failing verdict shows
-// its kind, with why as its tooltip, and every run links its own files.
+// its kind, with why as its tooltip, and every run links its own files and
+// its page, run.html, which WriteIndex writes into the run's folder: the
+// run's timeline and, when it broke, the counterexample, drawn from its
+// history.
 func WriteIndex(dir string, runs []Run) error {
-	page := newPage(dir, runs, time.Now())
+	stories := make([]runStory, len(runs))
+	for i, r := range runs {
+		stories[i] = readStory(r)
+	}
+	page := newPage(dir, runs, stories, time.Now())
+	var errs []error
+	for i, r := range runs {
+		if info, err := os.Stat(r.ReportDir); err != nil || !info.IsDir() {
+			continue // a run that never started has no folder
+		}
+		v := newVariant(dir, r, mismatchesOf(r), stories[i])
+		errs = append(errs, writeRunPage(dir, r, v, stories[i]))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
 	var buf bytes.Buffer
 	if err := tmpl.Execute(&buf, page); err != nil {
 		return fmt.Errorf("render report: %w", err)
@@ -76,6 +95,7 @@ type row struct {
 	// the run could not start.
 	NotExercised []string
 	Skipped      string
+	Page         string // the run's page, when it has one
 }
 
 // cell is one checker's verdict in the matrix.
@@ -140,7 +160,9 @@ type variant struct {
 	Skipped      string
 	HasResult    bool
 	Checks       []checkView
-	Faults       []string
+	Faults       []string // in plain words with times, from the history when it can be read
+	Page         string   // the run's page, run.html
+	Sections     string   // "40 critical sections"
 	Stats        check.Stats
 	Phases       []phase
 	Links        []link
@@ -168,7 +190,7 @@ type link struct {
 	Href string
 }
 
-func newPage(dir string, runs []Run, now time.Time) page {
+func newPage(dir string, runs []Run, stories []runStory, now time.Time) page {
 	p := page{
 		Date:     now.Format("2006-01-02 15:04 MST"),
 		Summary:  summary(runs),
@@ -178,7 +200,7 @@ func newPage(dir string, runs []Run, now time.Time) page {
 	// Runs arrive in order with every run of a pitfall or a lock together,
 	// so a section is opened the first time its pitfall or lock shows up.
 	pitfallAt, lockAt := map[string]int{}, map[string]int{}
-	for _, r := range runs {
+	for i, r := range runs {
 		if r.status() != asExpected {
 			p.AllPass = false
 		}
@@ -190,25 +212,23 @@ func newPage(dir string, runs []Run, now time.Time) page {
 				p.Locks = append(p.Locks, newLockSection(r))
 			}
 			s := &p.Locks[i]
-			v := newVariant(dir, r, r.ownFailures())
+			v := newVariant(dir, r, r.ownFailures(), stories[i])
 			v.Anchor = fmt.Sprintf("%s-%s", s.Anchor, r.Scenario)
 			s.Rows = append(s.Rows, newLockRow(r, v))
 			s.Runs = append(s.Runs, v)
 			continue
 		}
-		var mismatches []string
-		if r.status() == notAsExpected {
-			mismatches = check.Mismatches(r.Expected, r.Verdicts)
-		}
-		i, ok := pitfallAt[r.Pitfall]
+		mismatches := mismatchesOf(r)
+		j, ok := pitfallAt[r.Pitfall]
 		if !ok {
-			i = len(p.Pitfalls)
-			pitfallAt[r.Pitfall] = i
+			j = len(p.Pitfalls)
+			pitfallAt[r.Pitfall] = j
 			p.Pitfalls = append(p.Pitfalls, newSection(r))
 		}
-		s := &p.Pitfalls[i]
-		p.Rows = append(p.Rows, newRow(r, s, mismatches))
-		s.Variants = append(s.Variants, newVariant(dir, r, mismatches))
+		s := &p.Pitfalls[j]
+		v := newVariant(dir, r, mismatches, stories[i])
+		p.Rows = append(p.Rows, newRow(r, s, mismatches, v.Page))
+		s.Variants = append(s.Variants, v)
 	}
 	return p
 }
@@ -265,7 +285,19 @@ func newSection(r Run) section {
 	return s
 }
 
-func newRow(r Run, s *section, mismatches []string) row {
+// mismatchesOf is what went wrong with a catalogue case: its verdicts
+// that differ from the catalogue's.
+func mismatchesOf(r Run) []string {
+	if r.Lock != "" {
+		return r.ownFailures()
+	}
+	if r.status() == notAsExpected {
+		return check.Mismatches(r.Expected, r.Verdicts)
+	}
+	return nil
+}
+
+func newRow(r Run, s *section, mismatches []string, runPage string) row {
 	name := r.Pitfall
 	if s.ID != 0 {
 		name = fmt.Sprintf("%d %s", s.ID, r.Pitfall)
@@ -273,7 +305,7 @@ func newRow(r Run, s *section, mismatches []string) row {
 	rw := row{Anchor: s.Anchor, Pitfall: name, Variant: r.Variant, Scenario: r.Scenario,
 		Detect: detectText(r), Duration: runDurationText(r),
 		AsExpected: r.status() == asExpected, Mismatches: mismatches,
-		NotExercised: r.NotExercised, Skipped: r.Skipped}
+		NotExercised: r.NotExercised, Skipped: r.Skipped, Page: runPage}
 	for _, c := range check.Checkers {
 		ce := newCell(r, c)
 		ce.Want, ce.Expected = r.Expected[c]
@@ -285,17 +317,26 @@ func newRow(r Run, s *section, mismatches []string) row {
 
 // newVariant is what run r found; mismatches are the lines that say what
 // went wrong: the catalogue's mismatches, or a lock run's own failures.
-func newVariant(dir string, r Run, mismatches []string) variant {
+func newVariant(dir string, r Run, mismatches []string, st runStory) variant {
 	v := variant{Variant: r.Variant, Scenario: r.Scenario, Seed: r.Seed, Mismatches: mismatches,
 		NotExercised: r.NotExercised, Skipped: r.Skipped, Links: runLinks(dir, r.ReportDir)}
 	v.Status, v.Class = statusText(r)
+	if info, err := os.Stat(r.ReportDir); err == nil && info.IsDir() {
+		v.Page = path.Join(relativeTo(dir, r.ReportDir), RunPageFile)
+	}
 	if r.Result == nil {
 		return v
 	}
 	res := r.Result
 	v.HasResult = true
+	// The history says when each fault struck and for how long; the
+	// scenario's labels only say what was planned.
 	v.Faults = res.Faults
+	if st.err == nil {
+		v.Faults = st.schedule
+	}
 	v.Stats = res.Stats
+	v.Sections = plural(res.Stats.Sections, "critical section")
 	for _, c := range res.Checks {
 		cv := checkView{Checker: c.Checker, Verdict: string(c.Verdict), Class: verdictClass(c.Verdict), Detail: c.Detail,
 			Kind: string(c.Kind), KindWhy: c.KindWhy}
@@ -311,6 +352,10 @@ func newVariant(dir string, r Run, mismatches []string) variant {
 		name string
 		p    check.Span
 	}{{"before faults", res.Stats.Before}, {"during faults", res.Stats.During}, {"after faults", res.Stats.After}} {
+		// A run without faults is all "before"; empty stretches say nothing.
+		if ph.p.To-ph.p.From <= 0 {
+			continue
+		}
 		v.Phases = append(v.Phases, phase{Name: ph.name, From: roundMS(ph.p.From), To: roundMS(ph.p.To),
 			Sections: ph.p.Sections, PerSec: fmt.Sprintf("%.1f", ph.p.PerSec)})
 	}
@@ -384,3 +429,11 @@ func verdictClass(v harness.Verdict) string {
 }
 
 func roundMS(d time.Duration) string { return d.Round(time.Millisecond).String() }
+
+// plural is "1 critical section" or "n critical sections".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

@@ -46,8 +46,8 @@ func SaveRun(r Run) error {
 // report folder as found under dir, and its harness result from result.json
 // when there is one. When two folders hold the same pitfall, variant and
 // scenario, or the same lock and scenario, the newer run.json wins.
-// Catalogue cases come first, in catalogue order: by pitfall, then in the
-// order of the pitfall's cases; runs of pitfalls the catalogue no longer
+// Catalogue cases come first, by pitfall ID (catalogue order among pitfalls
+// of one ID), then in the order of the pitfall's cases; runs of pitfalls the catalogue no longer
 // has come after them. Lock runs come last, by lock in registry order (other
 // locks by name), then by scenario name.
 //
@@ -131,9 +131,16 @@ func runOrder(r Run, cat []pitfalls.Pitfall, registry []locks.Lock) [3]int {
 		}
 		return [3]int{1, i, 0}
 	}
+	// By ID, then in catalogue order among pitfalls of one ID, so that the
+	// matrix reads 9, 10, 11, 12 whatever order the catalogue keeps.
+	rank := func(i int) int { return cat[i].ID*len(cat) + i }
+	last := 0
+	for i := range cat {
+		last = max(last, rank(i)+1)
+	}
 	i := slices.IndexFunc(cat, func(p pitfalls.Pitfall) bool { return p.Name == r.Pitfall })
 	if i < 0 {
-		return [3]int{0, len(cat), 0}
+		return [3]int{0, last, 0}
 	}
 	j := slices.IndexFunc(cat[i].Cases(), func(c pitfalls.Case) bool {
 		return c.Variant == r.Variant && c.Scenario == r.Scenario
@@ -141,7 +148,7 @@ func runOrder(r Run, cat []pitfalls.Pitfall, registry []locks.Lock) [3]int {
 	if j < 0 {
 		j = len(cat[i].Cases())
 	}
-	return [3]int{0, i, j}
+	return [3]int{0, rank(i), j}
 }
 
 // loadRun reads the run in folder. It returns an error wrapping

@@ -11,6 +11,7 @@
 //	check -lock NAME [-topology T] [-seed N] [-out DIR] [-duration D] [-json]
 //	check list
 //	check explore -lock NAME [-topology T] [-time D | -runs N] [-seed S] [-replay SEED] [-json] [-out DIR]
+//	check verify DIR
 //	check help
 //
 // Without -pitfall every pitfall runs; -pitfall given but empty, or with an
@@ -106,6 +107,9 @@ type config struct {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "explore" {
 		return runExplore(ctx, args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "verify" {
+		return runVerify(args[1:], stdout, stderr)
 	}
 	if len(args) > 0 && (args[0] == "list" || args[0] == "help") {
 		if len(args) > 1 {
@@ -231,6 +235,8 @@ func usage(w io.Writer) {
                        run one lock through every scenario of its topologies
        check list      list pitfalls, locks and scenarios
        check explore   random fault schedules for one lock (check explore -h)
+       check verify DIR
+                       re-check the saved histories of a run or report folder (check verify -h)
        check help      print this help
 
 flags:

@@ -1,0 +1,129 @@
+package reports
+
+import (
+	"bytes"
+	_ "embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+
+	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/timeline"
+)
+
+// RunPageFile is the page of one run, written into the run's folder.
+const RunPageFile = "run.html"
+
+//go:embed templates/run.html
+var runHTML string
+
+// runTmpl is parsed once and never changes, like tmpl.
+var runTmpl = template.Must(template.New(RunPageFile).Parse(runHTML))
+
+// runPage is what templates/run.html shows: one run, worked out here so
+// the template only lays it out.
+type runPage struct {
+	Title       string
+	Meta        string // scenario, seed, length
+	Index       string // the report's index, relative to the run's folder
+	Description string
+	Wrong, Fix  string // the pitfall's prose, for a catalogue case
+	variant
+	Lesson     string
+	Sequence   template.HTML // the counterexample, for a run with a failing verdict
+	Timeline   template.HTML
+	Throughput template.HTML
+	Schedule   []string
+	Unfired    []string // failpoints that did not fire, faults never injected
+	Porcupine  []link
+	HistoryErr string // why there is no drawing
+}
+
+// runStory is what a run's history adds to its report: the drawings and
+// the schedule of faults in plain words.
+type runStory struct {
+	schedule   []string
+	sequence   template.HTML
+	timeline   template.HTML
+	throughput template.HTML
+	lesson     string
+	err        error
+}
+
+// readStory reads r's history and draws it; a run without a readable
+// history gets the error instead.
+func readStory(r Run) runStory {
+	if r.ReportDir == "" || r.Result == nil {
+		return runStory{err: errors.New("no history was recorded for this run")}
+	}
+	f, err := os.Open(filepath.Join(r.ReportDir, harness.HistoryFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return runStory{err: errors.New("no history was recorded for this run")}
+	}
+	if err != nil {
+		return runStory{err: err}
+	}
+	defer f.Close()
+	ops, err := history.Read(f)
+	if err != nil {
+		return runStory{err: fmt.Errorf("%s: %w", f.Name(), err)}
+	}
+	checks := r.Result.Checks
+	st := runStory{
+		schedule:   timeline.Schedule(ops),
+		timeline:   template.HTML(timeline.Draw(ops, checks)),
+		throughput: template.HTML(timeline.Throughput(check.Measure(ops))),
+		lesson:     timeline.Lesson(ops, checks),
+	}
+	if seq, ok := timeline.Sequence(ops, checks); ok {
+		st.sequence = template.HTML(seq)
+	}
+	return st
+}
+
+// writeRunPage writes r's run.html into its folder; dir is the report
+// folder, for the link back to the index.
+func writeRunPage(dir string, r Run, v variant, st runStory) error {
+	p := runPage{Index: path.Join(relativeTo(r.ReportDir, dir), IndexFile), variant: v,
+		Lesson: st.lesson, Sequence: st.sequence,
+		Timeline: st.timeline, Throughput: st.throughput, Schedule: st.schedule, Unfired: r.NotExercised}
+	if r.Lock != "" {
+		p.Title = fmt.Sprintf("lock %s in %s", r.Lock, r.Scenario)
+	} else {
+		p.Title = fmt.Sprintf("%s, %s", r.Pitfall, r.Variant)
+		if r.Entry.ID != 0 {
+			p.Title = fmt.Sprintf("%d %s", r.Entry.ID, p.Title)
+		}
+		p.Wrong, p.Fix = r.Entry.Wrong, r.Entry.Fix
+	}
+	p.Meta = fmt.Sprintf("scenario %s, seed %d", r.Scenario, r.Seed)
+	if r.Skipped == "" {
+		p.Meta += ", " + runDurationText(r)
+	}
+	if s, err := scenarios.Lookup(r.Scenario); err == nil {
+		p.Description = s.Description
+	}
+	if st.err != nil {
+		p.HistoryErr = st.err.Error()
+	}
+	for _, l := range v.Links {
+		if l.Name == harness.LockFile || l.Name == harness.ResourceFile {
+			p.Porcupine = append(p.Porcupine, link{Name: l.Name, Href: path.Base(l.Href)})
+		}
+	}
+	var buf bytes.Buffer
+	if err := runTmpl.Execute(&buf, p); err != nil {
+		return fmt.Errorf("render %s of %s: %w", RunPageFile, r.Name(), err)
+	}
+	if err := writeFileAtomic(filepath.Join(r.ReportDir, RunPageFile), buf.Bytes()); err != nil {
+		return fmt.Errorf("write %s of %s: %w", RunPageFile, r.Name(), err)
+	}
+	return nil
+}

@@ -1,0 +1,235 @@
+package reports
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/scenarios"
+)
+
+// Change is a verdict that re-checking a saved history did not reproduce.
+type Change struct {
+	Run      string // the run's name, as the table calls it
+	Checker  string
+	Was, Now harness.Verdict
+}
+
+// String says what changed in one line: "no-ttl/fixed: lock was illegal,
+// is now ok".
+func (c Change) String() string {
+	return fmt.Sprintf("%s: %s was %s, is now %s", c.Run, c.Checker, c.Was, c.Now)
+}
+
+// Verify re-runs every checker on the saved histories in dir, which is one
+// run's folder or a report folder holding run folders; nothing is started.
+// Each run's result.json, run.json, porcupine pages and run.html are
+// rewritten from what the checkers say now, and so is the report's
+// index.html (for a run's folder, its parent's, when it has one). A
+// failing verdict keeps the kind (own or inherent) it was given when the
+// reference lock ran, as long as the verdict is the same; telling a kind
+// anew would need the reference lock to run again.
+//
+// It returns the runs re-checked, in the index's order, and the verdicts
+// that changed. A history that cannot be read (an old or unknown format)
+// is an error of one line naming the file.
+func Verify(dir string) ([]Run, []Change, error) {
+	info, err := os.Stat(dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("verify: %w", err)
+	}
+	if !info.IsDir() {
+		return nil, nil, fmt.Errorf("verify: %s is not a folder", dir)
+	}
+	report, single := dir, isRunFolder(dir)
+	if single {
+		report = filepath.Dir(dir)
+	}
+	folders := []string{dir}
+	if !single {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return nil, nil, fmt.Errorf("verify: %w", err)
+		}
+		folders = folders[:0]
+		for _, e := range entries {
+			if f := filepath.Join(dir, e.Name()); e.IsDir() && isRunFolder(f) {
+				folders = append(folders, f)
+			}
+		}
+		if len(folders) == 0 {
+			return nil, nil, fmt.Errorf("verify: %s holds no run (no folder with %s and %s)", dir, RunFile, harness.HistoryFile)
+		}
+	}
+	var changes []Change
+	for _, f := range folders {
+		c, err := verifyRun(f)
+		if err != nil {
+			return nil, nil, err
+		}
+		changes = append(changes, c...)
+	}
+	runs, err := LoadRuns(report)
+	if err != nil {
+		return nil, nil, fmt.Errorf("verify: %w", err)
+	}
+	if single {
+		// Only this run is reported; its neighbours were not re-checked.
+		var mine []Run
+		for _, r := range runs {
+			if same, _ := sameFolder(r.ReportDir, dir); same {
+				mine = append(mine, r)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(report, IndexFile)); err != nil {
+			// No report around the run: only its own page is rewritten.
+			return mine, changes, writeRunPages(report, mine)
+		}
+		return mine, changes, WriteIndex(report, runs)
+	}
+	return runs, changes, WriteIndex(report, runs)
+}
+
+// isRunFolder reports whether dir holds a saved run and its history.
+func isRunFolder(dir string) bool {
+	for _, name := range []string{RunFile, harness.HistoryFile} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+func sameFolder(a, b string) (bool, error) {
+	ia, err := os.Stat(a)
+	if err != nil {
+		return false, err
+	}
+	ib, err := os.Stat(b)
+	if err != nil {
+		return false, err
+	}
+	return os.SameFile(ia, ib), nil
+}
+
+// verifyRun re-checks the history in folder and saves what the checkers
+// say now, returning the verdicts that changed.
+func verifyRun(folder string) ([]Change, error) {
+	loaded, _, err := loadRun(folder)
+	if loaded == nil {
+		return nil, fmt.Errorf("verify: %w", err)
+	}
+	r := *loaded
+	if r.Skipped != "" {
+		return nil, nil // it never ran: there is nothing to re-check
+	}
+	path := filepath.Join(folder, harness.HistoryFile)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("verify: %w", err)
+	}
+	ops, err := history.Read(f)
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("verify: %s: %w", path, err)
+	}
+	end := history.EndOf(ops)
+	if end == nil {
+		return nil, fmt.Errorf("verify: %s: the history has no end record (the run never finished)", path)
+	}
+	opts := check.Options{Initial: end.Initial}
+	if s, err := scenarios.Lookup(r.Scenario); err == nil {
+		opts.Handover = s.Handover
+	}
+	checked := check.Run(ops, opts)
+
+	old := r.Result
+	if old == nil {
+		old = &harness.Result{Scenario: r.Scenario, Lock: r.Lock, Seed: r.Seed}
+	}
+	res := *old
+	res.Dir = folder
+	res.Checks = checked.Checks
+	for i, c := range res.Checks {
+		for _, was := range old.Checks {
+			if was.Checker == c.Checker && was.Verdict == c.Verdict {
+				res.Checks[i].Kind, res.Checks[i].KindWhy = was.Kind, was.KindWhy
+			}
+		}
+	}
+	res.Verdicts, res.Detect = checked.Verdicts(), checked.Detect()
+	res.Stats = check.Measure(ops)
+	res.NotExercised = end.NotExercised
+
+	var changes []Change
+	for _, c := range check.Checkers {
+		if was, now := r.Verdicts[c], res.Verdicts[c]; was != now {
+			changes = append(changes, Change{Run: r.Name(), Checker: c, Was: was, Now: now})
+		}
+	}
+
+	if err := checked.WriteVisualizations(folder, ops); err != nil {
+		return nil, fmt.Errorf("verify %s: %w", folder, err)
+	}
+	b, err := json.MarshalIndent(&res, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("verify %s: %w", folder, err)
+	}
+	if err := writeFileAtomic(filepath.Join(folder, harness.ResultFile), append(b, '\n')); err != nil {
+		return nil, fmt.Errorf("verify %s: %w", folder, err)
+	}
+	again := fromResult(&res)
+	again.Pitfall, again.Variant, again.Expected, again.Entry = r.Pitfall, r.Variant, r.Expected, r.Entry
+	again.Lock, again.LockEntry = r.Lock, r.LockEntry
+	again.DurationMS = r.DurationMS
+	again.Pass = again.status() == asExpected
+	if err := SaveRun(again); err != nil {
+		return nil, fmt.Errorf("verify: %w", err)
+	}
+	return changes, nil
+}
+
+// writeRunPages writes the page of each run, with no index around them.
+func writeRunPages(dir string, runs []Run) error {
+	var errs []error
+	for _, r := range runs {
+		st := readStory(r)
+		errs = append(errs, writeRunPage(dir, r, newVariant(dir, r, mismatchesOf(r), st), st))
+	}
+	return errors.Join(errs...)
+}
+
+// Exit codes of a verification, after Jepsen's: every verdict ok, some
+// verdict failing (illegal, stuck or slow), or none failing but some
+// unknown.
+const (
+	VerifyOK        = 0
+	VerifyViolation = 1
+	VerifyUnknown   = 2
+)
+
+// VerifyCode is the exit code for runs: VerifyViolation when any verdict
+// fails, else VerifyUnknown when any is unknown or a run has none, else
+// VerifyOK.
+func VerifyCode(runs []Run) int {
+	code := VerifyOK
+	for _, r := range runs {
+		if len(r.Verdicts) == 0 {
+			code = VerifyUnknown
+		}
+		for _, v := range r.Verdicts {
+			switch {
+			case check.Failing(v):
+				return VerifyViolation
+			case v != check.OK:
+				code = VerifyUnknown
+			}
+		}
+	}
+	return code
+}

@@ -1,0 +1,293 @@
+// Package timeline draws what happened in one run, from its saved history
+// and the checkers' verdicts: a timeline with one lane per client, per node
+// and for the network, the first violation marked on it, and the violation's
+// story as a sequence diagram. It is pure: history and verdicts in, SVG
+// bytes and plain words out. The drawings work offline and need no
+// JavaScript, so a report folder can be zipped and handed out.
+package timeline
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/models"
+)
+
+// scene is a run, sorted into what the drawings show.
+type scene struct {
+	last    time.Duration // the end of the history
+	clients []int         // workload clients, not the liveness probe
+	holds   []check.Hold
+	refused map[int][]time.Duration // replies of refused acquires, per client
+	crashes []history.Op
+	// hatched are a client's own pauses and slow work, per client.
+	hatched map[int][]history.Op
+	lanes   []string                // node and network lanes, in drawing order
+	faults  map[string][]history.Op // the faults of each node or network lane
+	end     *history.End
+	// endRecord is when the end record was written: the run's workload and
+	// liveness probe were over.
+	endRecord time.Duration
+	checks    map[string]check.Check
+	sections  []history.Op
+	releases  []history.Op // the workload's releases, Return filled in
+
+	overlap *overlap    // the lock checker's first violation
+	lost    *lostUpdate // the resource checker's first violation
+	refusal *refusal    // the resource refusing a stale token: the fencing lesson
+	stuck   *stuckKey   // the liveness checker's failure
+	idle    []gap       // long waits for a free lock, when handover is slow
+}
+
+type overlap struct{ a, b check.Hold }
+
+// to is where the overlap ends: the earlier of the two holds' ends.
+func (o overlap) to() time.Duration { return min(o.a.End, o.b.End) }
+
+type lostUpdate struct{ a, b history.Op }
+
+// refusal is a write the resource refused for its stale token, and the
+// newer token it had already seen.
+type refusal struct {
+	section history.Op
+	newer   uint64
+}
+
+// stuckKey is a lock nobody got again: granted last at from.
+type stuckKey struct {
+	from    time.Duration
+	holder  int // the client that holds it, or -1
+	refused int // acquires refused since
+}
+
+// gap is a time the lock sat free while someone waited for it.
+type gap struct {
+	from, to time.Duration
+	next     int // the client that got it after
+}
+
+// lesson reports whether the run's violation is drawn as a lesson, not a
+// failure: the lock failed, but the resource refused the stale write.
+func (s *scene) lesson() bool {
+	return s.refusal != nil && s.checks[check.CheckResource].Verdict == check.OK
+}
+
+func newScene(ops []history.Op, checks []check.Check) *scene {
+	s := &scene{last: history.Last(ops), refused: map[int][]time.Duration{}, hatched: map[int][]history.Op{},
+		faults: map[string][]history.Op{}, end: history.EndOf(ops), checks: map[string]check.Check{}}
+	for _, c := range checks {
+		s.checks[c.Checker] = c
+	}
+	probe := map[int]bool{}
+	for _, op := range ops {
+		if op.Probe {
+			probe[op.Client] = true
+		}
+	}
+	for _, op := range ops {
+		if op.Client >= 0 && !probe[op.Client] && op.Kind != history.KindFault && !slices.Contains(s.clients, op.Client) {
+			s.clients = append(s.clients, op.Client)
+		}
+	}
+	slices.Sort(s.clients)
+	for _, h := range check.Holds(ops) {
+		if !probe[h.Client] {
+			s.holds = append(s.holds, h)
+		}
+	}
+	for _, op := range ops {
+		if op.Probe {
+			continue
+		}
+		switch op.Kind {
+		case history.KindAcquire:
+			if op.Outcome == models.Failed {
+				s.refused[op.Client] = append(s.refused[op.Client], history.Returned(op, s.last))
+			}
+		case history.KindEnd:
+			s.endRecord = op.Call
+		case history.KindCrash:
+			s.crashes = append(s.crashes, op)
+		case history.KindSection:
+			s.sections = append(s.sections, op)
+		case history.KindRelease:
+			op.Return = history.Returned(op, s.last)
+			s.releases = append(s.releases, op)
+		case history.KindFault:
+			op.Return = history.Returned(op, s.last)
+			if op.Client >= 0 && !network(op.Fault) {
+				s.hatched[op.Client] = append(s.hatched[op.Client], op)
+				continue
+			}
+			for _, lane := range faultLanes(op) {
+				if _, ok := s.faults[lane]; !ok {
+					s.lanes = append(s.lanes, lane)
+				}
+				s.faults[lane] = append(s.faults[lane], op)
+			}
+		}
+	}
+	slices.SortFunc(s.lanes, func(a, b string) int { return laneRank(a) - laneRank(b) })
+	s.findViolations(ops)
+	return s
+}
+
+// findViolations finds what each failing checker saw, to mark it.
+func (s *scene) findViolations(ops []history.Op) {
+	if v := s.checks[check.CheckLock].Verdict; v == check.Illegal || v == check.Unknown {
+		if a, b, ok := check.FirstOverlap(ops); ok {
+			s.overlap = &overlap{a, b}
+		}
+	}
+	if s.checks[check.CheckResource].Verdict == check.Illegal {
+		if a, b, ok := check.FirstLostUpdate(ops); ok {
+			s.lost = &lostUpdate{a, b}
+		}
+	}
+	s.refusal = firstRefusal(s.sections)
+	if s.checks[check.CheckLiveness].Verdict == check.Stuck {
+		s.stuck = s.stuckKey()
+	}
+	if s.checks[check.CheckHandover].Verdict == check.Slow {
+		s.idle = s.idleGaps()
+	}
+}
+
+// firstRefusal is the first write the resource refused, with the newest
+// token it had accepted before.
+func firstRefusal(sections []history.Op) *refusal {
+	byReturn := slices.Clone(sections)
+	slices.SortFunc(byReturn, func(a, b history.Op) int { return compare(a.Return, b.Return) })
+	var newest uint64
+	for _, op := range byReturn {
+		switch op.Result {
+		case models.Wrote:
+			newest = max(newest, op.Token)
+		case models.Rejected:
+			return &refusal{section: op, newer: max(newest, op.Token+1)}
+		}
+	}
+	return nil
+}
+
+func (s *scene) stuckKey() *stuckKey {
+	k := &stuckKey{holder: -1}
+	for _, h := range s.holds {
+		if h.Start >= k.from {
+			k.from, k.holder = h.Start, h.Client
+		}
+	}
+	for _, c := range s.crashes {
+		if c.Call > k.from && c.Client == k.holder {
+			k.from = c.Call
+		}
+	}
+	for _, ts := range s.refused {
+		for _, t := range ts {
+			if t > k.from {
+				k.refused++
+			}
+		}
+	}
+	return k
+}
+
+// idleGaps are the waits between one client's release and the next
+// client's acquire that are long against the lease: the lock was free, or
+// held by nobody who used it, while others waited.
+func (s *scene) idleGaps() []gap {
+	least := 50 * time.Millisecond
+	if s.end != nil && s.end.TTL > 0 {
+		least = s.end.TTL / 4
+	}
+	var gaps []gap
+	for i := 1; i < len(s.holds); i++ {
+		prev, h := s.holds[i-1], s.holds[i]
+		if prev.EndedBy == history.KindRelease && prev.Client != h.Client && h.Start-prev.End >= least {
+			gaps = append(gaps, gap{from: prev.End, to: h.Start, next: h.Client})
+		}
+	}
+	return gaps
+}
+
+// network reports whether a fault label names a fault of the network.
+func network(label string) bool {
+	for _, w := range []string{"partition", "latency", "black-hole", "reply", "replies"} {
+		if strings.Contains(label, w) {
+			return true
+		}
+	}
+	return false
+}
+
+var nodeNumbers = regexp.MustCompile(`nodes? \[?([0-9][0-9 ]*)\]?`)
+
+// faultLanes are the lanes a fault of the system is drawn in: the network,
+// each node its label names, the master, or Sentinel.
+func faultLanes(op history.Op) []string {
+	switch {
+	case network(op.Fault):
+		return []string{"network"}
+	case op.Fault == history.FaultFailover:
+		return []string{"Sentinel"}
+	case strings.HasPrefix(op.Fault, "kill the master"):
+		return []string{"master"}
+	}
+	if m := nodeNumbers.FindStringSubmatch(op.Fault); m != nil {
+		var lanes []string
+		for _, n := range strings.Fields(m[1]) {
+			lanes = append(lanes, "node "+n)
+		}
+		return lanes
+	}
+	return []string{"system"}
+}
+
+func laneRank(lane string) int {
+	switch lane {
+	case "master":
+		return 1000
+	case "Sentinel":
+		return 1001
+	case "system":
+		return 1002
+	case "network":
+		return 1003
+	}
+	n, _ := strconv.Atoi(strings.TrimPrefix(lane, "node "))
+	return n
+}
+
+func compare(a, b time.Duration) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// shortLabel is a fault's label up to its first parenthesis: what it did,
+// without how.
+func shortLabel(op history.Op) string {
+	l := op.Fault
+	if i := strings.Index(l, " ("); i > 0 {
+		l = l[:i]
+	}
+	if l == "client pause" {
+		l = "paused"
+	}
+	return l
+}
+
+// msText prints a time or a length in whole milliseconds.
+func msText(d time.Duration) string {
+	return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond))
+}

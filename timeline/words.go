@@ -1,0 +1,128 @@
+package timeline
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/history"
+)
+
+// Schedule is every fault and crash of the run in plain words, in order,
+// each with its time from the start of the run as the history recorded it:
+// "1.23 s: client 0 paused for 500 ms (before DEL)".
+func Schedule(ops []history.Op) []string {
+	last := history.Last(ops)
+	var end time.Duration
+	for _, op := range ops {
+		if op.Kind == history.KindEnd {
+			end = op.Call
+		}
+	}
+	var faults []history.Op
+	for _, op := range ops {
+		if op.Kind == history.KindFault || op.Kind == history.KindCrash {
+			faults = append(faults, op)
+		}
+	}
+	slices.SortStableFunc(faults, func(a, b history.Op) int { return compare(a.Call, b.Call) })
+	var lines []string
+	for _, f := range faults {
+		at := fmt.Sprintf("%.2f s: ", f.Call.Seconds())
+		if f.Kind == history.KindCrash {
+			lines = append(lines, at+fmt.Sprintf("client %d crashed%s", f.Client, trigger(f.Detail)))
+			continue
+		}
+		ret := history.Returned(f, last)
+		length := "for " + msText(ret-f.Call)
+		if end > 0 && ret >= end {
+			length = "until the end of the run"
+		}
+		var what string
+		switch {
+		case f.Fault == "client pause":
+			what = fmt.Sprintf("client %d paused %s", f.Client, length)
+		case f.Fault == history.FaultSlowWork:
+			what = fmt.Sprintf("client %d's work made slow, %s", f.Client, strings.TrimPrefix(length, "for "))
+		case f.Fault == history.FaultFailover:
+			what = "Sentinel failover: " + strings.TrimPrefix(f.Detail, "Sentinel ")
+			f.Detail = ""
+		case ret-f.Call < 5*time.Millisecond: // an instant: its length is noise
+			what = f.Fault
+		default:
+			what = fmt.Sprintf("%s, %s", f.Fault, length)
+		}
+		lines = append(lines, at+what+trigger(f.Detail))
+	}
+	return lines
+}
+
+// trigger is what set a fault off, from its detail: " (before DEL (release
+// command 1))", or "" when it was scheduled.
+func trigger(detail string) string {
+	d := strings.TrimPrefix(detail, "failpoint ")
+	if i := strings.Index(d, ":"); i > 0 {
+		d = d[:i]
+	}
+	if d == "" {
+		return ""
+	}
+	return " (" + d + ")"
+}
+
+// Lesson is the line that reads a fix as the lesson it is, when the lock
+// failed but the resource protected itself: "lock illegal, resource ok: the
+// resource refused token 33 after 34". It is "" otherwise.
+func Lesson(ops []history.Op, checks []check.Check) string {
+	s := newScene(ops, checks)
+	if !s.lesson() || s.checks[check.CheckLock].Verdict != check.Illegal {
+		return ""
+	}
+	return fmt.Sprintf("lock illegal, resource ok: the resource refused token %d after %d", s.refusal.section.Token, s.refusal.newer)
+}
+
+// Throughput is a small bar chart of critical sections per second before,
+// during and after the faults; a run without faults has one bar.
+func Throughput(st check.Stats) []byte {
+	type bar struct {
+		name string
+		p    check.Span
+	}
+	bars := []bar{{"before faults", st.Before}, {"during faults", st.During}, {"after faults", st.After}}
+	if st.During.To-st.During.From <= 0 && st.After.To-st.After.From <= 0 {
+		bars = []bar{{"whole run (no fault)", st.Before}}
+	}
+	// A stretch of no length, such as the "during" of a crash, says nothing.
+	bars = slices.DeleteFunc(bars, func(b bar) bool { return b.p.To-b.p.From <= 0 })
+	top := 0.0
+	for _, b := range bars {
+		top = max(top, b.p.PerSec)
+	}
+	const w, labelW, barMax, rowH = 560.0, 130.0, 220.0, 22.0
+	h := rowH*float64(len(bars)) + 6
+	var out bytes.Buffer
+	fmt.Fprintf(&out, `<svg xmlns="http://www.w3.org/2000/svg" class="throughput" viewBox="0 0 %.0f %.0f" width="%.0f" height="%.0f" font-family="system-ui, sans-serif" font-size="12" role="img" aria-label="critical sections per second">`, w, h, w, h)
+	for i, b := range bars {
+		y := float64(i)*rowH + 3
+		length := 0.0
+		if top > 0 {
+			length = b.p.PerSec / top * barMax
+		}
+		fmt.Fprintf(&out, `<text x="0" y="%.0f">%s</text><rect x="%.0f" y="%.0f" width="%.1f" height="%.0f" fill="#4a7bd0"/>`, y+13, b.name, labelW, y, max(length, 1), rowH-6)
+		fmt.Fprintf(&out, `<text x="%.0f" y="%.0f">%.1f/s: %s, %s–%s</text>`, labelW+length+6, y+13, b.p.PerSec,
+			plural(b.p.Sections, "section"), msText(b.p.From), msText(b.p.To))
+	}
+	out.WriteString("</svg>\n")
+	return out.Bytes()
+}
+
+// plural is "1 section" or "n sections".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
