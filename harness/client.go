@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/history"
 	"github.com/redis/go-redis/v9"
 )
@@ -42,8 +43,11 @@ type Client struct {
 	skew    atomic.Int64 // added to the wall clock, in nanoseconds
 	crashed atomic.Bool
 
-	mu     sync.Mutex
-	resume chan struct{} // non-nil while paused; closed when the pause ends
+	mu      sync.Mutex
+	resume  chan struct{} // non-nil while paused; closed when the pause ends
+	process Process       // the client's own process, when the lock is a program (Attach)
+
+	endpoints Endpoints // what it dials, for a lock program's environment
 
 	phase atomic.Pointer[phaseRun] // the worker's phase, for commands whose context has none
 }
@@ -56,6 +60,7 @@ type clientConfig struct {
 	key       string   // the workload's lock key; "" means "lock"
 	master    string   // address of the lock node, through this client's link
 	nodes     []string // every lock master, through this client's links
+	sentinels []string // the Sentinels of a replicated topology
 	inventory string   // the inventory node, direct: no fault touches it
 	mariaDSN  string   // the inventory in MariaDB, when it lives there
 	// failover builds the Sentinel client of a replicated topology in place
@@ -72,6 +77,14 @@ func newClient(ctx context.Context, cfg clientConfig) *Client {
 	}
 	c := &Client{id: cfg.id, ttl: cfg.ttl, timeout: cfg.timeout, key: cfg.key, history: cfg.history, points: cfg.points}
 	c.ctx, c.cancel = context.WithCancel(ctx)
+	switch {
+	case cfg.failover != nil:
+		c.endpoints = Endpoints{Sentinels: cfg.sentinels, Master: cluster.SentinelMaster}
+	case len(cfg.nodes) > 1:
+		c.endpoints = Endpoints{Nodes: cfg.nodes}
+	default:
+		c.endpoints = Endpoints{Redis: cfg.master}
+	}
 	if cfg.failover != nil {
 		c.redis = cfg.failover(options("", cfg.timeout))
 		c.redis.AddHook(clientHook{c})
@@ -144,8 +157,16 @@ func (c *Client) Now() time.Time {
 	return time.Now().Add(time.Duration(c.skew.Load()))
 }
 
-// SetSkew moves this client's wall clock by d from now on.
-func (c *Client) SetSkew(d time.Duration) { c.skew.Store(int64(d)) }
+// SetSkew moves this client's wall clock by d from now on; a client's
+// process (Attach) has its own clock moved, or the run is spoiled.
+func (c *Client) SetSkew(d time.Duration) {
+	c.skew.Store(int64(d))
+	if p := c.attached(); p != nil {
+		if err := p.SetClock(d); err != nil {
+			c.spoilf("clock skew of %s did not reach client %d's process: %v", d, c.id, err)
+		}
+	}
+}
 
 // Failpoint runs whatever the scenario armed at name for this client: a crash,
 // a pause, a sleep or a fault. It returns ErrCrashed if the client crashed
@@ -250,6 +271,12 @@ func (c *Client) Crash(why string) {
 		return
 	}
 	at := c.history.Now()
+	if p := c.attached(); p != nil {
+		// The process dies first, so that it sends nothing once crashed.
+		if err := p.Kill(); err != nil {
+			c.spoilf("crash of client %d did not kill its process: %v", c.id, err)
+		}
+	}
 	c.cancel()
 	c.closeConns()
 	c.history.Add(history.Op{Client: c.id, Kind: history.KindCrash, Call: at, Return: at, Detail: why})
@@ -279,9 +306,20 @@ func (c *Client) pause(ctx context.Context, d time.Duration, why string, wait fu
 	c.mu.Unlock()
 
 	start := c.history.Now()
+	p := c.attached()
+	if p != nil {
+		if err := p.Stop(); err != nil {
+			c.spoilf("pause of client %d did not stop its process: %v", c.id, err)
+		}
+	}
 	wctx, cancel := context.WithTimeout(ctx, d)
 	wait(wctx)
 	cancel()
+	if p != nil {
+		if err := p.Continue(); err != nil {
+			c.spoilf("pause of client %d: its process did not continue: %v", c.id, err)
+		}
+	}
 	err := ctx.Err()
 	if c.crashed.Load() {
 		err = ErrCrashed
@@ -333,6 +371,9 @@ func (c *Client) closeConns() {
 // Close ends the client and waits for its background work.
 func (c *Client) Close() {
 	c.cancel()
+	if p := c.attached(); p != nil {
+		p.Close()
+	}
 	c.wg.Wait()
 	if !c.crashed.Load() {
 		c.closeConns()

@@ -65,7 +65,7 @@ func connect(ctx context.Context, cl *cluster.Cluster, cfg clientConfig) (*Clien
 		for i, n := range cl.Masters() {
 			byNode[n.Addr()] = links[i].Addr()
 		}
-		cfg.nodes = nil
+		cfg.nodes, cfg.sentinels = nil, rs.SentinelAddrs()
 		cfg.failover = func(opts *redis.Options) *redis.Client {
 			return rs.FailoverClient(opts, func(ctx context.Context, addr string) (net.Conn, error) {
 				if via, ok := byNode[addr]; ok {

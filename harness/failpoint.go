@@ -125,6 +125,9 @@ type failpoints struct {
 	allFired chan struct{}          // closed when toFire reaches 0
 	acting   int                    // failpoint actions under way
 	reached  map[string]map[int]int // hits per failpoint name and client, armed or not
+	spoiled  string                 // why the run did not happen as written (Client.Spoil)
+	program  bool                   // the clients are lock programs (Client.Attach)
+	gaveUp   map[int]bool           // required failpoints no program can reach: not awaited
 	changed  chan struct{}          // closed and replaced at every hit
 
 	env    *Env
@@ -159,6 +162,8 @@ func (f *failpoints) unfired() []string {
 		}
 		line := fmt.Sprintf("failpoint %s never fired (%s): ", fp.Name, fp)
 		switch {
+		case f.gaveUp[i]:
+			line += "the lock is a program: its Redis commands do not pass locklab's go-redis hook, so no fault can strike them"
 		case len(f.reached[fp.Name]) == 0 && isCommandPoint(fp.Name):
 			line += "no client ever got there: the lock never sent such a command"
 		case len(f.reached[fp.Name]) == 0:
@@ -227,7 +232,7 @@ func (f *failpoints) hit(name string, client int) []Action {
 		if n > fp.Skip && n <= fp.Skip+times {
 			actions = append(actions, fp.Action)
 		}
-		if n == fp.Skip+1 && !fp.Optional {
+		if n == fp.Skip+1 && !fp.Optional && !f.gaveUp[i] {
 			if f.toFire--; f.toFire == 0 {
 				close(f.allFired)
 			}

@@ -100,11 +100,26 @@ func (f Partition) String() string {
 
 // Inject cuts the links.
 func (f Partition) Inject(ctx context.Context, env *Env) (network.Heal, error) {
+	if env.unreachable(f.Client, f) {
+		return once(func() error { return nil }), nil
+	}
 	links, err := env.linksTo(f.Client, f.Nodes)
 	if err != nil {
 		return nil, err
 	}
 	return env.Cluster.Network().Cut(ctx, links...)
+}
+
+// unreachable reports whether a fault on client's links cannot reach it,
+// and then spoils the run: a lock program on the replicated topology dials
+// the data nodes at the addresses Sentinel gives it, not through its links.
+func (e *Env) unreachable(client int, f Fault) bool {
+	c, err := e.client(client)
+	if err != nil || c.attached() == nil || e.Cluster.ReplicaSet() == nil {
+		return false
+	}
+	c.spoilf("%s cannot reach client %d: a lock program on the replicated topology dials the nodes Sentinel names, not its own links", f, client)
+	return true
 }
 
 // linksTo is client's links to the given lock nodes, or to all of them.
@@ -144,6 +159,9 @@ func (f Latency) String() string {
 
 // Inject adds the latency toxics.
 func (f Latency) Inject(ctx context.Context, env *Env) (network.Heal, error) {
+	if env.unreachable(f.Client, f) {
+		return once(func() error { return nil }), nil
+	}
 	links, err := env.linksTo(f.Client, f.Nodes)
 	if err != nil {
 		return nil, err
@@ -166,6 +184,9 @@ func (f BlackHole) String() string {
 func (f BlackHole) Inject(ctx context.Context, env *Env) (network.Heal, error) {
 	if _, err := env.client(f.Client); err != nil {
 		return nil, err
+	}
+	if env.unreachable(f.Client, f) {
+		return once(func() error { return nil }), nil
 	}
 	return env.Cluster.Network().BlackHole(ctx, f.Direction, env.Links(f.Client)...)
 }

@@ -240,6 +240,7 @@ func (r *run) execute(ctx context.Context, newLocker NewLocker) error {
 	end := &history.End{Initial: r.w.Stock, Stuck: stuck, Bound: bound, TTL: r.w.TTL, Work: r.w.Work,
 		NotExercised: append(r.points.unfired(), notInjected()...)}
 	r.probe(runCtx, probe, newLocker, bound, end)
+	end.NotExercised = append(end.NotExercised, r.points.spoiledBy()...)
 	if err := r.readEnd(ctx, end); err != nil {
 		return err
 	}

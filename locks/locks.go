@@ -1,16 +1,19 @@
 // Package locks names every lock locklab can judge: the catalogue's broken
 // locks under their pitfall's name, the fixes, and the adapted libraries.
-// The CLI's -lock flag, `check list` and `check explore` look them up here.
+// The CLI's -lock flag, `check list` and `check explore` look them up here;
+// a name exec:COMMAND is a lock program in any language (package program).
 package locks
 
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/libraries"
 	"github.com/locklab/locklab/pitfalls"
+	"github.com/locklab/locklab/program"
 )
 
 // Lock is one named lock.
@@ -94,14 +97,34 @@ func All() []Lock {
 	return all
 }
 
-// Lookup finds a lock by name.
+// Lookup finds a lock by name. A name exec:COMMAND is the lock program
+// run by COMMAND (package program), on any topology, single first.
 func Lookup(name string) (Lock, error) {
+	if command, ok := strings.CutPrefix(name, program.Prefix); ok {
+		if err := program.Check(command); err != nil {
+			return Lock{}, err
+		}
+		return Lock{Name: programName(command), Topologies: []cluster.Topology{cluster.Single, cluster.Replicated, cluster.Redlock},
+			New: program.New(command), About: "The lock program `" + command + "`, spoken to over locklab's line protocol."}, nil
+	}
 	for _, l := range All() {
 		if l.Name == name {
 			return l, nil
 		}
 	}
 	return Lock{}, fmt.Errorf("unknown lock %q (see `check list`)", name)
+}
+
+// programName names the lock program run by command in a way that can
+// name a report folder: exec-, then the command's words joined by dashes.
+func programName(command string) string {
+	name := strings.Join(strings.FieldsFunc(command, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-')
+	}), "-")
+	if len(name) > 60 {
+		name = name[:60]
+	}
+	return "exec-" + name
 }
 
 // Reference is the correct lock another lock is measured against on a

@@ -68,6 +68,15 @@ func All() []harness.Scenario {
 				Fault: harness.ClockSkew{Client: 0, By: time.Second}}},
 		},
 		{
+			Name: "clock-skew-seconds",
+			Description: "clock-skew for locks that count in whole seconds (seed 004's PHP lock): a 2 s TTL; from 300 ms on, " +
+				"client 0's wall clock runs 3 s ahead, past the TTL, for 1.2 s. Critical sections take 50 ms.",
+			Topology: cluster.Single,
+			Workload: harness.Workload{TTL: 2 * time.Second, Work: 50 * time.Millisecond, Duration: 2 * time.Second},
+			Faults: []harness.ScheduledFault{{At: 300 * time.Millisecond, For: 1200 * time.Millisecond,
+				Fault: harness.ClockSkew{Client: 0, By: 3 * time.Second}}},
+		},
+		{
 			Name: "pause-holder",
 			Description: "Client 0 is paused (stop-the-world, its watchdog included) for 500 ms inside its second " +
 				"critical section, after reading the stock: two and a half TTLs.",

@@ -37,7 +37,7 @@ func newExploreFlags() exploreFlags {
 	fs.Usage = func() {}
 	return exploreFlags{
 		fs:        fs,
-		lock:      fs.String("lock", "", "the lock to explore (see check list); required"),
+		lock:      fs.String("lock", "", "the lock to explore (see check list; exec:'COMMAND' for a lock program); required"),
 		topology:  fs.String("topology", "", "single, replicated or redlock (default: the lock's first)"),
 		time:      fs.Duration("time", 0, "explore for this long (default 2m)"),
 		runs:      fs.Int("runs", 0, "explore this many runs instead of for a time"),

@@ -67,6 +67,7 @@ import (
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/pitfalls"
+	"github.com/locklab/locklab/program"
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/scenarios"
 )
@@ -219,7 +220,7 @@ func newFlags() flags {
 	return flags{
 		fs:       fs,
 		only:     fs.String("pitfall", "", "run only these pitfalls: IDs or names, comma-separated (default: all)"),
-		lock:     fs.String("lock", "", "run this lock (see check list) through every scenario of its topologies, instead of the catalogue"),
+		lock:     fs.String("lock", "", "run this lock (see check list; exec:'COMMAND' for a lock program) through every scenario of its topologies, instead of the catalogue"),
 		topology: fs.String("topology", "", "with -lock: only this topology's scenarios (single, replicated or redlock)"),
 		seed:     fs.Int64("seed", 1, "seed of the clients' retry jitter"),
 		out:      fs.String("out", "locklab-report", "report folder; made when missing, locked while check runs"),
@@ -343,6 +344,10 @@ func lockTopologies(name, topology string, given bool) (locks.Lock, []cluster.To
 	l, err := locks.Lookup(name)
 	if err != nil {
 		return locks.Lock{}, nil, err
+	}
+	if !given && strings.HasPrefix(name, program.Prefix) {
+		// A lock program may know one topology only: single unless told.
+		return l, l.Topologies[:1], nil
 	}
 	if !given {
 		return l, l.Topologies, nil

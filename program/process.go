@@ -1,0 +1,385 @@
+package program
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/harness"
+)
+
+// firstAnswer is how long a program may take to start and answer its first
+// request before it counts as one that never answers.
+const firstAnswer = 5 * time.Second
+
+// errDead is returned by every request to a process that ended or broke.
+var errDead = errors.New("the lock program is not running")
+
+// process is one running lock program: the process of one client. It
+// implements harness.Process.
+type process struct {
+	command string
+	client  *harness.Client
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	dir     *cluster.RunDir // holds the clock file
+	clock   string          // libfaketime's timestamp file; "" without libfaketime
+	stderr  tail
+
+	mu      sync.Mutex
+	pending []*request // requests written, oldest first, waiting for their answer
+	answers int        // lines answered so far
+	dead    error      // set once the process ended or broke: requests fail with it
+
+	killed   atomic.Bool   // it was killed on purpose (crash, close, broken)
+	exited   chan struct{} // closed when the process has ended and been reaped
+	readDone chan struct{} // closed when stdout and stderr are drained
+}
+
+// request is one line sent, and where its answer goes.
+type request struct {
+	line   string
+	answer chan string // buffered: the reader never blocks on an abandoned request
+}
+
+// start runs command for client c, with c's endpoints in its environment.
+func start(c *harness.Client, command string) (*process, error) {
+	p := &process{command: command, client: c, exited: make(chan struct{}), readDone: make(chan struct{})}
+	dir, err := cluster.NewRunDir()
+	if err != nil {
+		return nil, err
+	}
+	p.dir = dir
+	env := append(os.Environ(), environment(c)...)
+	if lib := libfaketime(); lib != "" {
+		sweepShm()
+		p.clock = filepath.Join(dir.Path(), "clock")
+		if err := p.SetClock(0); err != nil {
+			dir.Remove()
+			return nil, err
+		}
+		env = append(env, preload(lib, p.clock)...)
+	}
+	p.cmd = exec.Command("/bin/sh", "-c", command)
+	p.cmd.Env = env
+	p.cmd.SysProcAttr = sysProcAttr()
+	// Pipes of our own, not the ones os/exec copies in goroutines: Wait
+	// must return when the program exits, even if something it started
+	// still holds its output open.
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		dir.Remove()
+		return nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		dir.Remove()
+		return nil, err
+	}
+	p.cmd.Stdout, p.cmd.Stderr = outW, errW
+	if p.stdin, err = p.cmd.StdinPipe(); err == nil {
+		err = p.cmd.Start()
+	}
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		dir.Remove()
+		return nil, fmt.Errorf("start %q: %w", command, err)
+	}
+	var drained sync.WaitGroup
+	drained.Add(2)
+	go func() { defer drained.Done(); p.read(outR) }()
+	go func() { defer drained.Done(); io.Copy(&p.stderr, errR) }()
+	go func() {
+		drained.Wait()
+		outR.Close()
+		errR.Close()
+		close(p.readDone)
+	}()
+	go p.wait()
+	return p, nil
+}
+
+// environment is what a lock program learns of its client.
+func environment(c *harness.Client) []string {
+	e := c.Endpoints()
+	env := []string{
+		EnvTTL + "=" + strconv.FormatInt(c.TTL().Milliseconds(), 10),
+		EnvTimeout + "=" + strconv.FormatInt(c.Timeout().Milliseconds(), 10),
+		EnvClient + "=" + strconv.Itoa(c.ID()),
+	}
+	switch {
+	case len(e.Sentinels) > 0:
+		env = append(env, EnvSentinels+"="+strings.Join(e.Sentinels, ","), EnvMaster+"="+e.Master)
+	case len(e.Nodes) > 0:
+		env = append(env, EnvNodes+"="+strings.Join(e.Nodes, ","))
+	default:
+		env = append(env, EnvRedis+"="+e.Redis)
+	}
+	return env
+}
+
+// read matches each line the program prints to the oldest request waiting.
+func (p *process) read(stdout io.Reader) {
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 4096), 64*1024)
+	for sc.Scan() {
+		line := strings.TrimRight(sc.Text(), "\r")
+		p.mu.Lock()
+		if len(p.pending) == 0 {
+			p.mu.Unlock()
+			p.fail(fmt.Sprintf("printed %q when no request was waiting: stdout is for answers only (log to stderr)", clip(line)))
+			continue
+		}
+		req := p.pending[0]
+		p.pending = p.pending[1:]
+		p.answers++
+		p.mu.Unlock()
+		req.answer <- line
+	}
+	if err := sc.Err(); err != nil {
+		p.fail(fmt.Sprintf("printed a line locklab cannot read: %v", err))
+		io.Copy(io.Discard, stdout)
+	}
+}
+
+// wait reaps the program and ends what it left running in its group.
+func (p *process) wait() {
+	err := p.cmd.Wait()
+	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	// Give stderr a moment to deliver the program's last words.
+	select {
+	case <-p.readDone:
+	case <-time.After(time.Second):
+	}
+	if !p.killed.Load() {
+		status := "exit status 0"
+		if err != nil {
+			status = err.Error()
+		}
+		why := fmt.Sprintf("exited (%s) after %d answer(s)", status, p.answered())
+		if last := p.stderr.last(); last != "" {
+			why += ": " + last
+		}
+		p.fail(why)
+	}
+	p.mu.Lock()
+	if p.dead == nil {
+		p.dead = errDead
+	}
+	p.mu.Unlock()
+	close(p.exited)
+}
+
+func (p *process) answered() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.answers
+}
+
+// fail spoils the run with one line saying what the program did wrong, and
+// kills it: once out of step with the protocol, none of its answers can be
+// trusted.
+func (p *process) fail(why string) {
+	p.mu.Lock()
+	first := p.dead == nil
+	if first {
+		p.dead = fmt.Errorf("%w: it %s", errDead, why)
+	}
+	p.mu.Unlock()
+	if first {
+		p.client.Spoil(fmt.Sprintf("lock program %q (client %d) %s", p.command, p.client.ID(), why))
+	}
+	p.killed.Store(true)
+	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+}
+
+// ask sends one request line and waits for its answer. No answer within
+// the bound is an unknown outcome; the answer, if it ever comes, is
+// matched to this request and dropped.
+func (p *process) ask(ctx context.Context, line string) (string, error) {
+	req := &request{line: line, answer: make(chan string, 1)}
+	p.mu.Lock()
+	if p.dead != nil {
+		err := p.dead
+		p.mu.Unlock()
+		return "", err
+	}
+	first := p.answers == 0 && len(p.pending) == 0
+	p.pending = append(p.pending, req)
+	// Written under the lock, so that the queue's order is the pipe's.
+	_, werr := io.WriteString(p.stdin, line+"\n")
+	p.mu.Unlock()
+	if werr != nil {
+		// The program is gone; wait tells why.
+		<-p.exited
+		return "", p.deadErr()
+	}
+	bound := p.bound()
+	if first {
+		bound += firstAnswer
+	}
+	sent := time.Now()
+	t := time.NewTimer(bound)
+	defer t.Stop()
+	select {
+	case a := <-req.answer:
+		return a, nil
+	case <-p.exited:
+		select {
+		case a := <-req.answer:
+			return a, nil
+		default:
+			return "", p.deadErr()
+		}
+	case <-ctx.Done():
+		// A program that has answered nothing by the end of the run never
+		// will: say so, rather than leave its silence to read as a stuck lock.
+		if waited := time.Since(sent); first && waited >= time.Second && p.answered() == 0 && !p.killed.Load() {
+			p.fail(fmt.Sprintf("never answered its first request %q (waited %s, until the run ended)", line, waited.Round(time.Millisecond)))
+		}
+		return "", ctx.Err()
+	case <-t.C:
+		if p.answered() == 0 {
+			p.fail(fmt.Sprintf("never answered its first request %q (waited %s)", line, bound.Round(time.Millisecond)))
+		}
+		return "", fmt.Errorf("lock program: no answer to %q within %s: outcome unknown", line, bound.Round(time.Millisecond))
+	}
+}
+
+// bound is how long a request may wait for its answer: long enough for
+// the program's own Redis timeout to expire twice (a dial and a read).
+func (p *process) bound() time.Duration { return 2*p.client.Timeout() + time.Second }
+
+func (p *process) deadErr() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.dead == nil {
+		return errDead
+	}
+	return p.dead
+}
+
+// Kill ends the program's whole process group at once.
+func (p *process) Kill() error {
+	p.killed.Store(true)
+	return signal(p.cmd.Process.Pid, syscall.SIGKILL)
+}
+
+// Stop freezes the program's whole process group.
+func (p *process) Stop() error { return signal(p.cmd.Process.Pid, syscall.SIGSTOP) }
+
+// Continue undoes Stop.
+func (p *process) Continue() error { return signal(p.cmd.Process.Pid, syscall.SIGCONT) }
+
+// signal sends sig to the process group of pid; a group already gone has
+// nothing left to signal.
+func signal(pid int, sig syscall.Signal) error {
+	if err := syscall.Kill(-pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("signal %s to process group %d: %w", sig, pid, err)
+	}
+	return nil
+}
+
+// SetClock moves the program's wall clock: libfaketime re-reads the file
+// at every clock reading (FAKETIME_NO_CACHE).
+func (p *process) SetClock(offset time.Duration) error {
+	if p.clock == "" {
+		return errors.New("libfaketime is not installed (Debian: apt-get install faketime), so a program's clock cannot be skewed")
+	}
+	tmp := p.clock + ".new"
+	if err := os.WriteFile(tmp, []byte(fmt.Sprintf("%+.6f\n", offset.Seconds())), 0o644); err != nil {
+		return err
+	}
+	// A rename, so that libfaketime never reads a half-written file.
+	return os.Rename(tmp, p.clock)
+}
+
+// Close kills the program if it still runs, waits until it is reaped, and
+// removes what it left behind.
+func (p *process) Close() error {
+	p.killed.Store(true)
+	p.stdin.Close()
+	err := p.Kill()
+	select {
+	case <-p.exited:
+	case <-time.After(10 * time.Second):
+		err = errors.Join(err, fmt.Errorf("lock program %q (pid %d) did not end within 10 s of SIGKILL", p.command, p.cmd.Process.Pid))
+	}
+	removeShm(p.cmd.Process.Pid)
+	return errors.Join(err, p.dir.Remove())
+}
+
+// removeShm removes the shared memory libfaketime makes for each process
+// that loads it, which a killed process cannot remove itself.
+func removeShm(pid int) {
+	os.Remove(fmt.Sprintf("/dev/shm/faketime_shm_%d", pid))
+	os.Remove(fmt.Sprintf("/dev/shm/sem.faketime_sem_%d", pid))
+}
+
+// sweepShm removes the shared memory of libfaketime processes that are gone
+// (killed along with a locklab process that was itself killed); libfaketime
+// says a stale one breaks the next process that gets its pid.
+var sweepShm = sync.OnceFunc(func() {
+	files, _ := filepath.Glob("/dev/shm/faketime_shm_*")
+	for _, f := range files {
+		pid, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(f), "faketime_shm_"))
+		if err != nil {
+			continue
+		}
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); errors.Is(err, os.ErrNotExist) {
+			removeShm(pid)
+		}
+	}
+})
+
+// tail keeps the last bytes a program wrote to stderr, for the line that
+// says why it died.
+type tail struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+const tailSize = 2048
+
+func (t *tail) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, b...)
+	if len(t.buf) > tailSize {
+		t.buf = t.buf[len(t.buf)-tailSize:]
+	}
+	return len(b), nil
+}
+
+// last is the last non-empty line written.
+func (t *tail) last() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	lines := strings.Split(strings.TrimSpace(string(t.buf)), "\n")
+	return clip(strings.TrimSpace(lines[len(lines)-1]))
+}
+
+// clip shortens what a program printed to fit in one line of a report.
+func clip(s string) string {
+	if len(s) > 120 {
+		return s[:120] + "…"
+	}
+	return s
+}

@@ -1,0 +1,190 @@
+// Package program judges a lock written in any language: a program that
+// speaks a line protocol on its stdin and stdout. locklab starts one process
+// per client, with that client's own network links in its environment
+// (LOCKLAB_REDIS on single; LOCKLAB_SENTINELS and LOCKLAB_MASTER on
+// replicated; LOCKLAB_NODES on redlock; plus LOCKLAB_TTL_MS,
+// LOCKLAB_TIMEOUT_MS and LOCKLAB_CLIENT), and asks:
+//
+//	acquire KEY   →  ok [TOKEN] | refused | error TEXT
+//	release KEY   →  ok | not-held | error TEXT
+//
+// one request at a time per process, one answer line per request, in
+// order. TOKEN is a fencing token (a decimal number; none means 0). An
+// `error` answer, or none within the bound, is an unknown outcome. stdout
+// carries answers only; logs go to stderr.
+//
+// The process is the client (harness.Process): its crash is a SIGKILL of
+// its process group, its stop-the-world pause is SIGSTOP then SIGCONT, its
+// threads included, and its clock skew is libfaketime's, in that process
+// only (its monotonic clock keeps true time). A program that prints
+// garbage, exits, never answers or cannot start spoils the run
+// (harness.Client.Spoil): one line says what it did, and every verdict of
+// the run is unknown.
+package program
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/locklab/locklab/harness"
+)
+
+// The environment a lock program gets.
+const (
+	EnvRedis     = "LOCKLAB_REDIS"      // host:port of the master (single)
+	EnvSentinels = "LOCKLAB_SENTINELS"  // host:port of each Sentinel, comma-separated (replicated)
+	EnvMaster    = "LOCKLAB_MASTER"     // the master's name at the Sentinels (replicated)
+	EnvNodes     = "LOCKLAB_NODES"      // host:port of each master, comma-separated (redlock)
+	EnvTTL       = "LOCKLAB_TTL_MS"     // the lease the scenario times its faults against
+	EnvTimeout   = "LOCKLAB_TIMEOUT_MS" // give up on a Redis reply after this long: an unknown outcome
+	EnvClient    = "LOCKLAB_CLIENT"     // the client's number, from 0
+)
+
+// Prefix starts a lock name that is a program: exec:COMMAND.
+const Prefix = "exec:"
+
+// New is the lock run by command, a /bin/sh command line, one process per
+// client.
+func New(command string) harness.NewLocker {
+	return func(c *harness.Client) harness.Locker {
+		l := &Lock{c: c}
+		p, err := start(c, command)
+		if err != nil {
+			l.err = fmt.Errorf("lock program %q (client %d) could not start: %w", command, c.ID(), err)
+			c.Spoil(l.err.Error())
+			return l
+		}
+		l.p = p
+		c.Attach(p)
+		return l
+	}
+}
+
+// Check reports, in one line, why command cannot be run: it is empty, or
+// its program is not found or not executable. It looks at the first word
+// only; a command line that starts with a shell keyword is left to the run.
+func Check(command string) error {
+	fields := strings.Fields(command)
+	if len(fields) == 0 {
+		return errors.New("exec: names no command (exec:'php lock.php')")
+	}
+	name := strings.Trim(fields[0], `'"`)
+	if _, err := exec.LookPath(name); err != nil {
+		return fmt.Errorf("lock program %q: %s: not found or not executable", command, name)
+	}
+	return nil
+}
+
+// Lock is one client's lock program.
+type Lock struct {
+	c   *harness.Client
+	p   *process // nil when it could not start
+	err error    // why it could not start
+}
+
+// Acquire asks the program for the lock on key.
+func (l *Lock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
+	answer, err := l.ask(ctx, "acquire", key)
+	if err != nil {
+		return nil, err
+	}
+	word, rest, _ := strings.Cut(answer, " ")
+	switch {
+	case word == "ok":
+		token := uint64(0)
+		if rest != "" {
+			if token, err = strconv.ParseUint(rest, 10, 64); err != nil {
+				return nil, l.garbage(answer, "acquire "+key, "a token must be a decimal number")
+			}
+		}
+		return &lease{l: l, key: key, token: token}, nil
+	case answer == "refused":
+		return nil, harness.ErrNotAcquired
+	case word == "error":
+		return nil, fmt.Errorf("lock program: %s", rest)
+	}
+	return nil, l.garbage(answer, "acquire "+key, "want ok [TOKEN], refused or error TEXT")
+}
+
+// ask sends `verb key` to the program.
+func (l *Lock) ask(ctx context.Context, verb, key string) (string, error) {
+	if l.p == nil {
+		return "", l.err
+	}
+	if key == "" || strings.ContainsAny(key, " \t\r\n") {
+		return "", fmt.Errorf("lock program: key %q cannot be sent in one line", key)
+	}
+	return l.p.ask(ctx, verb+" "+key)
+}
+
+// garbage spoils the run for an answer outside the protocol.
+func (l *Lock) garbage(answer, request, want string) error {
+	l.p.fail(fmt.Sprintf("answered %q to %q: not in the protocol (%s)", clip(answer), request, want))
+	return fmt.Errorf("lock program: answered %q: not in the protocol", clip(answer))
+}
+
+type lease struct {
+	l     *Lock
+	key   string
+	token uint64
+}
+
+// Release asks the program to give the lock back.
+func (s *lease) Release(ctx context.Context) error {
+	answer, err := s.l.ask(ctx, "release", s.key)
+	if err != nil {
+		return err
+	}
+	word, rest, _ := strings.Cut(answer, " ")
+	switch {
+	case answer == "ok":
+		return nil
+	case answer == "not-held":
+		return harness.ErrNotHeld
+	case word == "error":
+		return fmt.Errorf("lock program: %s", rest)
+	}
+	return s.l.garbage(answer, "release "+s.key, "want ok, not-held or error TEXT")
+}
+
+// Token is the fencing token the program gave, 0 for none.
+func (s *lease) Token() uint64 { return s.token }
+
+// libfaketime is the path of Debian's libfaketime, or "" when it is not
+// installed.
+func libfaketime() string {
+	if p := os.Getenv("LOCKLAB_LIBFAKETIME"); p != "" {
+		return p
+	}
+	for _, pattern := range []string{"/usr/lib/*/faketime/libfaketime.so.1", "/usr/lib/faketime/libfaketime.so.1",
+		"/usr/local/lib/faketime/libfaketime.so.1"} {
+		if m, _ := filepath.Glob(pattern); len(m) > 0 {
+			return m[0]
+		}
+	}
+	return ""
+}
+
+// HasLibfaketime reports whether a program's clock can be skewed here.
+func HasLibfaketime() bool { return libfaketime() != "" }
+
+// preload makes libfaketime take the wall clock from file, read again at
+// every clock reading. The monotonic clock is left alone: a skewed wall
+// clock (NTP, a VM resumed) never moves it. A caveat of libfaketime 0.9.10
+// with that setting: a sleep until an absolute monotonic time (Python's
+// time.sleep) fails with EINVAL; waits with a timeout (threading.Event.wait)
+// work.
+func preload(lib, file string) []string {
+	ld := lib
+	if prev := os.Getenv("LD_PRELOAD"); prev != "" {
+		ld = lib + ":" + prev
+	}
+	return []string{"LD_PRELOAD=" + ld, "FAKETIME_TIMESTAMP_FILE=" + file, "FAKETIME_NO_CACHE=1",
+		"FAKETIME_DONT_FAKE_MONOTONIC=1"}
+}

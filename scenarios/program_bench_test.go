@@ -1,0 +1,91 @@
+package scenarios_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/explore"
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/locks"
+	"github.com/locklab/locklab/program"
+)
+
+// BenchmarkProgramStart is what a lock program costs a client: start the
+// process and take and give back the lock once, against the same first
+// cycle of the token lock in Go.
+func BenchmarkProgramStart(b *testing.B) {
+	token, _ := locks.Lookup("token")
+	for _, tc := range []struct {
+		name string
+		new  func(testing.TB) harness.NewLocker
+	}{
+		{"token-go", func(testing.TB) harness.NewLocker { return token.New }},
+		{"redis-py", func(t testing.TB) harness.NewLocker { needRedisPy(t); return program.New(redisPy) }},
+		{"seed004-php", func(t testing.TB) harness.NewLocker { needPHP(t); return program.New(seed004PHP) }},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			newLocker := tc.new(b)
+			ctx := context.Background()
+			cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.Single})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer cl.Close()
+			cycle := func(l harness.Locker) {
+				lease, err := l.Acquire(ctx, "bench")
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := lease.Release(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+			var warm time.Duration
+			b.ResetTimer()
+			for range b.N {
+				c, err := harness.Connect(ctx, cl, harness.ClientOptions{TTL: time.Second, Direct: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				l := newLocker(c)
+				cycle(l)
+				start := time.Now()
+				cycle(l)
+				warm += time.Since(start)
+				c.Close()
+			}
+			b.ReportMetric(float64(warm.Microseconds())/float64(b.N), "µs/warm-cycle")
+		})
+	}
+}
+
+// BenchmarkExploreProgram is the pace of exploration with redis-py's bare
+// Lock against the same lock in Go (token): runs per minute.
+func BenchmarkExploreProgram(b *testing.B) {
+	token, _ := locks.Lookup("token")
+	for _, tc := range []struct {
+		name string
+		new  func(testing.TB) harness.NewLocker
+	}{
+		{"token-go", func(testing.TB) harness.NewLocker { return token.New }},
+		{"redis-py", func(t testing.TB) harness.NewLocker { needRedisPy(t); return program.New(redisPy) }},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			newLocker := tc.new(b)
+			start := time.Now()
+			rep, err := explore.Run(context.Background(), explore.Config{Lock: tc.name, New: newLocker,
+				Reference: locks.Reference(cluster.Single, false).New, Topology: cluster.Single,
+				Runs: b.N, Seed: 1, KeepGoing: true, Dir: b.TempDir()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(rep.Runs)/time.Since(start).Minutes(), "runs/min")
+			b.ReportMetric(float64(rep.Own), "own")
+			b.ReportMetric(float64(rep.Inherent), "inherent")
+			b.ReportMetric(float64(rep.Quiet), "quiet")
+			b.ReportMetric(float64(rep.Unknown), "unknown")
+		})
+	}
+}

@@ -1,0 +1,295 @@
+package scenarios_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/locks"
+	"github.com/locklab/locklab/program"
+	"github.com/locklab/locklab/scenarios"
+)
+
+// The shipped lock programs, run as check -lock runs them.
+var (
+	seed004PHP  = "php " + programPath("seed004/lock.php")
+	redisPy     = "/usr/bin/python3 " + programPath("redispy.py")
+	redisPyRenw = redisPy + " --renew"
+)
+
+// programPath is a file of programs/, from this package's folder.
+func programPath(name string) string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "programs", name)
+}
+
+// needPHP skips, in one line, when seed 004's lock cannot run here.
+func needPHP(t testing.TB) {
+	t.Helper()
+	out, err := exec.Command("php", "-m").Output()
+	if err != nil || !strings.Contains("\n"+string(out), "\nredis\n") {
+		t.Skip("php-cli with php-redis is not installed (make deps)")
+	}
+}
+
+// needRedisPy skips, in one line, when redis-py cannot run here.
+func needRedisPy(t testing.TB) {
+	t.Helper()
+	if exec.Command("/usr/bin/python3", "-c", "import redis").Run() != nil {
+		t.Skip("python3-redis is not installed for /usr/bin/python3 (make deps)")
+	}
+}
+
+// needFaketime skips, in one line, when a program's clock cannot be skewed.
+func needFaketime(t testing.TB) {
+	t.Helper()
+	if !program.HasLibfaketime() {
+		t.Skip("libfaketime is not installed (make deps: faketime)")
+	}
+}
+
+// runProgram puts a lock program through one scenario.
+func runProgram(t *testing.T, scenario, command string) *harness.Result {
+	t.Helper()
+	res, err := scenarios.Run(context.Background(), scenario, program.New(command),
+		harness.Options{Seed: 1, Dir: t.TempDir()})
+	if err != nil && !errors.Is(err, harness.ErrNotExercised) {
+		t.Fatalf("%s: %v", scenario, err)
+	}
+	return res
+}
+
+func TestProgramLookup(t *testing.T) {
+	l, err := locks.Lookup("exec:" + redisPy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(l.Name, "/ :") {
+		t.Errorf("name %q cannot name a folder", l.Name)
+	}
+	if _, err := locks.Lookup("exec:no-such-program-locklab x"); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("a missing program: %v, want one line saying it is not found", err)
+	}
+}
+
+// TestSeed004ClockSkew: seed 004's PHP lock counts whole seconds; with the
+// TTL it needs, a clock running ahead past it takes the lock over with
+// GETSET while its holder still holds it.
+func TestSeed004ClockSkew(t *testing.T) {
+	needPHP(t)
+	needFaketime(t)
+	res := runProgram(t, "clock-skew-seconds", seed004PHP)
+	if len(res.NotExercised) > 0 {
+		t.Fatalf("not exercised: %v", res.NotExercised)
+	}
+	if res.Verdicts[harness.CheckLock] != harness.Illegal {
+		t.Errorf("lock: %s, want illegal: %+v", res.Verdicts[harness.CheckLock], res.Checks)
+	}
+}
+
+// TestRedisPyIsTheTokenLock: redis-py's bare Lock is SET NX PX with a
+// token and a Lua compare-and-delete, the catalogue's token lock; in every
+// scenario of the single topology it gets the token lock's verdicts. Where
+// a scenario strikes the lock's own commands, which a program's are not
+// (they skip locklab's go-redis hook), the program's run is unknown and
+// says why.
+func TestRedisPyIsTheTokenLock(t *testing.T) {
+	needRedisPy(t)
+	needFaketime(t)
+	token, err := locks.Lookup("token")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range scenarios.All() {
+		if s.Topology != cluster.Single {
+			continue
+		}
+		t.Run(s.Name, func(t *testing.T) {
+			opts := func() harness.Options { return harness.Options{Seed: 1, Dir: t.TempDir()} }
+			want, err := harness.Run(context.Background(), s, token.New, opts())
+			if errors.Is(err, cluster.ErrNoMariaDB) {
+				t.Skip(err)
+			}
+			if err != nil {
+				t.Fatalf("token: %v", err)
+			}
+			got, err := harness.Run(context.Background(), s, program.New(redisPy), opts())
+			if err != nil && !errors.Is(err, harness.ErrNotExercised) {
+				t.Fatalf("redis-py: %v", err)
+			}
+			if commandFaults(s) {
+				if len(got.NotExercised) == 0 || !strings.Contains(got.NotExercised[0], "the lock is a program") {
+					t.Errorf("redis-py in a scenario of command faults: not exercised %q, want the reason that a program's commands cannot be struck", got.NotExercised)
+				}
+				return
+			}
+			if len(got.NotExercised) > 0 {
+				t.Fatalf("redis-py: not exercised: %v", got.NotExercised)
+			}
+			for _, c := range []string{harness.CheckLock, harness.CheckResource, harness.CheckLiveness, harness.CheckHandover} {
+				if got.Verdicts[c] != want.Verdicts[c] {
+					t.Errorf("%s: redis-py %s, token %s", c, got.Verdicts[c], want.Verdicts[c])
+				}
+			}
+			t.Logf("redis-py %v, token %v", got.Verdicts, want.Verdicts)
+		})
+	}
+}
+
+// commandFaults reports whether s strikes the lock's own Redis commands.
+func commandFaults(s harness.Scenario) bool {
+	for _, f := range s.Failpoints {
+		if strings.HasPrefix(f.Name, "before ") || strings.HasPrefix(f.Name, "after ") {
+			return true
+		}
+	}
+	return false
+}
+
+// TestBadPrograms: a program that prints garbage, exits, never answers or
+// is not there spoils its run with one line saying so; every verdict is
+// unknown, and none of its processes outlives the run.
+func TestBadPrograms(t *testing.T) {
+	s, err := scenarios.Lookup("contention")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mark := fmt.Sprintf("%d.%d", 1000+os.Getpid()%1000, time.Now().UnixNano()%1000)
+	for _, tc := range []struct{ name, command, want string }{
+		{"garbage", "while read l; do echo hello; done", `answered "hello" to "acquire lock": not in the protocol`},
+		{"early exit", "echo boom >&2; exit 3", "exited (exit status 3) after 0 answer(s): boom"},
+		{"silence", "sleep " + mark + " & exec cat >/dev/null", `never answered its first request "acquire lock"`},
+		{"not found", "no-such-locklab-program", "no-such-locklab-program: not found"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := harness.Run(context.Background(), s, program.New(tc.command), harness.Options{Seed: 1})
+			if !errors.Is(err, harness.ErrNotExercised) {
+				t.Fatalf("err %v, want it not exercised", err)
+			}
+			if len(res.NotExercised) != 1 || !strings.Contains(res.NotExercised[0], tc.want) {
+				t.Errorf("not exercised: %q, want one line with %q", res.NotExercised, tc.want)
+			}
+			for c, v := range res.Verdicts {
+				if v != harness.Unknown {
+					t.Errorf("%s: %s, want unknown", c, v)
+				}
+			}
+			if left := running(mark); len(left) > 0 {
+				t.Errorf("processes left after the run: %v", left)
+			}
+		})
+	}
+}
+
+// running lists the live processes whose command line holds mark.
+func running(mark string) []string {
+	var found []string
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		cmd, err := os.ReadFile(filepath.Join(d, "cmdline"))
+		if err != nil || !strings.Contains(string(cmd), mark) {
+			continue
+		}
+		if stat, err := os.ReadFile(filepath.Join(d, "stat")); err == nil && strings.Contains(string(stat), ") Z ") {
+			continue // a zombie is dead; its parent, gone too, leaves it to init
+		}
+		found = append(found, filepath.Base(d)+": "+strings.ReplaceAll(string(cmd), "\x00", " "))
+	}
+	return found
+}
+
+// TestNoProgramOutlivesCtrlC: a test binary running lock programs is
+// interrupted (SIGINT, as Ctrl-C) or killed (SIGKILL); no program survives.
+func TestNoProgramOutlivesCtrlC(t *testing.T) {
+	if os.Getenv("LOCKLAB_PROGRAM_HELPER") != "" {
+		return // the helper runs in TestProgramHelper
+	}
+	needRedisPy(t)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGKILL} {
+		t.Run(sig.String(), func(t *testing.T) {
+			mark := fmt.Sprintf("locklab-mark-%d-%d", os.Getpid(), sig)
+			cmd := exec.Command(os.Args[0], "-test.run=^TestProgramHelper$", "-test.count=1")
+			cmd.Env = append(os.Environ(), "LOCKLAB_PROGRAM_HELPER="+mark)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			deadline := time.Now().Add(30 * time.Second)
+			for len(running(mark)) < 4 {
+				if time.Now().After(deadline) {
+					cmd.Process.Kill()
+					t.Fatalf("the helper's programs never started: %v", running(mark))
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			cmd.Process.Signal(sig)
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				cmd.Process.Kill()
+				t.Fatalf("the helper did not end within 30 s of %s", sig)
+			}
+			// SIGKILL leaves the programs to the kernel (Pdeathsig): give it a moment.
+			deadline = time.Now().Add(5 * time.Second)
+			for len(running(mark)) > 0 && time.Now().Before(deadline) {
+				time.Sleep(50 * time.Millisecond)
+			}
+			if left := running(mark); len(left) > 0 {
+				t.Errorf("after %s: %v", sig, left)
+			}
+		})
+	}
+}
+
+// TestProgramHelper is the process TestNoProgramOutlivesCtrlC interrupts:
+// redis-py clients in a long run, stopped by SIGINT as check stops.
+func TestProgramHelper(t *testing.T) {
+	mark := os.Getenv("LOCKLAB_PROGRAM_HELPER")
+	if mark == "" {
+		t.Skip("run by TestNoProgramOutlivesCtrlC")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	s, err := scenarios.Lookup("contention")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = harness.Run(ctx, s, program.New(redisPy+" "+mark), harness.Options{Seed: 1, Duration: time.Minute})
+	t.Logf("run ended: %v", err)
+}
+
+// TestShippedPrograms: the shipped programs in a few telling scenarios.
+func TestShippedPrograms(t *testing.T) {
+	for _, tc := range []struct {
+		scenario, command string
+		need              func(testing.TB)
+		lock              harness.Verdict
+	}{
+		{"slow-work", redisPyRenw, needRedisPy, harness.OK},
+		// SIGSTOP stops the renewal thread too: a real stop-the-world pause.
+		{"pause-holder", redisPyRenw, needRedisPy, harness.Illegal},
+	} {
+		t.Run(tc.scenario+"/"+filepath.Base(strings.Fields(tc.command)[1]), func(t *testing.T) {
+			tc.need(t)
+			res := runProgram(t, tc.scenario, tc.command)
+			if len(res.NotExercised) > 0 {
+				t.Fatalf("not exercised: %v", res.NotExercised)
+			}
+			if res.Verdicts[harness.CheckLock] != tc.lock {
+				t.Errorf("lock: %s, want %s: %+v", res.Verdicts[harness.CheckLock], tc.lock, res.Checks)
+			}
+		})
+	}
+}
