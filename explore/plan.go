@@ -497,7 +497,7 @@ func (d *drawer) failover() Fault {
 			"the master is killed and Sentinel fails over; the section lasts until another client is in its own", cut),
 		MinDuration: failoverStory,
 		Failpoints: []harness.Failpoint{
-			d.failpoint(harness.FailpointBeforeAcquire, 0, 2, 1, harness.Inject(harness.CutReplication{Replicas: cut}, time.Minute)),
+			d.failpoint(harness.FailpointBeforeAcquire, 0, 2, 1, harness.Inject(harness.CutReplication{Replicas: cut}, harness.WholeRun)),
 			d.failpoint(harness.FailpointCriticalSection, 0, 2, 1, harness.Inject(harness.KillMaster{}, 500*time.Millisecond)),
 			d.failpoint(harness.FailpointCriticalSection, 0, 2, 1, harness.SleepUntil(harness.FailpointCriticalSection, 3*time.Second)),
 		},
@@ -520,7 +520,7 @@ func (d *drawer) killNode() Fault {
 	if d.rng.IntN(2) == 0 {
 		cut := harness.Partition{Client: c, Nodes: slices.Sorted(slices.Values(nodes[1:3]))}
 		fault.What += fmt.Sprintf("; client %d is cut off from lock nodes %v all run", c, cut.Nodes)
-		fault.Scheduled = []harness.ScheduledFault{{For: time.Minute, Fault: cut}}
+		fault.Scheduled = []harness.ScheduledFault{{For: harness.WholeRun, Fault: cut}}
 	}
 	return fault
 }

@@ -79,6 +79,9 @@ func (a Action) String() string {
 	case ActionCrash, ActionDrop:
 		return string(a.Kind)
 	case ActionFault:
+		if a.For >= WholeRun {
+			return fmt.Sprintf("%s, healed when the run ends", a.Fault)
+		}
 		return fmt.Sprintf("%s, healed after %s", a.Fault, a.For)
 	}
 	if a.Until != "" {

@@ -404,7 +404,7 @@ func (r *run) faultLabels() []string {
 		labels = append(labels, "failpoint: "+f.String())
 	}
 	for _, f := range r.s.Faults {
-		labels = append(labels, fmt.Sprintf("at %s for %s: %s", f.At, f.For, f.Fault))
+		labels = append(labels, fmt.Sprintf("at %s %s: %s", f.At, lasting(f.For), f.Fault))
 	}
 	return labels
 }

@@ -123,6 +123,18 @@ func (s Scenario) Validate() error {
 // later (or when the run ends, whichever is first).
 type ScheduledFault struct {
 	At    time.Duration
-	For   time.Duration
+	For   time.Duration // WholeRun: until the run ends
 	Fault Fault
+}
+
+// WholeRun is how long a fault lasts that is healed only when the run ends;
+// no run is that long.
+const WholeRun = time.Hour
+
+// lasting says how long a fault lasts, in a label's words.
+func lasting(d time.Duration) string {
+	if d >= WholeRun {
+		return "until the run ends"
+	}
+	return "for " + d.String()
 }

@@ -146,7 +146,7 @@ const redlockTTL = 300 * time.Millisecond
 // critical section.
 func redlock() []harness.Scenario {
 	work := harness.Workload{TTL: redlockTTL, Work: 100 * time.Millisecond, Duration: 2 * time.Second}
-	cutOff := []harness.ScheduledFault{{For: time.Minute, Fault: harness.Partition{Client: 0, Nodes: []int{3, 4}}}}
+	cutOff := []harness.ScheduledFault{{For: harness.WholeRun, Fault: harness.Partition{Client: 0, Nodes: []int{3, 4}}}}
 	strike := func(a harness.Action) []harness.Failpoint {
 		return []harness.Failpoint{{Name: harness.FailpointCriticalSection, Client: 0, Skip: 1, Times: 2, Action: a}}
 	}
@@ -281,7 +281,7 @@ func failover() []harness.Scenario {
 	work := harness.Workload{TTL: 300 * time.Millisecond, Work: 200 * time.Millisecond, Duration: 6 * time.Second}
 	cycle := func(cut []int, kill harness.KillMaster) []harness.Failpoint {
 		return []harness.Failpoint{
-			{Name: harness.FailpointBeforeAcquire, Client: 0, Skip: 2, Action: harness.Inject(harness.CutReplication{Replicas: cut}, time.Minute)},
+			{Name: harness.FailpointBeforeAcquire, Client: 0, Skip: 2, Action: harness.Inject(harness.CutReplication{Replicas: cut}, harness.WholeRun)},
 			// A lock that refuses to be held without a replica never gets
 			// this far, so these two may not fire.
 			{Name: harness.FailpointCriticalSection, Client: 0, Skip: 2, Optional: true,
@@ -309,7 +309,7 @@ func failover() []harness.Scenario {
 				"replication to data node 2 only is cut, so data node 1 acknowledges a WAIT; inside that critical section the master is " +
 				"killed and Sentinel promotes data node 2, by priority, though it never had the lock.",
 			Topology: cluster.Replicated, Workload: work, MinDuration: failoverStory,
-			Faults:     []harness.ScheduledFault{{For: time.Minute, Fault: harness.PreferReplica{Node: 2}}},
+			Faults:     []harness.ScheduledFault{{For: harness.WholeRun, Fault: harness.PreferReplica{Node: 2}}},
 			Failpoints: cycle([]int{2}, harness.KillMaster{}),
 		},
 	}
