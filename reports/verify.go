@@ -233,3 +233,23 @@ func VerifyCode(runs []Run) int {
 	}
 	return code
 }
+
+// KeepRun makes dir, a run's folder that harness.Run wrote for the lock
+// named lockName, a run that reports show: it saves the run's run.json and
+// writes its run.html. `check explore` keeps the run it found this way.
+func KeepRun(dir, lockName string) error {
+	b, err := os.ReadFile(filepath.Join(dir, harness.ResultFile))
+	if err != nil {
+		return fmt.Errorf("keep run: %w", err)
+	}
+	var res harness.Result
+	if err := json.Unmarshal(b, &res); err != nil {
+		return fmt.Errorf("keep run: %s: %w", filepath.Join(dir, harness.ResultFile), err)
+	}
+	res.Dir = dir // the run was made in a scratch folder, then moved here
+	r := LockRun(lockName, &res)
+	if err := SaveRun(r); err != nil {
+		return err
+	}
+	return writeRunPages(filepath.Dir(dir), []Run{r})
+}

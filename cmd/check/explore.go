@@ -15,6 +15,7 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/explore"
 	"github.com/locklab/locklab/locks"
+	"github.com/locklab/locklab/reports"
 )
 
 // exploreFlags are the flags of `check explore`.
@@ -173,6 +174,10 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if rep == nil {
 		fmt.Fprintln(stderr, "check explore:", err)
 		return exitMismatch
+	}
+	if rep.ReportDir != "" {
+		// The kept run gets its page, like every run of a report.
+		err = errors.Join(err, reports.KeepRun(rep.ReportDir, in.cfg.Lock))
 	}
 	if in.json {
 		b, jerr := json.MarshalIndent(rep, "", "  ")
