@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/locklab/locklab/network"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -57,6 +58,48 @@ type Backend interface {
 	StartNode(ctx context.Context, cfg NodeConfig) (Node, error)
 	// StartMariaDB starts a MariaDB server whose files live under dir.
 	StartMariaDB(ctx context.Context, dir string) (Database, error)
+}
+
+// RunBackend is a Backend that keeps something for one run, as the docker
+// backend keeps the run's network: Start calls StartRun first, starts every
+// server of the run through the Backend it returns, and closes that last.
+type RunBackend interface {
+	Backend
+	// StartRun readies what one run's servers share and returns the Backend
+	// that starts them.
+	StartRun(ctx context.Context) (RunSession, error)
+}
+
+// RunSession is the Backend of one run of a RunBackend.
+type RunSession interface {
+	Backend
+	// Close removes what the run left that its servers' Stop did not; it may
+	// be called twice.
+	Close() error
+}
+
+// Networked is a Backend whose servers reach each other by name on a network
+// of their own, as containers do, rather than on 127.0.0.1. The replicated
+// topology then runs replication and Sentinel on that network, where the
+// path from one replica to its master can be cut on its own, with no
+// re-pointing; its data nodes are started with NodeConfig.Peers.
+type Networked interface {
+	Backend
+	// PeerAddr is the host:port by which the other servers of the run reach
+	// the node called name; the Sentinels report nodes by it.
+	PeerAddr(name string) string
+	// CutReplication cuts the network path between replica and master, and
+	// nothing else: both still answer the Sentinels and the clients.
+	CutReplication(ctx context.Context, replica, master Node) (network.Heal, error)
+}
+
+// FaultNoter is a Backend whose faults are done otherwise than the fault
+// labels say, which name the local processes' means (SIGSTOP, a toxiproxy
+// link); a run adds its notes to the labels, so that the report stays honest.
+type FaultNoter interface {
+	// FaultNotes maps a phrase of the fault labels ("pause lock node") to a
+	// line that says how this backend does that fault.
+	FaultNotes() map[string]string
 }
 
 // Local runs every server as a process of this machine on 127.0.0.1.

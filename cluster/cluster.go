@@ -2,7 +2,7 @@
 // (single, replicated with Sentinels, or five Redlock masters), the inventory
 // node that no fault touches, MariaDB for the transaction pitfall, and the
 // in-process toxiproxy network every client link goes through. Servers are
-// started by a Backend: local processes by default.
+// started by a Backend: local processes by default, or containers (Docker).
 package cluster
 
 import (
@@ -47,6 +47,7 @@ type Cluster struct {
 	// replicated runs the Sentinels of the replicated topology; its data
 	// nodes are masters, the first one the master at the start.
 	replicated *ReplicaSet
+	session    RunSession // what a RunBackend keeps for this run, or nil
 }
 
 // Config says what a cluster starts.
@@ -86,6 +87,12 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 			c.Close()
 		}
 	}()
+	if rb, ok := backend.(RunBackend); ok {
+		if c.session, err = rb.StartRun(ctx); err != nil {
+			return nil, err
+		}
+		backend = c.session
+	}
 	// MariaDB first: a backend that lacks it says so before any node starts.
 	if cfg.MariaDB {
 		if c.mariadb, err = backend.StartMariaDB(ctx, dir.Path()); err != nil {
@@ -161,6 +168,9 @@ func (c *Cluster) Close() error {
 	}
 	if c.mariadb != nil {
 		errs = append(errs, c.mariadb.Stop())
+	}
+	if c.session != nil {
+		errs = append(errs, c.session.Close())
 	}
 	errs = append(errs, c.dir.Remove())
 	return errors.Join(errs...)

@@ -60,6 +60,10 @@ type NodeConfig struct {
 	// Sentinel, when set, is the config file of a Sentinel: the node runs
 	// as one (redis-server --sentinel) instead of as a data node.
 	Sentinel string
+	// Peers are the data nodes this one replicates with, itself included,
+	// for a Networked backend, which gives each pair a path of its own.
+	// Local processes ignore it.
+	Peers []string
 }
 
 const (

@@ -37,6 +37,11 @@ import (
 // replica at the master itself, which ends the fault early, and the heal
 // reports it. A failover also ends the detour, rightly: the replica then
 // follows the new master, and the fault was on the path to the old one.
+//
+// A Networked backend (containers) needs no detour: replication and Sentinel
+// run on its network, by name, and CutReplication cuts the network path of
+// the one replica there (see docker.go), which Sentinel has no way to undo.
+// That network has no delay, so DelayReplication needs the local backend.
 
 // SentinelMaster is the name the Sentinels know the master by.
 const SentinelMaster = "locklab"
@@ -74,7 +79,8 @@ const (
 // Its methods may be called from several goroutines.
 type ReplicaSet struct {
 	proxy     *network.Proxy
-	nodes     []Node // the data nodes: the first master, then the replicas
+	net       Networked // nil for local processes, which replicate on 127.0.0.1
+	nodes     []Node    // the data nodes: the first master, then the replicas
 	sentinels []Node
 	links     map[replPair]*network.Link // the detour of each replica towards each possible master
 
@@ -101,32 +107,41 @@ func StartReplicaSet(ctx context.Context, backend Backend, dir string, proxy *ne
 		return nil, fmt.Errorf("start replicated: %w", err)
 	}
 	r := &ReplicaSet{proxy: proxy, links: make(map[replPair]*network.Link), detours: make(map[*network.Link]int)}
+	r.net, _ = backend.(Networked)
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, r.Close())
 		}
 	}()
 
-	master, err := backend.StartNode(ctx, NodeConfig{Name: "n1", Dir: dir, Args: dataNodeArgs()})
+	var peers []string
+	if r.net != nil {
+		for i := range replicatedReplicas + 1 {
+			peers = append(peers, fmt.Sprintf("n%d", i+1))
+		}
+	}
+	master, err := backend.StartNode(ctx, NodeConfig{Name: "n1", Dir: dir, Args: r.dataNodeArgs("n1"), Peers: peers})
 	if err != nil {
 		return nil, fmt.Errorf("start replicated: %w", err)
 	}
 	r.nodes = append(r.nodes, master)
+	host, port, err := net.SplitHostPort(r.peerAddr(master))
+	if err != nil {
+		return nil, fmt.Errorf("start replicated: %w", err)
+	}
 	for i := range replicatedReplicas {
-		host, port, err := net.SplitHostPort(master.Addr())
-		if err != nil {
-			return nil, fmt.Errorf("start replicated: %w", err)
-		}
-		args := append(dataNodeArgs(), "--replicaof", host, port)
-		n, err := backend.StartNode(ctx, NodeConfig{Name: fmt.Sprintf("n%d", i+2), Dir: dir, Args: args})
+		name := fmt.Sprintf("n%d", i+2)
+		args := append(r.dataNodeArgs(name), "--replicaof", host, port)
+		n, err := backend.StartNode(ctx, NodeConfig{Name: name, Dir: dir, Args: args, Peers: peers})
 		if err != nil {
 			return nil, fmt.Errorf("start replicated: %w", err)
 		}
 		r.nodes = append(r.nodes, n)
 	}
+	// The detour links; a Networked backend cuts replication without them.
 	for _, replica := range r.nodes {
 		for _, m := range r.nodes {
-			if m == replica {
+			if m == replica || r.net != nil {
 				continue
 			}
 			l, err := proxy.Link(ctx, "repl-"+replica.Name()+"-"+m.Name(), m.Addr())
@@ -137,17 +152,18 @@ func StartReplicaSet(ctx context.Context, backend Backend, dir string, proxy *ne
 		}
 	}
 
-	host, port, err := net.SplitHostPort(master.Addr())
-	if err != nil {
-		return nil, fmt.Errorf("start replicated: %w", err)
+	var names []string
+	if r.net != nil {
+		// Before the monitor line, which names the master by name.
+		names = []string{"sentinel resolve-hostnames yes", "sentinel announce-hostnames yes"}
 	}
-	conf := strings.Join([]string{
+	conf := strings.Join(append(names,
 		fmt.Sprintf("sentinel monitor %s %s %s %d", SentinelMaster, host, port, sentinelQuorum),
 		fmt.Sprintf("sentinel down-after-milliseconds %s %d", SentinelMaster, sentinelDownAfter.Milliseconds()),
 		fmt.Sprintf("sentinel failover-timeout %s %d", SentinelMaster, sentinelFailoverTimeout.Milliseconds()),
 		// One replica at a time resyncs with a new master: the other keeps serving.
 		fmt.Sprintf("sentinel parallel-syncs %s 1", SentinelMaster),
-	}, "\n")
+	), "\n")
 	for i := range sentinelCount {
 		s, err := backend.StartNode(ctx, NodeConfig{Name: fmt.Sprintf("s%d", i+1), Dir: dir, Sentinel: conf})
 		if err != nil {
@@ -164,15 +180,28 @@ func StartReplicaSet(ctx context.Context, backend Backend, dir string, proxy *ne
 	return r, nil
 }
 
-// dataNodeArgs returns the redis-server arguments of the master and the replicas.
-func dataNodeArgs() []string {
+// dataNodeArgs returns the redis-server arguments of the master and the
+// replicas; name is the node's.
+func (r *ReplicaSet) dataNodeArgs(name string) []string {
+	announce := "127.0.0.1"
+	if r.net != nil {
+		announce = name
+	}
 	return []string{
 		// Otherwise the master waits 5 s for more replicas before each full sync.
 		"--repl-diskless-sync-delay", "0",
 		// The address the master lists a replica under, which is where Sentinel
 		// looks for it and what it hands out once the replica is promoted.
-		"--replica-announce-ip", "127.0.0.1",
+		"--replica-announce-ip", announce,
 	}
+}
+
+// peerAddr is the address by which the other servers reach n.
+func (r *ReplicaSet) peerAddr(n Node) string {
+	if r.net != nil {
+		return r.net.PeerAddr(n.Name())
+	}
+	return n.Addr()
 }
 
 // writeSentinelScript writes to path the script a Sentinel node runs instead
@@ -309,10 +338,11 @@ func (r *ReplicaSet) namedMaster(ctx context.Context) (string, error) {
 	return "", fmt.Errorf("no majority of the Sentinels names a master (%s)", strings.Join(answers, ", "))
 }
 
-// dataNode returns the data node listening on addr, or nil.
+// dataNode returns the data node at addr, as clients or the Sentinels know
+// it, or nil.
 func (r *ReplicaSet) dataNode(addr string) Node {
 	for _, n := range r.nodes {
-		if n.Addr() == addr {
+		if n.Addr() == addr || r.peerAddr(n) == addr {
 			return n
 		}
 	}
@@ -335,7 +365,7 @@ func (r *ReplicaSet) AwaitFailover(ctx context.Context, from Node) (to Node, too
 		switch {
 		case err != nil:
 			return err.Error(), nil
-		case addr == from.Addr():
+		case r.dataNode(addr) == from:
 			return "the Sentinels still name " + from.Name(), nil
 		}
 		if to = r.dataNode(addr); to == nil {
@@ -361,6 +391,9 @@ func (r *ReplicaSet) AwaitFailover(ctx context.Context, from Node) (to Node, too
 func (r *ReplicaSet) CutReplication(ctx context.Context, replica Node) (network.Heal, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.net != nil {
+		return r.cutAtNetwork(ctx, replica)
+	}
 	link, err := r.replicationLink(ctx, replica)
 	if err != nil {
 		return noHeal, fmt.Errorf("cut replication: %w", err)
@@ -381,6 +414,10 @@ func (r *ReplicaSet) CutReplication(ctx context.Context, replica Node) (network.
 // writes reach it d late, and its acknowledgements, which WAIT counts, 2d late.
 // The same limits as for CutReplication apply.
 func (r *ReplicaSet) DelayReplication(ctx context.Context, replica Node, d time.Duration) (network.Heal, error) {
+	if r.net != nil {
+		return noHeal, fmt.Errorf("delay replication: not on the %s backend, whose network has no delay (its images have no tc); "+
+			"the local backend delays it", r.net.Name())
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	link, err := r.replicationLink(ctx, replica)
@@ -407,6 +444,28 @@ func (r *ReplicaSet) DelayReplication(ctx context.Context, replica Node, d time.
 			r.undetour(replica, link))
 	}
 	return r.replicationHeal(replica, link, undelay), nil
+}
+
+// cutAtNetwork is CutReplication on a Networked backend: the replica's path
+// to the current master is cut at the network, and the replica does not know
+// it until its replication times out, as in a real partition. The cut lasts
+// until the heal; a failover leaves it on the path to the old master. Called
+// with r.mu held.
+func (r *ReplicaSet) cutAtNetwork(ctx context.Context, replica Node) (network.Heal, error) {
+	if replica == nil || r.dataNode(replica.Addr()) != replica {
+		return noHeal, errors.New("cut replication: not a data node of this topology")
+	}
+	if r.closed {
+		return noHeal, errors.New("cut replication: topology closed")
+	}
+	master, err := r.Master(ctx)
+	if err != nil {
+		return noHeal, fmt.Errorf("cut replication: %w", err)
+	}
+	if master == replica {
+		return noHeal, fmt.Errorf("cut replication: %s is the master", replica.Name())
+	}
+	return r.net.CutReplication(ctx, replica, master)
 }
 
 // replicationLink returns the link from the current master to replica.
@@ -532,9 +591,10 @@ func awaitLinkUp(ctx context.Context, replica Node) error {
 }
 
 // FailoverClient builds a go-redis Sentinel failover client for SentinelMaster.
-// It reaches each data node with dial(ctx, addr), addr being the node's real
-// address as Sentinel reports it, so that a client can map it to a link of its
-// own; a nil dial dials directly. The Sentinels are always dialled directly:
+// It reaches each data node with dial(ctx, addr), addr being the node's Addr
+// (Sentinel reports it, or, on a Networked backend, its name there, which
+// FailoverClient maps to its Addr), so that a client can map it to a link of
+// its own; a nil dial dials directly. The Sentinels are always dialled directly:
 // no fault is meant to sit between a client and them. From opts it takes the
 // protocol, identity, credentials, timeouts, retries and pool settings, for
 // its connections to the nodes and to the Sentinels alike; hooks go on the
@@ -549,10 +609,21 @@ func (r *ReplicaSet) FailoverClient(opts *redis.Options, dial func(ctx context.C
 	}
 	direct := &net.Dialer{Timeout: timeout}
 	sentinels := r.SentinelAddrs()
+	// On a Networked backend the Sentinels name nodes, and each other, by
+	// their addresses on its network; clients dial them where published.
+	published := map[string]string{}
+	if r.net != nil {
+		for _, n := range append(r.Nodes(), r.sentinels...) {
+			published[r.net.PeerAddr(n.Name())] = n.Addr()
+		}
+	}
 	return redis.NewFailoverClient(&redis.FailoverOptions{
 		MasterName:    SentinelMaster,
 		SentinelAddrs: sentinels,
 		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if a, ok := published[addr]; ok {
+				addr = a
+			}
 			if dial == nil || slices.Contains(sentinels, addr) {
 				return direct.DialContext(ctx, network, addr)
 			}

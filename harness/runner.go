@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -405,6 +407,16 @@ func (r *run) faultLabels() []string {
 	}
 	for _, f := range r.s.Faults {
 		labels = append(labels, fmt.Sprintf("at %s %s: %s", f.At, lasting(f.For), f.Fault))
+	}
+	// Where the backend does a fault otherwise than the label says, say how.
+	if n, ok := r.opts.Backend.(cluster.FaultNoter); ok {
+		notes := n.FaultNotes()
+		for _, phrase := range slices.Sorted(maps.Keys(notes)) {
+			note := notes[phrase]
+			if slices.ContainsFunc(labels, func(l string) bool { return strings.Contains(l, phrase) }) && !slices.Contains(labels, note) {
+				labels = append(labels, note)
+			}
+		}
 	}
 	return labels
 }

@@ -7,7 +7,7 @@
 //
 // Usage:
 //
-//	check [-pitfall ID|NAME[,ID|NAME…]] [-seed N] [-out DIR] [-duration D] [-json]
+//	check [-pitfall ID|NAME[,ID|NAME…]] [-seed N] [-out DIR] [-duration D] [-json] [-backend local|docker]
 //	check -lock NAME [-topology T] [-seed N] [-out DIR] [-duration D] [-json]
 //	check list
 //	check explore -lock NAME [-topology T] [-time D | -runs N] [-seed S] [-replay SEED] [-json] [-out DIR]
@@ -99,6 +99,7 @@ type config struct {
 	pitfalls   []pitfalls.Pitfall
 	lock       locks.Lock // Name "" unless -lock
 	topologies []cluster.Topology
+	backend    cluster.Backend // nil: local processes
 	seed       int64
 	out        string
 	duration   time.Duration
@@ -138,7 +139,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	defer unlock()
-	if _, err := cluster.RedisServerPath(); err != nil {
+	if d, ok := cfg.backend.(cluster.Docker); ok {
+		if err := d.Check(ctx, true); err != nil {
+			fmt.Fprintln(stderr, "check:", err)
+			return exitMismatch
+		}
+	} else if _, err := cluster.RedisServerPath(); err != nil {
 		fmt.Fprintln(stderr, "check:", err)
 		return exitMismatch
 	}
@@ -209,6 +215,7 @@ type flags struct {
 	out      *string
 	duration *time.Duration
 	json     *bool
+	backend  *string
 }
 
 func newFlags() flags {
@@ -226,6 +233,7 @@ func newFlags() flags {
 		out:      fs.String("out", "locklab-report", "report folder; made when missing, locked while check runs"),
 		duration: fs.Duration("duration", 0, "how long each workload runs (0: the scenario's own)"),
 		json:     fs.Bool("json", false, "print a JSON array instead of the table"),
+		backend:  fs.String("backend", "local", "where the servers run: local (processes) or docker (containers, whose images make docker builds)"),
 	}
 }
 
@@ -277,6 +285,13 @@ func parse(args []string, stdout io.Writer) (config, error) {
 		return config{}, errors.New("-out must not be empty")
 	}
 	cfg := config{seed: *f.seed, out: *f.out, duration: *f.duration, json: *f.json}
+	switch *f.backend {
+	case "local":
+	case "docker":
+		cfg.backend = cluster.Docker{}
+	default:
+		return config{}, fmt.Errorf("unknown -backend %q (local or docker)", *f.backend)
+	}
 	given := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
 	switch {
@@ -284,6 +299,8 @@ func parse(args []string, stdout io.Writer) (config, error) {
 		return config{}, errors.New("give -lock or -pitfall, not both")
 	case given["topology"] && !given["lock"]:
 		return config{}, errors.New("-topology goes with -lock (the catalogue runs every topology)")
+	case given["lock"] && cfg.backend != nil:
+		return config{}, errors.New("-backend docker goes with the catalogue, not with -lock (yet)")
 	case given["lock"]:
 		var err error
 		if cfg.lock, cfg.topologies, err = lockTopologies(*f.lock, *f.topology, given["topology"]); err != nil {
@@ -435,7 +452,7 @@ func catalogue(ctx context.Context, cfg config, progress io.Writer) ([]reports.R
 			// the same scenario and seed, to tell own failures from inherent ones.
 			res, err := harness.Run(ctx, s, c.Locker, harness.Options{
 				Seed: cfg.seed, Dir: dir, Lock: p.Name + "/" + string(c.Variant), Duration: cfg.duration,
-				Reference: locks.Reference(s.Topology, s.Workload.Nested).New,
+				Reference: locks.Reference(s.Topology, s.Workload.Nested).New, Backend: cfg.backend,
 			})
 			var r reports.Run
 			if why, missing := reports.MissingComponent(err); missing {
