@@ -25,9 +25,10 @@ type MatrixOptions struct {
 	// Out is the report folder: one folder per run, <lock>-<scenario>,
 	// and index.html. Made when missing.
 	Out      string
-	Seed     int64         // seeds the clients' retry jitter; 0 means 1
-	Duration time.Duration // overrides each workload's length when > 0
-	Progress io.Writer     // one line per run; nil for none
+	Seed     int64           // seeds the clients' retry jitter; 0 means 1
+	Duration time.Duration   // overrides each workload's length when > 0
+	Progress io.Writer       // one line per run; nil for none
+	Backend  cluster.Backend // where the servers run; nil means local processes
 }
 
 // Matrix puts the lock newLocker builds, called name, through every scenario
@@ -119,7 +120,7 @@ func matrixRun(ctx context.Context, name string, newLocker harness.NewLocker, s 
 	}
 	res, err := harness.Run(ctx, s, newLocker, harness.Options{
 		Seed: opts.Seed, Dir: dir, Lock: name, Duration: opts.Duration,
-		Reference: locks.Reference(s.Topology, s.Workload.Nested).New,
+		Reference: locks.Reference(s.Topology, s.Workload.Nested).New, Backend: opts.Backend,
 	})
 	var r Run
 	if why, missing := MissingComponent(err); missing {

@@ -213,10 +213,15 @@ func blind() []harness.Scenario {
 			Name: "lost-release-reply",
 			Description: "Twice, the reply to the first command of client 0's release is dropped: the command runs on Redis, " +
 				"the client waits its 500 ms timeout and sees a timeout, by which time its lease is gone and another client may hold the lock. " +
-				"A lock that then falls back to a plain DEL frees that client's lock.",
+				"A lock that then falls back to a plain DEL frees that client's lock: a second release command waits until another client " +
+				"has just taken the lock (at most 300 ms), so that it strikes a holder, not a free key.",
 			Topology: cluster.Single, Workload: work,
-			Failpoints: []harness.Failpoint{{Name: harness.AfterCommand(harness.PhaseRelease, 1), Client: 0, Skip: 1, Times: 2,
-				Action: harness.DropReply()}},
+			Failpoints: []harness.Failpoint{
+				{Name: harness.AfterCommand(harness.PhaseRelease, 1), Client: 0, Skip: 1, Times: 2, Action: harness.DropReply()},
+				// Only a lock with a fallback sends a second release command.
+				{Name: harness.BeforeCommand(harness.PhaseRelease, 2), Client: 0, Times: 2, Optional: true,
+					Action: harness.SleepUntil(harness.FailpointAcquired, 300*time.Millisecond)},
+			},
 		},
 		{
 			Name: "lost-acquire-reply",

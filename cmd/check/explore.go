@@ -30,6 +30,7 @@ type exploreFlags struct {
 	keepGoing *bool
 	json      *bool
 	out       *string
+	backend   *string
 }
 
 func newExploreFlags() exploreFlags {
@@ -47,12 +48,13 @@ func newExploreFlags() exploreFlags {
 		keepGoing: fs.Bool("keep-going", false, "explore on after the first own violation"),
 		json:      fs.Bool("json", false, "print one JSON object instead of the summary"),
 		out:       fs.String("out", "locklab-report", "report folder the first own run's folder goes into"),
+		backend:   fs.String("backend", "local", "where the servers run: local (processes) or docker (containers, whose images make docker builds)"),
 	}
 }
 
 // exploreUsage prints how to call check explore.
 func exploreUsage(w io.Writer) {
-	fmt.Fprint(w, `usage: check explore -lock NAME [-topology T] [-time D | -runs N] [-seed S] [-keep-going] [-json] [-out DIR]
+	fmt.Fprint(w, `usage: check explore -lock NAME [-topology T] [-time D | -runs N] [-seed S] [-keep-going] [-json] [-out DIR] [-backend local|docker]
        check explore -lock NAME [-topology T] -replay SEED[:i,j]
 
 Runs the lock again and again, each run a few seconds under faults drawn at
@@ -117,6 +119,9 @@ func parseExplore(args []string, stdout io.Writer) (exploreInput, error) {
 	}
 	cfg := explore.Config{Lock: l.Name, New: l.New, Reference: locks.Reference(t, l.Nested).New, Topology: t,
 		Nested: l.Nested, Runs: *f.runs, Time: *f.time, Seed: *f.seed, KeepGoing: *f.keepGoing, Dir: *f.out}
+	if cfg.Backend, err = parseBackend(*f.backend); err != nil {
+		return exploreInput{}, err
+	}
 	if given["replay"] {
 		r, err := explore.ParseReplay(*f.replay)
 		if err != nil {
@@ -162,7 +167,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return exitUsage
 	}
 	defer unlock()
-	if _, err := cluster.RedisServerPath(); err != nil {
+	if err := backendReady(ctx, in.cfg.Backend); err != nil {
 		fmt.Fprintln(stderr, "check explore:", err)
 		return exitMismatch
 	}

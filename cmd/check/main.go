@@ -8,9 +8,9 @@
 // Usage:
 //
 //	check [-pitfall ID|NAME[,ID|NAME…]] [-seed N] [-out DIR] [-duration D] [-json] [-backend local|docker]
-//	check -lock NAME [-topology T] [-seed N] [-out DIR] [-duration D] [-json]
+//	check -lock NAME [-topology T] [-seed N] [-out DIR] [-duration D] [-json] [-backend local|docker]
 //	check list
-//	check explore -lock NAME [-topology T] [-time D | -runs N] [-seed S] [-replay SEED] [-json] [-out DIR]
+//	check explore -lock NAME [-topology T] [-time D | -runs N] [-seed S] [-replay SEED] [-json] [-out DIR] [-backend local|docker]
 //	check verify DIR
 //	check help
 //
@@ -139,19 +139,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	defer unlock()
-	if d, ok := cfg.backend.(cluster.Docker); ok {
-		if err := d.Check(ctx, true); err != nil {
-			fmt.Fprintln(stderr, "check:", err)
-			return exitMismatch
-		}
-	} else if _, err := cluster.RedisServerPath(); err != nil {
+	if err := backendReady(ctx, cfg.backend); err != nil {
 		fmt.Fprintln(stderr, "check:", err)
 		return exitMismatch
 	}
 	var runs []reports.Run
 	if cfg.lock.Name != "" {
 		runs, err = reports.Matrix(ctx, cfg.lock.Name, cfg.lock.New, reports.MatrixOptions{
-			Topologies: cfg.topologies, Out: cfg.out, Seed: cfg.seed, Duration: cfg.duration, Progress: stderr})
+			Topologies: cfg.topologies, Out: cfg.out, Seed: cfg.seed, Duration: cfg.duration, Progress: stderr, Backend: cfg.backend})
 	} else {
 		runs, err = catalogue(ctx, cfg, stderr)
 	}
@@ -285,12 +280,9 @@ func parse(args []string, stdout io.Writer) (config, error) {
 		return config{}, errors.New("-out must not be empty")
 	}
 	cfg := config{seed: *f.seed, out: *f.out, duration: *f.duration, json: *f.json}
-	switch *f.backend {
-	case "local":
-	case "docker":
-		cfg.backend = cluster.Docker{}
-	default:
-		return config{}, fmt.Errorf("unknown -backend %q (local or docker)", *f.backend)
+	var err error
+	if cfg.backend, err = parseBackend(*f.backend); err != nil {
+		return config{}, err
 	}
 	given := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
@@ -299,8 +291,6 @@ func parse(args []string, stdout io.Writer) (config, error) {
 		return config{}, errors.New("give -lock or -pitfall, not both")
 	case given["topology"] && !given["lock"]:
 		return config{}, errors.New("-topology goes with -lock (the catalogue runs every topology)")
-	case given["lock"] && cfg.backend != nil:
-		return config{}, errors.New("-backend docker goes with the catalogue, not with -lock (yet)")
 	case given["lock"]:
 		var err error
 		if cfg.lock, cfg.topologies, err = lockTopologies(*f.lock, *f.topology, given["topology"]); err != nil {
@@ -523,4 +513,27 @@ func list(w io.Writer) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Name, s.Topology, s.Description)
 	}
 	tw.Flush()
+}
+
+// parseBackend is the backend a -backend flag names; nil means local
+// processes.
+func parseBackend(name string) (cluster.Backend, error) {
+	switch name {
+	case "local":
+		return nil, nil
+	case "docker":
+		return cluster.Docker{}, nil
+	}
+	return nil, fmt.Errorf("unknown -backend %q (local or docker)", name)
+}
+
+// backendReady says, in one line naming the fix, why backend cannot start
+// servers: no redis-server for local processes; no daemon or no image for
+// docker.
+func backendReady(ctx context.Context, backend cluster.Backend) error {
+	if d, ok := backend.(cluster.Docker); ok {
+		return d.Check(ctx, true)
+	}
+	_, err := cluster.RedisServerPath()
+	return err
 }
