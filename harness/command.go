@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -80,6 +81,16 @@ func (pr *phaseRun) refused() {
 	pr.retry = true
 }
 
+// retrying reports whether the last command was refused with NOSCRIPT and
+// its retry has not come yet. A client that loads the script before it
+// retries (redis-py: EVALSHA, SCRIPT LOAD, EVALSHA) sends the SCRIPT LOAD
+// in between; it counts in no phase, so that the retry keeps the number.
+func (pr *phaseRun) retrying() bool {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	return pr.retry
+}
+
 type phaseKey struct{}
 
 // withPhase marks ctx as a new occurrence of p; commands sent with it or a
@@ -108,23 +119,33 @@ func (c *Client) enter(ctx context.Context, p Phase) (context.Context, func()) {
 	return ctx, func() { c.phase.Store(prev) }
 }
 
-// command runs one command (or pipeline) of the lock through the failpoints
-// armed on the lock's commands: before it is sent, after it ran, and after
-// the first one of an Acquire that took the key.
+// command runs one go-redis command (or pipeline) of the lock through the
+// failpoints armed on the lock's commands (strike).
 func (c *Client) command(ctx context.Context, cmds []redis.Cmder, send func() error) error {
 	pr := c.phaseOf(ctx)
-	if pr == nil || connectionSetup(cmds) {
+	if pr == nil || connectionSetup(cmds) || (scriptLoad(cmds) && pr.retrying()) {
 		return c.around(ctx, send)
 	}
+	return c.strike(ctx, pr, commandName(cmds), func() error { return c.around(ctx, send) },
+		func() bool { return tookKey(cmds, c.key) })
+}
+
+// strike runs one command (or pipeline) of the lock in phase run pr through
+// the failpoints armed on the lock's commands: before it is sent, after it
+// ran, and after the first one of an Acquire that took the key. send sends
+// it; took, asked only of an Acquire's command that succeeded, says
+// whether its reply took the key. A go-redis command and a lock program's
+// relayed one (Relay) both come through here.
+func (c *Client) strike(ctx context.Context, pr *phaseRun, name string, send func() error, took func() bool) error {
 	k, retried := pr.next()
-	what := fmt.Sprintf("%s (%s command %d)", commandName(cmds), pr.phase, k)
+	what := fmt.Sprintf("%s (%s command %d)", name, pr.phase, k)
 	drop := false
 	if !retried {
 		if err := c.fire(ctx, BeforeCommand(pr.phase, k), "before "+what, false, &drop); err != nil {
 			return err
 		}
 	}
-	err := c.around(ctx, send)
+	err := send()
 	if err != nil && c.crashed.Load() {
 		return err
 	}
@@ -133,7 +154,7 @@ func (c *Client) command(ctx context.Context, cmds []redis.Cmder, send func() er
 		return err
 	}
 	points := []string{AfterCommand(pr.phase, k)}
-	if pr.phase == PhaseAcquire && err == nil && tookKey(cmds, c.key) && !pr.took.Swap(true) {
+	if pr.phase == PhaseAcquire && err == nil && took() && !pr.took.Swap(true) {
 		points = append(points, AfterTook)
 	}
 	for _, p := range points {
@@ -218,13 +239,26 @@ func noScript(err error) bool { return err != nil && strings.HasPrefix(err.Error
 // READONLY): the client's, not the lock's, so they count in no phase.
 func connectionSetup(cmds []redis.Cmder) bool {
 	for _, cmd := range cmds {
-		switch strings.ToLower(cmd.Name()) {
-		case "hello", "auth", "client", "select", "readonly":
-		default:
+		if !setupCommand(cmd.Name()) {
 			return false
 		}
 	}
 	return len(cmds) > 0
+}
+
+// setupCommand reports whether a command named name sets up a connection
+// rather than doing the lock's work.
+func setupCommand(name string) bool {
+	switch strings.ToLower(name) {
+	case "hello", "auth", "client", "select", "readonly":
+		return true
+	}
+	return false
+}
+
+// scriptLoad reports whether cmds are one SCRIPT command (SCRIPT LOAD).
+func scriptLoad(cmds []redis.Cmder) bool {
+	return len(cmds) == 1 && strings.EqualFold(cmds[0].Name(), "script")
 }
 
 // commandName is the name of a command, or of a pipeline's first command.
@@ -240,62 +274,81 @@ func commandName(cmds []redis.Cmder) string {
 }
 
 // tookKey reports whether one of cmds named key and its reply says it set
-// it: OK, true, or a positive number.
+// it (took).
 func tookKey(cmds []redis.Cmder, key string) bool {
 	for _, cmd := range cmds {
-		if cmd.Err() != nil || !namesKey(cmd, key) {
-			continue
-		}
-		switch cmd := cmd.(type) {
-		case *redis.BoolCmd:
-			if cmd.Val() {
-				return true
-			}
-		case *redis.StatusCmd:
-			if cmd.Val() == "OK" {
-				return true
-			}
-		case *redis.IntCmd:
-			if cmd.Val() > 0 {
-				return true
-			}
-		case *redis.Cmd:
-			switch v := cmd.Val().(type) {
-			case int64:
-				if v > 0 {
-					return true
-				}
-			case string:
-				if v == "OK" {
-					return true
-				}
-			}
+		if cmd.Err() == nil && took(commandArgs(cmd), replyOf(cmd), key) {
+			return true
 		}
 	}
 	return false
 }
 
-// namesKey reports whether cmd's keys include key. Scripts list their keys
-// after the key count; other commands name their key first.
-func namesKey(cmd redis.Cmder, key string) bool {
-	args := cmd.Args()
-	switch strings.ToLower(cmd.Name()) {
+// commandArgs are the words of a go-redis command, as sent.
+func commandArgs(cmd redis.Cmder) []string {
+	args := make([]string, len(cmd.Args()))
+	for i, a := range cmd.Args() {
+		args[i] = fmt.Sprint(a)
+	}
+	return args
+}
+
+// replyOf is a go-redis command's reply in the terms of took: a string
+// (a status, or a script's string), an int64, a bool, or nil for a reply
+// that cannot say the key was taken (a GET's value, an array).
+func replyOf(cmd redis.Cmder) any {
+	switch cmd := cmd.(type) {
+	case *redis.BoolCmd:
+		return cmd.Val()
+	case *redis.StatusCmd:
+		return cmd.Val()
+	case *redis.IntCmd:
+		return cmd.Val()
+	case *redis.Cmd:
+		switch v := cmd.Val().(type) {
+		case int64, string:
+			return v
+		}
+	}
+	return nil
+}
+
+// took reports whether a command with words args named key and its reply
+// says it set it: OK, true, or a positive number.
+func took(args []string, reply any, key string) bool {
+	if !namesKey(args, key) {
+		return false
+	}
+	switch v := reply.(type) {
+	case bool:
+		return v
+	case string:
+		return v == "OK"
+	case int64:
+		return v > 0
+	}
+	return false
+}
+
+// namesKey reports whether a command with words args names key. Scripts
+// list their keys after the key count; other commands name their key
+// first.
+func namesKey(args []string, key string) bool {
+	if len(args) == 0 {
+		return false
+	}
+	switch strings.ToLower(args[0]) {
 	case "eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro":
 		if len(args) < 3 {
 			return false
 		}
-		n, ok := args[2].(int)
-		if !ok {
-			if n64, ok64 := args[2].(int64); ok64 {
-				n = int(n64)
-			}
-		}
+		n, _ := strconv.Atoi(args[2])
 		for i := 3; i < 3+n && i < len(args); i++ {
-			if fmt.Sprint(args[i]) == key {
+			if args[i] == key {
 				return true
 			}
 		}
 		return false
 	}
-	return len(args) > 1 && fmt.Sprint(args[1]) == key
+	return len(args) > 1 && args[1] == key
 }

@@ -3,6 +3,7 @@ package harness
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -26,6 +27,11 @@ type Process interface {
 	// Close kills the process if it still runs and waits for it to end; the
 	// run calls it when the client closes.
 	Close() error
+	// Relayed reports whether the process's Redis commands pass through a
+	// relay that runs each of them through a Relay, so that faults at the
+	// lock's own commands strike them. When they do not, such faults are
+	// given up on: the run does not wait for them and says why.
+	Relayed() bool
 }
 
 // Attach makes p the process of this client: from now on the client's
@@ -36,7 +42,9 @@ func (c *Client) Attach(p Process) {
 	c.process = p
 	skew := time.Duration(c.skew.Load())
 	c.mu.Unlock()
-	c.points.programAttached()
+	if !p.Relayed() {
+		c.points.programAttached()
+	}
 	if c.crashed.Load() {
 		c.spoilf("client %d's process was attached after the client crashed; it was killed", c.id)
 		p.Kill()
@@ -102,8 +110,9 @@ func (f *failpoints) spoiledBy() []string {
 }
 
 // programAttached gives up on the failpoints at the lock's own commands,
-// which a program's commands never reach, so that the run does not wait
-// for them; unfired still names them.
+// which the commands of a program without a relay never reach (on the
+// replicated topology Sentinel hands it the nodes' own addresses), so that
+// the run does not wait for them; unfired still names them.
 func (f *failpoints) programAttached() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -121,4 +130,80 @@ func (f *failpoints) programAttached() {
 			close(f.allFired)
 		}
 	}
+}
+
+// Relay is the seam through which the Redis commands of a lock that pass no
+// go-redis hook of the client (a lock program's: package program relays its
+// connections) meet the failpoints armed on the lock's own commands, with
+// the same rules as a go-redis command. One per client.
+type Relay struct {
+	c *Client
+
+	mu         sync.Mutex
+	background *phaseRun // the commands the program sent unasked
+}
+
+// NewRelay is the Relay of client c.
+func NewRelay(c *Client) *Relay { return &Relay{c: c} }
+
+// Command runs one command of the lock, with words args (the name first),
+// through the failpoints armed on the lock's commands. send sends it to
+// Redis and returns the reply: a string (a status or a bulk string), an
+// int64, a bool, or nil for any other reply (an array, a null), and as err a
+// Redis error reply or what broke the connection.
+//
+// Command returns send's error when the reply stands, to be handed to the
+// lock as it came; any other error means it must not be: the client crashed
+// at the command (before it was sent, or before its reply was seen), the
+// run ended, or the reply was dropped, in which case Command has already
+// waited the client's timeout and recorded the "reply dropped" fault, and
+// the caller must close the connection so that the lock sees a timeout and
+// never a late reply. A failpoint's pause or sleep holds the command (or its
+// reply) inside Command for as long as it lasts; a crash kills the process.
+//
+// The phase is the worker's: a command sent while the worker waits for the
+// program's answer to acquire counts in that acquire, and likewise for
+// release. One sent while the program was asked nothing (the worker is in
+// its critical section, which locklab runs, or between cycles) is the
+// program's own background work, a renewal thread's, and counts in
+// PhaseBackground, one count per client. Connection setup (HELLO, AUTH,
+// CLIENT …, SELECT, READONLY) and PING, which client libraries send as a
+// health check and go-redis never sends on its own, count in no phase.
+func (r *Relay) Command(args []string, send func() (reply any, err error)) error {
+	c := r.c
+	var reply any
+	// A process that is paused cannot send, and its pause is real: no wait
+	// for it here, unlike around.
+	sendOnce := func() error {
+		if c.crashed.Load() {
+			return errNotSent
+		}
+		var err error
+		reply, err = send()
+		if c.crashed.Load() {
+			return ErrCrashed
+		}
+		return err
+	}
+	if len(args) == 0 || setupCommand(args[0]) || strings.EqualFold(args[0], "ping") {
+		return sendOnce()
+	}
+	pr := r.phase()
+	if strings.EqualFold(args[0], "script") && pr.retrying() {
+		return sendOnce()
+	}
+	return c.strike(c.ctx, pr, strings.ToUpper(args[0]), sendOnce, func() bool { return took(args, reply, c.key) })
+}
+
+// phase is the phase run a relayed command counts in.
+func (r *Relay) phase() *phaseRun {
+	if pr := r.c.phase.Load(); pr != nil && (pr.phase == PhaseAcquire || pr.phase == PhaseRelease) {
+		return pr
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.background == nil {
+		r.background = &phaseRun{phase: PhaseBackground}
+	}
+	return r.background
 }

@@ -36,6 +36,7 @@ type process struct {
 	stdin   io.WriteCloser
 	dir     *cluster.RunDir // holds the clock file
 	clock   string          // libfaketime's timestamp file; "" without libfaketime
+	relay   *relay          // between the program and Redis; nil on replicated
 	stderr  tail
 
 	mu      sync.Mutex
@@ -62,12 +63,30 @@ func start(c *harness.Client, command string) (*process, error) {
 		return nil, err
 	}
 	p.dir = dir
-	env := append(os.Environ(), environment(c)...)
+	// On replicated, Sentinel hands the program the nodes' own addresses,
+	// which no relay stands in front of: that program is not relayed.
+	if e := c.Endpoints(); len(e.Sentinels) == 0 {
+		upstream := e.Nodes
+		if len(upstream) == 0 {
+			upstream = []string{e.Redis}
+		}
+		if p.relay, err = listen(c, upstream); err != nil {
+			dir.Remove()
+			return nil, err
+		}
+	}
+	cleanup := func() {
+		if p.relay != nil {
+			p.relay.close()
+		}
+		dir.Remove()
+	}
+	env := append(os.Environ(), environment(c, p.relay)...)
 	if lib := libfaketime(); lib != "" {
 		sweepShm()
 		p.clock = filepath.Join(dir.Path(), "clock")
 		if err := p.SetClock(0); err != nil {
-			dir.Remove()
+			cleanup()
 			return nil, err
 		}
 		env = append(env, preload(lib, p.clock)...)
@@ -80,14 +99,14 @@ func start(c *harness.Client, command string) (*process, error) {
 	// still holds its output open.
 	outR, outW, err := os.Pipe()
 	if err != nil {
-		dir.Remove()
+		cleanup()
 		return nil, err
 	}
 	errR, errW, err := os.Pipe()
 	if err != nil {
 		outR.Close()
 		outW.Close()
-		dir.Remove()
+		cleanup()
 		return nil, err
 	}
 	p.cmd.Stdout, p.cmd.Stderr = outW, errW
@@ -99,7 +118,7 @@ func start(c *harness.Client, command string) (*process, error) {
 	if err != nil {
 		outR.Close()
 		errR.Close()
-		dir.Remove()
+		cleanup()
 		return nil, fmt.Errorf("start %q: %w", command, err)
 	}
 	var drained sync.WaitGroup
@@ -116,9 +135,18 @@ func start(c *harness.Client, command string) (*process, error) {
 	return p, nil
 }
 
-// environment is what a lock program learns of its client.
-func environment(c *harness.Client) []string {
+// environment is what a lock program learns of its client: the addresses
+// of its relay r, or the Sentinels' when there is none.
+func environment(c *harness.Client, r *relay) []string {
 	e := c.Endpoints()
+	if r != nil {
+		addrs := r.addrs()
+		if len(e.Nodes) > 0 {
+			e.Nodes = addrs
+		} else {
+			e.Redis = addrs[0]
+		}
+	}
 	env := []string{
 		EnvTTL + "=" + strconv.FormatInt(c.TTL().Milliseconds(), 10),
 		EnvTimeout + "=" + strconv.FormatInt(c.Timeout().Milliseconds(), 10),
@@ -276,11 +304,20 @@ func (p *process) deadErr() error {
 	return p.dead
 }
 
-// Kill ends the program's whole process group at once.
+// Kill ends the program's whole process group at once, and with it its
+// connections, which its relay drops.
 func (p *process) Kill() error {
 	p.killed.Store(true)
-	return signal(p.cmd.Process.Pid, syscall.SIGKILL)
+	err := signal(p.cmd.Process.Pid, syscall.SIGKILL)
+	if p.relay != nil {
+		p.relay.drop()
+	}
+	return err
 }
+
+// Relayed reports whether the program's commands pass through its relay,
+// where faults at the lock's own commands strike them.
+func (p *process) Relayed() bool { return p.relay != nil }
 
 // Stop freezes the program's whole process group.
 func (p *process) Stop() error { return signal(p.cmd.Process.Pid, syscall.SIGSTOP) }
@@ -323,6 +360,9 @@ func (p *process) Close() error {
 		err = errors.Join(err, fmt.Errorf("lock program %q (pid %d) did not end within 10 s of SIGKILL", p.command, p.cmd.Process.Pid))
 	}
 	removeShm(p.cmd.Process.Pid)
+	if p.relay != nil {
+		p.relay.close()
+	}
 	return errors.Join(err, p.dir.Remove())
 }
 

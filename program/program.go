@@ -13,6 +13,13 @@
 // `error` answer, or none within the bound, is an unknown outcome. stdout
 // carries answers only; logs go to stderr.
 //
+// On single and redlock, the addresses the program gets are those of its
+// relay, which forwards each connection to the client's own link to the
+// node and runs each command through the failpoints armed on the lock's own
+// commands (harness.Relay), as for a go-redis lock. On replicated, Sentinel
+// hands the program the nodes' own addresses, past any relay, so faults at
+// its commands cannot strike it and such a run is unknown.
+//
 // The process is the client (harness.Process): its crash is a SIGKILL of
 // its process group, its stop-the-world pause is SIGSTOP then SIGCONT, its
 // threads included, and its clock skew is libfaketime's, in that process
