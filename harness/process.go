@@ -152,8 +152,10 @@ func NewRelay(c *Client) *Relay { return &Relay{c: c} }
 // int64, a bool, or nil for any other reply (an array, a null), and as err a
 // Redis error reply or what broke the connection.
 //
-// Command returns send's error when the reply stands, to be handed to the
-// lock as it came; any other error means it must not be: the client crashed
+// Command returns send's own error (nil, a Redis error reply, or what broke
+// the connection) when nothing struck the reply: the caller hands the reply
+// on as it came, if it got one. Any other error means it must not: the
+// client crashed
 // at the command (before it was sent, or before its reply was seen), the
 // run ended, or the reply was dropped, in which case Command has already
 // waited the client's timeout and recorded the "reply dropped" fault, and
