@@ -6,7 +6,8 @@
 //
 // Lock code under test sees only [Client]: its ID, its Redis connections, its
 // clock and a way to run background work. It needs no hook: every command it
-// sends passes the client's go-redis hook, which knows the lock's [Phase]
+// sends passes the client's go-redis hook (a lock program's, the relay of
+// package program: [NewRelay]), which knows the lock's [Phase]
 // (acquire, critical section, release, background) and counts the phase's
 // commands, so a scenario can strike before or after the k-th one
 // ([BeforeCommand], [AfterCommand]) or right after the command that took the

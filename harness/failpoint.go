@@ -166,7 +166,7 @@ func (f *failpoints) unfired() []string {
 		line := fmt.Sprintf("failpoint %s never fired (%s): ", fp.Name, fp)
 		switch {
 		case f.gaveUp[i]:
-			line += "the lock is a program: its Redis commands do not pass locklab's go-redis hook, so no fault can strike them"
+			line += "the lock is a program on the replicated topology: Sentinel hands it the nodes' own addresses, past locklab's relay, so no fault can strike its commands"
 		case len(f.reached[fp.Name]) == 0 && isCommandPoint(fp.Name):
 			line += "no client ever got there: the lock never sent such a command"
 		case len(f.reached[fp.Name]) == 0:

@@ -27,5 +27,15 @@ type Lease interface {
 	Token() uint64
 }
 
+// Warmer is a Locker that takes time to start, such as a lock program whose
+// interpreter loads. A run warms every client's lock up at once before the
+// workload and its faults start, and the liveness probe's before its wait,
+// so that start-up never counts as the lock's time. Warm returns when the
+// lock is ready; an error means it never will be, and the lock has said why
+// (Client.Spoil).
+type Warmer interface {
+	Warm(ctx context.Context) error
+}
+
 // NewLocker builds the Locker of one client.
 type NewLocker func(c *Client) Locker

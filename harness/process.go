@@ -141,6 +141,28 @@ type Relay struct {
 
 	mu         sync.Mutex
 	background *phaseRun // the commands the program sent unasked
+	warming    bool      // in Warmup: nothing counts, nothing strikes
+}
+
+// Warmup runs f, a lock's start-up exchange (see Warmer), with the
+// commands it makes the lock send counted in no phase and struck by no
+// failpoint: they are not the workload's.
+func (r *Relay) Warmup(f func() error) error {
+	r.mu.Lock()
+	r.warming = true
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		r.warming = false
+		r.mu.Unlock()
+	}()
+	return f()
+}
+
+func (r *Relay) warmingUp() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.warming
 }
 
 // NewRelay is the Relay of client c.
@@ -187,7 +209,7 @@ func (r *Relay) Command(args []string, send func() (reply any, err error)) error
 		}
 		return err
 	}
-	if len(args) == 0 || setupCommand(args[0]) || strings.EqualFold(args[0], "ping") {
+	if len(args) == 0 || setupCommand(args[0]) || strings.EqualFold(args[0], "ping") || r.warmingUp() {
 		return sendOnce()
 	}
 	pr := r.phase()

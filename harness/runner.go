@@ -203,9 +203,12 @@ func (r *run) execute(ctx context.Context, newLocker NewLocker) error {
 
 	var stop atomic.Bool
 	workers := make([]*worker, r.w.Clients)
-	var wg sync.WaitGroup
 	for id, c := range env.Clients {
 		workers[id] = r.newWorker(c, newLocker, &stop)
+	}
+	warm(runCtx, workers...)
+	var wg sync.WaitGroup
+	for id := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -347,9 +350,16 @@ func (r *run) inject(ctx context.Context, env *Env, sf ScheduledFault) (bool, er
 
 // probe lets a fresh client try to take and give back the lock within bound.
 func (r *run) probe(ctx context.Context, c *Client, newLocker NewLocker, bound time.Duration, end *history.End) {
+	if len(r.points.spoiledBy()) > 0 {
+		// Every verdict is unknown already; a broken lock program would
+		// only make the probe wait for it.
+		end.ProbeErr = "not tried: the run was spoiled"
+		return
+	}
 	var never atomic.Bool
 	wk := r.newWorker(c, newLocker, &never)
 	wk.probe = true
+	warm(ctx, wk)
 	pctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 	start := time.Now()
@@ -462,4 +472,22 @@ func logf(w io.Writer, format string, args ...any) {
 	if w != nil {
 		fmt.Fprintf(w, format+"\n", args...)
 	}
+}
+
+// warmUp bounds how long a lock may take to start (see Warmer).
+const warmUp = 15 * time.Second
+
+// warm waits, within warmUp, until the lock of every worker that is a
+// Warmer is ready. A lock that is not is left to fail its run: it has
+// spoiled it already.
+func warm(ctx context.Context, workers ...*worker) {
+	ctx, cancel := context.WithTimeout(ctx, warmUp)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, wk := range workers {
+		if w, ok := wk.lock.(Warmer); ok {
+			wg.Go(func() { w.Warm(ctx) })
+		}
+	}
+	wg.Wait()
 }

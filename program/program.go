@@ -130,6 +130,33 @@ func (l *Lock) ask(ctx context.Context, verb, key string) (string, error) {
 	return l.p.ask(ctx, verb+" "+key)
 }
 
+// warmKey is the key of the warm-up request: never the workload's.
+const warmKey = "locklab-warm-up"
+
+// Warm waits until the program answers a first request, a release of a key
+// it never took, so that the run starts once its interpreter has loaded.
+// Any answer in the protocol will do; the commands it sends meanwhile are
+// struck by no fault (harness.Relay.Warmup).
+func (l *Lock) Warm(ctx context.Context) error {
+	if l.p == nil {
+		return l.err
+	}
+	ask := func() error {
+		answer, err := l.ask(ctx, "release", warmKey)
+		if err != nil {
+			return err
+		}
+		if word, _, _ := strings.Cut(answer, " "); answer != "ok" && answer != "not-held" && word != "error" {
+			return l.garbage(answer, "release "+warmKey, "want ok, not-held or error TEXT")
+		}
+		return nil
+	}
+	if l.p.relay != nil {
+		return l.p.relay.cmds.Warmup(ask)
+	}
+	return ask()
+}
+
 // garbage spoils the run for an answer outside the protocol.
 func (l *Lock) garbage(answer, request, want string) error {
 	l.p.fail(fmt.Sprintf("answered %q to %q: not in the protocol (%s)", clip(answer), request, want))

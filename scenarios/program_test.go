@@ -121,16 +121,26 @@ func TestRedisPyIsTheTokenLock(t *testing.T) {
 		}
 		t.Run(s.Name, func(t *testing.T) {
 			opts := func() harness.Options { return harness.Options{Seed: 1, Dir: t.TempDir()} }
-			want, err := harness.Run(context.Background(), s, token.New, opts())
-			if errors.Is(err, cluster.ErrNoMariaDB) {
-				t.Skip(err)
-			}
-			if err != nil {
-				t.Fatalf("token: %v", err)
-			}
-			got, err := harness.Run(context.Background(), s, program.New(redisPy), opts())
-			if err != nil {
-				t.Fatalf("redis-py: %v (not exercised: %q)", err, got.NotExercised)
+			var want, got *harness.Result
+			// A run the machine stalled is unknown and says "run again": on a
+			// loaded machine, so does this test, a few times.
+			for try := 1; ; try++ {
+				var err error
+				want, err = harness.Run(context.Background(), s, token.New, opts())
+				if errors.Is(err, cluster.ErrNoMariaDB) {
+					t.Skip(err)
+				}
+				if err != nil {
+					t.Fatalf("token: %v", err)
+				}
+				got, err = harness.Run(context.Background(), s, program.New(redisPy), opts())
+				if err != nil {
+					t.Fatalf("redis-py: %v (not exercised: %q)", err, got.NotExercised)
+				}
+				if try == 3 || !(machineStalled(got) || machineStalled(want)) {
+					break
+				}
+				t.Logf("try %d: the machine stalled a client; running again", try)
 			}
 			for _, c := range []string{harness.CheckLock, harness.CheckResource, harness.CheckLiveness, harness.CheckHandover} {
 				if fewHandovers(got, c) || fewHandovers(want, c) {
@@ -229,9 +239,9 @@ func TestBadPrograms(t *testing.T) {
 	}
 	mark := fmt.Sprintf("%d.%d", 1000+os.Getpid()%1000, time.Now().UnixNano()%1000)
 	for _, tc := range []struct{ name, command, want string }{
-		{"garbage", "while read l; do echo hello; done", `answered "hello" to "acquire lock": not in the protocol`},
+		{"garbage", "while read l; do echo hello; done", `answered "hello" to "release locklab-warm-up": not in the protocol`},
 		{"early exit", "echo boom >&2; exit 3", "exited (exit status 3) after 0 answer(s): boom"},
-		{"silence", "sleep " + mark + " & exec cat >/dev/null", `never answered its first request "acquire lock"`},
+		{"silence", "sleep " + mark + " & exec cat >/dev/null", `never answered its first request "release locklab-warm-up"`},
 		{"not found", "no-such-locklab-program", "no-such-locklab-program: not found"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -366,4 +376,15 @@ func TestShippedPrograms(t *testing.T) {
 			t.Logf("%v", res.Verdicts)
 		})
 	}
+}
+
+// machineStalled reports whether a verdict of res is unknown because the
+// machine stalled a client: the checkers' way of saying "run again".
+func machineStalled(res *harness.Result) bool {
+	for _, c := range res.Checks {
+		if c.Verdict == harness.Unknown && strings.Contains(c.Detail, "the machine stalled") {
+			return true
+		}
+	}
+	return false
 }
