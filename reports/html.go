@@ -24,9 +24,14 @@ const IndexFile = "index.html"
 //go:embed templates/index.html
 var indexHTML string
 
+// checksHTML defines the "checks" table that index.html and run.html share.
+//
+//go:embed templates/checks.html
+var checksHTML string
+
 // tmpl is parsed once; a parsed template is safe for concurrent use and
 // never changes, so sharing it holds no mutable state.
-var tmpl = template.Must(template.New(IndexFile).Parse(indexHTML))
+var tmpl = template.Must(template.Must(template.New(IndexFile).Parse(indexHTML)).Parse(checksHTML))
 
 // WriteIndex writes dir/index.html: a self-contained page showing runs
 // (usually LoadRuns(dir), every run the folder holds). Catalogue cases get

@@ -25,7 +25,7 @@ const RunPageFile = "run.html"
 var runHTML string
 
 // runTmpl is parsed once and never changes, like tmpl.
-var runTmpl = template.Must(template.New(RunPageFile).Parse(runHTML))
+var runTmpl = template.Must(template.Must(template.New(RunPageFile).Parse(runHTML)).Parse(checksHTML))
 
 // runPage is what templates/run.html shows: one run, worked out here so
 // the template only lays it out.
