@@ -172,17 +172,6 @@ func Catalogue() []Pitfall {
 			Broken:   NewWatchdogLock, Fixes: fixedBy(NewReentrantLock),
 		},
 		{
-			ID: 12, Name: "fenced", Title: "A paused holder outlives its lease",
-			Seed:     "000 item 7; DESIGN.md (fencing, after Kleppmann)",
-			Wrong:    "A stop-the-world pause stops the watchdog too, so the lease expires while its holder still believes it holds the lock; when it wakes it writes over the next holder's work. No lock that relies on time can prevent the overlap itself.",
-			Fix:      "Fencing: each acquire takes a token from INCR, and the resource refuses reads and writes with a token older than the newest it has seen. The lock checker still reports the overlap; the resource stays correct.",
-			Scenario: "pause-holder",
-			Catches:  map[string]harness.Verdict{harness.CheckLock: harness.Illegal, harness.CheckResource: harness.Illegal},
-			Kind:     check.Inherent,
-			Broken:   NewWatchdogLock,
-			Fixes:    []Case{{Locker: NewFencedLock, Expected: fencedGets, Kind: check.Inherent}},
-		},
-		{
 			ID: 10, Name: "failover", Title: "Failover loses the lock",
 			Seed:     "000 item 10",
 			Wrong:    "Replication is asynchronous: the master grants the lock and dies before any replica has it. Sentinel promotes a replica that never saw the lock, and a second client takes it while the first still holds it.",
@@ -234,6 +223,17 @@ func Catalogue() []Pitfall {
 			Kind:     check.Inherent,
 			Broken:   NewRedlock,
 			Fixes:    []Case{{Locker: NewFencedRedlock, Expected: fencedGets, Kind: check.Inherent}},
+		},
+		{
+			ID: 12, Name: "fenced", Title: "A paused holder outlives its lease",
+			Seed:     "000 item 7; DESIGN.md (fencing, after Kleppmann)",
+			Wrong:    "A stop-the-world pause stops the watchdog too, so the lease expires while its holder still believes it holds the lock; when it wakes it writes over the next holder's work. No lock that relies on time can prevent the overlap itself.",
+			Fix:      "Fencing: each acquire takes a token from INCR, and the resource refuses reads and writes with a token older than the newest it has seen. The lock checker still reports the overlap; the resource stays correct.",
+			Scenario: "pause-holder",
+			Catches:  map[string]harness.Verdict{harness.CheckLock: harness.Illegal, harness.CheckResource: harness.Illegal},
+			Kind:     check.Inherent,
+			Broken:   NewWatchdogLock,
+			Fixes:    []Case{{Locker: NewFencedLock, Expected: fencedGets, Kind: check.Inherent}},
 		},
 	}
 }
