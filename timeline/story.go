@@ -133,6 +133,13 @@ func (s *scene) overlapStory() []Event {
 		acquire(a, 8)
 		struck(a, b.Start)
 	}
+	// What held the second client up on its way to the lock: an acquire
+	// whose reply came late, when the key it set may have long expired.
+	for _, f := range s.faultsDuring(b.Client, s.lastHoldEnd(b), b.Start, 2) {
+		if f.Client == b.Client && f.Client != a.Client {
+			ev = append(ev, f)
+		}
+	}
 	ev = append(ev, Event{At: b.Start, Client: b.Client, Step: StepAcquire, Violation: !s.lesson(), Lesson: s.lesson(), priority: 10,
 		Text: fmt.Sprintf("client %d acquires the lock%s while client %d holds it", b.Client, s.tokenOf(b), a.Client)})
 	if a.EndedBy == history.KindRelease && a.End < b.End {
@@ -195,6 +202,8 @@ func pauseWords(f history.Op) string {
 		return "works slowly"
 	case strings.Contains(f.Fault, "pause"):
 		return "is paused (stop-the-world)"
+	case f.Fault == "delayed command":
+		return "waits for a delayed command's reply"
 	}
 	return shortLabel(f)
 }
@@ -312,4 +321,15 @@ func (s *scene) endAt() time.Duration {
 		return s.endRecord
 	}
 	return s.last
+}
+
+// lastHoldEnd is when h's client last gave the lock up before h, or 0.
+func (s *scene) lastHoldEnd(h check.Hold) time.Duration {
+	var end time.Duration
+	for _, o := range s.holds {
+		if o.Client == h.Client && o.End <= h.Start {
+			end = max(end, o.End)
+		}
+	}
+	return end
 }
