@@ -186,7 +186,7 @@ func (d Docker) pool(ctx context.Context) (*dockertest.Pool, error) {
 func (Docker) image(pool *dockertest.Pool, name, repo string) (string, error) {
 	if name != "" {
 		if _, err := pool.Client.InspectImage(name); err != nil {
-			return "", fmt.Errorf("%w: no image %s: run `make docker` (%v)", ErrNoDocker, name, err)
+			return "", fmt.Errorf("%w: no image %s: run `make docker`, or docker/build.sh where no redis-server is installed (%v)", ErrNoDocker, name, err)
 		}
 		return name, nil
 	}
@@ -202,7 +202,7 @@ func (Docker) image(pool *dockertest.Pool, name, repo string) (string, error) {
 		}
 	}
 	if len(newest.RepoTags) == 0 {
-		return "", fmt.Errorf("%w: no %s image of revision %s: run `make docker`", ErrNoDocker, repo, dockerRevision)
+		return "", fmt.Errorf("%w: no %s image of revision %s: run `make docker`, or docker/build.sh where no redis-server is installed", ErrNoDocker, repo, dockerRevision)
 	}
 	return newest.RepoTags[0], nil
 }

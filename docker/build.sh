@@ -10,7 +10,12 @@
 # An image whose tag exists is not built again. Where no Docker daemon answers,
 # it says so in one line and exits 0, so that `make test` works anywhere.
 #
+# A machine without those servers (macOS with Docker Desktop, say) gets the
+# same images from Debian's packages instead (docker/debian.Dockerfile, FROM
+# debian:bookworm-slim, so it needs a registry or that image loaded).
+#
 # Usage: docker/build.sh          build what is missing
+#        docker/build.sh -debian  build what is missing from Debian's packages
 #        docker/build.sh -tags    print the two tags and exit
 set -eu
 cd "$(dirname "$0")/.."
@@ -21,9 +26,51 @@ MARIADBD=${MARIADBD:-$(command -v mariadbd || ls /usr/sbin/mariadbd 2>/dev/null 
 INSTALL_DB=${INSTALL_DB:-$(command -v mariadb-install-db || command -v mysql_install_db || true)}
 SHARE=${MARIADB_SHARE:-/usr/share/mysql}
 
+# have_image REPO: an image of REPO at this revision exists, whatever its tag.
+have_image() {
+	[ -n "$(docker images -q --filter "reference=$1" --filter "label=locklab.revision=$REVISION")" ]
+}
+
+# debian_images builds both images from docker/debian.Dockerfile and tags
+# them with the versions of the servers they hold.
+debian_images() {
+	if ! docker version >/dev/null 2>&1; then
+		echo "docker/build.sh: no Docker daemon answers; the docker backend's images are not built"
+		exit 0
+	fi
+	if have_image locklab/redis && have_image locklab/mariadb; then
+		echo "docker/build.sh: locklab/redis and locklab/mariadb of revision $REVISION exist"
+		exit 0
+	fi
+	work=$(mktemp -d "${TMPDIR:-/tmp}/locklab-images.XXXXXX")
+	trap 'rm -rf "$work"' EXIT INT TERM
+	arch=$(docker version -f '{{.Server.Arch}}')
+	CGO_ENABLED=0 GOOS=linux GOARCH=$arch go build -trimpath -o "$work/locklab-init" ./docker/init
+	cp docker/debian.Dockerfile "$work/Dockerfile"
+	for image in redis mariadb; do
+		# The host's network: a build may need a proxy or a mirror the host knows.
+		docker build -q --network host --target $image --label locklab.image=$image --label locklab.revision=$REVISION \
+			-t locklab/$image:building "$work" >/dev/null 2>"$work/build.log" || { cat "$work/build.log" >&2; exit 1; }
+	done
+	v=$(docker run --rm --entrypoint /usr/bin/redis-server locklab/redis:building --version | sed -n 's/.* v=\([^ ]*\).*/\1/p')
+	docker tag locklab/redis:building "locklab/redis:$v-r$REVISION"
+	v=$(docker run --rm --entrypoint /usr/sbin/mariadbd locklab/mariadb:building --version | sed -n 's/.*Ver \([0-9][0-9.]*\).*/\1/p')
+	docker tag locklab/mariadb:building "locklab/mariadb:$v-r$REVISION"
+	docker rmi locklab/redis:building locklab/mariadb:building >/dev/null
+	echo "docker/build.sh: built $(docker images --format '{{.Repository}}:{{.Tag}}' --filter reference='locklab/*' --filter label=locklab.revision=$REVISION | tr '\n' ' ')from Debian's packages"
+	exit 0
+}
+
+if [ "${1:-}" = "-debian" ]; then
+	debian_images
+fi
 if [ -z "$REDIS_SERVER" ] || [ -z "$MARIADBD" ] || [ -z "$INSTALL_DB" ]; then
-	echo "docker/build.sh: needs redis-server, mariadbd and mariadb-install-db on this machine: run \`make deps\`" >&2
-	exit 1
+	if [ "${1:-}" = "-tags" ]; then
+		echo "docker/build.sh: -tags needs redis-server, mariadbd and mariadb-install-db on this machine" >&2
+		exit 1
+	fi
+	echo "docker/build.sh: no redis-server, mariadbd or mariadb-install-db here: building the images from Debian's packages" >&2
+	debian_images
 fi
 redis_version=$("$REDIS_SERVER" --version | sed -n 's/.* v=\([^ ]*\).*/\1/p')
 mariadb_version=$("$MARIADBD" --version | sed -n 's/.*Ver \([0-9][0-9.]*\).*/\1/p')
