@@ -394,12 +394,7 @@ func (e *explorer) try(ctx context.Context, plan Plan) (outcome, error) {
 // whether any drawn fault happened. Without a history it says yes, the
 // answer that hides nothing.
 func struck(dir string) bool {
-	f, err := os.Open(filepath.Join(dir, harness.HistoryFile))
-	if err != nil {
-		return true
-	}
-	defer f.Close()
-	ops, err := history.Read(f)
+	ops, err := history.ReadFile(filepath.Join(dir, harness.HistoryFile))
 	if err != nil {
 		return true
 	}

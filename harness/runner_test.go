@@ -240,12 +240,7 @@ func TestRunFinishesTheStory(t *testing.T) {
 // readHistory reads the history a run wrote into dir.
 func readHistory(t *testing.T, dir string) []history.Op {
 	t.Helper()
-	f, err := os.Open(filepath.Join(dir, harness.HistoryFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	ops, err := history.Read(f)
+	ops, err := history.ReadFile(filepath.Join(dir, harness.HistoryFile))
 	if err != nil {
 		t.Fatal(err)
 	}

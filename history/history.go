@@ -225,6 +225,21 @@ func Read(r io.Reader) ([]Op, error) {
 	return ops, sc.Err()
 }
 
+// ReadFile reads the history file at path. An error reading it names the
+// file; one opening it is the os package's, which names it too.
+func ReadFile(path string) ([]Op, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	ops, err := Read(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return ops, nil
+}
+
 // Last is the time of the history's last event, just past it: the Return
 // standing in for operations that never returned.
 func Last(ops []Op) time.Duration {

@@ -41,6 +41,23 @@ func TestWriteThenRead(t *testing.T) {
 	if len(got) != len(want) || got[1].Return != NeverReturned || EndOf(got).Stock != 5 {
 		t.Errorf("read back %+v", got)
 	}
+	if fromFile, err := ReadFile(path); err != nil || len(fromFile) != len(got) {
+		t.Errorf("ReadFile: %d ops, %v; want %d", len(fromFile), err, len(got))
+	}
+}
+
+func TestReadFileNamesTheFile(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := ReadFile(filepath.Join(dir, "missing.jsonl")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v, want os.ErrNotExist", err)
+	}
+	old := filepath.Join(dir, "old.jsonl")
+	if err := os.WriteFile(old, []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadFile(old); !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), old) {
+		t.Errorf("old file: %v, want ErrFormat naming %s", err, old)
+	}
 }
 
 func TestReadRefusesOtherFormats(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -86,15 +85,10 @@ func expectCaught(t *testing.T, name string) {
 
 // provesOwn runs check.ProvesOwn on the history at path, if there is one.
 func provesOwn(t *testing.T, path string) (string, bool) {
-	f, err := os.Open(path)
+	ops, err := history.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", false
 	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	ops, err := history.Read(f)
 	if err != nil {
 		t.Fatal(err)
 	}

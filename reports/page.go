@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 
@@ -63,17 +62,12 @@ func readStory(r Run) runStory {
 	if r.ReportDir == "" || r.Result == nil {
 		return runStory{err: errors.New("no history was recorded for this run")}
 	}
-	f, err := os.Open(filepath.Join(r.ReportDir, harness.HistoryFile))
+	ops, err := history.ReadFile(filepath.Join(r.ReportDir, harness.HistoryFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return runStory{err: errors.New("no history was recorded for this run")}
 	}
 	if err != nil {
 		return runStory{err: err}
-	}
-	defer f.Close()
-	ops, err := history.Read(f)
-	if err != nil {
-		return runStory{err: fmt.Errorf("%s: %w", f.Name(), err)}
 	}
 	checks := r.Result.Checks
 	st := runStory{

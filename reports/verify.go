@@ -129,14 +129,9 @@ func verifyRun(folder string) ([]Change, error) {
 		return nil, nil // it never ran: there is nothing to re-check
 	}
 	path := filepath.Join(folder, harness.HistoryFile)
-	f, err := os.Open(path)
+	ops, err := history.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("verify: %w", err)
-	}
-	ops, err := history.Read(f)
-	f.Close()
-	if err != nil {
-		return nil, fmt.Errorf("verify: %s: %w", path, err)
 	}
 	end := history.EndOf(ops)
 	if end == nil {

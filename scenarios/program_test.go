@@ -204,12 +204,7 @@ var struckCommand = regexp.MustCompile(`[A-Z]+ \((acquire|release|background) co
 // each crash, pause, delay or dropped reply with the command it struck.
 func struck(t *testing.T, dir string) []string {
 	t.Helper()
-	f, err := os.Open(filepath.Join(dir, harness.HistoryFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	ops, err := history.Read(f)
+	ops, err := history.ReadFile(filepath.Join(dir, harness.HistoryFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,12 +25,7 @@ const golden = "../reports/testdata/report"
 // load reads a golden run's history and the verdicts check gave it.
 func load(t *testing.T, run string) ([]history.Op, []check.Check) {
 	t.Helper()
-	f, err := os.Open(filepath.Join(golden, run, "history.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	ops, err := history.Read(f)
+	ops, err := history.ReadFile(filepath.Join(golden, run, "history.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
