@@ -209,21 +209,21 @@ func newPage(dir string, runs []Run, stories []runStory, now time.Time) page {
 		if r.status() != asExpected {
 			p.AllPass = false
 		}
+		mismatches := mismatchesOf(r)
 		if r.Lock != "" {
-			i, ok := lockAt[r.Lock]
+			j, ok := lockAt[r.Lock]
 			if !ok {
-				i = len(p.Locks)
-				lockAt[r.Lock] = i
+				j = len(p.Locks)
+				lockAt[r.Lock] = j
 				p.Locks = append(p.Locks, newLockSection(r))
 			}
-			s := &p.Locks[i]
-			v := newVariant(dir, r, r.ownFailures(), stories[i])
+			s := &p.Locks[j]
+			v := newVariant(dir, r, mismatches, stories[i])
 			v.Anchor = fmt.Sprintf("%s-%s", s.Anchor, r.Scenario)
 			s.Rows = append(s.Rows, newLockRow(r, v))
 			s.Runs = append(s.Runs, v)
 			continue
 		}
-		mismatches := mismatchesOf(r)
 		j, ok := pitfallAt[r.Pitfall]
 		if !ok {
 			j = len(p.Pitfalls)

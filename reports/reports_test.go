@@ -436,3 +436,26 @@ func readIndex(t *testing.T, dir string) string {
 	}
 	return string(b)
 }
+
+// TestLockRunsKeepTheirOwnStory: in a report of one lock through several
+// scenarios, each run shows the faults its own history recorded, not the
+// first run's.
+func TestLockRunsKeepTheirOwnStory(t *testing.T) {
+	dir := t.TempDir()
+	var runs []Run
+	var stories []runStory
+	for _, scenario := range []string{"contention", "pause-holder", "slow-work"} {
+		runs = append(runs, LockRun("token", &harness.Result{Scenario: scenario, Seed: 1, Duration: time.Second,
+			Dir: filepath.Join(dir, "token-"+scenario)}))
+		stories = append(stories, runStory{schedule: []string{"faults of " + scenario}})
+	}
+	p := newPage(dir, runs, stories, time.Now())
+	if len(p.Locks) != 1 || len(p.Locks[0].Runs) != len(runs) {
+		t.Fatalf("locks %+v, want one lock with %d runs", p.Locks, len(runs))
+	}
+	for i, v := range p.Locks[0].Runs {
+		if want := []string{"faults of " + runs[i].Scenario}; !slices.Equal(v.Faults, want) {
+			t.Errorf("run %s shows faults %q, want %q", runs[i].Scenario, v.Faults, want)
+		}
+	}
+}
