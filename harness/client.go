@@ -162,9 +162,7 @@ func (c *Client) Now() time.Time {
 func (c *Client) SetSkew(d time.Duration) {
 	c.skew.Store(int64(d))
 	if p := c.attached(); p != nil {
-		if err := p.SetClock(d); err != nil {
-			c.spoilf("clock skew of %s did not reach client %d's process: %v", d, c.id, err)
-		}
+		c.skewProcess(p, d)
 	}
 }
 

@@ -123,7 +123,7 @@ func (c *Client) enter(ctx context.Context, p Phase) (context.Context, func()) {
 // failpoints armed on the lock's commands (strike).
 func (c *Client) command(ctx context.Context, cmds []redis.Cmder, send func() error) error {
 	pr := c.phaseOf(ctx)
-	if pr == nil || connectionSetup(cmds) || (scriptLoad(cmds) && pr.retrying()) {
+	if pr == nil || connectionSetup(cmds) {
 		return c.around(ctx, send)
 	}
 	return c.strike(ctx, pr, commandName(cmds), func() error { return c.around(ctx, send) },
@@ -137,6 +137,11 @@ func (c *Client) command(ctx context.Context, cmds []redis.Cmder, send func() er
 // whether its reply took the key. A go-redis command and a lock program's
 // relayed one (Relay) both come through here.
 func (c *Client) strike(ctx context.Context, pr *phaseRun, name string, send func() error, took func() bool) error {
+	if name == "SCRIPT" && pr.retrying() {
+		// SCRIPT LOAD between a NOSCRIPT refusal and its retry (redis-py's
+		// way) is part of that retry: it counts as nothing.
+		return send()
+	}
 	k, retried := pr.next()
 	what := fmt.Sprintf("%s (%s command %d)", name, pr.phase, k)
 	drop := false
@@ -254,11 +259,6 @@ func setupCommand(name string) bool {
 		return true
 	}
 	return false
-}
-
-// scriptLoad reports whether cmds are one SCRIPT command (SCRIPT LOAD).
-func scriptLoad(cmds []redis.Cmder) bool {
-	return len(cmds) == 1 && strings.EqualFold(cmds[0].Name(), "script")
 }
 
 // commandName is the name of a command, or of a pipeline's first command.

@@ -129,7 +129,6 @@ type failpoints struct {
 	acting   int                    // failpoint actions under way
 	reached  map[string]map[int]int // hits per failpoint name and client, armed or not
 	spoiled  string                 // why the run did not happen as written (Client.Spoil)
-	program  bool                   // the clients are lock programs (Client.Attach)
 	gaveUp   map[int]bool           // required failpoints no program can reach: not awaited
 	changed  chan struct{}          // closed and replaced at every hit
 

@@ -100,32 +100,25 @@ func (f Partition) String() string {
 
 // Inject cuts the links.
 func (f Partition) Inject(ctx context.Context, env *Env) (network.Heal, error) {
-	if env.unreachable(f.Client, f) {
-		return once(func() error { return nil }), nil
-	}
-	links, err := env.linksTo(f.Client, f.Nodes)
+	links, err := env.linksTo(f, f.Client, f.Nodes)
 	if err != nil {
 		return nil, err
 	}
 	return env.Cluster.Network().Cut(ctx, links...)
 }
 
-// unreachable reports whether a fault on client's links cannot reach it,
-// and then spoils the run: a lock program on the replicated topology dials
+// linksTo is client's links to the given lock nodes, or to all of them,
+// for fault f. It is none, and the run is spoiled, when a fault on them
+// cannot reach the client: a lock program on the replicated topology dials
 // the data nodes at the addresses Sentinel gives it, not through its links.
-func (e *Env) unreachable(client int, f Fault) bool {
+func (e *Env) linksTo(f Fault, client int, nodes []int) ([]*network.Link, error) {
 	c, err := e.client(client)
-	if err != nil || c.attached() == nil || e.Cluster.ReplicaSet() == nil {
-		return false
-	}
-	c.spoilf("%s cannot reach client %d: a lock program on the replicated topology dials the nodes Sentinel names, not its own links", f, client)
-	return true
-}
-
-// linksTo is client's links to the given lock nodes, or to all of them.
-func (e *Env) linksTo(client int, nodes []int) ([]*network.Link, error) {
-	if _, err := e.client(client); err != nil {
+	if err != nil {
 		return nil, err
+	}
+	if c.attached() != nil && e.Cluster.ReplicaSet() != nil {
+		c.spoilf("%s cannot reach client %d: a lock program on the replicated topology dials the nodes Sentinel names, not its own links", f, client)
+		return nil, nil
 	}
 	links := e.Links(client)
 	if len(nodes) == 0 {
@@ -159,10 +152,7 @@ func (f Latency) String() string {
 
 // Inject adds the latency toxics.
 func (f Latency) Inject(ctx context.Context, env *Env) (network.Heal, error) {
-	if env.unreachable(f.Client, f) {
-		return once(func() error { return nil }), nil
-	}
-	links, err := env.linksTo(f.Client, f.Nodes)
+	links, err := env.linksTo(f, f.Client, f.Nodes)
 	if err != nil {
 		return nil, err
 	}
@@ -182,13 +172,11 @@ func (f BlackHole) String() string {
 
 // Inject adds the timeout toxics.
 func (f BlackHole) Inject(ctx context.Context, env *Env) (network.Heal, error) {
-	if _, err := env.client(f.Client); err != nil {
+	links, err := env.linksTo(f, f.Client, nil)
+	if err != nil {
 		return nil, err
 	}
-	if env.unreachable(f.Client, f) {
-		return once(func() error { return nil }), nil
-	}
-	return env.Cluster.Network().BlackHole(ctx, f.Direction, env.Links(f.Client)...)
+	return env.Cluster.Network().BlackHole(ctx, f.Direction, links...)
 }
 
 // PauseNode stops a lock node's redis-server with SIGSTOP until the heal

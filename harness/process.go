@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -51,9 +52,14 @@ func (c *Client) Attach(p Process) {
 		return
 	}
 	if skew != 0 {
-		if err := p.SetClock(skew); err != nil {
-			c.spoilf("client %d: clock skew of %s did not reach its process: %v", c.id, skew, err)
-		}
+		c.skewProcess(p, skew)
+	}
+}
+
+// skewProcess moves p's wall clock by d, or spoils the run.
+func (c *Client) skewProcess(p Process, d time.Duration) {
+	if err := p.SetClock(d); err != nil {
+		c.spoilf("clock skew of %s did not reach client %d's process: %v", d, c.id, err)
 	}
 }
 
@@ -116,10 +122,10 @@ func (f *failpoints) spoiledBy() []string {
 func (f *failpoints) programAttached() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.program {
+	if f.gaveUp != nil {
 		return
 	}
-	f.program, f.gaveUp = true, map[int]bool{}
+	f.gaveUp = map[int]bool{}
 	for i, fp := range f.armed {
 		// The critical section's commands are the workload's, sent by locklab.
 		if fp.Optional || !isCommandPoint(fp.Name) || strings.Contains(fp.Name, string(PhaseSection)) || f.hits[i] > fp.Skip {
@@ -140,29 +146,17 @@ type Relay struct {
 	c *Client
 
 	mu         sync.Mutex
-	background *phaseRun // the commands the program sent unasked
-	warming    bool      // in Warmup: nothing counts, nothing strikes
+	background *phaseRun   // the commands the program sent unasked
+	warming    atomic.Bool // in Warmup: nothing counts, nothing strikes
 }
 
 // Warmup runs f, a lock's start-up exchange (see Warmer), with the
 // commands it makes the lock send counted in no phase and struck by no
 // failpoint: they are not the workload's.
 func (r *Relay) Warmup(f func() error) error {
-	r.mu.Lock()
-	r.warming = true
-	r.mu.Unlock()
-	defer func() {
-		r.mu.Lock()
-		r.warming = false
-		r.mu.Unlock()
-	}()
+	r.warming.Store(true)
+	defer r.warming.Store(false)
 	return f()
-}
-
-func (r *Relay) warmingUp() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.warming
 }
 
 // NewRelay is the Relay of client c.
@@ -209,14 +203,10 @@ func (r *Relay) Command(args []string, send func() (reply any, err error)) error
 		}
 		return err
 	}
-	if len(args) == 0 || setupCommand(args[0]) || strings.EqualFold(args[0], "ping") || r.warmingUp() {
+	if len(args) == 0 || setupCommand(args[0]) || strings.EqualFold(args[0], "ping") || r.warming.Load() {
 		return sendOnce()
 	}
-	pr := r.phase()
-	if strings.EqualFold(args[0], "script") && pr.retrying() {
-		return sendOnce()
-	}
-	return c.strike(c.ctx, pr, strings.ToUpper(args[0]), sendOnce, func() bool { return took(args, reply, c.key) })
+	return c.strike(c.ctx, r.phase(), strings.ToUpper(args[0]), sendOnce, func() bool { return took(args, reply, c.key) })
 }
 
 // phase is the phase run a relayed command counts in.

@@ -51,7 +51,6 @@ type process struct {
 
 // request is one line sent, and where its answer goes.
 type request struct {
-	line   string
 	answer chan string // buffered: the reader never blocks on an abandoned request
 }
 
@@ -242,7 +241,7 @@ func (p *process) fail(why string) {
 // the bound is an unknown outcome; the answer, if it ever comes, is
 // matched to this request and dropped.
 func (p *process) ask(ctx context.Context, line string) (string, error) {
-	req := &request{line: line, answer: make(chan string, 1)}
+	req := &request{answer: make(chan string, 1)}
 	p.mu.Lock()
 	if p.dead != nil {
 		err := p.dead

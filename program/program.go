@@ -60,7 +60,7 @@ const Prefix = "exec:"
 // client.
 func New(command string) harness.NewLocker {
 	return func(c *harness.Client) harness.Locker {
-		l := &Lock{c: c}
+		l := &Lock{}
 		p, err := start(c, command)
 		if err != nil {
 			l.err = fmt.Errorf("lock program %q (client %d) could not start: %w", command, c.ID(), err)
@@ -90,7 +90,6 @@ func Check(command string) error {
 
 // Lock is one client's lock program.
 type Lock struct {
-	c   *harness.Client
 	p   *process // nil when it could not start
 	err error    // why it could not start
 }
