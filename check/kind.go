@@ -49,28 +49,23 @@ func Excused(ops []history.Op) (why string, ok bool) {
 	if e == nil || e.TTL <= 0 {
 		return "", false
 	}
+	p := newProof(ops, e.TTL)
 	var faults []history.Op
-	for _, f := range newProof(ops, e.TTL).faults {
+	for _, f := range p.faults {
 		if f.Fault != history.FaultSlowWork {
 			faults = append(faults, f)
 		}
 	}
-	hs := holds(ops)
 	n := 0
-	for j, b := range hs {
-		for _, a := range hs[:j] {
-			if a.key != b.key || a.client == b.client || a.end <= b.start {
-				continue
-			}
-			if b.start-a.start <= e.TTL || !faulted(faults, a.client, a.start, b.start) {
-				return "", false
-			}
-			if n == 0 {
-				why = fmt.Sprintf("client %d, struck by a fault while it held the lock, had held it %s (past the %s TTL) when client %d took it",
-					a.client, ms(b.start-a.start), ms(e.TTL), b.client)
-			}
-			n++
+	for a, b := range overlapping(p.holds) {
+		if b.start-a.start <= e.TTL || !faulted(faults, a.client, a.start, b.start) {
+			return "", false
 		}
+		if n == 0 {
+			why = fmt.Sprintf("client %d, struck by a fault while it held the lock, had held it %s (past the %s TTL) when client %d took it",
+				a.client, ms(b.start-a.start), ms(e.TTL), b.client)
+		}
+		n++
 	}
 	return why, n > 0
 }
@@ -116,17 +111,12 @@ type overlap struct{ a, b hold }
 // overlaps counts the overlaps of two holds, each at the start of the later
 // one, in which both holds were valid, and returns the first.
 func (p proof) overlaps() (n int, first overlap) {
-	for j, b := range p.holds {
-		for _, a := range p.holds[:j] {
-			if a.key != b.key || a.client == b.client || a.end <= b.start {
-				continue
+	for a, b := range overlapping(p.holds) {
+		if p.valid(a, b.start) && p.valid(b, b.start) {
+			if n == 0 {
+				first = overlap{a, b}
 			}
-			if p.valid(a, b.start) && p.valid(b, b.start) {
-				if n == 0 {
-					first = overlap{a, b}
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n, first

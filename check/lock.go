@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"iter"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -64,15 +65,26 @@ func checkLock(ops []history.Op, timeout time.Duration) (Check, *linearization) 
 	return c, lin
 }
 
+// overlapping yields, in order of the later one's start, every two holds
+// of different clients on one key where the later began before the
+// earlier ended; holds must be sorted by start.
+func overlapping(hs []hold) iter.Seq2[hold, hold] {
+	return func(yield func(earlier, later hold) bool) {
+		for j, b := range hs {
+			for _, a := range hs[:j] {
+				if a.key == b.key && a.client != b.client && a.end > b.start && !yield(a, b) {
+					return
+				}
+			}
+		}
+	}
+}
+
 // firstOverlap finds the earliest hold that began while another client's
 // hold on the same key was still going; holds must be sorted by start.
 func firstOverlap(hs []hold) (earlier, later hold, ok bool) {
-	for j, b := range hs {
-		for _, a := range hs[:j] {
-			if a.key == b.key && a.client != b.client && a.end > b.start {
-				return a, b, true
-			}
-		}
+	for a, b := range overlapping(hs) {
+		return a, b, true
 	}
 	return hold{}, hold{}, false
 }

@@ -23,24 +23,21 @@ func Holds(ops []history.Op) []Hold {
 	hs := holds(ops)
 	out := make([]Hold, len(hs))
 	for i, h := range hs {
-		out[i] = Hold{Client: h.client, Key: h.key, Start: h.start, End: h.end, EndedBy: h.endedBy}
+		out[i] = h.export()
 	}
 	return out
+}
+
+func (h hold) export() Hold {
+	return Hold{Client: h.client, Key: h.key, Start: h.start, End: h.end, EndedBy: h.endedBy}
 }
 
 // FirstOverlap is the lock checker's first violation: the earliest hold that
 // began while another client's hold on the same key was still going, and
 // that other hold.
 func FirstOverlap(ops []history.Op) (earlier, later Hold, ok bool) {
-	hs := Holds(ops)
-	for j, b := range hs {
-		for _, a := range hs[:j] {
-			if a.Key == b.Key && a.Client != b.Client && a.End > b.Start {
-				return a, b, true
-			}
-		}
-	}
-	return Hold{}, Hold{}, false
+	a, b, ok := firstOverlap(holds(ops))
+	return a.export(), b.export(), ok
 }
 
 // FirstLostUpdate is the resource checker's first violation: two critical

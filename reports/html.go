@@ -144,7 +144,6 @@ type section struct {
 	ID       int
 	Name     string
 	Title    string
-	Seed     string
 	Wrong    string
 	Fix      string
 	Scenario string
@@ -281,7 +280,7 @@ func newCell(r Run, c string) cell {
 func newSection(r Run) section {
 	e := r.Entry
 	s := section{Anchor: "pitfall-" + r.Pitfall, ID: e.ID, Name: r.Pitfall, Title: e.Title,
-		Seed: e.Seed, Wrong: e.Wrong, Fix: e.Fix, Scenario: e.Scenario}
+		Wrong: e.Wrong, Fix: e.Fix, Scenario: e.Scenario}
 	// A run read back from JSON has no catalogue entry; the scenario the run
 	// used is still known.
 	if s.Scenario == "" {

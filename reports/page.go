@@ -10,7 +10,6 @@ import (
 	"path"
 	"path/filepath"
 
-	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/scenarios"
@@ -39,8 +38,6 @@ type runPage struct {
 	Sequence   template.HTML // the counterexample, for a run with a failing verdict
 	Timeline   template.HTML
 	Throughput template.HTML
-	Schedule   []string
-	Unfired    []string // failpoints that did not fire, faults never injected
 	Porcupine  []link
 	HistoryErr string // why there is no drawing
 }
@@ -73,7 +70,7 @@ func readStory(r Run) runStory {
 	st := runStory{
 		schedule:   timeline.Schedule(ops),
 		timeline:   template.HTML(timeline.Draw(ops, checks)),
-		throughput: template.HTML(timeline.Throughput(check.Measure(ops))),
+		throughput: template.HTML(timeline.Throughput(r.Result.Stats)),
 		lesson:     timeline.Lesson(ops, checks),
 	}
 	if seq, ok := timeline.Sequence(ops, checks); ok {
@@ -87,7 +84,7 @@ func readStory(r Run) runStory {
 func writeRunPage(dir string, r Run, v variant, st runStory) error {
 	p := runPage{Index: path.Join(relativeTo(r.ReportDir, dir), IndexFile), variant: v,
 		Lesson: st.lesson, Sequence: st.sequence,
-		Timeline: st.timeline, Throughput: st.throughput, Schedule: st.schedule, Unfired: r.NotExercised}
+		Timeline: st.timeline, Throughput: st.throughput}
 	if r.Lock != "" {
 		p.Title = fmt.Sprintf("lock %s in %s", r.Lock, r.Scenario)
 	} else {
