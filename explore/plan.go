@@ -243,10 +243,7 @@ func kindsFor(t cluster.Topology) []kind {
 	return ks
 }
 
-var (
-	oneMaster   = []cluster.Topology{cluster.Single, cluster.Replicated}
-	onlyRedlock = []cluster.Topology{cluster.Redlock}
-)
+var onlyRedlock = []cluster.Topology{cluster.Redlock}
 
 // allKinds is every kind of fault. Durations of pauses and delays are drawn
 // either well inside a lease (a quarter TTL at most) or well past it (two
@@ -313,7 +310,7 @@ func (d *drawer) shortOrLong() time.Duration {
 
 // long is well past a lease: two to three TTLs.
 func (d *drawer) long() time.Duration {
-	return 2*d.ttl + time.Duration(d.rng.Int64N(int64(d.ttl)+1)).Round(10*time.Millisecond)
+	return d.between(2*d.ttl, 3*d.ttl)
 }
 
 // at is a time inside the run, early enough for the fault to matter.

@@ -33,7 +33,7 @@ const ReferenceDir = "reference"
 //     machine) is tried once more; still unknown, the kind stays empty and
 //     KindWhy says why.
 //
-// Without a reference, rule 2 is skipped and KindWhy says so. classify
+// Without a reference, rule 3 is skipped and KindWhy says so. classify
 // returns an error only when ctx ended.
 func classify(ctx context.Context, s Scenario, opts Options, res *Result, ops []history.Op) error {
 	var failing []int

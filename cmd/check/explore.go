@@ -106,17 +106,11 @@ func parseExplore(args []string, stdout io.Writer) (exploreInput, error) {
 	case *f.out == "":
 		return exploreInput{}, errors.New("-out must not be empty")
 	}
-	l, err := locks.Lookup(*f.lock)
+	l, ts, err := lockTopologies(*f.lock, *f.topology, *f.topology != "")
 	if err != nil {
 		return exploreInput{}, err
 	}
-	t := l.Topologies[0]
-	if *f.topology != "" {
-		t = cluster.Topology(*f.topology)
-		if !l.Supports(t) {
-			return exploreInput{}, fmt.Errorf("lock %s runs on %s, not on topology %q", l.Name, topologyList(l.Topologies), *f.topology)
-		}
-	}
+	t := ts[0] // the lock's first topology, unless -topology says
 	cfg := explore.Config{Lock: l.Name, New: l.New, Reference: locks.Reference(t, l.Nested).New, Topology: t,
 		Nested: l.Nested, Runs: *f.runs, Time: *f.time, Seed: *f.seed, KeepGoing: *f.keepGoing, Dir: *f.out}
 	if cfg.Backend, err = parseBackend(*f.backend); err != nil {

@@ -292,14 +292,12 @@ func parse(args []string, stdout io.Writer) (config, error) {
 	case given["topology"] && !given["lock"]:
 		return config{}, errors.New("-topology goes with -lock (the catalogue runs every topology)")
 	case given["lock"]:
-		var err error
 		if cfg.lock, cfg.topologies, err = lockTopologies(*f.lock, *f.topology, given["topology"]); err != nil {
 			return config{}, err
 		}
 	case !given["pitfall"]:
 		cfg.pitfalls = pitfalls.Catalogue()
 	default:
-		var err error
 		if cfg.pitfalls, err = lookup(*f.only); err != nil {
 			return config{}, err
 		}
