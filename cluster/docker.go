@@ -1044,26 +1044,11 @@ func ownerGone(labels map[string]string) bool {
 	return start != "" && processStart(pid) != start
 }
 
-// SweepDocker removes the containers, networks and volumes that killed
-// locklab processes of this host left, and reports how many it removed. A
-// new docker run calls it; a daemon that does not answer removes nothing.
-func SweepDocker(ctx context.Context, d Docker) (int, error) {
-	pool, err := d.pool(ctx)
-	if err != nil {
-		return 0, err
-	}
-	return sweepDocker(pool.Client), nil
-}
-
-// sweepDocker is SweepDocker with a client.
-func sweepDocker(client *dc.Client) int {
-	removed := 0
-	count := func(map[string]string) bool {
-		removed++
-		return true
-	}
-	_ = removeLabelled(client, dockerRunLabel, func(l map[string]string) bool { return ownerGone(l) && count(l) })
-	return removed
+// sweepDocker removes the containers, networks and volumes that killed
+// runs of this host left. It is best effort: what it cannot remove now,
+// the next start tries again.
+func sweepDocker(client *dc.Client) {
+	_ = removeLabelled(client, dockerRunLabel, ownerGone)
 }
 
 // removeLabelled removes the containers, then the networks, then the volumes

@@ -452,24 +452,25 @@ func (r *ReplicaSet) DelayReplication(ctx context.Context, replica Node, d time.
 // until the heal; a failover leaves it on the path to the old master. Called
 // with r.mu held.
 func (r *ReplicaSet) cutAtNetwork(ctx context.Context, replica Node) (network.Heal, error) {
-	if replica == nil || r.dataNode(replica.Addr()) != replica {
-		return noHeal, errors.New("cut replication: not a data node of this topology")
-	}
-	if r.closed {
-		return noHeal, errors.New("cut replication: topology closed")
-	}
-	master, err := r.Master(ctx)
+	master, err := r.masterOf(ctx, replica)
 	if err != nil {
 		return noHeal, fmt.Errorf("cut replication: %w", err)
-	}
-	if master == replica {
-		return noHeal, fmt.Errorf("cut replication: %s is the master", replica.Name())
 	}
 	return r.net.CutReplication(ctx, replica, master)
 }
 
 // replicationLink returns the link from the current master to replica.
 func (r *ReplicaSet) replicationLink(ctx context.Context, replica Node) (*network.Link, error) {
+	master, err := r.masterOf(ctx, replica)
+	if err != nil {
+		return nil, err
+	}
+	return r.links[replPair{replica, master}], nil
+}
+
+// masterOf is the master that replica, a data node other than the master,
+// replicates from now.
+func (r *ReplicaSet) masterOf(ctx context.Context, replica Node) (Node, error) {
 	if replica == nil || r.dataNode(replica.Addr()) != replica {
 		return nil, errors.New("not a data node of this topology")
 	}
@@ -483,7 +484,7 @@ func (r *ReplicaSet) replicationLink(ctx context.Context, replica Node) (*networ
 	if master == replica {
 		return nil, fmt.Errorf("%s is the master", replica.Name())
 	}
-	return r.links[replPair{replica, master}], nil
+	return master, nil
 }
 
 // detour points replica at link, unless it already replicates through it
