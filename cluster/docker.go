@@ -388,18 +388,9 @@ func (r *dockerRun) StartNode(ctx context.Context, cfg NodeConfig) (Node, error)
 	r.nodes[cfg.Name] = n
 	r.mu.Unlock()
 
-	args := []string{"--port", strconv.Itoa(dockerRedisPort), "--dir", dockerDataDir, "--daemonize", "no",
-		"--protected-mode", "no", "--save", "", "--logfile", ""}
-	switch cfg.Persistence {
-	case AOFEverySec:
-		args = append(args, "--appendonly", "yes", "--appendfsync", "everysec")
-	case AOFAlways:
-		args = append(args, "--appendonly", "yes", "--appendfsync", "always")
-	default:
-		args = append(args, "--appendonly", "no")
-	}
+	args := append([]string{"--port", strconv.Itoa(dockerRedisPort), "--dir", dockerDataDir}, serverArgs(cfg)...)
 	init := []string{"-ctl", ":" + strconv.Itoa(dockerInitPort), "-data", dockerDataDir}
-	server := append([]string{"/usr/bin/redis-server"}, append(args, cfg.Args...)...)
+	server := append([]string{"/usr/bin/redis-server"}, args...)
 	if cfg.Sentinel != "" {
 		// A Sentinel wants its config file first, and writes to it: it
 		// lives in the volume, and locklab-init copies it there afresh

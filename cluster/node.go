@@ -128,7 +128,7 @@ func StartProcess(ctx context.Context, cfg NodeConfig) (*Process, error) {
 		name:   cfg.Name,
 		dir:    filepath.Join(cfg.Dir, cfg.Name),
 		server: server,
-		args:   nodeArgs(cfg),
+		args:   append([]string{"--bind", "127.0.0.1"}, serverArgs(cfg)...),
 	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("start node %s: %w", n.name, err)
@@ -433,10 +433,10 @@ func pingNode(ctx context.Context, addr string, pid int) bool {
 	return bytes.Contains(body, []byte("\r\nprocess_id:"+strconv.Itoa(pid)+"\r\n"))
 }
 
-// nodeArgs returns the redis-server arguments that do not change across restarts.
-func nodeArgs(cfg NodeConfig) []string {
+// serverArgs returns the redis-server arguments that do not change across
+// restarts, whichever backend runs it; a backend adds where it listens.
+func serverArgs(cfg NodeConfig) []string {
 	args := []string{
-		"--bind", "127.0.0.1",
 		"--daemonize", "no",
 		"--protected-mode", "no",
 		"--save", "",
