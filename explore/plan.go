@@ -16,6 +16,7 @@ import (
 // Fault is one drawn fault: the failpoints and scheduled faults that make it
 // up. It is what a shrink drops, whole.
 type Fault struct {
+	Kind       string // the name of its kind, as -faults names it (e.g. "slow-work")
 	What       string // one line: what it does to whom
 	Failpoints []harness.Failpoint
 	Scheduled  []harness.ScheduledFault
@@ -212,7 +213,9 @@ func Schedule(t cluster.Topology, nested bool, seed int64) Plan {
 			}
 			if !(crashed && k.crash) {
 				crashed = crashed || k.crash
-				p.Faults = append(p.Faults, k.draw(&d))
+				f := k.draw(&d)
+				f.Kind = k.name
+				p.Faults = append(p.Faults, f)
 			}
 			break
 		}
