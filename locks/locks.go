@@ -127,22 +127,16 @@ func programName(command string) string {
 	return "exec-" + name
 }
 
-// Reference is the correct lock another lock is measured against on a
-// topology: the watchdog token lock on one master, Redlock on five, and the
-// reentrant lock where critical sections nest on one master (there is no
-// reentrant Redlock). A failure it shows too is inherent to the fault, not
-// the lock's own.
+// Reference is the correct lock another lock is measured against on
+// topology t, as harness.Reference chooses it (the lock harness.Run
+// compares with when Options.Reference is nil): the watchdog token lock on
+// one master, Redlock on five, and the reentrant lock where critical
+// sections nest on one master.
 func Reference(t cluster.Topology, nested bool) Lock {
-	name := "token-watchdog"
-	switch {
-	case t == cluster.Redlock:
-		name = "redlock"
-	case nested:
-		name = "reentrant"
-	}
+	name, _ := harness.Reference(t, nested)
 	l, err := Lookup(name)
 	if err != nil {
-		panic(err) // the names above are in All
+		panic(err) // harness.Reference names locks that are in All
 	}
 	return l
 }

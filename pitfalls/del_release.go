@@ -9,13 +9,18 @@ import (
 // delRelease is pitfall 5: a correct SET NX PX, released with a plain DEL
 // (seed 000 item 5, seed 002). If our lease expired meanwhile, the DEL frees
 // whoever holds the lock now.
-type delRelease struct{ TokenLock }
+type delRelease struct {
+	token harness.Locker
+	c     *harness.Client
+}
 
 // NewDelRelease builds the broken lock of pitfall 5.
-func NewDelRelease(c *harness.Client) harness.Locker { return &delRelease{TokenLock{c: c}} }
+func NewDelRelease(c *harness.Client) harness.Locker {
+	return delRelease{token: harness.NewTokenLock(c), c: c}
+}
 
-func (l *delRelease) Acquire(ctx context.Context, key string) (harness.Lease, error) {
-	if _, err := l.TokenLock.Acquire(ctx, key); err != nil {
+func (l delRelease) Acquire(ctx context.Context, key string) (harness.Lease, error) {
+	if _, err := l.token.Acquire(ctx, key); err != nil {
 		return nil, err
 	}
 	return &delLease{c: l.c, key: key}, nil

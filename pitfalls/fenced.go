@@ -3,33 +3,49 @@ package pitfalls
 import (
 	"context"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/locklab/locklab/harness"
 )
 
-// fencedLock is pitfall 12: the watchdog lock, plus a fencing token from INCR
-// on the lock node that the resource checks. A client paused past its lease
-// still believes it holds the lock, but its write carries an older token
-// than the next holder's, and the resource refuses it.
-type fencedLock struct{ TokenLock }
-
-// NewFencedLock builds the fenced lock of pitfall 12.
+// NewFencedLock builds pitfall 12's lock: the watchdog lock, plus a fencing
+// token from INCR on the lock node that the resource checks. A client
+// paused past its lease still believes it holds the lock, but its write
+// carries an older token than the next holder's, and the resource refuses
+// it.
 func NewFencedLock(c *harness.Client) harness.Locker {
-	return &fencedLock{TokenLock{c: c, watchdog: true}}
+	return fencedLock{c: c, Locker: harness.NewWatchdogLock(c)}
 }
 
-func (l *fencedLock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
-	lease, err := l.TokenLock.Acquire(ctx, key)
+type fencedLock struct {
+	harness.Locker
+	c *harness.Client
+}
+
+func (l fencedLock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
+	return fence(ctx, l.c.Redis(), key, l.Locker)
+}
+
+// fence takes lock, then a fencing token from INCR key:fence on counter.
+// The token is taken after the lock, so a later holder always gets a larger
+// one.
+func fence(ctx context.Context, counter *redis.Client, key string, lock harness.Locker) (harness.Lease, error) {
+	lease, err := lock.Acquire(ctx, key)
 	if err != nil {
 		return nil, err
 	}
-	// The token is taken after the lock, so a later holder always gets a
-	// larger one.
-	token, err := l.c.Redis().Incr(ctx, key+":fence").Uint64()
+	token, err := counter.Incr(ctx, key+":fence").Uint64()
 	if err != nil {
 		lease.Release(ctx)
 		return nil, err
 	}
-	tl := lease.(*tokenLease)
-	tl.fence = token
-	return tl, nil
+	return fencedLease{Lease: lease, token: token}, nil
 }
+
+// fencedLease is a lease with the fencing token fence took.
+type fencedLease struct {
+	harness.Lease
+	token uint64
+}
+
+func (l fencedLease) Token() uint64 { return l.token }

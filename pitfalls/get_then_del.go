@@ -13,17 +13,22 @@ import (
 // getThenDel is pitfall 6: the owner check and the delete are two commands
 // (seed 000 item 6, seed 002). Between GET and DEL the lease can expire and
 // another client take the lock, which the DEL then frees.
-type getThenDel struct{ TokenLock }
+type getThenDel struct {
+	token harness.Locker
+	c     *harness.Client
+}
 
 // NewGetThenDel builds the broken lock of pitfall 6.
-func NewGetThenDel(c *harness.Client) harness.Locker { return &getThenDel{TokenLock{c: c}} }
+func NewGetThenDel(c *harness.Client) harness.Locker {
+	return getThenDel{token: harness.NewTokenLock(c), c: c}
+}
 
-func (l *getThenDel) Acquire(ctx context.Context, key string) (harness.Lease, error) {
-	lease, err := l.TokenLock.Acquire(ctx, key)
+func (l getThenDel) Acquire(ctx context.Context, key string) (harness.Lease, error) {
+	lease, err := l.token.Acquire(ctx, key)
 	if err != nil {
 		return nil, err
 	}
-	return &getThenDelLease{c: l.c, key: key, token: lease.(*tokenLease).token}, nil
+	return &getThenDelLease{c: l.c, key: key, token: lease.(*harness.TokenLease).Value()}, nil
 }
 
 type getThenDelLease struct {

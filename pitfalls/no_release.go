@@ -8,13 +8,13 @@ import (
 
 // noRelease is pitfall 4: the business logic never releases the lock (seed 000
 // item 4), so every waiter waits for the TTL to run out.
-type noRelease struct{ TokenLock }
+type noRelease struct{ token harness.Locker }
 
 // NewNoRelease builds the broken lock of pitfall 4.
-func NewNoRelease(c *harness.Client) harness.Locker { return &noRelease{TokenLock{c: c}} }
+func NewNoRelease(c *harness.Client) harness.Locker { return noRelease{harness.NewTokenLock(c)} }
 
-func (l *noRelease) Acquire(ctx context.Context, key string) (harness.Lease, error) {
-	if _, err := l.TokenLock.Acquire(ctx, key); err != nil {
+func (l noRelease) Acquire(ctx context.Context, key string) (harness.Lease, error) {
+	if _, err := l.token.Acquire(ctx, key); err != nil {
 		return nil, err
 	}
 	return forgotten{}, nil

@@ -2,96 +2,27 @@ package pitfalls
 
 import (
 	"context"
-	"fmt"
-	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/harness"
 )
 
-// Redlock is pitfall 11's lock, as antirez describes it: SET NX PX on every
-// independent master, a lease only when a majority said yes within the
-// validity time, and an unlock on every node after a failed attempt. The
-// random retry delay is the workload's.
-type Redlock struct {
-	c      *harness.Client
-	fenced bool
-	n      int
-}
-
-// NewRedlock builds a Redlock lock over the client's Nodes.
-func NewRedlock(c *harness.Client) harness.Locker { return &Redlock{c: c} }
+// NewRedlock builds pitfall 11's lock, Redlock over the client's Nodes
+// (harness.Redlock).
+func NewRedlock(c *harness.Client) harness.Locker { return harness.NewRedlock(c) }
 
 // NewFencedRedlock is Redlock plus a fencing token from INCR on the first
 // node. Redlock cannot make a token itself: counters on a majority of nodes
 // are not monotonic. One counter node is what fencing needs, and its honest
 // weakness is that it is one node.
-func NewFencedRedlock(c *harness.Client) harness.Locker { return &Redlock{c: c, fenced: true} }
-
-// Acquire tries every node once and keeps the lock only with a quorum and
-// time left.
-func (l *Redlock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
-	nodes := l.c.Nodes()
-	ttl := l.c.TTL()
-	token := newToken(l.c, &l.n)
-	start := time.Now()
-	votes := 0
-	for _, node := range nodes {
-		// A per-node timeout far below the TTL, so that a dead node does not
-		// eat the whole lease.
-		nctx, cancel := context.WithTimeout(ctx, ttl/10)
-		// An error counts as a no; the unlock below cleans up after a
-		// yes whose reply was lost.
-		ok, _ := node.SetNX(nctx, key, token, ttl).Result()
-		cancel()
-		if ok {
-			votes++
-		}
-	}
-	drift := ttl/100 + 2*time.Millisecond
-	validity := ttl - time.Since(start) - drift
-	quorum := len(nodes)/2 + 1
-	if votes < quorum || validity <= 0 {
-		unlockAll(ctx, nodes, key, token)
-		return nil, fmt.Errorf("%s: %d of %d nodes, validity %s: %w", key, votes, len(nodes), validity, harness.ErrNotAcquired)
-	}
-	lease := &redlockLease{nodes: nodes, key: key, token: token}
-	if l.fenced {
-		n, err := nodes[0].Incr(ctx, key+":fence").Uint64()
-		if err != nil {
-			unlockAll(ctx, nodes, key, token)
-			return nil, err
-		}
-		lease.fence = n
-	}
-	return lease, nil
+func NewFencedRedlock(c *harness.Client) harness.Locker {
+	return fencedRedlock{c: c, Locker: harness.NewRedlock(c)}
 }
 
-type redlockLease struct {
-	nodes []*redis.Client
-	key   string
-	token string
-	fence uint64
+type fencedRedlock struct {
+	harness.Locker
+	c *harness.Client
 }
 
-func (l *redlockLease) Token() uint64 { return l.fence }
-
-// Release deletes our key on every node; it was ours if a majority still had it.
-func (l *redlockLease) Release(ctx context.Context) error {
-	if deleted := unlockAll(ctx, l.nodes, l.key, l.token); deleted < len(l.nodes)/2+1 {
-		return fmt.Errorf("%s: only %d nodes still held it: %w", l.key, deleted, harness.ErrNotHeld)
-	}
-	return nil
-}
-
-// unlockAll runs the compare-and-delete on every node and counts deletions.
-func unlockAll(ctx context.Context, nodes []*redis.Client, key, token string) int {
-	deleted := 0
-	for _, node := range nodes {
-		if n, err := releaseScript.Run(ctx, node, []string{key}, token).Int(); err == nil && n == 1 {
-			deleted++
-		}
-	}
-	return deleted
+func (l fencedRedlock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
+	return fence(ctx, l.c.Nodes()[0], key, l.Locker)
 }

@@ -11,11 +11,14 @@ import (
 // WAIT 1 after taking it, so that a lock no replica has seen is given back.
 // It closes the window of a replica that lags, not that of the replica that
 // acknowledged being lost with the master.
-type waitReplicas struct{ *ReentrantLock }
+type waitReplicas struct {
+	*harness.ReentrantLock
+	c *harness.Client
+}
 
 // NewWaitReplicasLock builds the reentrant lock that waits for one replica.
 func NewWaitReplicasLock(c *harness.Client) harness.Locker {
-	return waitReplicas{NewReentrantLock(c).(*ReentrantLock)}
+	return waitReplicas{harness.NewReentrantLock(c).(*harness.ReentrantLock), c}
 }
 
 // Acquire takes the lock and keeps it only if a replica acknowledged it
@@ -25,7 +28,7 @@ func (l waitReplicas) Acquire(ctx context.Context, key string) (harness.Lease, e
 	// acquire and the WAIT must share one connection.
 	conn := l.c.Redis().Conn()
 	defer conn.Close()
-	lease, err := l.acquire(ctx, conn, key)
+	lease, err := l.AcquireOn(ctx, conn, key)
 	if err != nil {
 		return nil, err
 	}

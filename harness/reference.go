@@ -1,0 +1,19 @@
+package harness
+
+import "github.com/locklab/locklab/cluster"
+
+// Reference is the correct lock another lock is measured against on
+// topology t, and its name in `check list`: the watchdog token lock on one
+// master, Redlock on five, and the reentrant lock where critical sections
+// nest on one master (there is no reentrant Redlock). A failure it shows
+// too is inherent to the fault, not the lock's own. Run uses it when
+// Options.Reference is nil.
+func Reference(t cluster.Topology, nested bool) (name string, newLocker NewLocker) {
+	switch {
+	case t == cluster.Redlock:
+		return "redlock", NewRedlock
+	case nested:
+		return "reentrant", NewReentrantLock
+	}
+	return "token-watchdog", NewWatchdogLock
+}

@@ -1,0 +1,119 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// TokenLock is the correct single-node lock: SET key token NX PX ttl, and a
+// release that deletes the key only if it still holds this lease's token,
+// in one Lua script. The watchdog variant also renews the lease every TTL/3
+// while it is held; it is the reference lock on one master.
+type TokenLock struct {
+	c        *Client
+	watchdog bool
+	n        int // acquires so far, to make each token unique
+}
+
+// NewTokenLock builds a TokenLock without renewal.
+func NewTokenLock(c *Client) Locker { return &TokenLock{c: c} }
+
+// NewWatchdogLock builds a TokenLock that renews its lease while held.
+func NewWatchdogLock(c *Client) Locker { return &TokenLock{c: c, watchdog: true} }
+
+// releaseScript deletes the key only if it still holds our token.
+var releaseScript = redis.NewScript(`
+if redis.call("GET", KEYS[1]) == ARGV[1] then
+	return redis.call("DEL", KEYS[1])
+end
+return 0`)
+
+// renewScript extends the key only if it still holds our token.
+var renewScript = redis.NewScript(`
+if redis.call("GET", KEYS[1]) == ARGV[1] then
+	return redis.call("PEXPIRE", KEYS[1], ARGV[2])
+end
+return 0`)
+
+// Acquire sets the key with our token and the TTL in one command. The lease
+// is a *TokenLease.
+func (l *TokenLock) Acquire(ctx context.Context, key string) (Lease, error) {
+	token := newToken(l.c, &l.n)
+	ok, err := l.c.Redis().SetNX(ctx, key, token, l.c.TTL()).Result()
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("%s: %w", key, ErrNotAcquired)
+	}
+	lease := &TokenLease{c: l.c, key: key, token: token, stop: make(chan struct{})}
+	if l.watchdog {
+		l.c.Go(lease.renew)
+	}
+	return lease, nil
+}
+
+// TokenLease is a lease of a TokenLock.
+type TokenLease struct {
+	c     *Client
+	key   string
+	token string
+	stop  chan struct{} // closed by Release: the watchdog ends
+}
+
+// Token is 0: the token lock hands out no fencing token.
+func (l *TokenLease) Token() uint64 { return 0 }
+
+// Value is what the lease wrote at the key, which tells its owner; a lock
+// built on TokenLock checks it to know whether the key is still its own.
+func (l *TokenLease) Value() string { return l.token }
+
+// Release stops the watchdog and deletes the key if it is still ours.
+func (l *TokenLease) Release(ctx context.Context) error {
+	close(l.stop)
+	n, err := releaseScript.Run(ctx, l.c.Redis(), []string{l.key}, l.token).Int()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("%s: %w", l.key, ErrNotHeld)
+	}
+	return nil
+}
+
+// renew is the watchdog of one lease.
+func (l *TokenLease) renew(ctx context.Context) {
+	ttl := l.c.TTL()
+	watchdog(ctx, ttl, l.stop, func(ctx context.Context) (int, error) {
+		return renewScript.Run(ctx, l.c.Redis(), []string{l.key}, l.token, ttl.Milliseconds()).Int()
+	})
+}
+
+// watchdog calls renew every ttl/3 until stop closes, ctx ends, or renew
+// returns 0: the lease is gone, and renewing someone else's would be worse.
+func watchdog(ctx context.Context, ttl time.Duration, stop <-chan struct{}, renew func(context.Context) (int, error)) {
+	tick := time.NewTicker(ttl / 3)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if n, err := renew(ctx); err == nil && n == 0 {
+			return
+		}
+	}
+}
+
+// newToken makes a value no other lease of this run uses: the client's ID
+// and a counter of its acquires.
+func newToken(c *Client, n *int) string {
+	*n++
+	return fmt.Sprintf("c%d-%d", c.ID(), *n)
+}
