@@ -369,7 +369,7 @@ func (e *explorer) try(ctx context.Context, plan Plan) (outcome, error) {
 	res, err := e.cfg.run(ctx, plan.Scenario(), e.cfg.New, harness.Options{
 		Seed: plan.Seed, Dir: dir, Lock: e.cfg.Lock, Backend: e.cfg.Backend, Reference: e.cfg.Reference,
 	})
-	if err != nil && !(res != nil && errors.Is(err, harness.ErrNotExercised)) {
+	if err != nil {
 		os.RemoveAll(dir)
 		return outcome{}, err
 	}

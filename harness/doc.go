@@ -12,7 +12,15 @@
 // commands, so a scenario can strike before or after the k-th one
 // ([BeforeCommand], [AfterCommand]) or right after the command that took the
 // key ([AfterTook]). A lock may still name exact points of its own with
-// [Client.Failpoint]. When Options.Reference is set, each failing verdict is
-// marked own or inherent (check.Kind) by comparing with that correct lock.
+// [Client.Failpoint].
+//
+// [Run] returns the result of every run that ran, a run that did not happen
+// as written included (its verdicts unknown, Result.NotExercised saying
+// why); an error means the run could not run. Each failing verdict no
+// history explains is marked own or inherent (check.Kind) by putting a
+// correct lock of the same kind through the same scenario: Options.Reference,
+// by default the reference lock of the scenario's topology ([Reference]:
+// [TokenLock] with its watchdog, [ReentrantLock], [Redlock]), or the user's
+// own bug-free twin of their lock.
 // The servers and the network it talks to come from package cluster.
 package harness

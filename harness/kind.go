@@ -2,7 +2,6 @@ package harness
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -33,7 +32,8 @@ const ReferenceDir = "reference"
 //     machine) is tried once more; still unknown, the kind stays empty and
 //     KindWhy says why.
 //
-// Without a reference, rule 3 is skipped and KindWhy says so. classify
+// With a negative Options.ReferenceRuns, rule 3 is skipped and KindWhy
+// says so. classify
 // returns an error only when ctx ended.
 func classify(ctx context.Context, s Scenario, opts Options, res *Result, ops []history.Op) error {
 	var failing []int
@@ -66,9 +66,9 @@ func classify(ctx context.Context, s Scenario, opts Options, res *Result, ops []
 	if len(undecided) == 0 {
 		return nil
 	}
-	if opts.Reference == nil {
+	if opts.ReferenceRuns < 0 {
 		for _, i := range undecided {
-			res.Checks[i].KindWhy = "no reference lock to compare with"
+			res.Checks[i].KindWhy = "no reference run to compare with (Options.ReferenceRuns is negative)"
 		}
 		return nil
 	}
@@ -123,7 +123,7 @@ func safety(checker string) bool { return checker == check.CheckLock || checker 
 // it is compared with, and once more when a verdict on checkers is unknown.
 func runReference(ctx context.Context, s Scenario, opts Options, checkers []string) (*Result, error) {
 	ropts := opts
-	ropts.Lock, ropts.Reference = "reference", nil
+	ropts.Lock, ropts.ReferenceRuns = "reference", -1
 	if opts.Dir != "" {
 		ropts.Dir = filepath.Join(opts.Dir, ReferenceDir)
 	}
@@ -132,7 +132,7 @@ func runReference(ctx context.Context, s Scenario, opts Options, checkers []stri
 		logf(opts.Log, "%s: running the reference lock (try %d) to tell own failures from inherent ones", s.Name, try)
 		var err error
 		ref, err = Run(ctx, s, opts.Reference, ropts)
-		if err != nil && !errors.Is(err, ErrNotExercised) {
+		if err != nil {
 			return nil, err
 		}
 		if !anyUnknown(ref, checkers) {

@@ -26,11 +26,24 @@ func TestKinds(t *testing.T) {
 		want      check.Kind
 		why       string // a substring of KindWhy
 		refRuns   bool   // the reference's files must be under reference/
+		// referenceRuns is Options.ReferenceRuns: negative asks for no
+		// reference run.
+		referenceRuns int
 	}{{
 		// Holders that never release make handovers slow; the token
 		// lock, which releases, does not.
 		name: "reference ok: own", scenario: "contention", lock: pitfalls.NewNoRelease, reference: pitfalls.NewTokenLock,
 		checker: check.CheckHandover, want: check.Own, why: "the reference lock stays ok", refRuns: true,
+	}, {
+		// No reference given: the topology's (the watchdog token lock)
+		// stands in, and tells the same.
+		name: "reference of the topology by default: own", scenario: "contention", lock: pitfalls.NewNoRelease,
+		checker: check.CheckHandover, want: check.Own, why: "the reference lock stays ok", refRuns: true,
+	}, {
+		// A caller that wants no reference run says so, and the failure
+		// no history explains stays untold.
+		name: "no reference run: untold", scenario: "contention", lock: pitfalls.NewNoRelease, referenceRuns: -1,
+		checker: check.CheckHandover, want: "", why: "no reference run",
 	}, {
 		// The reference is the lock itself: a node restarted empty beats it
 		// too, inside the holder's lease, so only the reference can tell.
@@ -54,7 +67,7 @@ func TestKinds(t *testing.T) {
 				t.Fatal(err)
 			}
 			dir := t.TempDir()
-			res, err := harness.Run(context.Background(), s, tt.lock, harness.Options{Dir: dir, Reference: tt.reference})
+			res, err := harness.Run(context.Background(), s, tt.lock, harness.Options{Dir: dir, Reference: tt.reference, ReferenceRuns: tt.referenceRuns})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -102,7 +102,10 @@ func TestHooklessExercised(t *testing.T) {
 	res, err := scenarios.Run(context.Background(), "crash-after-setnx", libraries.NewRedislock,
 		harness.Options{Dir: t.TempDir()})
 	if err != nil {
-		t.Fatalf("got %v, want the scenario exercised", err)
+		t.Fatal(err)
+	}
+	if len(res.NotExercised) > 0 {
+		t.Fatalf("not exercised: %v", res.NotExercised)
 	}
 	if _, stalled := machineStall(res); stalled {
 		t.Skip("the machine stalled the run")

@@ -13,7 +13,6 @@ import (
 	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/harness"
-	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/scenarios"
 )
 
@@ -119,18 +118,14 @@ func matrixRun(ctx context.Context, name string, newLocker harness.NewLocker, s 
 		return Run{}, err
 	}
 	res, err := harness.Run(ctx, s, newLocker, harness.Options{
-		Seed: opts.Seed, Dir: dir, Lock: name, Duration: opts.Duration,
-		Reference: locks.Reference(s.Topology, s.Workload.Nested).New, Backend: opts.Backend,
+		Seed: opts.Seed, Dir: dir, Lock: name, Duration: opts.Duration, Backend: opts.Backend,
 	})
 	var r Run
 	if why, missing := MissingComponent(err); missing {
 		r = skippedLockRun(name, s.Name, opts.Seed, dir, why)
-	} else if res != nil && (err == nil || errors.Is(err, harness.ErrNotExercised)) {
+	} else if err == nil {
 		r = LockRun(name, res)
 	} else {
-		if err == nil {
-			err = fmt.Errorf("run %s in %s: no result", name, s.Name)
-		}
 		return Run{}, err
 	}
 	return r, SaveRun(r)

@@ -436,22 +436,20 @@ func catalogue(ctx context.Context, cfg config, progress io.Writer) ([]reports.R
 				return runs, err
 			}
 			fmt.Fprintf(progress, "[%d/%d] %s %s in %s … ", len(runs)+1, total, p.Name, c.Variant, c.Scenario)
-			// A failing verdict sends the topology's reference lock through
-			// the same scenario and seed, to tell own failures from inherent ones.
+			// A failing verdict sends the topology's reference lock (Run's
+			// default) through the same scenario and seed, to tell own
+			// failures from inherent ones.
 			res, err := harness.Run(ctx, s, c.Locker, harness.Options{
 				Seed: cfg.seed, Dir: dir, Lock: p.Name + "/" + string(c.Variant), Duration: cfg.duration,
-				Reference: locks.Reference(s.Topology, s.Workload.Nested).New, Backend: cfg.backend,
+				Backend: cfg.backend,
 			})
 			var r reports.Run
 			if why, missing := reports.MissingComponent(err); missing {
 				r = reports.SkippedRun(p, c, cfg.seed, dir, why)
-			} else if res != nil && (err == nil || errors.Is(err, harness.ErrNotExercised)) {
+			} else if err == nil {
 				r = reports.NewRun(p, c, res)
 			} else {
 				fmt.Fprintln(progress, "error")
-				if err == nil {
-					err = fmt.Errorf("run %s: no result", name)
-				}
 				return runs, err
 			}
 			if err := reports.SaveRun(r); err != nil {
