@@ -50,6 +50,8 @@ type Client struct {
 	endpoints Endpoints // what it dials, for a lock program's environment
 
 	phase atomic.Pointer[phaseRun] // the worker's phase, for commands whose context has none
+
+	probes []*redis.Client // locklab's own, per lock node: see keyWatch
 }
 
 // clientConfig is what newClient needs: the addresses this client dials
@@ -66,6 +68,12 @@ type clientConfig struct {
 	// failover builds the Sentinel client of a replicated topology in place
 	// of a plain one to master.
 	failover func(*redis.Options) *redis.Client
+	// direct are the lock masters' own addresses, in the order of nodes,
+	// and probeFailover the Sentinel client dialing them directly: how
+	// locklab reads the lock key without the client's links. Empty, the
+	// probes dial what the client dials.
+	direct        []string
+	probeFailover func(*redis.Options) *redis.Client
 	timeout  time.Duration
 	history  *history.Recorder
 	points   *failpoints
@@ -87,17 +95,18 @@ func newClient(ctx context.Context, cfg clientConfig) *Client {
 	}
 	if cfg.failover != nil {
 		c.redis = cfg.failover(options("", cfg.timeout))
-		c.redis.AddHook(clientHook{c})
+		c.redis.AddHook(clientHook{c: c, node: 0})
 	} else {
-		c.redis = c.dial(cfg.master, cfg.timeout)
+		c.redis = c.dial(cfg.master, cfg.timeout, 0)
 	}
 	// With one master, Nodes is Redis itself rather than a second pool.
 	if len(cfg.nodes) > 1 {
-		for _, addr := range cfg.nodes {
-			c.nodes = append(c.nodes, c.dial(addr, cfg.timeout))
+		for i, addr := range cfg.nodes {
+			c.nodes = append(c.nodes, c.dial(addr, cfg.timeout, i))
 		}
 	}
-	c.inventory = c.dial(cfg.inventory, cfg.timeout)
+	c.inventory = c.dial(cfg.inventory, cfg.timeout, -1)
+	c.probes = cfg.probes()
 	if cfg.mariaDSN != "" {
 		c.db = openDB(cfg.mariaDSN)
 	}
@@ -125,11 +134,42 @@ func options(addr string, timeout time.Duration) *redis.Options {
 	}
 }
 
-// dial builds a go-redis client to addr with this client's crash and pause hook.
-func (c *Client) dial(addr string, timeout time.Duration) *redis.Client {
+// dial builds a go-redis client to addr, lock node node (-1 for none), with
+// this client's crash and pause hook.
+func (c *Client) dial(addr string, timeout time.Duration, node int) *redis.Client {
 	rc := redis.NewClient(options(addr, timeout))
-	rc.AddHook(clientHook{c})
+	rc.AddHook(clientHook{c: c, node: node})
 	return rc
+}
+
+// probes are locklab's own connections to each lock node, in the order of
+// Nodes, to read the lock key's state around an Acquire's command (see
+// keyWatch): direct when the run gave the nodes' own addresses, with no
+// hook and short timeouts.
+func (cfg clientConfig) probes() []*redis.Client {
+	opts := func(addr string) *redis.Options {
+		o := options(addr, probeTimeout)
+		o.PoolSize = 1
+		return o
+	}
+	if cfg.failover != nil {
+		if cfg.probeFailover != nil {
+			return []*redis.Client{cfg.probeFailover(opts(""))}
+		}
+		return []*redis.Client{cfg.failover(opts(""))}
+	}
+	addrs := cfg.direct
+	if len(addrs) == 0 {
+		addrs = cfg.nodes
+	}
+	if len(addrs) == 0 {
+		addrs = []string{cfg.master}
+	}
+	var probes []*redis.Client
+	for _, addr := range addrs {
+		probes = append(probes, redis.NewClient(opts(addr)))
+	}
+	return probes
 }
 
 // ID is the client's number, from 0.
@@ -376,10 +416,17 @@ func (c *Client) Close() {
 	if !c.crashed.Load() {
 		c.closeConns()
 	}
+	for _, p := range c.probes {
+		p.Close()
+	}
 }
 
-// clientHook makes every command of a client honour its crash and pause.
-type clientHook struct{ c *Client }
+// clientHook makes every command of a client honour its crash and pause,
+// and passes it through the failpoints armed on the lock's commands.
+type clientHook struct {
+	c    *Client
+	node int // the lock node the hooked go-redis client talks to; -1 for none
+}
 
 func (h clientHook) DialHook(next redis.DialHook) redis.DialHook {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -392,13 +439,19 @@ func (h clientHook) DialHook(next redis.DialHook) redis.DialHook {
 
 func (h clientHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		return h.c.command(ctx, []redis.Cmder{cmd}, func() error { return next(ctx, cmd) })
+		return h.c.command(ctx, h.node, []redis.Cmder{cmd}, func() error {
+			// go-redis sets a command's error only once the hooks returned;
+			// strike reads it before.
+			err := next(ctx, cmd)
+			cmd.SetErr(err)
+			return err
+		})
 	}
 }
 
 func (h clientHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		return h.c.command(ctx, cmds, func() error { return next(ctx, cmds) })
+		return h.c.command(ctx, h.node, cmds, func() error { return next(ctx, cmds) })
 	}
 }
 

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -36,8 +37,9 @@ func BeforeCommand(p Phase, k int) string { return fmt.Sprintf("before %s comman
 func AfterCommand(p Phase, k int) string { return fmt.Sprintf("after %s command %d", p, k) }
 
 // AfterTook is the failpoint just after the first command of an Acquire
-// whose reply said it took the key (OK, true or a positive number from a
-// command or script naming the workload's key), before the lock sees it.
+// that took the key: made the workload's key exist, or made it this
+// client's (took.go says how that is told, from the command and the key's
+// state, not from the reply's shape alone), before the lock sees its reply.
 // It is where a crash leaves whatever that command wrote, and nothing more.
 const AfterTook = "after the acquire command that took the key"
 
@@ -119,24 +121,27 @@ func (c *Client) enter(ctx context.Context, p Phase) (context.Context, func()) {
 	return ctx, func() { c.phase.Store(prev) }
 }
 
-// command runs one go-redis command (or pipeline) of the lock through the
-// failpoints armed on the lock's commands (strike).
-func (c *Client) command(ctx context.Context, cmds []redis.Cmder, send func() error) error {
+// command runs one go-redis command (or pipeline) of the lock, sent to
+// node (its index in Nodes; -1 for the inventory), through the failpoints
+// armed on the lock's commands (strike).
+func (c *Client) command(ctx context.Context, node int, cmds []redis.Cmder, send func() error) error {
 	pr := c.phaseOf(ctx)
 	if pr == nil || connectionSetup(cmds) {
 		return c.around(ctx, send)
 	}
-	return c.strike(ctx, pr, commandName(cmds), func() error { return c.around(ctx, send) },
-		func() bool { return tookKey(cmds, c.key) })
+	sent := make([]sentCommand, len(cmds))
+	for i, cmd := range cmds {
+		sent[i] = sentCommand{args: commandArgs(cmd), reply: func() (any, error) { return replyOf(cmd) }}
+	}
+	return c.strike(ctx, pr, node, commandName(cmds), sent, func() error { return c.around(ctx, send) })
 }
 
-// strike runs one command (or pipeline) of the lock in phase run pr through
-// the failpoints armed on the lock's commands: before it is sent, after it
-// ran, and after the first one of an Acquire that took the key. send sends
-// it; took, asked only of an Acquire's command that succeeded, says
-// whether its reply took the key. A go-redis command and a lock program's
-// relayed one (Relay) both come through here.
-func (c *Client) strike(ctx context.Context, pr *phaseRun, name string, send func() error, took func() bool) error {
+// strike runs one command (or pipeline) of the lock in phase run pr, sent
+// to node, through the failpoints armed on the lock's commands: before it
+// is sent, after it ran, and after the first one of an Acquire that took
+// the key (keyWatch tells). send sends it. A go-redis command and a lock
+// program's relayed one (Relay) both come through here.
+func (c *Client) strike(ctx context.Context, pr *phaseRun, node int, name string, cmds []sentCommand, send func() error) error {
 	if name == "SCRIPT" && pr.retrying() {
 		// SCRIPT LOAD between a NOSCRIPT refusal and its retry (redis-py's
 		// way) is part of that retry: it counts as nothing.
@@ -150,7 +155,9 @@ func (c *Client) strike(ctx context.Context, pr *phaseRun, name string, send fun
 			return err
 		}
 	}
+	watch := c.watchKey(ctx, pr, node, cmds)
 	err := send()
+	took := watch.took(ctx)
 	if err != nil && c.crashed.Load() {
 		return err
 	}
@@ -159,7 +166,7 @@ func (c *Client) strike(ctx context.Context, pr *phaseRun, name string, send fun
 		return err
 	}
 	points := []string{AfterCommand(pr.phase, k)}
-	if pr.phase == PhaseAcquire && err == nil && took() && !pr.took.Swap(true) {
+	if took && !pr.took.Swap(true) {
 		points = append(points, AfterTook)
 	}
 	for _, p := range points {
@@ -273,17 +280,6 @@ func commandName(cmds []redis.Cmder) string {
 	return name
 }
 
-// tookKey reports whether one of cmds named key and its reply says it set
-// it (took).
-func tookKey(cmds []redis.Cmder, key string) bool {
-	for _, cmd := range cmds {
-		if cmd.Err() == nil && took(commandArgs(cmd), replyOf(cmd), key) {
-			return true
-		}
-	}
-	return false
-}
-
 // commandArgs are the words of a go-redis command, as sent.
 func commandArgs(cmd redis.Cmder) []string {
 	args := make([]string, len(cmd.Args()))
@@ -293,41 +289,32 @@ func commandArgs(cmd redis.Cmder) []string {
 	return args
 }
 
-// replyOf is a go-redis command's reply in the terms of took: a string
-// (a status, or a script's string), an int64, a bool, or nil for a reply
-// that cannot say the key was taken (a GET's value, an array).
-func replyOf(cmd redis.Cmder) any {
+// replyOf is a go-redis command's reply and error in the terms of tookBy:
+// a string (a status, or a script's string), an int64, a bool, or nil for
+// a null (go-redis's redis.Nil) or a reply of another shape (an array).
+func replyOf(cmd redis.Cmder) (any, error) {
+	if err := cmd.Err(); err != nil {
+		if errors.Is(err, redis.Nil) {
+			return nil, nil
+		}
+		return nil, err
+	}
 	switch cmd := cmd.(type) {
 	case *redis.BoolCmd:
-		return cmd.Val()
+		return cmd.Val(), nil
 	case *redis.StatusCmd:
-		return cmd.Val()
+		return cmd.Val(), nil
+	case *redis.StringCmd:
+		return cmd.Val(), nil
 	case *redis.IntCmd:
-		return cmd.Val()
+		return cmd.Val(), nil
 	case *redis.Cmd:
 		switch v := cmd.Val().(type) {
-		case int64, string:
-			return v
+		case int64, string, bool:
+			return v, nil
 		}
 	}
-	return nil
-}
-
-// took reports whether a command with words args named key and its reply
-// says it set it: OK, true, or a positive number.
-func took(args []string, reply any, key string) bool {
-	if !namesKey(args, key) {
-		return false
-	}
-	switch v := reply.(type) {
-	case bool:
-		return v
-	case string:
-		return v == "OK"
-	case int64:
-		return v > 0
-	}
-	return false
+	return nil, nil
 }
 
 // namesKey reports whether a command with words args names key. Scripts

@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -121,40 +122,188 @@ func TestScriptRetryKeepsItsNumber(t *testing.T) {
 	}
 }
 
-func TestTookKey(t *testing.T) {
-	ctx := context.Background()
-	boolCmd := func(v bool, args ...any) redis.Cmder {
-		c := redis.NewBoolCmd(ctx, args...)
-		c.SetVal(v)
-		return c
-	}
-	status := func(v string, args ...any) redis.Cmder {
-		c := redis.NewStatusCmd(ctx, args...)
-		c.SetVal(v)
-		return c
-	}
-	script := func(v any, args ...any) redis.Cmder {
-		c := redis.NewCmd(ctx, args...)
-		c.SetVal(v)
-		return c
-	}
+// TestTookBy: a command whose meaning is known says by itself, from its
+// words and reply, whether it took the key; any other needs the key's state.
+func TestTookBy(t *testing.T) {
 	tests := []struct {
-		name string
-		cmd  redis.Cmder
-		want bool
+		name        string
+		args        []string
+		reply       any
+		err         error
+		took, known bool
 	}{
-		{"SET NX took it", boolCmd(true, "set", "lock", "t", "px", 100, "nx"), true},
-		{"SET NX refused", boolCmd(false, "set", "lock", "t", "px", 100, "nx"), false},
-		{"another key", boolCmd(true, "set", "other", "t"), false},
-		{"SET OK", status("OK", "set", "lock", "t"), true},
-		{"script returning 1", script(int64(1), "evalsha", "abc", 1, "lock", "t"), true},
-		{"script returning 0", script(int64(0), "evalsha", "abc", 1, "lock", "t"), false},
-		{"script returning OK", script("OK", "eval", "src", 1, "lock", "t"), true},
-		{"script on another key", script(int64(1), "eval", "src", 1, "other", "lock"), false},
+		{"SET NX took it", []string{"set", "lock", "t", "px", "100", "nx"}, "OK", nil, true, true},
+		{"SET NX refused", []string{"set", "lock", "t", "px", "100", "nx"}, nil, nil, false, true},
+		{"SET NX GET took it: nil", []string{"SET", "lock", "t", "NX", "GET", "PX", "100"}, nil, nil, true, true},
+		{"SET NX GET refused: the old value", []string{"SET", "lock", "t", "NX", "GET"}, "c1-1", nil, false, true},
+		{"SET XX GET wrote over a value", []string{"SET", "lock", "t", "XX", "GET"}, "c1-1", nil, true, true},
+		{"SET XX GET found nothing", []string{"SET", "lock", "t", "XX", "GET"}, nil, nil, false, true},
+		{"plain SET", []string{"SET", "lock", "t"}, "OK", nil, true, true},
+		{"SET failed", []string{"SET", "lock", "t", "NX"}, nil, errors.New("READONLY"), false, true},
+		{"SETNX took it", []string{"SETNX", "lock", "t"}, true, nil, true, true},
+		{"SETNX refused", []string{"SETNX", "lock", "t"}, int64(0), nil, false, true},
+		{"GETSET writes", []string{"GETSET", "lock", "t"}, "old", nil, true, true},
+		{"PEXPIRE only renews", []string{"PEXPIRE", "lock", "100"}, int64(1), nil, false, true},
+		{"GET reads", []string{"GET", "lock"}, "t", nil, false, true},
+		{"another key", []string{"SET", "other", "t"}, "OK", nil, false, true},
+		{"script: its state tells", []string{"EVALSHA", "abc", "1", "lock", "t"}, int64(1), nil, false, false},
+		{"HINCRBY: its state tells", []string{"HINCRBY", "lock", "c0", "1"}, int64(1), nil, false, false},
+		{"script on another key", []string{"EVAL", "src", "1", "other", "lock"}, int64(1), nil, false, true},
 	}
 	for _, tt := range tests {
-		if got := tookKey([]redis.Cmder{tt.cmd}, "lock"); got != tt.want {
-			t.Errorf("%s: tookKey = %v, want %v", tt.name, got, tt.want)
+		took, known := tookBy(tt.args, tt.reply, tt.err, "lock")
+		if took != tt.took || known != tt.known {
+			t.Errorf("%s: tookBy = %v, %v; want %v, %v", tt.name, took, known, tt.took, tt.known)
+		}
+	}
+}
+
+// nilOnSuccess takes the key when it is free and answers nil, as SET NX
+// GET does; when the key is held it answers its PTTL, a positive number
+// (Redisson's lock script answers so).
+var nilOnSuccess = redis.NewScript(`
+if redis.call("EXISTS", KEYS[1]) == 0 then
+	redis.call("HINCRBY", KEYS[1], ARGV[1], 1)
+	redis.call("PEXPIRE", KEYS[1], 60000)
+	return nil
+end
+return redis.call("PTTL", KEYS[1])`)
+
+// TestAfterTook: the failpoint after the command that took the key fires
+// after the command that made the key exist, whatever its reply looks like,
+// and never after one that found the key held; the same through a lock
+// program's relay.
+func TestAfterTook(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name    string
+		acquire func(ctx context.Context, c *Client) error // the acquire's one command
+	}{
+		{"SET NX GET", func(ctx context.Context, c *Client) error {
+			return c.Redis().SetArgs(ctx, "lock", "mine", redis.SetArgs{Mode: "NX", Get: true}).Err()
+		}},
+		{"script answering nil when it took the key", func(ctx context.Context, c *Client) error {
+			return nilOnSuccess.Run(ctx, c.Redis(), []string{"lock"}, "c0").Err()
+		}},
+		{"relayed SET NX GET", relayed("SET", "lock", "mine", "NX", "GET")},
+		{"relayed script", relayed("EVAL", nilOnSuccess.Hash(), "1", "lock", "c0")},
+	}
+	for _, tt := range tests {
+		for _, held := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, key held %v", tt.name, held), func(t *testing.T) {
+				c, n := newTestClient(t, []Failpoint{{Name: AfterTook, Client: 0, Optional: true, Action: Crash()}})
+				if held {
+					if err := n.Admin().Set(ctx, "lock", "theirs", time.Minute).Err(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				actx, leave := c.enter(ctx, PhaseAcquire)
+				err := tt.acquire(actx, c)
+				leave()
+				if got := c.points.reached[AfterTook][0]; got != map[bool]int{false: 1, true: 0}[held] {
+					t.Errorf("after the command that took the key reached %d times (err %v)", got, err)
+				}
+				if crashed := errors.Is(err, ErrCrashed); crashed == held {
+					t.Errorf("acquire returned %v; crashed %v, want %v", err, crashed, !held)
+				}
+				if exists, _ := n.Admin().Exists(ctx, "lock").Result(); exists != 1 {
+					t.Errorf("the key is gone: the crash must leave what the command wrote")
+				}
+			})
+		}
+	}
+}
+
+// relayed is an acquire whose one command, with words args, passes the
+// client's relay, as a lock program's does, and runs on the client's node.
+// EVAL's first word after the name is the script's SHA, loaded first, so
+// that the command the relay judges is the EVALSHA a client would send.
+func relayed(args ...string) func(ctx context.Context, c *Client) error {
+	return func(ctx context.Context, c *Client) error {
+		if args[0] == "EVAL" {
+			if err := nilOnSuccess.Load(ctx, c.probes[0]).Err(); err != nil {
+				return err
+			}
+			args = append([]string{"EVALSHA"}, args[1:]...)
+		}
+		words := make([]any, len(args))
+		for i, a := range args {
+			words[i] = a
+		}
+		return NewRelay(c).Command(0, args, func() (any, error) {
+			return replyOf(c.probes[0].Do(ctx, words...))
+		})
+	}
+}
+
+// TestAfterTookNotAnotherClientsTake: when another client's command on the
+// key reaches the node while an opaque command is on its way, the change of
+// the key's state may be the other's, so the command is not taken to have
+// taken the key. Here the other client takes the key first, and the
+// script, refused, answers a positive PTTL.
+func TestAfterTookNotAnotherClientsTake(t *testing.T) {
+	ctx := context.Background()
+	c, n := newTestClient(t, []Failpoint{{Name: AfterTook, Client: 0, Optional: true, Action: Crash()}})
+	if err := nilOnSuccess.Load(ctx, c.probes[0]).Err(); err != nil {
+		t.Fatal(err)
+	}
+	_, leave := c.enter(ctx, PhaseAcquire)
+	defer leave()
+	var reply any
+	err := NewRelay(c).Command(0, []string{"EVALSHA", nilOnSuccess.Hash(), "1", "lock", "c0"}, func() (any, error) {
+		gen, _ := c.points.keyCmds.start(0) // the other client's SET NX, on its way
+		if err := n.Admin().SetNX(ctx, "lock", "theirs", time.Minute).Err(); err != nil {
+			return nil, err
+		}
+		c.points.keyCmds.end(0, gen)
+		var err error
+		reply, err = replyOf(c.probes[0].Do(ctx, "EVALSHA", nilOnSuccess.Hash(), 1, "lock", "c0"))
+		return reply, err
+	})
+	if err != nil {
+		t.Fatalf("acquire: %v", err)
+	}
+	if pttl, ok := reply.(int64); !ok || pttl <= 0 {
+		t.Fatalf("the script answered %v, want the other's PTTL", reply)
+	}
+	if got := c.points.reached[AfterTook][0]; got != 0 {
+		t.Errorf("after the command that took the key reached %d times; the other client took it", got)
+	}
+}
+
+// TestKeyCommands: a command is alone on its way only if no other was on
+// its way when it started, and none started or ended before it ended.
+func TestKeyCommands(t *testing.T) {
+	tests := []struct {
+		name  string
+		steps func(k *keyCommands) bool // returns whether command A was alone
+	}{
+		{"alone", func(k *keyCommands) bool {
+			g, alone := k.start(0)
+			return k.end(0, g) && alone
+		}},
+		{"another inside", func(k *keyCommands) bool {
+			g, alone := k.start(0)
+			gb, _ := k.start(0)
+			k.end(0, gb)
+			return k.end(0, g) && alone
+		}},
+		{"another already on its way", func(k *keyCommands) bool {
+			k.start(0)
+			g, alone := k.start(0)
+			return k.end(0, g) && alone
+		}},
+		{"another on another node", func(k *keyCommands) bool {
+			g, alone := k.start(0)
+			gb, _ := k.start(1)
+			k.end(1, gb)
+			return k.end(0, g) && alone
+		}},
+	}
+	want := map[string]bool{"alone": true, "another on another node": true}
+	for _, tt := range tests {
+		if got := tt.steps(&keyCommands{}); got != want[tt.name] {
+			t.Errorf("%s: alone = %v, want %v", tt.name, got, want[tt.name])
 		}
 	}
 }

@@ -56,6 +56,7 @@ func connect(ctx context.Context, cl *cluster.Cluster, cfg clientConfig) (*Clien
 		}
 		links = append(links, l)
 		cfg.nodes = append(cfg.nodes, l.Addr())
+		cfg.direct = append(cfg.direct, n.Addr())
 	}
 	cfg.master, cfg.inventory = cfg.nodes[0], cl.Inventory().Addr()
 	if rs := cl.ReplicaSet(); rs != nil {
@@ -75,6 +76,8 @@ func connect(ctx context.Context, cl *cluster.Cluster, cfg clientConfig) (*Clien
 				return d.DialContext(ctx, "tcp", addr)
 			})
 		}
+		cfg.direct = nil
+		cfg.probeFailover = func(opts *redis.Options) *redis.Client { return rs.FailoverClient(opts, nil) }
 	}
 	if db := cl.MariaDB(); db != nil {
 		cfg.mariaDSN = db.DSN()

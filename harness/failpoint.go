@@ -131,6 +131,7 @@ type failpoints struct {
 	spoiled  string                 // why the run did not happen as written (Client.Spoil)
 	gaveUp   map[int]bool           // required failpoints no program can reach: not awaited
 	changed  chan struct{}          // closed and replaced at every hit
+	keyCmds  keyCommands            // the clients' commands naming the lock key, on their way
 
 	env    *Env
 	ctx    context.Context // ends when the run heals every fault

@@ -163,10 +163,11 @@ func (r *Relay) Warmup(f func() error) error {
 func NewRelay(c *Client) *Relay { return &Relay{c: c} }
 
 // Command runs one command of the lock, with words args (the name first),
-// through the failpoints armed on the lock's commands. send sends it to
-// Redis and returns the reply: a string (a status or a bulk string), an
-// int64, a bool, or nil for any other reply (an array, a null), and as err a
-// Redis error reply or what broke the connection.
+// sent to lock node node (its index in the client's Nodes; 0 with one
+// master), through the failpoints armed on the lock's commands. send sends
+// it to Redis and returns the reply: a string (a status or a bulk string),
+// an int64, a bool, or nil for any other reply (an array, a null), and as
+// err a Redis error reply or what broke the connection.
 //
 // Command returns send's own error (nil, a Redis error reply, or what broke
 // the connection) when nothing struck the reply: the caller hands the reply
@@ -187,26 +188,27 @@ func NewRelay(c *Client) *Relay { return &Relay{c: c} }
 // PhaseBackground, one count per client. Connection setup (HELLO, AUTH,
 // CLIENT …, SELECT, READONLY) and PING, which client libraries send as a
 // health check and go-redis never sends on its own, count in no phase.
-func (r *Relay) Command(args []string, send func() (reply any, err error)) error {
+func (r *Relay) Command(node int, args []string, send func() (reply any, err error)) error {
 	c := r.c
 	var reply any
+	var replyErr error
 	// A process that is paused cannot send, and its pause is real: no wait
 	// for it here, unlike around.
 	sendOnce := func() error {
 		if c.crashed.Load() {
 			return errNotSent
 		}
-		var err error
-		reply, err = send()
+		reply, replyErr = send()
 		if c.crashed.Load() {
 			return ErrCrashed
 		}
-		return err
+		return replyErr
 	}
 	if len(args) == 0 || setupCommand(args[0]) || strings.EqualFold(args[0], "ping") || r.warming.Load() {
 		return sendOnce()
 	}
-	return c.strike(c.ctx, r.phase(), strings.ToUpper(args[0]), sendOnce, func() bool { return took(args, reply, c.key) })
+	cmd := sentCommand{args: args, reply: func() (any, error) { return reply, replyErr }}
+	return c.strike(c.ctx, r.phase(), node, strings.ToUpper(args[0]), []sentCommand{cmd}, sendOnce)
 }
 
 // phase is the phase run a relayed command counts in.

@@ -16,14 +16,14 @@ func TestRelayCommand(t *testing.T) {
 		c, _ := newTestClient(t, nil)
 		r := NewRelay(c)
 		_, leave := c.enter(ctx, PhaseAcquire)
-		r.Command([]string{"CLIENT", "SETNAME", "x"}, ok("OK")) // setup: no phase
-		r.Command([]string{"PING"}, ok("PONG"))                 // a health check: no phase
-		r.Command([]string{"SET", "lock", "t", "NX", "PX", "100"}, ok("OK"))
+		r.Command(0, []string{"CLIENT", "SETNAME", "x"}, ok("OK")) // setup: no phase
+		r.Command(0, []string{"PING"}, ok("PONG"))                 // a health check: no phase
+		r.Command(0, []string{"SET", "lock", "t", "NX", "PX", "100"}, ok("OK"))
 		leave()
 		_, leave = c.enter(ctx, PhaseSection)
-		r.Command([]string{"PEXPIRE", "lock", "100"}, ok(int64(1))) // the program was asked nothing
+		r.Command(0, []string{"PEXPIRE", "lock", "100"}, ok(int64(1))) // the program was asked nothing
 		leave()
-		r.Command([]string{"PEXPIRE", "lock", "100"}, ok(int64(1)))
+		r.Command(0, []string{"PEXPIRE", "lock", "100"}, ok(int64(1)))
 		for name, want := range map[string]int{
 			BeforeCommand(PhaseAcquire, 1): 1, AfterTook: 1, BeforeCommand(PhaseAcquire, 2): 0,
 			BeforeCommand(PhaseSection, 1): 0, BeforeCommand(PhaseBackground, 1): 1, BeforeCommand(PhaseBackground, 2): 1,
@@ -40,11 +40,11 @@ func TestRelayCommand(t *testing.T) {
 		_, leave := c.enter(ctx, PhaseRelease)
 		defer leave()
 		noscript := errors.New("NOSCRIPT No matching script")
-		if err := r.Command([]string{"EVALSHA", "abc", "1", "lock"}, func() (any, error) { return nil, noscript }); err != noscript {
+		if err := r.Command(0, []string{"EVALSHA", "abc", "1", "lock"}, func() (any, error) { return nil, noscript }); err != noscript {
 			t.Errorf("EVALSHA refused: %v, want the reply's error as it came", err)
 		}
-		r.Command([]string{"SCRIPT", "LOAD", "src"}, ok("abc"))
-		r.Command([]string{"EVALSHA", "abc", "1", "lock"}, ok(int64(1)))
+		r.Command(0, []string{"SCRIPT", "LOAD", "src"}, ok("abc"))
+		r.Command(0, []string{"EVALSHA", "abc", "1", "lock"}, ok(int64(1)))
 		for k, want := range map[int]int{1: 1, 2: 0} {
 			if got := c.points.reached[AfterCommand(PhaseRelease, k)][0]; got != want {
 				t.Errorf("after release command %d reached %d times, want %d", k, got, want)
@@ -59,7 +59,7 @@ func TestRelayCommand(t *testing.T) {
 		defer leave()
 		sent := false
 		start := time.Now()
-		err := r.Command([]string{"EVALSHA", "abc", "1", "lock"}, func() (any, error) { sent = true; return int64(1), nil })
+		err := r.Command(0, []string{"EVALSHA", "abc", "1", "lock"}, func() (any, error) { sent = true; return int64(1), nil })
 		var to interface{ Timeout() bool }
 		if !sent || !errors.As(err, &to) || !to.Timeout() {
 			t.Errorf("sent %v, err %v: want it sent, then a timeout", sent, err)
@@ -77,7 +77,7 @@ func TestRelayCommand(t *testing.T) {
 		_, leave := c.enter(ctx, PhaseAcquire)
 		defer leave()
 		sent := false
-		err := r.Command([]string{"SET", "lock", "t"}, func() (any, error) { sent = true; return "OK", nil })
+		err := r.Command(0, []string{"SET", "lock", "t"}, func() (any, error) { sent = true; return "OK", nil })
 		if sent || !errors.Is(err, ErrCrashed) || !c.Crashed() {
 			t.Errorf("sent %v, err %v, crashed %v: want it never sent, the client crashed", sent, err, c.Crashed())
 		}

@@ -39,7 +39,7 @@ type relay struct {
 // upstream, each forwarding there.
 func listen(c *harness.Client, upstream []string) (*relay, error) {
 	r := &relay{cmds: harness.NewRelay(c), timeout: c.Timeout(), conns: map[net.Conn]struct{}{}}
-	for _, up := range upstream {
+	for node, up := range upstream {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			r.close()
@@ -47,7 +47,7 @@ func listen(c *harness.Client, upstream []string) (*relay, error) {
 		}
 		r.listeners = append(r.listeners, ln)
 		r.wg.Add(1)
-		go r.accept(ln, up)
+		go r.accept(ln, up, node)
 	}
 	return r, nil
 }
@@ -61,7 +61,9 @@ func (r *relay) addrs() []string {
 	return a
 }
 
-func (r *relay) accept(ln net.Listener, up string) {
+// accept serves the connections of one listener, to lock node node (its
+// index in the client's Nodes) at up.
+func (r *relay) accept(ln net.Listener, up string, node int) {
 	defer r.wg.Done()
 	for {
 		down, err := ln.Accept()
@@ -75,7 +77,7 @@ func (r *relay) accept(ln net.Listener, up string) {
 		go func() {
 			defer r.wg.Done()
 			defer r.untrack(down)
-			r.serve(down, up)
+			r.serve(down, up, node)
 		}()
 	}
 }
@@ -127,7 +129,7 @@ func (r *relay) close() {
 // serve relays one connection of the program to up, command by command:
 // a pipeline's commands wait in the connection, in order, each for the
 // reply of the one before.
-func (r *relay) serve(down net.Conn, up string) {
+func (r *relay) serve(down net.Conn, up string, node int) {
 	upConn, err := net.DialTimeout("tcp", up, r.timeout)
 	if err != nil {
 		return // the link refused: the program sees its connection closed
@@ -154,7 +156,7 @@ func (r *relay) serve(down net.Conn, up string) {
 		}
 		var reply []byte
 		var sendErr error
-		err = r.cmds.Command(args, func() (any, error) {
+		err = r.cmds.Command(node, args, func() (any, error) {
 			if _, err := upConn.Write(raw); err != nil {
 				sendErr = err
 				return nil, err

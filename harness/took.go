@@ -1,0 +1,210 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// How an Acquire's command is told to have taken the lock key (AfterTook).
+//
+// A command whose meaning is known says it by itself: SET (with NX, XX,
+// GET in any mix: SET NX GET replies nil when it took the key), SETNX,
+// GETSET and the like write the key or not by their reply; reads, expiry
+// changes and deletes never take it. Any other command naming the key (a
+// script, a function, HSET, HINCRBY …) is opaque: the key's state, read
+// with DUMP on the same node just before and just after it, on a
+// connection of locklab's own (no hook, not counted, never struck), says
+// whether it made the key exist or changed what it holds. The state speaks
+// only for a command that was alone on the way to its node among the
+// commands of the run's clients that name the key; otherwise another
+// client may have made the change. When the state cannot speak (another
+// command was on its way, or the node did not answer in time), the opaque
+// command is not taken to have taken the key: AfterTook then strikes a
+// later take that can be told, rather than a client that may hold nothing.
+
+// sentCommand is one command of the lock as strike sees it: its words
+// (the name first) and, once it ran, its reply in the terms of tookBy (a
+// string, an int64, a bool, or nil for a null or a reply of another
+// shape) and its error.
+type sentCommand struct {
+	args  []string
+	reply func() (any, error)
+}
+
+// probeTimeout bounds a read of the key's state: it is on a direct local
+// connection, and the lock's command waits for it.
+const probeTimeout = 100 * time.Millisecond
+
+// keyWatch follows one command (or pipeline) of the lock on node that
+// names the lock key. Every such command, in every phase, is counted on
+// its way (keyCommands); an Acquire's opaque one has the key's state read
+// around it.
+type keyWatch struct {
+	c      *Client
+	node   int
+	cmds   []sentCommand
+	watch  bool // an Acquire's command before the one that took the key
+	gen    uint64
+	alone  bool
+	probed bool
+	before keyState
+}
+
+// keyState is what the lock key holds on a node: DUMP's serialization, or
+// nothing.
+type keyState struct {
+	exists bool
+	dump   string
+}
+
+// watchKey starts following cmds, just before they are sent.
+func (c *Client) watchKey(ctx context.Context, pr *phaseRun, node int, cmds []sentCommand) *keyWatch {
+	if node < 0 || !slices.ContainsFunc(cmds, func(s sentCommand) bool { return namesKey(s.args, c.key) }) {
+		return nil
+	}
+	w := &keyWatch{c: c, node: node, cmds: cmds, watch: pr.phase == PhaseAcquire && !pr.took.Load()}
+	w.gen, w.alone = c.points.keyCmds.start(node)
+	if w.watch && slices.ContainsFunc(cmds, func(s sentCommand) bool { _, known := tookBy(s.args, nil, nil, c.key); return !known }) {
+		w.before, w.probed = c.keyState(ctx, node)
+	}
+	return w
+}
+
+// took ends following the commands, once they ran, and reports whether
+// they took the key.
+func (w *keyWatch) took(ctx context.Context) bool {
+	if w == nil {
+		return false
+	}
+	var after keyState
+	stateSays := false
+	if w.probed {
+		after, stateSays = w.c.keyState(ctx, w.node)
+	}
+	alone := w.c.points.keyCmds.end(w.node, w.gen) && w.alone
+	if !w.watch {
+		return false
+	}
+	for _, s := range w.cmds {
+		reply, err := s.reply()
+		if took, known := tookBy(s.args, reply, err, w.c.key); known {
+			if took {
+				return true
+			}
+			continue
+		}
+		if stateSays && alone && after.exists && after != w.before {
+			return true
+		}
+	}
+	return false
+}
+
+// keyState reads the lock key on node with DUMP on the client's probe
+// connection; ok is false when the read failed (the node is down, paused
+// or cut off).
+func (c *Client) keyState(ctx context.Context, node int) (keyState, bool) {
+	if node >= len(c.probes) {
+		return keyState{}, false
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), probeTimeout)
+	defer cancel()
+	dump, err := c.probes[node].Dump(ctx, c.key).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return keyState{}, true
+	case err != nil:
+		return keyState{}, false
+	}
+	return keyState{exists: true, dump: dump}, true
+}
+
+// tookBy tells from a command that names key and its reply whether it took
+// the key; known is false for a command whose meaning locklab does not
+// know (a script, HSET …), which the key's state must tell. A reply of nil
+// with a nil error is a null.
+func tookBy(args []string, reply any, err error, key string) (took, known bool) {
+	if !namesKey(args, key) {
+		return false, true
+	}
+	ok := err == nil
+	switch strings.ToUpper(args[0]) {
+	case "SET":
+		var nx, xx, cas, get bool
+		for _, a := range args[3:] {
+			switch strings.ToUpper(a) {
+			case "NX":
+				nx = true
+			case "XX":
+				xx = true
+			case "IFEQ", "IFNE", "IFDEQ", "IFDNE":
+				cas = true
+			case "GET":
+				get = true
+			}
+		}
+		switch {
+		case !get: // go-redis's SetNX reads OK as true
+			return ok && (reply == "OK" || reply == true), true
+		case cas: // the old value either way
+			return false, false
+		case nx: // nil: the key did not exist and was set
+			return ok && reply == nil, true
+		case xx: // nil: the key did not exist and was not set
+			return ok && reply != nil, true
+		}
+		return ok, true // a plain SET … GET always writes
+	case "SETNX", "HSETNX", "MSETNX":
+		return ok && (reply == int64(1) || reply == true), true
+	case "SETEX", "PSETEX":
+		return ok && reply == "OK", true
+	case "GETSET":
+		return ok, true // it writes the key whatever it held
+	case "GET", "EXISTS", "TYPE", "TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME", "STRLEN", "GETRANGE",
+		"HGET", "HEXISTS", "HGETALL", "HLEN", "HMGET", "HKEYS", "HVALS", "DUMP", "OBJECT",
+		"EVAL_RO", "EVALSHA_RO", "FCALL_RO", "WATCH",
+		"EXPIRE", "PEXPIRE", "EXPIREAT", "PEXPIREAT", "PERSIST", "DEL", "UNLINK":
+		// Reads, and writes that change only the expiry or end the key:
+		// none of them makes it anyone's.
+		return false, true
+	}
+	return false, false
+}
+
+// keyCommands counts, per node, the commands naming the lock key that the
+// clients of a run have on their way. A change of the key's state while a
+// command was alone on its way to that node is that command's doing.
+type keyCommands struct {
+	mu     sync.Mutex
+	active map[int]int
+	gen    map[int]uint64 // moves at every start and end
+}
+
+// start counts a command on its way to node; alone says no other was.
+func (k *keyCommands) start(node int) (gen uint64, alone bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.active == nil {
+		k.active, k.gen = map[int]int{}, map[int]uint64{}
+	}
+	k.active[node]++
+	k.gen[node]++
+	return k.gen[node], k.active[node] == 1
+}
+
+// end counts the command started at gen off; alone says no other started
+// or ended meanwhile.
+func (k *keyCommands) end(node int, gen uint64) (alone bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	alone = k.gen[node] == gen
+	k.active[node]--
+	k.gen[node]++
+	return alone
+}
