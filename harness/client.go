@@ -74,9 +74,9 @@ type clientConfig struct {
 	// probes dial what the client dials.
 	direct        []string
 	probeFailover func(*redis.Options) *redis.Client
-	timeout  time.Duration
-	history  *history.Recorder
-	points   *failpoints
+	timeout       time.Duration
+	history       *history.Recorder
+	points        *failpoints
 }
 
 func newClient(ctx context.Context, cfg clientConfig) *Client {
