@@ -49,10 +49,10 @@ type keyWatch struct {
 	c      *Client
 	node   int
 	cmds   []sentCommand
-	watch  bool // an Acquire's command before the one that took the key
-	gen    uint64
-	alone  bool
-	probed bool
+	watch  bool   // an Acquire's command before the one that took the key
+	gen    uint64 // keyCommands' count for node when it started
+	alone  bool   // no other command naming the key was on its way then
+	probed bool   // before was read
 	before keyState
 }
 
