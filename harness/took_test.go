@@ -1,0 +1,81 @@
+package harness_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/scenarios"
+)
+
+// setNXGetExpire is pitfall 1 written for Redis 7: SET key token NX GET,
+// whose reply is nil when it took the key, then PEXPIRE as a second
+// command. It carries no hook.
+type setNXGetExpire struct {
+	c *harness.Client
+	n int
+}
+
+func (l *setNXGetExpire) Acquire(ctx context.Context, key string) (harness.Lease, error) {
+	l.n++
+	token := fmt.Sprintf("c%d-%d", l.c.ID(), l.n)
+	err := l.c.Redis().SetArgs(ctx, key, token, redis.SetArgs{Mode: "NX", Get: true}).Err()
+	switch {
+	case err == nil:
+		return nil, fmt.Errorf("%s: %w", key, harness.ErrNotAcquired) // the old value: held
+	case !errors.Is(err, redis.Nil):
+		return nil, err
+	}
+	if err := l.c.Redis().PExpire(ctx, key, l.c.TTL()).Err(); err != nil {
+		return nil, err
+	}
+	return delLease{l.c, key}, nil
+}
+
+type delLease struct {
+	c   *harness.Client
+	key string
+}
+
+func (delLease) Token() uint64                       { return 0 }
+func (l delLease) Release(ctx context.Context) error { return l.c.Redis().Del(ctx, l.key).Err() }
+
+// TestCrashAfterSetNXGet: crash-after-setnx strikes a lock whose SET NX
+// GET took the key (its reply is nil then) right after that SET, never
+// after a refused one, and the key left without expiry is caught.
+func TestCrashAfterSetNXGet(t *testing.T) {
+	s, err := scenarios.Lookup("crash-after-setnx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := harness.Run(context.Background(), s, func(c *harness.Client) harness.Locker { return &setNXGetExpire{c: c} },
+		harness.Options{Dir: t.TempDir(), ReferenceRuns: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.NotExercised) > 0 {
+		t.Fatalf("not exercised: %v", res.NotExercised)
+	}
+	ops := readHistory(t, res.Dir)
+	var crashes []string
+	for _, op := range ops {
+		if op.Kind == history.KindCrash {
+			crashes = append(crashes, op.Detail)
+		}
+	}
+	if len(crashes) != 1 || !strings.Contains(crashes[0], "SET (acquire command 1)") {
+		t.Errorf("crashes %q, want one, after the SET that took the key", crashes)
+	}
+	// Client 0 crashed between its SET and its PEXPIRE: nothing else
+	// frees the key.
+	if got := res.Verdicts[check.CheckLiveness]; got != check.Stuck {
+		t.Errorf("liveness %s, want stuck", got)
+	}
+}
