@@ -66,7 +66,7 @@ func classify(ctx context.Context, s Scenario, opts Options, res *Result, ops []
 	if len(undecided) == 0 {
 		return nil
 	}
-	if opts.Reference == nil {
+	if opts.Reference == nil || opts.ReferenceRuns < 0 {
 		for _, i := range undecided {
 			res.Checks[i].KindWhy = "no reference lock to compare with"
 		}

@@ -38,6 +38,9 @@ type Options struct {
 	// put through the same scenario with the same seed, to tell the lock's
 	// own failures from the fault's inherent ones (Check.Kind).
 	Reference NewLocker
+	// ReferenceRuns is how many runs of the reference a comparison needs:
+	// 0 means the default of 3, negative means no reference run.
+	ReferenceRuns int
 }
 
 // Result is what one run found.
