@@ -29,9 +29,9 @@ var twoBugs = []struct {
 // TestExploreFindsTwoBugs: explore, knowing nothing of the lock, finds both
 // bugs of a lock that has two independent ones, each as a distinct bug
 // whose signature names a fault that makes that bug run. A lost release
-// reply is a rare draw (about 1 run in 70 draws it alone); seed 9 draws it
-// by run 11, seed 10 by run 41, seed 1 not in 2 minutes. When the draws
-// change, the seed may have to.
+// reply is a rare draw (about 1 run in 80, and fewer without a fault that
+// makes the run inherent): seed 9 draws it alone in run 11, seed 10 in run
+// 41, seed 1 not in 2 minutes. When the draws change, the seed may have to.
 func TestExploreFindsTwoBugs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("explores for two minutes")
