@@ -46,8 +46,8 @@ type Config struct {
 	// and written, as CI wants; otherwise it runs until its time or runs
 	// are spent.
 	StopAtFirst bool
-	// Dir is where each bug's run folder goes (see FolderName); "" writes
-	// none.
+	// Dir is where each bug's run folder goes (see FolderName, and
+	// ReplayFolderName for a replay); "" writes none.
 	Dir string
 	// Progress gets a line per run, or one updating line when Terminal.
 	Progress io.Writer
