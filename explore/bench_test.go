@@ -30,13 +30,12 @@ func BenchmarkExploreRuns(b *testing.B) {
 	for _, topology := range []cluster.Topology{cluster.Single, cluster.Replicated, cluster.Redlock} {
 		b.Run(string(topology), func(b *testing.B) {
 			l := locks.Reference(topology, false)
-			start := time.Now()
 			rep, err := Run(context.Background(), Config{Lock: l.Name, New: l.New, Reference: l.New, Topology: topology,
-				Runs: b.N, Seed: 1, KeepGoing: true, Dir: b.TempDir()})
+				Runs: b.N, Seed: 1, Dir: b.TempDir()})
 			if err != nil {
 				b.Fatal(err)
 			}
-			b.ReportMetric(float64(rep.Runs)/time.Since(start).Minutes(), "runs/min")
+			b.ReportMetric(rep.RunsPerMin, "runs/min")
 			b.ReportMetric(float64(rep.Own), "own")
 		})
 	}
@@ -55,7 +54,7 @@ func BenchmarkFirstOwn(b *testing.B) {
 			for i := range b.N {
 				rep, err := Run(context.Background(), Config{Lock: l.Name, New: l.New,
 					Reference: locks.Reference(cluster.Single, l.Nested).New, Nested: l.Nested,
-					Time: 2 * time.Minute, Seed: int64(i + 1), Dir: b.TempDir()})
+					Time: 2 * time.Minute, Seed: int64(i + 1), StopAtFirst: true, Dir: b.TempDir()})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -2,9 +2,9 @@
 // style: run after run of a few seconds, each with faults drawn from every
 // kind its topology supports, alone and combined, at random clients, phases
 // and times. A run's seed draws its whole schedule, so any run can be
-// replayed; a run the lock fails by its own fault (a verdict the reference
-// lock does not share) is shrunk to the fewest drawn faults that still show
-// it.
+// replayed. Runs the lock fails by its own fault (a verdict the reference
+// lock does not share) are grouped into distinct bugs by a signature; each
+// bug is shrunk to the fewest drawn faults that still show it.
 package explore
 
 import (
@@ -42,11 +42,12 @@ type Config struct {
 	Seed int64 // draws every run's seed; 0 means 1
 	// Replay, when set, makes one run of that schedule instead of exploring.
 	Replay *Replay
-	// KeepGoing explores on after the first own violation; only the first
-	// is shrunk and written.
-	KeepGoing bool
-	// Dir is where the first own run's folder goes (see FolderName); ""
-	// writes none.
+	// StopAtFirst ends the exploration at the first bug, once it is shrunk
+	// and written, as CI wants; otherwise it runs until its time or runs
+	// are spent.
+	StopAtFirst bool
+	// Dir is where each bug's run folder goes (see FolderName, and
+	// ReplayFolderName for a replay); "" writes none.
 	Dir string
 	// Progress gets a line per run, or one updating line when Terminal.
 	Progress io.Writer
@@ -75,13 +76,13 @@ type Report struct {
 	// Runs counts the schedules run; the reruns that confirm and shrink an
 	// own violation are not counted.
 	Runs int `json:"runs"`
-	// Own counts runs with a failing verdict of the lock's own, which the
-	// same schedule showed again when run once more.
+	// Own counts runs with a failing verdict of the lock's own: each either
+	// matched a known bug or failed again when its schedule was rerun.
 	Own int `json:"own"`
 	// Inherent counts runs whose failing verdicts the reference shared.
 	Inherent int `json:"inherent"`
 	// Untold counts runs with failing verdicts whose kind could not be told,
-	// and no own one.
+	// and no own one. They are never a bug of the lock.
 	Untold int `json:"untold"`
 	// Unknown counts runs with no failing verdict and an unknown one: the
 	// machine stalled, or the run did not happen as drawn.
@@ -89,21 +90,30 @@ type Report struct {
 	// Quiet counts runs that no drawn fault struck: the lock never reached
 	// their failpoints. Their verdicts are counted above all the same.
 	Quiet int `json:"quiet"`
-	// Flaky counts runs with an own violation that the same schedule, run
-	// once more, did not show: counted apart, not as own.
+	// Flaky counts runs with an own violation that a rerun of the same
+	// schedule did not show: counted apart, not as own.
 	Flaky int `json:"flaky"`
 	// Errors counts runs that could not run at all.
 	Errors int `json:"errors"`
-	// FirstOwnS is when the first own violation was found, in seconds
-	// since the start; null when none was.
+	// WallS is the exploration's wall time in seconds: every run, and every
+	// rerun that confirmed or shrank a bug.
+	WallS float64 `json:"wall_s"`
+	// RunsPerMin is Runs per minute of WallS.
+	RunsPerMin float64 `json:"runs_per_min"`
+	// FirstOwnS is the seconds from the start until the run that showed the
+	// first bug ended, not counting its confirming rerun or its shrink;
+	// null when no bug was found.
 	FirstOwnS *float64 `json:"first_own_s"`
-	// Replay replays the first own violation, shrunk; "" when none.
-	Replay    string `json:"replay"`
+	// Replay replays the first bug, shrunk; "" when none.
+	Replay string `json:"replay"`
+	// ReportDir is the first bug's run folder; "" when none was written.
 	ReportDir string `json:"report_dir"`
 	First     *Found `json:"first_own,omitempty"`
+	// Bugs are the distinct own failures found, first found first.
+	Bugs []Bug `json:"bugs"`
 }
 
-// Found is the first own violation, after its shrink.
+// Found is an own violation after its shrink.
 type Found struct {
 	Seed    int64         `json:"seed"`    // the run's seed, before the shrink
 	Drawn   int           `json:"drawn"`   // faults its schedule drew
@@ -113,10 +123,34 @@ type Found struct {
 	Checks  []check.Check `json:"checks"`  // the smallest run's failing checks
 }
 
-// FolderName is the name of the folder Run writes the first own run into,
+// Bug is one distinct own failure of the lock: its signature names the
+// checker and verdict, and each fault its shrunk schedule keeps, by kind
+// and the phase it strikes.
+type Bug struct {
+	Signature string `json:"signature"`
+	// FirstS is the seconds from the start until the first run that showed
+	// it ended, not counting its confirming rerun or its shrink.
+	FirstS float64 `json:"first_s"`
+	// Runs counts the runs that showed it, the first included.
+	Runs      int    `json:"runs"`
+	Replay    string `json:"replay"`     // replays it, shrunk
+	ReportDir string `json:"report_dir"` // its run folder; "" when none was written
+	Found
+
+	failure failure
+	// marks are the kept faults of each shrunk run of this bug; a run that
+	// fails alike and drew all the faults of one of them is counted to it.
+	marks [][]mark
+}
+
+// FolderName is the name of the folder of the n-th bug (from 1) Run finds,
 // under Config.Dir.
-func FolderName(lock string, t cluster.Topology) string {
-	return fmt.Sprintf("explore-%s-%s", lock, t)
+func FolderName(lock string, t cluster.Topology, n int) string {
+	return fmt.Sprintf("%s%d", folderPrefix(lock, t), n)
+}
+
+func folderPrefix(lock string, t cluster.Topology) string {
+	return fmt.Sprintf("explore-%s-%s-", lock, t)
 }
 
 // outcome is what one run found.
@@ -132,6 +166,18 @@ type outcome struct {
 
 func (o outcome) failing() []check.Check {
 	return slices.Concat(o.own, o.inherent, o.untold)
+}
+
+// fails reports whether o fails f's checker with f's verdict, whatever
+// its kind.
+func (o outcome) fails(f failure) bool {
+	return slices.ContainsFunc(o.failing(), f.is)
+}
+
+// showsOwn reports whether o fails f's checker with f's verdict as the
+// lock's own.
+func (o outcome) showsOwn(f failure) bool {
+	return slices.ContainsFunc(o.own, f.is)
 }
 
 // summary is the outcome in a few words, for the progress line.
@@ -157,27 +203,181 @@ func (o outcome) summary() string {
 	return strings.Join(parts, ", ")
 }
 
+// failure is what a bug fails: a checker, with a verdict.
+type failure struct {
+	checker string
+	verdict check.Verdict
+}
+
+func (f failure) String() string { return f.checker + " " + string(f.verdict) }
+
+func (f failure) is(c check.Check) bool { return c.Checker == f.checker && c.Verdict == f.verdict }
+
+// checkerOrder ranks the checkers that name a run's failure. Mutual
+// exclusion comes first: once holders overlapped, whether the resource also
+// lost an update is luck of the interleaving, and the bug is the same.
+var checkerOrder = []string{check.CheckLock, check.CheckResource, check.CheckLiveness, check.CheckHandover}
+
+// failureOf names a run by the first of its own checks in checkerOrder;
+// checkers not in it come last, by name.
+func failureOf(own []check.Check) failure {
+	rank := func(c check.Check) int {
+		if i := slices.Index(checkerOrder, c.Checker); i >= 0 {
+			return i
+		}
+		return len(checkerOrder)
+	}
+	best := own[0]
+	for _, c := range own[1:] {
+		if r, b := rank(c), rank(best); r < b || r == b && c.Checker < best.Checker {
+			best = c
+		}
+	}
+	return failure{checker: best.Checker, verdict: best.Verdict}
+}
+
+// mark is one drawn fault as a signature names it: its kind, and where in
+// the lock's life it strikes, in words. A scheduled fault, or a story that
+// strikes at several points (a failover), has no strike: its kind says it.
+type mark struct {
+	kind   string
+	strike string
+}
+
+// kindWords names the kinds whose names read poorly in a signature; the
+// others read as their names, dashes as spaces. Several kinds are one fault
+// at different points (a pause in the release or in the critical section):
+// the strike that follows tells them apart.
+var kindWords = map[string]string{
+	"crash-acquire": "crash",
+	"pause-release": "pause",
+	"pause-holder":  "pause",
+	"command-pause": "pause",
+	"command-delay": "delay",
+	"drop-reply":    "lost reply",
+}
+
+func (m mark) String() string {
+	w, ok := kindWords[m.kind]
+	switch {
+	case ok:
+	case m.kind == "":
+		w = "fault"
+	default:
+		w = strings.ReplaceAll(m.kind, "-", " ")
+	}
+	if m.strike == "" {
+		return w
+	}
+	return w + " " + m.strike
+}
+
+// marksOf marks each of faults.
+func marksOf(faults []Fault) []mark {
+	ms := make([]mark, len(faults))
+	for i, f := range faults {
+		ms[i] = mark{kind: f.Kind}
+		if len(f.Failpoints) == 0 {
+			continue
+		}
+		fp := f.Failpoints[0]
+		if slices.ContainsFunc(f.Failpoints, func(o harness.Failpoint) bool { return o.Name != fp.Name }) {
+			continue
+		}
+		ms[i].strike = strikeWords(fp.Name, fp.Action.Kind)
+	}
+	return ms
+}
+
+// strikeWords is where the failpoint name strikes, in words. A lost reply
+// belongs to its command, whichever side of it the failpoint was armed:
+// the command runs and its reply is dropped either way.
+func strikeWords(name string, a harness.ActionKind) string {
+	switch {
+	case name == harness.FailpointCriticalSection:
+		return "in critical section"
+	case name == harness.FailpointBeforeAcquire:
+		return "before acquire"
+	case name == harness.FailpointAcquired:
+		return "once acquired"
+	case a == harness.ActionDrop && name == harness.AfterTook:
+		return "of the acquire command that took the key"
+	case a == harness.ActionDrop && strings.HasPrefix(name, "before "):
+		return "of " + strings.TrimPrefix(name, "before ")
+	case a == harness.ActionDrop && strings.HasPrefix(name, "after "):
+		return "of " + strings.TrimPrefix(name, "after ")
+	case name == harness.AfterTook || strings.HasPrefix(name, "before ") || strings.HasPrefix(name, "after "):
+		return name // a command failpoint reads as words already
+	}
+	return "at " + name
+}
+
+// signature names a bug: what it fails, and the faults that show it.
+func signature(f failure, marks []mark) string {
+	parts := make([]string, len(marks))
+	for i, m := range marks {
+		parts[i] = m.String()
+	}
+	slices.Sort(parts)
+	parts = slices.Compact(parts)
+	if len(parts) == 0 {
+		parts = []string{"no fault"}
+	}
+	return f.String() + " · " + strings.Join(parts, " + ")
+}
+
 // Run explores cfg.Lock. It returns the report and, when the exploration
 // stopped before its bound, why (ctx's error when cancelled).
 func Run(ctx context.Context, cfg Config) (*Report, error) {
+	start := time.Now()
 	if err := cfg.fill(); err != nil {
 		return nil, err
 	}
-	rep := &Report{Lock: cfg.Lock, Topology: cfg.Topology, Seed: cfg.Seed}
+	rep := &Report{Lock: cfg.Lock, Topology: cfg.Topology, Seed: cfg.Seed, Bugs: []Bug{}}
 	base := cfg.Dir
 	if base == "" {
 		base = os.TempDir()
 	} else if err := os.MkdirAll(base, 0o755); err != nil {
 		return nil, fmt.Errorf("explore: %w", err)
 	}
-	// Each run writes its folder here; the first own one is moved out.
+	if cfg.Dir != "" && cfg.Replay == nil {
+		if err := clearFolders(cfg.Dir, cfg.Lock, cfg.Topology); err != nil {
+			return nil, err
+		}
+	}
+	// Each run writes its folder here; each bug's is moved out.
 	scratch, err := os.MkdirTemp(base, ".explore-*")
 	if err != nil {
 		return nil, fmt.Errorf("explore: %w", err)
 	}
 	defer os.RemoveAll(scratch)
-	e := &explorer{cfg: cfg, rep: rep, scratch: scratch, start: time.Now()}
-	return rep, e.explore(ctx)
+	e := &explorer{cfg: cfg, rep: rep, scratch: scratch, start: start}
+	err = e.explore(ctx)
+	rep.WallS = time.Since(start).Seconds()
+	if rep.WallS > 0 {
+		rep.RunsPerMin = float64(rep.Runs) / rep.WallS * 60
+	}
+	return rep, err
+}
+
+// clearFolders removes the bug folders an earlier exploration of the same
+// lock and topology left in dir, so that dir shows this one's bugs only.
+func clearFolders(dir, lock string, t cluster.Topology) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("explore: %w", err)
+	}
+	prefix := folderPrefix(lock, t)
+	for _, entry := range entries {
+		n, found := strings.CutPrefix(entry.Name(), prefix)
+		if !found || n == "" || strings.Trim(n, "0123456789") != "" {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(dir, entry.Name())); err != nil {
+			return fmt.Errorf("explore: %w", err)
+		}
+	}
+	return nil
 }
 
 // fill checks cfg and fills its defaults.
@@ -263,15 +463,17 @@ func (e *explorer) explore(ctx context.Context) error {
 	return nil
 }
 
-// errStop says the exploration is done: an own violation was found and
-// the config does not keep going.
+// errStop says the exploration is done: a bug was found and the config
+// stops at the first.
 var errStop = errors.New("stop")
 
-// one makes one run of plan and counts it. An own violation is run once
-// more to confirm it; the first confirmed one is shrunk (when shrink) and
-// its folder kept.
+// one makes one run of plan and counts it. A run that fails as a known bug
+// does, under faults that include the bug's, is counted to it with no
+// rerun. Any other own violation is run once more to confirm it, then
+// shrunk (when shrink) and named by its signature: a bug already known by
+// that name counts it, a new one keeps its folder.
 func (e *explorer) one(ctx context.Context, plan Plan, shrink bool) error {
-	o, err := e.try(ctx, plan)
+	o, err := e.try(ctx, plan, true)
 	if err != nil {
 		if ctx.Err() == nil {
 			e.rep.Errors++
@@ -280,69 +482,133 @@ func (e *explorer) one(ctx context.Context, plan Plan, shrink bool) error {
 		return err
 	}
 	e.rep.Runs++
-	if len(o.own) > 0 {
-		// An own violation the same schedule does not show again is not
-		// counted as the lock's: a stall of the machine that delays a
-		// watchdog past the lease looks like one, and the reference run
-		// does not stall in the same place.
-		again, err := e.try(ctx, plan)
-		if err != nil && ctx.Err() != nil {
-			os.RemoveAll(o.dir)
-			return ctx.Err()
-		}
-		if err != nil || !showsOwn(again, checkers(o.own)) {
-			e.rep.Flaky++
-			e.progress(plan, o.summary()+"; not shown again by the same schedule")
-			os.RemoveAll(o.dir)
-			if err == nil {
-				os.RemoveAll(again.dir)
-			}
-			return nil
-		}
-		os.RemoveAll(again.dir)
-	}
-	e.count(o)
-	e.progress(plan, o.summary())
-	if len(o.own) == 0 || e.rep.First != nil {
+	ended := time.Since(e.start).Seconds()
+	if len(o.own) == 0 {
+		e.count(o)
+		e.progress(plan, o.summary())
 		os.RemoveAll(o.dir)
 		return nil
 	}
-	at := time.Since(e.start).Seconds()
-	e.rep.FirstOwnS = &at
-	found := &Found{Seed: plan.Seed, Drawn: len(plan.Faults), Kept: len(plan.Kept())}
+	f := failureOf(o.own)
+	if n := e.knownBug(f, marksOf(plan.Kept())); n > 0 {
+		e.rep.Bugs[n-1].Runs++
+		e.count(o)
+		e.progress(plan, fmt.Sprintf("%s: bug %d again", o.summary(), n))
+		os.RemoveAll(o.dir)
+		return nil
+	}
+	// An own violation the same schedule does not show again is not
+	// counted as the lock's: a stall of the machine that delays a watchdog
+	// past the lease looks like one, and the reference run does not stall
+	// in the same place. The first run's kind stands, so the rerun needs
+	// no reference: the same checker failing alike confirms it.
+	again, err := e.try(ctx, plan, false)
+	if err != nil && ctx.Err() != nil {
+		os.RemoveAll(o.dir)
+		return ctx.Err()
+	}
+	if err == nil {
+		os.RemoveAll(again.dir)
+	}
+	if err != nil || !again.fails(f) {
+		e.rep.Flaky++
+		e.progress(plan, o.summary()+"; not shown again by the same schedule")
+		os.RemoveAll(o.dir)
+		return nil
+	}
+	e.count(o)
+	e.progress(plan, o.summary())
+	found := Found{Seed: plan.Seed, Drawn: len(plan.Faults), Kept: len(plan.Kept())}
 	if shrink {
-		plan, o, found.Shrinks = e.shrink(ctx, plan, o)
+		plan, o, found.Shrinks = e.shrink(ctx, plan, o, f)
 		found.Kept = len(plan.Kept())
 	}
 	found.Plan, found.Checks = plan.String(), o.failing()
-	e.rep.First, e.rep.Replay = found, plan.Replay().String()
-	if err := e.keep(o); err != nil {
+	marks := marksOf(plan.Kept())
+	sig := signature(f, marks)
+	if i := slices.IndexFunc(e.rep.Bugs, func(b Bug) bool { return b.Signature == sig }); i >= 0 {
+		// Drawn among other faults, a known bug can look new until the
+		// shrink drops them.
+		b := &e.rep.Bugs[i]
+		b.Runs++
+		b.marks = append(b.marks, marks)
+		e.progress(plan, fmt.Sprintf("shrunk: bug %d again: %s", i+1, sig))
+		os.RemoveAll(o.dir)
+		return ctx.Err()
+	}
+	b := Bug{Signature: sig, FirstS: ended, Runs: 1, Replay: plan.Replay().String(), Found: found, failure: f, marks: [][]mark{marks}}
+	if b.ReportDir, err = e.keep(o, len(e.rep.Bugs)+1); err != nil {
 		return err
 	}
+	e.rep.Bugs = append(e.rep.Bugs, b)
+	if len(e.rep.Bugs) == 1 {
+		first := b.Found
+		e.rep.First, e.rep.FirstOwnS, e.rep.Replay, e.rep.ReportDir = &first, &b.FirstS, b.Replay, b.ReportDir
+	}
+	e.progress(plan, fmt.Sprintf("bug %d: %s", len(e.rep.Bugs), sig))
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if !e.cfg.KeepGoing {
+	if e.cfg.StopAtFirst {
 		return errStop
 	}
 	return nil
 }
 
-// keep moves the run's folder out of the scratch folder, replacing what an
-// earlier exploration of the same lock left there.
-func (e *explorer) keep(o outcome) error {
-	if e.cfg.Dir == "" {
-		return nil
+// knownBug is the number (from 1) of the bug a run that fails f under
+// drawn faults is counted to without a rerun: a bug that fails alike and
+// whose kept faults are all among the drawn ones; the one that keeps the
+// most faults when several are. 0 when none is.
+func (e *explorer) knownBug(f failure, drawn []mark) int {
+	best, most := 0, -1
+	for i, b := range e.rep.Bugs {
+		if b.failure != f {
+			continue
+		}
+		for _, kept := range b.marks {
+			if len(kept) > most && allIn(kept, drawn) {
+				best, most = i+1, len(kept)
+			}
+		}
 	}
-	dir := filepath.Join(e.cfg.Dir, FolderName(e.cfg.Lock, e.cfg.Topology))
+	return best
+}
+
+// allIn reports whether every mark of want is in have.
+func allIn(want, have []mark) bool {
+	for _, m := range want {
+		if !slices.Contains(have, m) {
+			return false
+		}
+	}
+	return true
+}
+
+// ReplayFolderName is the name of the folder, under Config.Dir, a replay's
+// run goes to when it shows a bug: apart from the exploration's bugs.
+func ReplayFolderName(lock string, t cluster.Topology) string {
+	return folderPrefix(lock, t) + "replay"
+}
+
+// keep moves the run's folder out of the scratch folder, as the n-th bug's
+// (or the replay's), replacing what an earlier exploration left there. It
+// returns the folder, "" when the config writes none.
+func (e *explorer) keep(o outcome, n int) (string, error) {
+	if e.cfg.Dir == "" {
+		return "", nil
+	}
+	name := FolderName(e.cfg.Lock, e.cfg.Topology, n)
+	if e.cfg.Replay != nil {
+		name = ReplayFolderName(e.cfg.Lock, e.cfg.Topology)
+	}
+	dir := filepath.Join(e.cfg.Dir, name)
 	if err := os.RemoveAll(dir); err != nil {
-		return fmt.Errorf("explore: %w", err)
+		return "", fmt.Errorf("explore: %w", err)
 	}
 	if err := os.Rename(o.dir, dir); err != nil {
-		return fmt.Errorf("explore: %w", err)
+		return "", fmt.Errorf("explore: %w", err)
 	}
-	e.rep.ReportDir = dir
-	return nil
+	return dir, nil
 }
 
 // count adds a run's outcome to the report.
@@ -362,13 +628,16 @@ func (e *explorer) count(o outcome) {
 	}
 }
 
-// try makes one run of plan in a new folder of the scratch folder.
-func (e *explorer) try(ctx context.Context, plan Plan) (outcome, error) {
+// try makes one run of plan in a new folder of the scratch folder; without
+// reference, no reference run tells the kind of its failing verdicts.
+func (e *explorer) try(ctx context.Context, plan Plan, reference bool) (outcome, error) {
 	e.made++
 	dir := filepath.Join(e.scratch, fmt.Sprint(e.made))
-	res, err := e.cfg.run(ctx, plan.Scenario(), e.cfg.New, harness.Options{
-		Seed: plan.Seed, Dir: dir, Lock: e.cfg.Lock, Backend: e.cfg.Backend, Reference: e.cfg.Reference,
-	})
+	opts := harness.Options{Seed: plan.Seed, Dir: dir, Lock: e.cfg.Lock, Backend: e.cfg.Backend, Reference: e.cfg.Reference}
+	if !reference {
+		opts.ReferenceRuns = -1
+	}
+	res, err := e.cfg.run(ctx, plan.Scenario(), e.cfg.New, opts)
 	if err != nil {
 		os.RemoveAll(dir)
 		return outcome{}, err
@@ -404,11 +673,10 @@ func struck(dir string) bool {
 }
 
 // shrink drops the drawn faults of plan one at a time, last first, and
-// keeps each drop after which the run still shows an own violation of one
-// of the same checkers. It makes at most maxShrink reruns and returns the
-// smallest plan, its run, and how many reruns it made.
-func (e *explorer) shrink(ctx context.Context, plan Plan, o outcome) (Plan, outcome, int) {
-	want := checkers(o.own)
+// keeps each drop after which the run still shows f as the lock's own. It
+// makes at most maxShrink reruns and returns the smallest plan, its run,
+// and how many reruns it made.
+func (e *explorer) shrink(ctx context.Context, plan Plan, o outcome, f failure) (Plan, outcome, int) {
 	keep := make([]int, len(plan.Faults))
 	for i := range keep {
 		keep[i] = i
@@ -421,13 +689,15 @@ func (e *explorer) shrink(ctx context.Context, plan Plan, o outcome) (Plan, outc
 			break // cannot happen: fewer are drawn indexes
 		}
 		reruns++
-		got, err := e.try(ctx, smaller)
+		// The kind decides what the lock is blamed for, so these reruns
+		// keep the reference.
+		got, err := e.try(ctx, smaller, true)
 		if err != nil {
 			e.progress(smaller, "shrink: could not run: "+err.Error())
 			continue
 		}
 		e.progress(smaller, "shrink: "+got.summary())
-		if !showsOwn(got, want) {
+		if !got.showsOwn(f) {
 			os.RemoveAll(got.dir)
 			continue
 		}
@@ -435,20 +705,6 @@ func (e *explorer) shrink(ctx context.Context, plan Plan, o outcome) (Plan, outc
 		keep, plan, o = fewer, smaller, got
 	}
 	return plan, o, reruns
-}
-
-// checkers are the names of cs's checkers.
-func checkers(cs []check.Check) map[string]bool {
-	names := map[string]bool{}
-	for _, c := range cs {
-		names[c.Checker] = true
-	}
-	return names
-}
-
-// showsOwn reports whether o has an own violation of one of the checkers.
-func showsOwn(o outcome, checkers map[string]bool) bool {
-	return slices.ContainsFunc(o.own, func(c check.Check) bool { return checkers[c.Checker] })
 }
 
 // progress reports one run: a line each, or on a terminal one line
@@ -473,7 +729,8 @@ func (e *explorer) progress(plan Plan, what string) {
 	if e.rep.Untold > 0 {
 		untold = fmt.Sprintf(", untold %d", e.rep.Untold)
 	}
-	fmt.Fprintf(w, "\r\033[Kruns %d%s, own %d, inherent %d%s, unknown %d", e.rep.Runs, left, e.rep.Own, e.rep.Inherent, untold, e.rep.Unknown)
+	fmt.Fprintf(w, "\r\033[Kruns %d%s, bugs %d (own runs %d), inherent %d%s, unknown %d",
+		e.rep.Runs, left, len(e.rep.Bugs), e.rep.Own, e.rep.Inherent, untold, e.rep.Unknown)
 }
 
 // progressEnd ends the updating line.

@@ -2,12 +2,14 @@ package explore
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/cluster"
@@ -173,11 +175,11 @@ func TestShrink(t *testing.T) {
 	}
 	// A replay is not shrunk; an exploration that draws the seed is.
 	e := &explorer{cfg: Config{run: fakeRun(p.Faults[1].What), New: locks.Reference(cluster.Single, false).New}, rep: &Report{}, scratch: t.TempDir()}
-	first, err := e.try(context.Background(), p)
+	first, err := e.try(context.Background(), p, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	small, o, reruns := e.shrink(context.Background(), p, first)
+	small, o, reruns := e.shrink(context.Background(), p, first, failure{check.CheckLock, check.Illegal})
 	if got := small.Replay(); !slices.Equal(got.Keep, []int{1}) {
 		t.Errorf("shrunk to %s, want only fault 1 kept", got)
 	}
@@ -187,8 +189,8 @@ func TestShrink(t *testing.T) {
 	if len(o.own) != 1 {
 		t.Errorf("the smallest run's own checks: %v", o.own)
 	}
-	if _, err := os.Stat(filepath.Join(dir, FolderName("fake", cluster.Single), "result.json")); err != nil {
-		t.Errorf("the own run's folder was not kept: %v", err)
+	if _, err := os.Stat(filepath.Join(dir, ReplayFolderName("fake", cluster.Single), "result.json")); err != nil {
+		t.Errorf("the replay's folder was not kept: %v", err)
 	}
 }
 
@@ -197,11 +199,11 @@ func TestShrink(t *testing.T) {
 func TestShrinkToNothing(t *testing.T) {
 	p := Schedule(cluster.Single, false, 1)
 	e := &explorer{cfg: Config{run: fakeRun("clients"), New: locks.Reference(cluster.Single, false).New}, rep: &Report{}, scratch: t.TempDir()}
-	first, err := e.try(context.Background(), p)
+	first, err := e.try(context.Background(), p, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	small, _, reruns := e.shrink(context.Background(), p, first)
+	small, _, reruns := e.shrink(context.Background(), p, first, failure{check.CheckLock, check.Illegal})
 	if got := small.Replay(); got.Keep == nil || len(got.Keep) != 0 {
 		t.Errorf("shrunk to %s, want no fault kept", got)
 	}
@@ -211,18 +213,26 @@ func TestShrinkToNothing(t *testing.T) {
 }
 
 func TestRunStopsAtFirstOwn(t *testing.T) {
-	for _, keepGoing := range []bool{false, true} {
+	for _, stop := range []bool{true, false} {
+		dir := t.TempDir()
 		rep, err := Run(context.Background(), Config{Lock: "fake", New: locks.Reference(cluster.Single, false).New,
-			Runs: 5, Seed: 3, KeepGoing: keepGoing, run: fakeRun("clients")})
+			Runs: 5, Seed: 3, StopAtFirst: stop, Dir: dir, run: fakeRun("clients")})
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := 1
-		if keepGoing {
-			want = 5
+		want := 5
+		if stop {
+			want = 1
 		}
 		if rep.Runs != want || rep.Own != want || rep.FirstOwnS == nil || rep.Replay == "" {
-			t.Errorf("keep going %v: report %+v, want %d own runs", keepGoing, rep, want)
+			t.Errorf("stop at first %v: report %+v, want %d own runs", stop, rep, want)
+		}
+		// Every run fails with no fault at all: one bug, every run its.
+		if len(rep.Bugs) != 1 || rep.Bugs[0].Runs != want || rep.Bugs[0].Signature != "lock illegal · no fault" {
+			t.Errorf("stop at first %v: bugs %+v, want one of %d runs", stop, rep.Bugs, want)
+		}
+		if _, err := os.Stat(filepath.Join(dir, FolderName("fake", cluster.Single, 1), "result.json")); err != nil {
+			t.Errorf("the bug's folder was not kept: %v", err)
 		}
 	}
 }
@@ -267,7 +277,7 @@ func TestFlakyNotOwn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Runs != 3 || rep.Own != 0 || rep.Flaky != 3 || rep.FirstOwnS != nil {
+	if rep.Runs != 3 || rep.Own != 0 || rep.Flaky != 3 || rep.FirstOwnS != nil || len(rep.Bugs) != 0 {
 		t.Errorf("report %+v, want 3 flaky runs and no own one", rep)
 	}
 }
@@ -278,7 +288,7 @@ func TestProgress(t *testing.T) {
 		want     []string
 	}{
 		{false, []string{"run 1 (replay ", "): ok\n", "run 2 (replay "}},
-		{true, []string{"\r\033[Kruns 1 of 2, own 0, inherent 0, unknown 0", "\r\033[Kruns 2 of 2, own 0, inherent 0, unknown 0\n"}},
+		{true, []string{"\r\033[Kruns 1 of 2, bugs 0 (own runs 0), inherent 0, unknown 0", "\r\033[Kruns 2 of 2, bugs 0 (own runs 0), inherent 0, unknown 0\n"}},
 	} {
 		var b strings.Builder
 		_, err := Run(context.Background(), Config{Lock: "fake", New: locks.Reference(cluster.Single, false).New,
@@ -290,6 +300,317 @@ func TestProgress(t *testing.T) {
 			if !strings.Contains(b.String(), w) {
 				t.Errorf("terminal %v: progress %q lacks %q", tc.terminal, b.String(), w)
 			}
+		}
+	}
+}
+
+// Handmade faults, so that the tests below do not hang on what Schedule
+// happens to draw.
+func failpointFault(kind, name string, a harness.Action) Fault {
+	return Fault{Kind: kind, What: kind + " at " + name,
+		Failpoints: []harness.Failpoint{{Name: name, Client: harness.AnyClient, Action: a, Optional: true}}}
+}
+
+var (
+	slowWork     = failpointFault("slow-work", harness.FailpointCriticalSection, harness.Sleep(500*time.Millisecond))
+	lostRelease  = failpointFault("drop-reply", harness.AfterCommand(harness.PhaseRelease, 1), harness.DropReply())
+	lostBefore   = failpointFault("drop-reply", harness.BeforeCommand(harness.PhaseRelease, 1), harness.DropReply())
+	pauseRelease = failpointFault("pause-release", harness.BeforeCommand(harness.PhaseRelease, 1), harness.Pause(time.Second))
+	commandPause = failpointFault("command-pause", harness.BeforeCommand(harness.PhaseRelease, 1), harness.Pause(time.Second))
+	crashTook    = failpointFault("crash-acquire", harness.AfterTook, harness.Crash())
+	skew         = Fault{Kind: "clock-skew", What: "clock skew",
+		Scheduled: []harness.ScheduledFault{{At: 100 * time.Millisecond, For: 500 * time.Millisecond, Fault: harness.ClockSkew{Client: 1, By: time.Second}}}}
+	failover = Fault{Kind: "failover", What: "failover", Failpoints: []harness.Failpoint{
+		{Name: harness.FailpointBeforeAcquire, Action: harness.Inject(harness.CutReplication{Replicas: []int{1}}, harness.WholeRun)},
+		{Name: harness.FailpointCriticalSection, Action: harness.Inject(harness.KillMaster{}, 0)},
+	}}
+)
+
+func handPlan(seed int64, faults ...Fault) Plan {
+	return Plan{Seed: seed, Topology: cluster.Single, Workload: Schedule(cluster.Single, false, 1).Workload, Faults: faults}
+}
+
+func TestSignature(t *testing.T) {
+	lock := failure{check.CheckLock, check.Illegal}
+	for _, tc := range []struct {
+		f      failure
+		faults []Fault
+		want   string
+	}{
+		{lock, []Fault{slowWork}, "lock illegal · slow work in critical section"},
+		{lock, []Fault{lostRelease}, "lock illegal · lost reply of release command 1"},
+		{lock, []Fault{lostBefore}, "lock illegal · lost reply of release command 1"},
+		{lock, []Fault{pauseRelease}, "lock illegal · pause before release command 1"},
+		{lock, []Fault{commandPause}, "lock illegal · pause before release command 1"},
+		{lock, []Fault{crashTook}, "lock illegal · crash after the acquire command that took the key"},
+		{lock, []Fault{skew}, "lock illegal · clock skew"},
+		{lock, []Fault{failover}, "lock illegal · failover"},
+		{lock, []Fault{slowWork, skew, slowWork}, "lock illegal · clock skew + slow work in critical section"},
+		{lock, nil, "lock illegal · no fault"},
+		{failure{check.CheckLiveness, check.Stuck}, []Fault{crashTook}, "liveness stuck · crash after the acquire command that took the key"},
+	} {
+		if got := signature(tc.f, marksOf(tc.faults)); got != tc.want {
+			t.Errorf("signature(%s, %v) = %q, want %q", tc.f, tc.faults, got, tc.want)
+		}
+	}
+	own := []check.Check{
+		{Checker: check.CheckLiveness, Verdict: check.Stuck, Kind: check.Own},
+		{Checker: check.CheckResource, Verdict: check.Illegal, Kind: check.Own},
+		{Checker: check.CheckLock, Verdict: check.Illegal, Kind: check.Own},
+	}
+	for n, want := range []failure{{check.CheckLiveness, check.Stuck}, {check.CheckResource, check.Illegal}, lock} {
+		if got := failureOf(own[:n+1]); got != want {
+			t.Errorf("failureOf(%v) = %s, want %s", own[:n+1], got, want)
+		}
+	}
+}
+
+// call is one call of a scripted run.
+type call struct {
+	scenario  string
+	reference bool // the run may compare with a reference run
+}
+
+// scriptedRun is a harness.Run that fails the lock checker as the lock's
+// own exactly when fails says so of the scenario, and records every call.
+func scriptedRun(calls *[]call, fails func(harness.Scenario) bool) func(context.Context, harness.Scenario, harness.NewLocker, harness.Options) (*harness.Result, error) {
+	return func(_ context.Context, s harness.Scenario, _ harness.NewLocker, opts harness.Options) (*harness.Result, error) {
+		*calls = append(*calls, call{scenario: s.Name, reference: opts.ReferenceRuns >= 0})
+		c := check.Check{Checker: check.CheckLock, Verdict: check.OK}
+		if fails(s) {
+			c = check.Check{Checker: check.CheckLock, Verdict: check.Illegal, Kind: check.Own}
+		}
+		res := &harness.Result{Scenario: s.Name, Seed: opts.Seed, Checks: []check.Check{c, {Checker: check.CheckLiveness, Verdict: check.OK}}}
+		if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+			return nil, err
+		}
+		return res, os.WriteFile(filepath.Join(opts.Dir, "result.json"), []byte("{}\n"), 0o644)
+	}
+}
+
+// armed reports whether s arms a failpoint with action a at a name that
+// has the prefix.
+func armed(s harness.Scenario, prefix string, a harness.ActionKind) bool {
+	return slices.ContainsFunc(s.Failpoints, func(fp harness.Failpoint) bool {
+		return strings.HasPrefix(fp.Name, prefix) && fp.Action.Kind == a
+	})
+}
+
+// TestBugs runs handmade plans one by one through a lock with two bugs:
+// slow work and a lost release reply each make it fail the lock checker.
+// Each bug is confirmed and shrunk once; a later run that drew a known
+// bug's faults is counted to it with no rerun, and a shrink that ends on
+// a known signature merges into that bug.
+func TestBugs(t *testing.T) {
+	twoBugs := func(s harness.Scenario) bool {
+		return armed(s, harness.FailpointCriticalSection, harness.ActionSleep) ||
+			armed(s, "after release", harness.ActionDrop) || armed(s, "before release", harness.ActionDrop) ||
+			armed(s, "before release", harness.ActionPause)
+	}
+	type want struct {
+		bugs   []string // signatures
+		runs   []int    // each bug's runs
+		reruns int      // confirming reruns, without reference
+		calls  int      // runs, confirming reruns and shrink reruns
+	}
+	for _, tc := range []struct {
+		name  string
+		plans []Plan
+		want  want
+	}{
+		{"grouped", []Plan{
+			handPlan(11, slowWork, skew),        // bug 1, shrunk to slow work: 1 run, 1 confirm, 2 shrinks
+			handPlan(12, lostRelease),           // bug 2: 1 run, 1 confirm, 1 shrink
+			handPlan(13, skew, slowWork),        // bug 1 again: no rerun
+			handPlan(14, lostBefore),            // bug 2 again, the same command's lost reply: no rerun
+			handPlan(15, skew),                  // ok
+			handPlan(16, lostRelease, slowWork), // both known: counted once, to bug 1
+		}, want{
+			bugs:   []string{"lock illegal · slow work in critical section", "lock illegal · lost reply of release command 1"},
+			runs:   []int{3, 2},
+			reruns: 2,
+			calls:  6 + 2 + 3,
+		}},
+		{"merged", []Plan{
+			handPlan(21, pauseRelease),       // bug 1: 1 run, 1 confirm, 1 shrink
+			handPlan(22, commandPause, skew), // another kind, so not known: 1 run, 1 confirm, 2 shrinks, then merged
+			handPlan(23, commandPause),       // known now by its merged faults: no rerun
+		}, want{
+			bugs:   []string{"lock illegal · pause before release command 1"},
+			runs:   []int{3},
+			reruns: 2,
+			calls:  3 + 2 + 3,
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var calls []call
+			dir := t.TempDir()
+			e := &explorer{cfg: Config{Lock: "fake", Topology: cluster.Single, Dir: dir, run: scriptedRun(&calls, twoBugs)},
+				rep: &Report{Bugs: []Bug{}}, scratch: t.TempDir(), start: time.Now()}
+			for _, p := range tc.plans {
+				if err := e.one(context.Background(), p, true); err != nil {
+					t.Fatalf("plan %d: %v", p.Seed, err)
+				}
+			}
+			var sigs []string
+			var runs []int
+			for _, b := range e.rep.Bugs {
+				sigs, runs = append(sigs, b.Signature), append(runs, b.Runs)
+			}
+			if !slices.Equal(sigs, tc.want.bugs) || !slices.Equal(runs, tc.want.runs) {
+				t.Errorf("bugs %q with runs %v, want %q with %v", sigs, runs, tc.want.bugs, tc.want.runs)
+			}
+			reruns := 0
+			for _, c := range calls {
+				if !c.reference {
+					reruns++
+				}
+			}
+			if reruns != tc.want.reruns || len(calls) != tc.want.calls {
+				t.Errorf("%d calls, %d of them confirming reruns; want %d and %d: %v", len(calls), reruns, tc.want.calls, tc.want.reruns, calls)
+			}
+			own := 0
+			for _, r := range tc.want.runs {
+				own += r
+			}
+			if e.rep.Own != own || e.rep.Runs != len(tc.plans) {
+				t.Errorf("%d own of %d runs, want %d of %d", e.rep.Own, e.rep.Runs, own, len(tc.plans))
+			}
+			for i, b := range e.rep.Bugs {
+				want := filepath.Join(dir, FolderName("fake", cluster.Single, i+1))
+				if b.ReportDir != want {
+					t.Errorf("bug %d's folder %q, want %q", i+1, b.ReportDir, want)
+				}
+				if _, err := os.Stat(filepath.Join(want, "result.json")); err != nil {
+					t.Errorf("bug %d's run was not kept: %v", i+1, err)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(dir, FolderName("fake", cluster.Single, len(e.rep.Bugs)+1))); err == nil {
+				t.Errorf("a folder for bug %d, which was not found", len(e.rep.Bugs)+1)
+			}
+		})
+	}
+}
+
+// TestBugsExplored checks, over drawn schedules, that every own run is
+// counted to exactly one bug, and that a bug is confirmed by one rerun only
+// when its run looked new.
+func TestBugsExplored(t *testing.T) {
+	var calls []call
+	rep, err := Run(context.Background(), Config{Lock: "fake", New: locks.Reference(cluster.Single, false).New,
+		Runs: 60, Seed: 5, run: scriptedRun(&calls, func(s harness.Scenario) bool {
+			return armed(s, harness.FailpointCriticalSection, harness.ActionSleep)
+		})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := 0
+	for _, b := range rep.Bugs {
+		sum += b.Runs
+	}
+	reruns := 0
+	for _, c := range calls {
+		if !c.reference {
+			reruns++
+		}
+	}
+	if rep.Own == 0 || sum != rep.Own {
+		t.Errorf("%d own runs, %d counted to bugs %+v", rep.Own, sum, rep.Bugs)
+	}
+	// A bug's first run is confirmed, and so is a run shrunk into a known
+	// bug; a run that drew a known bug's faults is not.
+	if reruns < len(rep.Bugs) || reruns >= rep.Own {
+		t.Errorf("%d confirming reruns for %d own runs in %d bugs", reruns, rep.Own, len(rep.Bugs))
+	}
+	for _, b := range rep.Bugs {
+		if !strings.Contains(b.Signature, "in critical section") {
+			t.Errorf("bug %q: the lock fails only under a sleep in its critical section", b.Signature)
+		}
+	}
+}
+
+// TestReportJSON checks the fields `check explore -json` prints, and that
+// first_own_s ends with the run that showed the bug, before its confirming
+// rerun.
+func TestReportJSON(t *testing.T) {
+	const rerun = 300 * time.Millisecond
+	fails := fakeRun("clients")
+	slowRerun := func(ctx context.Context, s harness.Scenario, l harness.NewLocker, opts harness.Options) (*harness.Result, error) {
+		if opts.ReferenceRuns < 0 {
+			time.Sleep(rerun) // stands for the length of a real rerun
+		}
+		return fails(ctx, s, l, opts)
+	}
+	dir := t.TempDir()
+	rep, err := Run(context.Background(), Config{Lock: "fake", New: locks.Reference(cluster.Single, false).New,
+		Runs: 3, Seed: 3, Dir: dir, run: slowRerun})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Own        int      `json:"own"`
+		FirstOwnS  *float64 `json:"first_own_s"`
+		Replay     string   `json:"replay"`
+		ReportDir  string   `json:"report_dir"`
+		WallS      float64  `json:"wall_s"`
+		RunsPerMin float64  `json:"runs_per_min"`
+		Bugs       []struct {
+			Signature string        `json:"signature"`
+			FirstS    *float64      `json:"first_s"`
+			Runs      int           `json:"runs"`
+			Replay    string        `json:"replay"`
+			ReportDir string        `json:"report_dir"`
+			Checks    []check.Check `json:"checks"`
+		} `json:"bugs"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Own != 3 || len(got.Bugs) != 1 || got.FirstOwnS == nil || got.WallS < rerun.Seconds() {
+		t.Fatalf("report %s", b)
+	}
+	bug := got.Bugs[0]
+	if bug.Signature == "" || bug.FirstS == nil || bug.Runs != 3 || bug.Replay == "" || bug.ReportDir == "" || len(bug.Checks) == 0 {
+		t.Errorf("bug %+v lacks a field", bug)
+	}
+	if bug.Replay != got.Replay || bug.ReportDir != got.ReportDir || *bug.FirstS != *got.FirstOwnS {
+		t.Errorf("the first bug %+v and the report's replay %q, folder %q, first own %v differ", bug, got.Replay, got.ReportDir, *got.FirstOwnS)
+	}
+	if *got.FirstOwnS >= rerun.Seconds() {
+		t.Errorf("first own at %.3fs counts the confirming rerun of %s", *got.FirstOwnS, rerun)
+	}
+	if want := 3 / got.WallS * 60; got.RunsPerMin != want {
+		t.Errorf("runs per minute %.1f, want %.1f", got.RunsPerMin, want)
+	}
+}
+
+// TestFoldersCleared checks that an exploration clears the bug folders an
+// earlier one of the same lock left, and nothing else.
+func TestFoldersCleared(t *testing.T) {
+	dir := t.TempDir()
+	stale := []string{FolderName("fake", cluster.Single, 2), FolderName("fake", cluster.Single, 10)}
+	kept := []string{FolderName("fake", cluster.Redlock, 2), FolderName("other", cluster.Single, 1), "explore-fake-single-notes", ReplayFolderName("fake", cluster.Single)}
+	for _, name := range slices.Concat(stale, kept) {
+		if err := os.Mkdir(filepath.Join(dir, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := Run(context.Background(), Config{Lock: "fake", New: locks.Reference(cluster.Single, false).New,
+		Runs: 1, Dir: dir, run: fakeRun()}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range stale {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			t.Errorf("%s left", name)
+		}
+	}
+	for _, name := range kept {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("%s removed: %v", name, err)
 		}
 	}
 }

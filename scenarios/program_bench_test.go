@@ -77,7 +77,7 @@ func BenchmarkExploreProgram(b *testing.B) {
 			start := time.Now()
 			rep, err := explore.Run(context.Background(), explore.Config{Lock: tc.name, New: newLocker,
 				Reference: locks.Reference(cluster.Single, false).New, Topology: cluster.Single,
-				Runs: b.N, Seed: 1, KeepGoing: true, Dir: b.TempDir()})
+				Runs: b.N, Seed: 1, Dir: b.TempDir()})
 			if err != nil {
 				b.Fatal(err)
 			}

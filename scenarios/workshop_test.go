@@ -59,13 +59,14 @@ func TestExploreFindsTheWorkshopLock(t *testing.T) {
 		t.Skip("explores for up to two minutes")
 	}
 	rep, err := explore.Run(context.Background(), explore.Config{
-		Lock:      "my-lock",
-		New:       func(c *harness.Client) harness.Locker { return MyLock{c} },
-		Reference: locks.Reference(cluster.Single, false).New,
-		Topology:  cluster.Single,
-		Time:      2 * time.Minute,
-		Seed:      1,
-		Dir:       t.TempDir(),
+		Lock:        "my-lock",
+		New:         func(c *harness.Client) harness.Locker { return MyLock{c} },
+		Reference:   locks.Reference(cluster.Single, false).New,
+		Topology:    cluster.Single,
+		Time:        2 * time.Minute,
+		Seed:        1,
+		StopAtFirst: true,
+		Dir:         t.TempDir(),
 	})
 	if err != nil {
 		t.Fatal(err)

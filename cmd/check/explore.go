@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/locklab/locklab/check"
@@ -20,17 +21,18 @@ import (
 
 // exploreFlags are the flags of `check explore`.
 type exploreFlags struct {
-	fs        *flag.FlagSet
-	lock      *string
-	topology  *string
-	time      *time.Duration
-	runs      *int
-	seed      *int64
-	replay    *string
-	keepGoing *bool
-	json      *bool
-	out       *string
-	backend   *string
+	fs          *flag.FlagSet
+	lock        *string
+	topology    *string
+	time        *time.Duration
+	runs        *int
+	seed        *int64
+	replay      *string
+	stopAtFirst *bool
+	keepGoing   *bool
+	json        *bool
+	out         *string
+	backend     *string
 }
 
 func newExploreFlags() exploreFlags {
@@ -38,29 +40,33 @@ func newExploreFlags() exploreFlags {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	return exploreFlags{
-		fs:        fs,
-		lock:      fs.String("lock", "", "the lock to explore (see check list; exec:'COMMAND' for a lock program); required"),
-		topology:  fs.String("topology", "", "single, replicated or redlock (default: the lock's first)"),
-		time:      fs.Duration("time", 0, "explore for this long (default 2m)"),
-		runs:      fs.Int("runs", 0, "explore this many runs instead of for a time"),
-		seed:      fs.Int64("seed", 0, "draws every run's seed (default: from the clock, printed)"),
-		replay:    fs.String("replay", "", "make one run of this schedule, SEED or SEED:i,j, as printed by an earlier explore"),
-		keepGoing: fs.Bool("keep-going", false, "explore on after the first own violation"),
-		json:      fs.Bool("json", false, "print one JSON object instead of the summary"),
-		out:       fs.String("out", "locklab-report", "report folder the first own run's folder goes into"),
-		backend:   fs.String("backend", "local", "where the servers run: local (processes) or docker (containers, whose images make docker builds)"),
+		fs:          fs,
+		lock:        fs.String("lock", "", "the lock to explore (see check list; exec:'COMMAND' for a lock program); required"),
+		topology:    fs.String("topology", "", "single, replicated or redlock (default: the lock's first)"),
+		time:        fs.Duration("time", 0, "explore for this long (default 2m)"),
+		runs:        fs.Int("runs", 0, "explore this many runs instead of for a time"),
+		seed:        fs.Int64("seed", 0, "draws every run's seed (default: from the clock, printed)"),
+		replay:      fs.String("replay", "", "make one run of this schedule, SEED or SEED:i,j, as printed by an earlier explore"),
+		stopAtFirst: fs.Bool("stop-at-first", false, "stop at the first bug, once shrunk (for CI)"),
+		keepGoing:   fs.Bool("keep-going", false, "explore until -time or -runs are spent (the default; kept for old scripts)"),
+		json:        fs.Bool("json", false, "print the report as one JSON object instead of the summary"),
+		out:         fs.String("out", "locklab-report", "report folder each bug's run folder goes into"),
+		backend:     fs.String("backend", "local", "where the servers run: local (processes) or docker (containers, whose images make docker builds)"),
 	}
 }
 
 // exploreUsage prints how to call check explore.
 func exploreUsage(w io.Writer) {
-	fmt.Fprint(w, `usage: check explore -lock NAME [-topology T] [-time D | -runs N] [-seed S] [-keep-going] [-json] [-out DIR] [-backend local|docker]
+	fmt.Fprint(w, `usage: check explore -lock NAME [-topology T] [-time D | -runs N] [-seed S] [-stop-at-first] [-json] [-out DIR] [-backend local|docker]
        check explore -lock NAME [-topology T] -replay SEED[:i,j]
 
 Runs the lock again and again, each run a few seconds under faults drawn at
-random from the run's seed. A failing verdict the reference lock does not
-share under the same schedule is the lock's own; the first is shrunk to the
-fewest faults that still show it and written to DIR/explore-NAME-T.
+random from the run's seed, until -time or -runs are spent. A failing
+verdict the reference lock does not share under the same schedule is the
+lock's own. Own failures are grouped into distinct bugs by a signature: the
+checker and verdict, and the kind and phase of each fault the shrunk
+schedule keeps. Each bug is shrunk to the fewest faults that still show it
+and written to DIR/explore-NAME-T-N; a replay goes to DIR/explore-NAME-T-replay.
 
 flags:
 `)
@@ -68,8 +74,8 @@ flags:
 	f.fs.SetOutput(w)
 	f.fs.PrintDefaults()
 	fmt.Fprint(w, `
-Exit codes: 0 no own violation, 1 an own violation was found (or the
-exploration could not run), 2 bad input or -out unusable or in use.
+Exit codes: 0 no bug, 1 a bug was found (or the exploration could not
+run), 2 bad input or -out unusable or in use.
 `)
 }
 
@@ -97,8 +103,10 @@ func parseExplore(args []string, stdout io.Writer) (exploreInput, error) {
 		return exploreInput{}, errors.New("explore needs -lock NAME (see check list)")
 	case given["time"] && given["runs"]:
 		return exploreInput{}, errors.New("give -time or -runs, not both")
-	case given["replay"] && (given["time"] || given["runs"] || given["seed"] || given["keep-going"]):
-		return exploreInput{}, errors.New("-replay makes one run: it takes no -time, -runs, -seed or -keep-going")
+	case given["replay"] && (given["time"] || given["runs"] || given["seed"] || given["keep-going"] || given["stop-at-first"]):
+		return exploreInput{}, errors.New("-replay makes one run: it takes no -time, -runs, -seed, -stop-at-first or -keep-going")
+	case *f.stopAtFirst && *f.keepGoing:
+		return exploreInput{}, errors.New("give -stop-at-first or -keep-going, not both")
 	case *f.time < 0 || (given["time"] && *f.time == 0):
 		return exploreInput{}, fmt.Errorf("-time must be positive, got %s", *f.time)
 	case *f.runs < 0 || (given["runs"] && *f.runs == 0):
@@ -112,7 +120,7 @@ func parseExplore(args []string, stdout io.Writer) (exploreInput, error) {
 	}
 	t := ts[0] // the lock's first topology, unless -topology says
 	cfg := explore.Config{Lock: l.Name, New: l.New, Reference: locks.Reference(t, l.Nested).New, Topology: t,
-		Nested: l.Nested, Runs: *f.runs, Time: *f.time, Seed: *f.seed, KeepGoing: *f.keepGoing, Dir: *f.out}
+		Nested: l.Nested, Runs: *f.runs, Time: *f.time, Seed: *f.seed, StopAtFirst: *f.stopAtFirst, Dir: *f.out}
 	if cfg.Backend, err = parseBackend(*f.backend); err != nil {
 		return exploreInput{}, err
 	}
@@ -174,9 +182,11 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintln(stderr, "check explore:", err)
 		return exitMismatch
 	}
-	if rep.ReportDir != "" {
-		// The kept run gets its page, like every run of a report.
-		err = errors.Join(err, reports.KeepRun(rep.ReportDir, in.cfg.Lock))
+	for _, b := range rep.Bugs {
+		if b.ReportDir != "" {
+			// Each bug's run gets its page, like every run of a report.
+			err = errors.Join(err, reports.KeepRun(b.ReportDir, in.cfg.Lock))
+		}
 	}
 	if in.json {
 		b, jerr := json.MarshalIndent(rep, "", "  ")
@@ -205,7 +215,9 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	return exitOK
 }
 
-// exploreSummary prints what the exploration found, and how to replay it.
+// exploreSummary prints what the exploration found: the counts, a table
+// of the bugs, how each was found and how to replay it, and last the pace
+// and the number of bugs.
 func exploreSummary(w io.Writer, rep *explore.Report, cfg explore.Config) {
 	fmt.Fprintf(w, "%s on %s, seed %d: %d runs; own %d, inherent %d, untold %d, unknown %d; no drawn fault struck in %d",
 		rep.Lock, rep.Topology, rep.Seed, rep.Runs, rep.Own, rep.Inherent, rep.Untold, rep.Unknown, rep.Quiet)
@@ -216,29 +228,49 @@ func exploreSummary(w io.Writer, rep *explore.Report, cfg explore.Config) {
 		fmt.Fprintf(w, "; %d could not run", rep.Errors)
 	}
 	fmt.Fprintln(w)
-	f := rep.First
-	if f == nil {
-		return
-	}
-	fmt.Fprintf(w, "first own violation after %.1fs:\n", *rep.FirstOwnS)
-	for _, c := range f.Checks {
-		kind := string(c.Kind)
-		if kind == "" {
-			kind = "untold"
+	if len(rep.Bugs) > 0 {
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "bug\tsignature\tfirst s\truns\treplay\tfolder")
+		for i, b := range rep.Bugs {
+			dir := b.ReportDir
+			if dir == "" {
+				dir = "-"
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%.1f\t%d\t%s\t%s\n", i+1, b.Signature, b.FirstS, b.Runs, b.Replay, dir)
 		}
-		fmt.Fprintf(w, "  %s %s (%s): %s\n", c.Checker, c.Verdict, kind, c.Detail)
-		if c.Kind == check.Own && c.KindWhy != "" {
-			fmt.Fprintf(w, "    own because %s\n", c.KindWhy)
+		tw.Flush()
+	}
+	for i, b := range rep.Bugs {
+		fmt.Fprintf(w, "\nbug %d: %s\n", i+1, b.Signature)
+		for _, c := range b.Checks {
+			kind := string(c.Kind)
+			if kind == "" {
+				kind = "untold"
+			}
+			fmt.Fprintf(w, "  %s %s (%s): %s\n", c.Checker, c.Verdict, kind, c.Detail)
+			if c.Kind == check.Own && c.KindWhy != "" {
+				fmt.Fprintf(w, "    own because %s\n", c.KindWhy)
+			}
 		}
+		if cfg.Replay == nil {
+			fmt.Fprintf(w, "  shrunk from %d faults to %d in %d reruns\n", b.Drawn, b.Kept, b.Shrinks)
+		}
+		fmt.Fprintf(w, "  schedule: %s\n", b.Plan)
+		fmt.Fprintf(w, "  replay: check explore -lock %s -topology %s -replay %s\n", rep.Lock, rep.Topology, b.Replay)
 	}
-	if cfg.Replay == nil {
-		fmt.Fprintf(w, "  shrunk from %d faults to %d in %d reruns\n", f.Drawn, f.Kept, f.Shrinks)
+	if len(rep.Bugs) > 0 {
+		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "  schedule: %s\n", f.Plan)
-	fmt.Fprintf(w, "  replay: check explore -lock %s -topology %s -replay %s\n", rep.Lock, rep.Topology, rep.Replay)
-	if rep.ReportDir != "" {
-		fmt.Fprintf(w, "  report: %s\n", rep.ReportDir)
+	fmt.Fprintf(w, "%d runs in %.0fs, %.1f runs/min; %d distinct %s\n",
+		rep.Runs, rep.WallS, rep.RunsPerMin, len(rep.Bugs), plural(len(rep.Bugs), "bug", "bugs"))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
 	}
+	return many
 }
 
 // isTerminal reports whether w is a terminal, where progress is one line

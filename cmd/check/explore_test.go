@@ -5,6 +5,10 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/explore"
 )
 
 func TestExploreUsageErrors(t *testing.T) {
@@ -24,6 +28,8 @@ func TestExploreUsageErrors(t *testing.T) {
 		{"bad replay", []string{"-lock", "token", "-replay", "12:x", "-out", out}, `-replay: replay "12:x": fault index "x"`},
 		{"replay keeps a fault never drawn", []string{"-lock", "token", "-replay", "12:9", "-out", out}, "keeps fault 9"},
 		{"replay with runs", []string{"-lock", "token", "-replay", "12", "-runs", "2", "-out", out}, "-replay makes one run"},
+		{"replay with stop at first", []string{"-lock", "token", "-replay", "12", "-stop-at-first", "-out", out}, "-replay makes one run"},
+		{"stop at first and keep going", []string{"-lock", "token", "-stop-at-first", "-keep-going", "-out", out}, "give -stop-at-first or -keep-going, not both"},
 		{"stray argument", []string{"-lock", "token", "now"}, `unexpected argument "now"`},
 		{"bad flag", []string{"-lock", "token", "-pitfall", "4"}, "flag provided but not defined: -pitfall"},
 	}
@@ -49,5 +55,56 @@ func TestExploreHelp(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "usage: check explore -lock NAME") || stderr.Len() != 0 {
 		t.Errorf("stdout %q, stderr %q", stdout.String(), stderr.String())
+	}
+}
+
+// TestExploreStopFlags: -stop-at-first stops at the first bug; -keep-going,
+// which README examples still pass, is the default.
+func TestExploreStopFlags(t *testing.T) {
+	for _, tc := range []struct {
+		flags []string
+		stop  bool
+	}{
+		{nil, false},
+		{[]string{"-keep-going"}, false},
+		{[]string{"-stop-at-first"}, true},
+	} {
+		in, err := parseExplore(append([]string{"-lock", "token", "-out", t.TempDir()}, tc.flags...), &bytes.Buffer{})
+		if err != nil {
+			t.Fatalf("%v: %v", tc.flags, err)
+		}
+		if in.cfg.StopAtFirst != tc.stop {
+			t.Errorf("%v: stop at first %v, want %v", tc.flags, in.cfg.StopAtFirst, tc.stop)
+		}
+	}
+}
+
+func TestExploreSummary(t *testing.T) {
+	illegal := check.Check{Checker: check.CheckLock, Verdict: check.Illegal, Kind: check.Own, Detail: "two holders", KindWhy: "the reference lock stays ok"}
+	rep := &explore.Report{Lock: "blind", Topology: cluster.Single, Seed: 7, Runs: 40, Own: 12, Inherent: 3, WallS: 120, RunsPerMin: 20,
+		Bugs: []explore.Bug{
+			{Signature: "lock illegal · slow work in critical section", FirstS: 4.25, Runs: 10, Replay: "99:1", ReportDir: "out/explore-blind-single-1",
+				Found: explore.Found{Drawn: 2, Kept: 1, Shrinks: 2, Plan: "4 clients; [1] slow work", Checks: []check.Check{illegal}}},
+			{Signature: "lock illegal · lost reply of release command 1", FirstS: 61, Runs: 2, Replay: "123", ReportDir: "out/explore-blind-single-2",
+				Found: explore.Found{Drawn: 1, Kept: 1, Plan: "4 clients; [0] lost reply", Checks: []check.Check{illegal}}},
+		}}
+	var b strings.Builder
+	exploreSummary(&b, rep, explore.Config{})
+	out := b.String()
+	for _, want := range []string{
+		"blind on single, seed 7: 40 runs; own 12, inherent 3",
+		"bug  signature",
+		"1    lock illegal · slow work in critical section    4.2      10    99:1    out/explore-blind-single-1",
+		"2    lock illegal · lost reply of release command 1  61.0     2     123     out/explore-blind-single-2",
+		"own because the reference lock stays ok",
+		"replay: check explore -lock blind -topology single -replay 123",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if last, want := lines[len(lines)-1], "40 runs in 120s, 20.0 runs/min; 2 distinct bugs"; last != want {
+		t.Errorf("last line %q, want %q", last, want)
 	}
 }

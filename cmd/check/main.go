@@ -10,7 +10,7 @@
 //	check [-pitfall ID|NAME[,ID|NAME…]] [-seed N] [-out DIR] [-duration D] [-json] [-backend local|docker]
 //	check -lock NAME [-topology T] [-seed N] [-out DIR] [-duration D] [-json] [-backend local|docker]
 //	check list
-//	check explore -lock NAME [-topology T] [-time D | -runs N] [-seed S] [-replay SEED] [-json] [-out DIR] [-backend local|docker]
+//	check explore -lock NAME [-topology T] [-time D | -runs N] [-seed S] [-stop-at-first] [-replay SEED] [-json] [-out DIR] [-backend local|docker]
 //	check verify DIR
 //	check help
 //
