@@ -31,7 +31,7 @@ type Config struct {
 	New  harness.NewLocker
 	// Reference is a correct lock of the same kind; a failing verdict it
 	// shares under the same schedule is inherent, not the lock's own. Nil
-	// leaves every failing verdict untold.
+	// means the reference lock of the topology (harness.Options.Reference).
 	Reference harness.NewLocker
 	Topology  cluster.Topology // "" means single
 	Nested    bool             // critical sections take the lock again
