@@ -239,20 +239,13 @@ func (f KillNode) String() string {
 // the node's fsync policy).
 func (KillNode) Effect() history.Effect { return history.EffectStall }
 
-// restarted labels the record of the restart that heals f.
+// restarted labels the record of the restart that heals f, with what the
+// node lost.
 func (f KillNode) restarted() string {
 	if f.KeepData {
-		return fmt.Sprintf("lock node %d restarted with its on-disk data", f.Node)
+		return fmt.Sprintf("lock node %d restarted with its on-disk data (what it had not fsynced is lost)", f.Node)
 	}
-	return fmt.Sprintf("lock node %d restarted empty", f.Node)
-}
-
-// lost says what the restart that heals f loses.
-func (f KillNode) lost() string {
-	if f.KeepData {
-		return "the node came back with what it had on disk: whatever it had not fsynced is lost"
-	}
-	return "the node came back without any of the keys it held when it was killed"
+	return fmt.Sprintf("lock node %d restarted empty (every key it held is lost)", f.Node)
 }
 
 // Inject kills the node.
@@ -273,7 +266,7 @@ func (f KillNode) Inject(ctx context.Context, env *Env) (network.Heal, error) {
 			return err
 		}
 		env.history.Add(history.Op{Client: -1, Kind: history.KindFault, Call: start, Return: env.history.Now(),
-			Fault: f.restarted(), Effect: history.EffectLoss, Detail: f.lost()})
+			Fault: f.restarted(), Effect: history.EffectLoss})
 		return nil
 	}), nil
 }

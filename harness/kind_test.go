@@ -12,6 +12,7 @@ import (
 
 	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/pitfalls"
 	"github.com/locklab/locklab/scenarios"
 )
@@ -41,7 +42,7 @@ func TestKinds(t *testing.T) {
 		// A node restarted empty while client 0's young lease was on it
 		// explains the overlap: no reference is needed.
 		name: "a loss explains the overlap: inherent", scenario: "redlock-restart", lock: pitfalls.NewRedlock, reference: pitfalls.NewRedlock,
-		checker: check.CheckLock, want: check.Inherent, why: "restarted empty\", which can lose the lock's state on a node",
+		checker: check.CheckLock, want: check.Inherent, why: "restarted empty (every key it held is lost)\", which can lose the lock's state on a node",
 	}, {
 		// The holder was paused past its lease: the history excuses any
 		// lock, so no reference is needed.
@@ -90,6 +91,17 @@ func TestKinds(t *testing.T) {
 			}
 			if k := kindOf(saved.Checks, tt.checker); k.Kind != got.Kind || k.KindWhy != got.KindWhy {
 				t.Errorf("%s holds kind %q (%s), the result %q", harness.ResultFile, k.Kind, k.KindWhy, got.Kind)
+			}
+
+			// The classifier reads what each fault can do from the history.
+			ops, err := history.ReadFile(filepath.Join(dir, harness.HistoryFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, op := range ops {
+				if op.Kind == history.KindFault && op.Effect == "" {
+					t.Errorf("fault %q at %s was recorded without its effect", op.Fault, op.Call)
+				}
 			}
 
 			_, err = os.Stat(filepath.Join(dir, harness.ReferenceDir, harness.HistoryFile))
