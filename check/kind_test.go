@@ -193,7 +193,7 @@ func TestJudge(t *testing.T) {
 		why:  `client 1's acquire took 250 ms (past the 200 ms TTL) and "reply dropped" struck it meanwhile`,
 	}, {
 		name: "a later acquire slow past the TTL without a stall",
-		ops: []history.Op{acq(0, 240, 241, models.OK), acq(1, 10, 260, models.OK), rel(0, 300, 301), rel(1, 310, 311), end},
+		ops:  []history.Op{acq(0, 240, 241, models.OK), acq(1, 10, 260, models.OK), rel(0, 300, 301), rel(1, 310, 311), end},
 		want: []Class{Unexplained},
 	}, {
 		name: "one explained overlap, one between untouched young holders",
