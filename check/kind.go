@@ -19,8 +19,8 @@ const (
 	Proved Class = "proved"
 	// Explained: a fault explains it, as it would for any lock of the
 	// kind: the earlier holder stalled past its lease, the lock's state
-	// was lost on a node while its lease was on it, or the later holder
-	// stalled past its lease while it acquired.
+	// was lost on a node while its lease was on it, or the reply that
+	// granted the later holder its lease came after the lease ran out.
 	Explained Class = "explained"
 	// Unexplained: neither; only a reference run can tell.
 	Unexplained Class = "unexplained"
@@ -41,8 +41,8 @@ type Overlap struct {
 type Judgement struct {
 	TTL      time.Duration
 	Overlaps []Overlap
-	// Refused are the releases refused to a holder no stall or loss fault
-	// touched, inside its lease: someone overwrote or deleted its key.
+	// Refused are the releases refused to a holder no stall, delay or loss
+	// fault touched, inside its lease: someone overwrote or deleted its key.
 	Refused []history.Op
 }
 
@@ -50,20 +50,24 @@ type Judgement struct {
 // hold's start, against the workload's TTL (from the end record). A lease
 // counts as valid while its hold is younger than the TTL counted from its
 // acquire's call, before which no lease can have started. What a fault can
-// do is its history.Effect: a stall (on a client's row, or on the whole
-// system) holds its clients up, a loss drops or shortens the lock's state
-// on a node, a stage fault and slow work do neither by themselves. An
-// overlap is, in this order:
+// do is its history.Effect: a stall or a delay (on a client's row, or on
+// the whole system) holds its clients up, and a delay can also hand a
+// client a reply late; a loss drops or shortens the lock's state on a
+// node; a stage fault and slow work do neither by themselves. An overlap
+// is, in this order:
 //
 //   - proved, when both holds were valid at the later one's start and no
-//     stall or loss touched either from its acquire's call to then;
-//   - explained, when the earlier holder was stalled during its hold and
-//     had held the lock longer than the TTL when the later came; or a loss
-//     began after the earlier holder's acquire was called and before the
-//     later hold started, while the earlier lease could still be on the
-//     node (younger than the TTL, or with no slow work that might have let
-//     it go unrenewed); or the later acquire took longer than the TTL and
-//     was stalled meanwhile;
+//     stall, delay or loss touched either from its acquire's call to then;
+//   - explained, when the earlier holder was stalled or delayed during its
+//     hold and had held the lock longer than the TTL when the later came;
+//     or a loss began after the earlier holder's acquire was called and
+//     before the later hold started, while the earlier lease could still
+//     be on the node (younger than the TTL, or with no slow work that might
+//     have let it go unrenewed); or the later acquire took longer than the
+//     TTL and was delayed meanwhile, so that the reply granting its lease
+//     may have come after the lease ran out (a dropped reply cannot do
+//     that: an acquire that takes a lost reply for success is the lock's
+//     own doing);
 //   - unexplained otherwise, and always without an end record to give the
 //     TTL.
 //
@@ -123,12 +127,12 @@ func (j Judgement) first(c Class) (Overlap, bool) {
 func (j Judgement) Proof() (why string, ok bool) {
 	var found []string
 	if o, ok := j.first(Proved); ok {
-		found = append(found, fmt.Sprintf("%d overlap(s) of two holds that no stall or loss fault touched, both younger than the %s TTL: "+
+		found = append(found, fmt.Sprintf("%d overlap(s) of two holds that no stall, delay or loss fault touched, both younger than the %s TTL: "+
 			"first, %s", j.Count(Proved), ms(j.TTL), o.story()))
 	}
 	if n := len(j.Refused); n > 0 {
 		first := j.Refused[0]
-		found = append(found, fmt.Sprintf("%d release(s) refused to a holder no stall or loss fault touched, younger than the %s TTL: "+
+		found = append(found, fmt.Sprintf("%d release(s) refused to a holder no stall, delay or loss fault touched, younger than the %s TTL: "+
 			"someone overwrote or deleted its key; first, client %d's at %s", n, ms(j.TTL), first.Client, ms(first.Call)))
 	}
 	return strings.Join(found, "; "), len(found) > 0
@@ -219,14 +223,14 @@ func (p proof) struck(client int, from, to time.Duration, effects ...history.Eff
 	return history.Op{}, false
 }
 
-// valid reports whether h's lease was surely still valid at t and no stall
-// or loss touched its client from its acquire's call to t.
+// valid reports whether h's lease was surely still valid at t and no
+// stall, delay or loss touched its client from its acquire's call to t.
 func (p proof) valid(h hold, t time.Duration) bool {
 	from, ok := p.calledAt(h)
 	if !ok || t-from >= p.ttl {
 		return false
 	}
-	_, struck := p.struck(h.client, from, t, history.EffectStall, history.EffectLoss)
+	_, struck := p.struck(h.client, from, t, history.EffectStall, history.EffectDelay, history.EffectLoss)
 	return !struck
 }
 
@@ -234,7 +238,7 @@ func (p proof) valid(h hold, t time.Duration) bool {
 // earlier hold, as Judge describes.
 func (p proof) explain(a, b hold) (why string, ok bool) {
 	if held := b.start - a.start; held > p.ttl {
-		if f, ok := p.struck(a.client, a.start, b.start, history.EffectStall); ok {
+		if f, ok := p.struck(a.client, a.start, b.start, history.EffectStall, history.EffectDelay); ok {
 			return fmt.Sprintf("client %d, struck by %q at %s while it held the lock, had held it %s (past the %s TTL) when client %d took it",
 				a.client, f.Fault, ms(f.Call), ms(held), ms(p.ttl), b.client), true
 		}
@@ -256,7 +260,7 @@ func (p proof) explain(a, b hold) (why string, ok bool) {
 	}
 	if bCall, ok := p.calledAt(b); ok {
 		if took := b.start - bCall; took > p.ttl {
-			if f, ok := p.struck(b.client, bCall, b.start, history.EffectStall); ok {
+			if f, ok := p.struck(b.client, bCall, b.start, history.EffectDelay); ok {
 				return fmt.Sprintf("client %d's acquire took %s (past the %s TTL) and %q struck it meanwhile: "+
 					"its lease could have run out before it knew it held the lock", b.client, ms(took), ms(p.ttl), f.Fault), true
 			}

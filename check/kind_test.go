@@ -32,7 +32,7 @@ func TestProvesOwn(t *testing.T) {
 	}, {
 		name: "young unfaulted holds overlap",
 		ops:  []history.Op{acq(0, 0, 1, models.OK), acq(1, 10, 20, models.OK), rel(1, 40, 41), rel(0, 50, 51), end},
-		want: "1 overlap(s) of two holds that no stall or loss fault touched, both younger than the 200 ms TTL: first, client 1 acquired \"lock\" at 20 ms while client 0 held it since 1 ms",
+		want: "1 overlap(s) of two holds that no stall, delay or loss fault touched, both younger than the 200 ms TTL: first, client 1 acquired \"lock\" at 20 ms while client 0 held it since 1 ms",
 	}, {
 		name: "the earlier hold is older than the TTL: its lease may have run out",
 		ops:  []history.Op{acq(0, 0, 1, models.OK), acq(1, 230, 240, models.OK), rel(1, 250, 251), rel(0, 260, 261), end},
@@ -69,7 +69,7 @@ func TestProvesOwn(t *testing.T) {
 	}, {
 		name: "release refused to a young unfaulted holder",
 		ops:  []history.Op{acq(0, 0, 1, models.OK), refused(0, 50, 51), end},
-		want: "1 release(s) refused to a holder no stall or loss fault touched, younger than the 200 ms TTL: someone overwrote or deleted its key; first, client 0's at 50 ms",
+		want: "1 release(s) refused to a holder no stall, delay or loss fault touched, younger than the 200 ms TTL: someone overwrote or deleted its key; first, client 0's at 50 ms",
 	}, {
 		name: "release refused after the TTL",
 		ops:  []history.Op{acq(0, 0, 1, models.OK), refused(0, 250, 251), end},
@@ -126,7 +126,7 @@ func TestJudge(t *testing.T) {
 		ops: []history.Op{stage, acq(0, 0, 2, models.OK), acq(1, 0, 2, models.OK), acq(2, 1, 3, models.OK),
 			rel(0, 12, 13), rel(1, 12, 13), rel(2, 13, 14), end},
 		want: []Class{Proved, Proved, Proved},
-		why:  "3 overlap(s) of two holds that no stall or loss fault touched",
+		why:  "3 overlap(s) of two holds that no stall, delay or loss fault touched",
 	}, {
 		name: "a stage fault of an old history, without an effect, still touches",
 		ops: []history.Op{faultOn(-1, 0, 1000, "cut replication to data nodes [1 2]"), acq(0, 0, 2, models.OK), acq(1, 0, 3, models.OK),
@@ -186,11 +186,16 @@ func TestJudge(t *testing.T) {
 			acq(1, 100, 120, models.OK), rel(1, 130, 131), rel(0, 450, 451), end},
 		want: []Class{Unexplained},
 	}, {
-		name: "a later acquire stalled past the TTL",
-		ops: []history.Op{acq(0, 240, 241, models.OK), withEffect(1, 20, 250, "reply dropped", history.EffectStall),
+		name: "a later acquire delayed past the TTL",
+		ops: []history.Op{acq(0, 240, 241, models.OK), withEffect(1, 20, 250, "client pause", history.EffectDelay),
 			acq(1, 10, 260, models.OK), rel(0, 300, 301), rel(1, 310, 311), end},
 		want: []Class{Explained},
-		why:  `client 1's acquire took 250 ms (past the 200 ms TTL) and "reply dropped" struck it meanwhile`,
+		why:  `client 1's acquire took 250 ms (past the 200 ms TTL) and "client pause" struck it meanwhile`,
+	}, {
+		name: "a later acquire that took a dropped reply for success",
+		ops: []history.Op{acq(0, 240, 241, models.OK), withEffect(1, 20, 250, "reply dropped", history.EffectStall),
+			acq(1, 10, 260, models.OK), rel(0, 300, 301), rel(1, 310, 311), end},
+		want: []Class{Unexplained},
 	}, {
 		name: "a later acquire slow past the TTL without a stall",
 		ops:  []history.Op{acq(0, 240, 241, models.OK), acq(1, 10, 260, models.OK), rel(0, 300, 301), rel(1, 310, 311), end},
@@ -200,7 +205,7 @@ func TestJudge(t *testing.T) {
 		ops: []history.Op{acq(0, 0, 1, models.OK), faultOn(0, 50, 400, "client pause"),
 			acq(1, 210, 250, models.OK), acq(2, 260, 270, models.OK), rel(1, 310, 311), rel(2, 320, 321), rel(0, 450, 451), end},
 		want: []Class{Explained, Explained, Proved},
-		why:  "1 overlap(s) of two holds that no stall or loss fault touched",
+		why:  "1 overlap(s) of two holds that no stall, delay or loss fault touched",
 	}, {
 		name: "no end record: nothing can be judged",
 		ops:  []history.Op{acq(0, 0, 1, models.OK), acq(1, 10, 20, models.OK), rel(1, 40, 41), rel(0, 50, 51)},

@@ -227,7 +227,7 @@ func (c *Client) slow(ctx context.Context, name string, a Action) error {
 	// slow critical section is the workload's own time.
 	label, effect := history.FaultSlowWork, history.EffectWork
 	if isCommandPoint(name) {
-		label, effect = "delayed command", history.EffectStall
+		label, effect = "delayed command", history.EffectDelay
 	}
 	c.history.Add(history.Op{Client: c.id, Kind: history.KindFault, Call: start, Return: end, Fault: label, Effect: effect,
 		Detail: fmt.Sprintf("failpoint %s: %s, lasted %s", name, a, (end - start).Round(time.Millisecond))})
@@ -328,7 +328,7 @@ func (c *Client) pause(ctx context.Context, d time.Duration, why string, wait fu
 	c.mu.Unlock()
 	end := c.history.Now()
 	c.history.Add(history.Op{Client: c.id, Kind: history.KindFault, Call: start, Return: end,
-		Fault: "client pause", Effect: history.EffectStall, Detail: fmt.Sprintf("%s: stop-the-world pause of %s", why, (end - start).Round(time.Millisecond))})
+		Fault: "client pause", Effect: history.EffectDelay, Detail: fmt.Sprintf("%s: stop-the-world pause of %s", why, (end - start).Round(time.Millisecond))})
 	return err
 }
 

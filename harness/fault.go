@@ -157,8 +157,9 @@ func (f Latency) String() string {
 	return fmt.Sprintf("add %s latency between client %d and %s", f.Delay, f.Client, nodes)
 }
 
-// Effect is a stall: the client's commands, its renewals too, come late.
-func (Latency) Effect() history.Effect { return history.EffectStall }
+// Effect is a delay: the client's commands, its renewals too, come late,
+// and so do the replies that grant it the lock.
+func (Latency) Effect() history.Effect { return history.EffectDelay }
 
 // Inject adds the latency toxics.
 func (f Latency) Inject(ctx context.Context, env *Env) (network.Heal, error) {

@@ -70,8 +70,13 @@ type Effect string
 const (
 	// EffectStall holds up the client it targets (all clients when it
 	// targets the system), so that its renewals can miss the lease: a
-	// partition, latency, a pause, a lost reply, a skewed clock.
+	// partition, a black hole, a dropped reply, a skewed clock, a paused node.
 	EffectStall Effect = "stall"
+	// EffectDelay is a stall that can also hand the client a reply late,
+	// after the lease the reply granted ran out: latency, a client pause, a
+	// delayed command. A fault that withholds replies (a cut, a black hole,
+	// a dropped reply) or delays the command itself (a paused node) cannot.
+	EffectDelay Effect = "delay"
 	// EffectLoss can drop or shorten the lock's state on a lock node while
 	// a lease is on it: a node restarted, a node's clock jump, a failover.
 	EffectLoss Effect = "loss"
