@@ -28,8 +28,8 @@ const DefaultReferenceRuns = 3
 //     illegal lock and resource verdicts own, whatever a correct lock does.
 //  2. At least one overlap, and a fault explains each (a holder stalled
 //     past its lease, the lock's state lost on a node while a lease was
-//     on it): the illegal verdicts are inherent, named with the fault and
-//     its remedy. Whether a reference run shows the same depends on where
+//     on it, the reply granting a lease delayed past it): the illegal
+//     verdicts are inherent, named with the fault and its remedy. Whether a reference run shows the same depends on where
 //     the fault fell, not on the lock.
 //  3. Otherwise the reference lock (Options.Reference) goes through the
 //     same scenario and seed up to Options.ReferenceRuns times, stopping

@@ -34,16 +34,15 @@ type Options struct {
 	// Backend starts the servers; nil means local processes.
 	Backend cluster.Backend
 	// Reference is a correct lock of the same kind (the catalogue's best for
-	// the topology). When set and the run fails a checker whose kind the
-	// history alone cannot tell, the reference is put through the same
-	// scenario with the same seed, to tell the lock's own failures from the
-	// fault's inherent ones (Check.Kind).
+	// the topology). When set and the run fails a checker, the reference is
+	// put through the same scenario with the same seed, to tell the lock's
+	// own failures from the fault's inherent ones (Check.Kind).
 	Reference NewLocker
-	// ReferenceRuns is how many times the reference may run: own by
-	// comparison needs it ok in every one, and the runs stop at the first
-	// that fails. 0 means DefaultReferenceRuns; a negative count runs no
-	// reference at all, so failing verdicts the history cannot decide stay
-	// untold.
+	// ReferenceRuns is how many times the reference may run when the
+	// history alone cannot tell a failure's kind: own by comparison needs
+	// it ok in every one, and the runs stop at the first that fails. 0
+	// means DefaultReferenceRuns; a negative count runs no reference at
+	// all, so failing verdicts the history cannot decide stay untold.
 	ReferenceRuns int
 }
 
