@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -9,68 +10,174 @@ import (
 	"github.com/locklab/locklab/models"
 )
 
-// ProvesOwn reports whether the history alone shows the lock's own bug, one
-// no correct lock shows whatever the faults did elsewhere: two clients that
-// no fault touched held the lock at once while both their leases were still
-// valid, or such a client's release was refused while its lease was still
-// valid (someone overwrote or deleted its key). A lease counts as valid
-// while its hold is younger than the workload's TTL counted from the
-// acquire's call, before which no lease can have started; a fault touches a
-// client when it was on the client's row, or on the whole system, at any
-// time from that call on. why counts what was found and names the first.
-func ProvesOwn(ops []history.Op) (why string, ok bool) {
-	e := history.EndOf(ops)
-	if e == nil || e.TTL <= 0 {
-		return "", false
+// Class is what the history alone makes of one overlap of two holds.
+type Class string
+
+const (
+	// Proved: both leases were valid and no fault held up either holder
+	// or lost the lock's state meanwhile. No correct lock shows it.
+	Proved Class = "proved"
+	// Explained: a fault explains it, as it would for any lock of the
+	// kind: the earlier holder stalled past its lease, the lock's state
+	// was lost on a node while its lease was on it, or the reply that
+	// granted the later holder its lease came after the lease ran out.
+	Explained Class = "explained"
+	// Unexplained: neither; only a reference run can tell.
+	Unexplained Class = "unexplained"
+)
+
+// Overlap is two clients' holds of one key at once, and what the history
+// makes of it.
+type Overlap struct {
+	Earlier, Later Hold
+	Class          Class
+	// Why says, for an explained overlap, which fault explains it and how.
+	Why string
+}
+
+// Judgement is what the history alone says of whose fault a failing safety
+// verdict is: every overlap of two holds, judged, and the releases refused
+// to a holder whose lease was valid.
+type Judgement struct {
+	TTL      time.Duration
+	Overlaps []Overlap
+	// Refused are the releases refused to a holder no stall, delay or loss
+	// fault touched, inside its lease: someone overwrote or deleted its key.
+	Refused []history.Op
+}
+
+// Judge judges every overlap of two holds in ops, in order of the later
+// hold's start, against the workload's TTL (from the end record). A lease
+// counts as valid while its hold is younger than the TTL counted from its
+// acquire's call, before which no lease can have started. What a fault can
+// do is its history.Effect: a stall or a delay (on a client's row, or on
+// the whole system) holds its clients up, and a delay can also hand a
+// client a reply late; a loss drops or shortens the lock's state on a
+// node; a stage fault and slow work do neither by themselves. An overlap
+// is, in this order:
+//
+//   - proved, when both holds were valid at the later one's start and no
+//     stall, delay or loss touched either from its acquire's call to then;
+//   - explained, when the earlier holder was stalled or delayed during its
+//     hold and had held the lock longer than the TTL when the later came;
+//     or a loss began after the earlier holder's acquire was called and
+//     before the later hold started, while the earlier lease could still
+//     be on the node (younger than the TTL, or with no slow work that might
+//     have let it go unrenewed); or the later acquire took longer than the
+//     TTL and was delayed meanwhile, so that the reply granting its lease
+//     may have come after the lease ran out (a dropped reply cannot do
+//     that: an acquire that takes a lost reply for success is the lock's
+//     own doing);
+//   - unexplained otherwise, and always without an end record to give the
+//     TTL.
+//
+// Faults recorded without an effect (histories from before effects) count
+// as stalls, as every fault but slow work did then.
+func Judge(ops []history.Op) Judgement {
+	var ttl time.Duration
+	if e := history.EndOf(ops); e != nil {
+		ttl = e.TTL
 	}
-	p := newProof(ops, e.TTL)
+	p := newProof(ops, ttl)
+	j := Judgement{TTL: ttl}
+	for a, b := range overlapping(p.holds) {
+		o := Overlap{Earlier: a.export(), Later: b.export(), Class: Unexplained}
+		switch {
+		case ttl <= 0:
+		case p.valid(a, b.start) && p.valid(b, b.start):
+			o.Class = Proved
+		default:
+			if why, ok := p.explain(a, b); ok {
+				o.Class, o.Why = Explained, why
+			}
+		}
+		j.Overlaps = append(j.Overlaps, o)
+	}
+	if ttl > 0 {
+		j.Refused = p.refusedReleases(ops)
+	}
+	return j
+}
+
+// Count is how many overlaps are of class c.
+func (j Judgement) Count(c Class) int {
+	n := 0
+	for _, o := range j.Overlaps {
+		if o.Class == c {
+			n++
+		}
+	}
+	return n
+}
+
+// first is the first overlap of class c.
+func (j Judgement) first(c Class) (Overlap, bool) {
+	for _, o := range j.Overlaps {
+		if o.Class == c {
+			return o, true
+		}
+	}
+	return Overlap{}, false
+}
+
+// Proof reports whether the history alone shows the lock's own bug, one no
+// correct lock shows whatever the faults did elsewhere: a proved overlap,
+// or a release refused to a valid holder. why counts what was found and
+// names the first.
+func (j Judgement) Proof() (why string, ok bool) {
 	var found []string
-	if n, first := p.overlaps(); n > 0 {
-		found = append(found, fmt.Sprintf("%d overlap(s) of two holds that no fault touched, both younger than the %s TTL: "+
-			"first, client %d acquired %q at %s while client %d held it since %s",
-			n, ms(e.TTL), first.b.client, first.b.key, ms(first.b.start), first.a.client, ms(first.a.start)))
+	if o, ok := j.first(Proved); ok {
+		found = append(found, fmt.Sprintf("%d overlap(s) of two holds that no stall, delay or loss fault touched, both younger than the %s TTL: "+
+			"first, %s", j.Count(Proved), ms(j.TTL), o.story()))
 	}
-	if n, first := p.refusedReleases(ops); n > 0 {
-		found = append(found, fmt.Sprintf("%d release(s) refused to a holder no fault touched, younger than the %s TTL: "+
-			"someone overwrote or deleted its key; first, client %d's at %s", n, ms(e.TTL), first.Client, ms(first.Call)))
+	if n := len(j.Refused); n > 0 {
+		first := j.Refused[0]
+		found = append(found, fmt.Sprintf("%d release(s) refused to a holder no stall, delay or loss fault touched, younger than the %s TTL: "+
+			"someone overwrote or deleted its key; first, client %d's at %s", n, ms(j.TTL), first.Client, ms(first.Call)))
 	}
 	return strings.Join(found, "; "), len(found) > 0
 }
 
-// Excused reports whether every overlap of two holds in the history is one
-// a correct lock shows too: the earlier holder had held the lock for longer
-// than the TTL (since its acquire returned) when the later one came, and a
-// fault touched it during its hold (on its row or on the whole system; slow
-// work does not count, since renewing covers it). Such an overlap depends
-// on where the fault fell, not on the lock, so a reference run that the
-// fault happened to miss says nothing about it. why names the first overlap.
-func Excused(ops []history.Op) (why string, ok bool) {
-	e := history.EndOf(ops)
-	if e == nil || e.TTL <= 0 {
+// Explanation reports whether the history alone shows that the faults beat
+// the lock as they would any lock of its kind: there is at least one
+// overlap and a fault explains each. why names the first overlap and its
+// fault.
+func (j Judgement) Explanation() (why string, ok bool) {
+	if len(j.Overlaps) == 0 || j.Count(Explained) < len(j.Overlaps) {
 		return "", false
 	}
-	p := newProof(ops, e.TTL)
-	var faults []history.Op
-	for _, f := range p.faults {
-		if f.Fault != history.FaultSlowWork {
-			faults = append(faults, f)
-		}
-	}
-	n := 0
-	for a, b := range overlapping(p.holds) {
-		if b.start-a.start <= e.TTL || !faulted(faults, a.client, a.start, b.start) {
-			return "", false
-		}
-		if n == 0 {
-			why = fmt.Sprintf("client %d, struck by a fault while it held the lock, had held it %s (past the %s TTL) when client %d took it",
-				a.client, ms(b.start-a.start), ms(e.TTL), b.client)
-		}
-		n++
-	}
-	return why, n > 0
+	o := j.Overlaps[0]
+	return fmt.Sprintf("%d overlap(s), a fault explains each; first, %s: %s", len(j.Overlaps), o.story(), o.Why), true
 }
 
-// proof holds what ProvesOwn measures a history with.
+// story tells an overlap in one clause.
+func (o Overlap) story() string {
+	return fmt.Sprintf("client %d acquired %q at %s while client %d held it since %s",
+		o.Later.Client, o.Later.Key, ms(o.Later.Start), o.Earlier.Client, ms(o.Earlier.Start))
+}
+
+// ProvesOwn reports whether the history alone shows the lock's own bug (see
+// Judge and Judgement.Proof).
+func ProvesOwn(ops []history.Op) (why string, ok bool) {
+	return Judge(ops).Proof()
+}
+
+// effect is how fault f bears on a lock's safety. A crash ends its
+// client's holds, as a stall that never ends would; a fault recorded
+// without an effect counts as a stall, as it did before effects.
+func effect(f history.Op) history.Effect {
+	switch {
+	case f.Kind == history.KindCrash:
+		return history.EffectStall
+	case f.Fault == history.FaultSlowWork:
+		return history.EffectWork
+	case f.Effect == "":
+		return history.EffectStall
+	}
+	return f.Effect
+}
+
+// proof holds what Judge measures a history with.
 type proof struct {
 	ttl    time.Duration
 	holds  []hold
@@ -99,45 +206,83 @@ func newProof(ops []history.Op, ttl time.Duration) proof {
 	return p
 }
 
-// valid reports whether h's lease was surely still valid at t and no fault
-// touched its client from its acquire's call to t.
-func (p proof) valid(h hold, t time.Duration) bool {
+// calledAt is the call of the acquire that began h.
+func (p proof) calledAt(h hold) (time.Duration, bool) {
 	from, ok := p.called[holdStart{h.client, h.key, h.start}]
-	return ok && t-from < p.ttl && !faulted(p.faults, h.client, from, t)
+	return from, ok
 }
 
-type overlap struct{ a, b hold }
-
-// overlaps counts the overlaps of two holds, each at the start of the later
-// one, in which both holds were valid, and returns the first.
-func (p proof) overlaps() (n int, first overlap) {
-	for a, b := range overlapping(p.holds) {
-		if p.valid(a, b.start) && p.valid(b, b.start) {
-			if n == 0 {
-				first = overlap{a, b}
-			}
-			n++
+// struck finds a fault of one of the effects on client, or on the whole
+// system, that overlaps from..to.
+func (p proof) struck(client int, from, to time.Duration, effects ...history.Effect) (history.Op, bool) {
+	for _, f := range p.faults {
+		if (f.Client == client || f.Client < 0) && f.Call <= to && f.Return >= from && slices.Contains(effects, effect(f)) {
+			return f, true
 		}
 	}
-	return n, first
+	return history.Op{}, false
 }
 
-// refusedReleases counts the releases refused while their hold was valid
-// up to the release's return, and returns the first.
-func (p proof) refusedReleases(ops []history.Op) (n int, first history.Op) {
+// valid reports whether h's lease was surely still valid at t and no
+// stall, delay or loss touched its client from its acquire's call to t.
+func (p proof) valid(h hold, t time.Duration) bool {
+	from, ok := p.calledAt(h)
+	if !ok || t-from >= p.ttl {
+		return false
+	}
+	_, struck := p.struck(h.client, from, t, history.EffectStall, history.EffectDelay, history.EffectLoss)
+	return !struck
+}
+
+// explain finds the fault that explains the overlap of a and b, a the
+// earlier hold, as Judge describes.
+func (p proof) explain(a, b hold) (why string, ok bool) {
+	if held := b.start - a.start; held > p.ttl {
+		if f, ok := p.struck(a.client, a.start, b.start, history.EffectStall, history.EffectDelay); ok {
+			return fmt.Sprintf("client %d, struck by %q at %s while it held the lock, had held it %s (past the %s TTL) when client %d took it",
+				a.client, f.Fault, ms(f.Call), ms(held), ms(p.ttl), b.client), true
+		}
+	}
+	if aCall, ok := p.calledAt(a); ok {
+		for _, f := range p.faults {
+			if effect(f) != history.EffectLoss || (f.Client >= 0 && f.Client != a.client) || f.Call < aCall || f.Call >= b.start {
+				continue
+			}
+			age := f.Call - aCall
+			if _, slow := p.struck(a.client, aCall, f.Call, history.EffectWork); age >= p.ttl && slow {
+				// Slow work alone may have let the lease go unrenewed
+				// before the loss: that is not the loss's doing.
+				continue
+			}
+			return fmt.Sprintf("%q, which can lose the lock's state on a node, began at %s, %s after client %d asked for the lock, "+
+				"while its lease could still be on the node", f.Fault, ms(f.Call), ms(age), a.client), true
+		}
+	}
+	if bCall, ok := p.calledAt(b); ok {
+		if took := b.start - bCall; took > p.ttl {
+			if f, ok := p.struck(b.client, bCall, b.start, history.EffectDelay); ok {
+				return fmt.Sprintf("client %d's acquire took %s (past the %s TTL) and %q struck it meanwhile: "+
+					"its lease could have run out before it knew it held the lock", b.client, ms(took), ms(p.ttl), f.Fault), true
+			}
+		}
+	}
+	return "", false
+}
+
+// refusedReleases lists the releases refused while their hold was valid
+// up to the release's return.
+func (p proof) refusedReleases(ops []history.Op) []history.Op {
+	var out []history.Op
 	for _, op := range ops {
 		if op.Kind != history.KindRelease || op.Outcome != models.Failed || op.Return == history.NeverReturned {
 			continue
 		}
 		for _, h := range p.holds {
 			if h.client == op.Client && h.key == op.Key && h.start <= op.Call && op.Call <= h.end && p.valid(h, op.Return) {
-				if n == 0 {
-					first = op
-				}
-				n++
+				out = append(out, op)
 				break
 			}
 		}
 	}
-	return n, first
+	return out
 }

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -31,7 +32,7 @@ func TestProvesOwn(t *testing.T) {
 	}, {
 		name: "young unfaulted holds overlap",
 		ops:  []history.Op{acq(0, 0, 1, models.OK), acq(1, 10, 20, models.OK), rel(1, 40, 41), rel(0, 50, 51), end},
-		want: "1 overlap(s) of two holds that no fault touched, both younger than the 200 ms TTL: first, client 1 acquired \"lock\" at 20 ms while client 0 held it since 1 ms",
+		want: "1 overlap(s) of two holds that no stall, delay or loss fault touched, both younger than the 200 ms TTL: first, client 1 acquired \"lock\" at 20 ms while client 0 held it since 1 ms",
 	}, {
 		name: "the earlier hold is older than the TTL: its lease may have run out",
 		ops:  []history.Op{acq(0, 0, 1, models.OK), acq(1, 230, 240, models.OK), rel(1, 250, 251), rel(0, 260, 261), end},
@@ -68,7 +69,7 @@ func TestProvesOwn(t *testing.T) {
 	}, {
 		name: "release refused to a young unfaulted holder",
 		ops:  []history.Op{acq(0, 0, 1, models.OK), refused(0, 50, 51), end},
-		want: "1 release(s) refused to a holder no fault touched, younger than the 200 ms TTL: someone overwrote or deleted its key; first, client 0's at 50 ms",
+		want: "1 release(s) refused to a holder no stall, delay or loss fault touched, younger than the 200 ms TTL: someone overwrote or deleted its key; first, client 0's at 50 ms",
 	}, {
 		name: "release refused after the TTL",
 		ops:  []history.Op{acq(0, 0, 1, models.OK), refused(0, 250, 251), end},
@@ -97,38 +98,140 @@ func TestProvesOwn(t *testing.T) {
 	}
 }
 
-func TestExcused(t *testing.T) {
+// withEffect is a fault op recorded with an effect, as harness records
+// faults since effects were added.
+func withEffect(client int, call, ret time.Duration, label string, e history.Effect) history.Op {
+	f := faultOn(client, call, ret, label)
+	f.Effect = e
+	return f
+}
+
+func TestJudge(t *testing.T) {
 	end := endOp(1000, history.End{TTL: 200 * msec, Probe: true})
+	// A whole-run stage fault on the system, as failover-wait's preferred
+	// replica and failover's cut replication are.
+	stage := withEffect(-1, 0, 1000, "cut replication to data nodes [1 2]", history.EffectStage)
 	tests := []struct {
 		name string
 		ops  []history.Op
-		want bool
+		want []Class // the class of each overlap, in order
+		// why is a substring of the explanation, or of the proof when the
+		// history proves; "" when it does neither.
+		why string
 	}{{
-		name: "no overlap: nothing to excuse",
+		name: "no overlap",
 		ops:  []history.Op{acq(0, 0, 1, models.OK), rel(0, 50, 51), acq(1, 10, 52, models.OK), rel(1, 60, 61), end},
+	}, {
+		name: "an in-memory mutex: overlaps from the start, under a whole-run stage fault",
+		ops: []history.Op{stage, acq(0, 0, 2, models.OK), acq(1, 0, 2, models.OK), acq(2, 1, 3, models.OK),
+			rel(0, 12, 13), rel(1, 12, 13), rel(2, 13, 14), end},
+		want: []Class{Proved, Proved, Proved},
+		why:  "3 overlap(s) of two holds that no stall, delay or loss fault touched",
+	}, {
+		name: "a stage fault of an old history, without an effect, still touches",
+		ops: []history.Op{faultOn(-1, 0, 1000, "cut replication to data nodes [1 2]"), acq(0, 0, 2, models.OK), acq(1, 0, 3, models.OK),
+			rel(0, 12, 13), rel(1, 12, 13), end},
+		want: []Class{Unexplained},
+	}, {
+		name: "a Redlock node restarted empty inside a young hold: explained, not proved",
+		ops: []history.Op{withEffect(0, 0, 1000, "partition client 0 from lock nodes [3 4]", history.EffectStall),
+			acq(0, 10, 20, models.OK), withEffect(-1, 30, 60, "kill lock node 2", history.EffectStall),
+			withEffect(-1, 60, 70, "lock node 2 restarted empty", history.EffectLoss),
+			acq(1, 65, 80, models.OK), rel(1, 90, 91), rel(0, 120, 121), end},
+		want: []Class{Explained},
+		why:  `first, client 1 acquired "lock" at 80 ms while client 0 held it since 20 ms: "lock node 2 restarted empty", which can lose the lock's state on a node, began at 60 ms, 50 ms after client 0 asked for the lock`,
+	}, {
+		name: "a loss after the later holder came explains nothing",
+		ops: []history.Op{acq(0, 10, 20, models.OK), acq(1, 30, 40, models.OK),
+			withEffect(-1, 60, 70, "lock node 2 restarted empty", history.EffectLoss), rel(1, 90, 91), rel(0, 120, 121), end},
+		want: []Class{Proved},
+		why:  "1 overlap(s)",
+	}, {
+		name: "a loss before the earlier holder asked explains nothing",
+		ops: []history.Op{withEffect(-1, 0, 5, "clock jump of 300ms on lock node 2", history.EffectLoss),
+			acq(0, 10, 20, models.OK), acq(1, 30, 40, models.OK), rel(1, 90, 91), rel(0, 120, 121), end},
+		want: []Class{Proved},
+		why:  "1 overlap(s)",
+	}, {
+		name: "a hold made old by slow work only, then a loss: unexplained",
+		ops: []history.Op{acq(0, 0, 1, models.OK), faultOn(0, 10, 500, history.FaultSlowWork),
+			withEffect(-1, 300, 301, "lock node 2 restarted empty", history.EffectLoss),
+			acq(1, 340, 350, models.OK), rel(1, 360, 361), rel(0, 510, 511), end},
+		want: []Class{Unexplained},
+	}, {
+		name: "an old hold without slow work may have been renewed: a loss explains it",
+		ops: []history.Op{acq(0, 0, 1, models.OK), withEffect(-1, 300, 301, "clock jump of 300ms on lock node 2", history.EffectLoss),
+			acq(1, 340, 350, models.OK), rel(1, 360, 361), rel(0, 510, 511), end},
+		want: []Class{Explained},
+		why:  "began at 300 ms, 300 ms after client 0 asked",
 	}, {
 		name: "a partitioned holder past its TTL",
 		ops: []history.Op{acq(0, 0, 1, models.OK), faultOn(0, 50, 400, "partition client 0"),
 			acq(1, 210, 300, models.OK), rel(1, 310, 311), rel(0, 450, 451), end},
-		want: true,
+		want: []Class{Explained},
+		why:  `client 0, struck by "partition client 0" at 50 ms while it held the lock, had held it 299 ms (past the 200 ms TTL) when client 1 took it`,
+	}, {
+		name: "a stage fault does not stall the holder",
+		ops: []history.Op{acq(0, 0, 1, models.OK), withEffect(-1, 50, 400, "make data node 2 Sentinel's preferred replica", history.EffectStage),
+			acq(1, 210, 300, models.OK), rel(1, 310, 311), rel(0, 450, 451), end},
+		want: []Class{Unexplained},
 	}, {
 		name: "slow work is the workload's: a correct lock renews through it",
 		ops: []history.Op{acq(0, 0, 1, models.OK), faultOn(0, 50, 400, history.FaultSlowWork),
 			acq(1, 210, 300, models.OK), rel(1, 310, 311), rel(0, 450, 451), end},
+		want: []Class{Unexplained},
 	}, {
 		name: "a struck holder still inside its TTL",
 		ops: []history.Op{acq(0, 0, 1, models.OK), faultOn(0, 50, 400, "client pause"),
 			acq(1, 100, 120, models.OK), rel(1, 130, 131), rel(0, 450, 451), end},
+		want: []Class{Unexplained},
 	}, {
-		name: "one excused overlap, one between untouched young holders",
+		name: "a later acquire delayed past the TTL",
+		ops: []history.Op{acq(0, 240, 241, models.OK), withEffect(1, 20, 250, "client pause", history.EffectDelay),
+			acq(1, 10, 260, models.OK), rel(0, 300, 301), rel(1, 310, 311), end},
+		want: []Class{Explained},
+		why:  `client 1's acquire took 250 ms (past the 200 ms TTL) and "client pause" struck it meanwhile`,
+	}, {
+		name: "a later acquire that took a dropped reply for success",
+		ops: []history.Op{acq(0, 240, 241, models.OK), withEffect(1, 20, 250, "reply dropped", history.EffectStall),
+			acq(1, 10, 260, models.OK), rel(0, 300, 301), rel(1, 310, 311), end},
+		want: []Class{Unexplained},
+	}, {
+		name: "a later acquire slow past the TTL without a stall",
+		ops:  []history.Op{acq(0, 240, 241, models.OK), acq(1, 10, 260, models.OK), rel(0, 300, 301), rel(1, 310, 311), end},
+		want: []Class{Unexplained},
+	}, {
+		name: "one explained overlap, one between untouched young holders",
 		ops: []history.Op{acq(0, 0, 1, models.OK), faultOn(0, 50, 400, "client pause"),
 			acq(1, 210, 250, models.OK), acq(2, 260, 270, models.OK), rel(1, 310, 311), rel(2, 320, 321), rel(0, 450, 451), end},
+		want: []Class{Explained, Explained, Proved},
+		why:  "1 overlap(s) of two holds that no stall, delay or loss fault touched",
+	}, {
+		name: "no end record: nothing can be judged",
+		ops:  []history.Op{acq(0, 0, 1, models.OK), acq(1, 10, 20, models.OK), rel(1, 40, 41), rel(0, 50, 51)},
+		want: []Class{Unexplained},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			why, ok := Excused(tt.ops)
-			if ok != tt.want {
-				t.Errorf("Excused = %v (%q), want %v", ok, why, tt.want)
+			j := Judge(tt.ops)
+			var got []Class
+			for _, o := range j.Overlaps {
+				got = append(got, o.Class)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Fatalf("classes %v, want %v", got, tt.want)
+			}
+			proof, proved := j.Proof()
+			explanation, explained := j.Explanation()
+			if proved && explained {
+				t.Errorf("both proved (%s) and explained (%s)", proof, explanation)
+			}
+			why := proof + explanation
+			if (why != "") != (tt.why != "") || !strings.Contains(why, tt.why) {
+				t.Errorf("why %q, want one containing %q", why, tt.why)
+			}
+			if proved != slices.Contains(tt.want, Proved) {
+				t.Errorf("proved %v, want %v", proved, !proved)
 			}
 		})
 	}

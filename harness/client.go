@@ -265,11 +265,11 @@ func (c *Client) slow(ctx context.Context, name string, a Action) error {
 	end := c.history.Now()
 	// A delayed command stands for a slow network or a stalled client; a
 	// slow critical section is the workload's own time.
-	label := history.FaultSlowWork
+	label, effect := history.FaultSlowWork, history.EffectWork
 	if isCommandPoint(name) {
-		label = "delayed command"
+		label, effect = "delayed command", history.EffectDelay
 	}
-	c.history.Add(history.Op{Client: c.id, Kind: history.KindFault, Call: start, Return: end, Fault: label,
+	c.history.Add(history.Op{Client: c.id, Kind: history.KindFault, Call: start, Return: end, Fault: label, Effect: effect,
 		Detail: fmt.Sprintf("failpoint %s: %s, lasted %s", name, a, (end - start).Round(time.Millisecond))})
 	return err
 }
@@ -368,7 +368,7 @@ func (c *Client) pause(ctx context.Context, d time.Duration, why string, wait fu
 	c.mu.Unlock()
 	end := c.history.Now()
 	c.history.Add(history.Op{Client: c.id, Kind: history.KindFault, Call: start, Return: end,
-		Fault: "client pause", Detail: fmt.Sprintf("%s: stop-the-world pause of %s", why, (end - start).Round(time.Millisecond))})
+		Fault: "client pause", Effect: history.EffectDelay, Detail: fmt.Sprintf("%s: stop-the-world pause of %s", why, (end - start).Round(time.Millisecond))})
 	return err
 }
 

@@ -233,7 +233,7 @@ func (c *Client) dropReply(ctx context.Context, what string) error {
 	}
 	err := c.Sleep(ctx, wait)
 	end := c.history.Now()
-	c.history.Add(history.Op{Client: c.id, Kind: history.KindFault, Call: start, Return: end, Fault: "reply dropped",
+	c.history.Add(history.Op{Client: c.id, Kind: history.KindFault, Call: start, Return: end, Fault: "reply dropped", Effect: history.EffectStall,
 		Detail: fmt.Sprintf("the reply of %s was dropped: the command ran on Redis, the client waited %s and saw a timeout",
 			what, (end - start).Round(time.Millisecond))})
 	if err != nil {

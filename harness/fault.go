@@ -19,6 +19,10 @@ type Fault interface {
 	fmt.Stringer
 	// Inject applies the fault to env and returns how to undo it.
 	Inject(ctx context.Context, env *Env) (network.Heal, error)
+	// Effect says how the fault, from inject to heal, can bear on a lock's
+	// safety; the classifier reads it from the history to tell which
+	// overlaps of holders the fault explains.
+	Effect() history.Effect
 }
 
 // inject applies f to env. The returned heal undoes it and records the fault
@@ -33,7 +37,7 @@ func inject(ctx context.Context, env *Env, f Fault, detail string) (network.Heal
 	return once(func() error {
 		err := heal()
 		env.history.Add(history.Op{Client: target(f), Kind: history.KindFault, Call: start, Return: env.history.Now(),
-			Fault: f.String(), Detail: detail})
+			Fault: f.String(), Detail: detail, Effect: f.Effect()})
 		if err != nil {
 			return fmt.Errorf("heal %s: %w", f, err)
 		}
@@ -98,6 +102,9 @@ func (f Partition) String() string {
 	return fmt.Sprintf("partition client %d from %s (connections reset and refused)", f.Client, nodes)
 }
 
+// Effect is a stall: the client's commands fail, its renewals too.
+func (Partition) Effect() history.Effect { return history.EffectStall }
+
 // Inject cuts the links.
 func (f Partition) Inject(ctx context.Context, env *Env) (network.Heal, error) {
 	links, err := env.linksTo(f, f.Client, f.Nodes)
@@ -150,6 +157,10 @@ func (f Latency) String() string {
 	return fmt.Sprintf("add %s latency between client %d and %s", f.Delay, f.Client, nodes)
 }
 
+// Effect is a delay: the client's commands, its renewals too, come late,
+// and so do the replies that grant it the lock.
+func (Latency) Effect() history.Effect { return history.EffectDelay }
+
 // Inject adds the latency toxics.
 func (f Latency) Inject(ctx context.Context, env *Env) (network.Heal, error) {
 	links, err := env.linksTo(f, f.Client, f.Nodes)
@@ -170,6 +181,9 @@ func (f BlackHole) String() string {
 	return fmt.Sprintf("black-hole the %s traffic of client %d (bytes dropped, connections kept open)", f.Direction, f.Client)
 }
 
+// Effect is a stall: the client's commands, its renewals too, time out.
+func (BlackHole) Effect() history.Effect { return history.EffectStall }
+
 // Inject adds the timeout toxics.
 func (f BlackHole) Inject(ctx context.Context, env *Env) (network.Heal, error) {
 	links, err := env.linksTo(f, f.Client, nil)
@@ -186,6 +200,10 @@ type PauseNode struct{ Node int }
 func (f PauseNode) String() string {
 	return fmt.Sprintf("pause lock node %d (SIGSTOP, then SIGCONT)", f.Node)
 }
+
+// Effect is a stall of every client: none gets an answer from the node,
+// and keys keep expiring by the time that passes meanwhile.
+func (PauseNode) Effect() history.Effect { return history.EffectStall }
 
 // Inject stops the node.
 func (f PauseNode) Inject(ctx context.Context, env *Env) (network.Heal, error) {
@@ -214,6 +232,23 @@ func (f KillNode) String() string {
 	return fmt.Sprintf("kill lock node %d (SIGKILL), restart it %s on the same port", f.Node, keep)
 }
 
+// Effect is a stall while the node is down: whoever needs it, to renew
+// or to release, is held up. The restart that heals it is recorded apart,
+// as a loss, at the moment it happens: only from then can another client
+// take on that node what the killed node held, and even a restart with its
+// data may lose the writes it had not yet fsynced (the fault cannot know
+// the node's fsync policy).
+func (KillNode) Effect() history.Effect { return history.EffectStall }
+
+// restarted labels the record of the restart that heals f, with what the
+// node lost.
+func (f KillNode) restarted() string {
+	if f.KeepData {
+		return fmt.Sprintf("lock node %d restarted with its on-disk data (what it had not fsynced is lost)", f.Node)
+	}
+	return fmt.Sprintf("lock node %d restarted empty (every key it held is lost)", f.Node)
+}
+
 // Inject kills the node.
 func (f KillNode) Inject(ctx context.Context, env *Env) (network.Heal, error) {
 	n, err := env.node(f.Node)
@@ -227,7 +262,13 @@ func (f KillNode) Inject(ctx context.Context, env *Env) (network.Heal, error) {
 	return once(func() error {
 		rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		return n.Restart(rctx, f.KeepData)
+		start := env.history.Now()
+		if err := n.Restart(rctx, f.KeepData); err != nil {
+			return err
+		}
+		env.history.Add(history.Op{Client: -1, Kind: history.KindFault, Call: start, Return: env.history.Now(),
+			Fault: f.restarted(), Effect: history.EffectLoss})
+		return nil
 	}), nil
 }
 
@@ -260,6 +301,9 @@ for _, k in ipairs(redis.call("KEYS", "*")) do
 end
 return 1`)
 
+// Effect is a loss: the node's keys expire early.
+func (ClockJump) Effect() history.Effect { return history.EffectLoss }
+
 // Inject shortens the TTLs; a jump is not undone, so the heal does nothing.
 func (f ClockJump) Inject(ctx context.Context, env *Env) (network.Heal, error) {
 	n, err := env.node(f.Node)
@@ -282,6 +326,10 @@ type ClockSkew struct {
 func (f ClockSkew) String() string {
 	return fmt.Sprintf("skew the wall clock of client %d by %s", f.Client, f.By)
 }
+
+// Effect is a stall: the lock code's view of time is wrong, as when the
+// client had stopped for By, so it may renew or give up too late.
+func (ClockSkew) Effect() history.Effect { return history.EffectStall }
 
 // Inject moves the clock.
 func (f ClockSkew) Inject(ctx context.Context, env *Env) (network.Heal, error) {
@@ -313,6 +361,10 @@ type CutReplication struct{ Replicas []int }
 func (f CutReplication) String() string {
 	return fmt.Sprintf("cut replication to data nodes %v (their link to the master is disabled)", f.Replicas)
 }
+
+// Effect only sets the stage: the master still grants and renews; what
+// a failover then loses is the failover's.
+func (CutReplication) Effect() history.Effect { return history.EffectStage }
 
 // Inject cuts every named replica's link.
 func (f CutReplication) Inject(ctx context.Context, env *Env) (network.Heal, error) {
@@ -353,6 +405,9 @@ func (f PreferReplica) String() string {
 	return fmt.Sprintf("make data node %d Sentinel's preferred replica (replica-priority 1)", f.Node)
 }
 
+// Effect only sets the stage for a failover.
+func (PreferReplica) Effect() history.Effect { return history.EffectStage }
+
 // Inject sets the priority; the heal puts back the default.
 func (f PreferReplica) Inject(ctx context.Context, env *Env) (network.Heal, error) {
 	if _, err := env.replicaSet("PreferReplica"); err != nil {
@@ -385,6 +440,9 @@ func (f KillMaster) String() string {
 	}
 	return fmt.Sprintf("kill the master%s (SIGKILL), wait for Sentinel's failover; restart them empty as replicas", also)
 }
+
+// Effect is a loss: the promoted replica may lack the lock's key.
+func (KillMaster) Effect() history.Effect { return history.EffectLoss }
 
 // Inject kills and waits for the promotion.
 func (f KillMaster) Inject(ctx context.Context, env *Env) (network.Heal, error) {
@@ -426,6 +484,6 @@ func (f KillMaster) Inject(ctx context.Context, env *Env) (network.Heal, error) 
 		return nil, fmt.Errorf("await failover: %w", err)
 	}
 	env.history.Add(history.Op{Client: -1, Kind: history.KindFault, Call: start, Return: env.history.Now(), Fault: history.FaultFailover,
-		Detail: fmt.Sprintf("Sentinel promoted %s in place of %s after %s", to.Name(), master.Name(), took.Round(time.Millisecond))})
+		Effect: history.EffectLoss, Detail: fmt.Sprintf("Sentinel promoted %s in place of %s after %s", to.Name(), master.Name(), took.Round(time.Millisecond))})
 	return restart, nil
 }

@@ -10,31 +10,31 @@ import (
 	"github.com/locklab/locklab/history"
 )
 
-// ReferenceDir is where, under Options.Dir, the reference run's files go.
+// ReferenceDir is where, under Options.Dir, the reference runs' files go;
+// each run overwrites the one before, so the last (the one that failed, if
+// one did) stays.
 const ReferenceDir = "reference"
+
+// DefaultReferenceRuns is how many reference runs Options.ReferenceRuns 0
+// asks for: one lucky run that misses a fault's window proves nothing.
+const DefaultReferenceRuns = 3
 
 // classify sets Kind and KindWhy on every failing check of res, telling the
 // lock's own bugs from the damage the scenario's faults do to any lock of
-// its kind. The first rule that decides wins:
+// its kind. It decides from the history alone where it can (check.Judge):
 //
-//  1. The history proves the lock's own bug (check.ProvesOwn: two holders no
-//     fault touched overlapped, or one's release was refused, with their
-//     leases still valid). Its illegal lock and resource verdicts are own,
-//     whatever a correct lock does.
-//  2. The history excuses the lock (check.Excused: in every overlap the
-//     earlier holder was struck by a fault and past its TTL). Its illegal
-//     verdicts are inherent: whether a reference run shows the same depends
-//     on whether the fault happens to strike a holder, not on the lock.
-//  3. The reference lock (Options.Reference) goes through the same scenario
-//     with the same options and seed. Where it passes the checker, the
-//     failure is own; where it fails it too, inherent, named with the fault
-//     and its remedy. A reference verdict that is unknown (a stall of the
-//     machine) is tried once more; still unknown, the kind stays empty and
-//     KindWhy says why.
+//  1. Any proved overlap, or release refused to a valid holder, makes the
+//     illegal lock and resource verdicts own, whatever a correct lock does.
+//  2. At least one overlap, and a fault explains each (a holder stalled
+//     past its lease, the lock's state lost on a node while a lease was
+//     on it, the reply granting a lease delayed past it): the illegal
+//     verdicts are inherent, named with the fault and its remedy. Whether a reference run shows the same depends on where
+//     the fault fell, not on the lock.
+//  3. Otherwise the reference lock (Options.Reference) goes through the
+//     same scenario and seed up to Options.ReferenceRuns times, stopping
+//     at the first run that fails the checker (see byReference).
 //
-// With a negative Options.ReferenceRuns, rule 3 is skipped and KindWhy
-// says so. classify
-// returns an error only when ctx ended.
+// classify returns an error only when ctx ended.
 func classify(ctx context.Context, s Scenario, opts Options, res *Result, ops []history.Op) error {
 	var failing []int
 	for i, c := range res.Checks {
@@ -45,30 +45,34 @@ func classify(ctx context.Context, s Scenario, opts Options, res *Result, ops []
 	if len(failing) == 0 {
 		return nil
 	}
-	proof, proved := check.ProvesOwn(ops)
-	excuse, excused := check.Excused(ops)
+	j := check.Judge(ops)
 	fault, cure := remedy(s)
 	var undecided []int
 	for _, i := range failing {
 		c := &res.Checks[i]
-		switch {
-		case proved && c.Verdict == check.Illegal && safety(c.Checker):
-			c.Kind, c.KindWhy = check.Own, "no correct lock shows this: "+proof
-		case excused && c.Verdict == check.Illegal && safety(c.Checker):
-			c.Kind, c.KindWhy = check.Inherent, "any lock of this kind shows this: "+excuse
-			if fault != "" {
-				c.KindWhy += fmt.Sprintf("; %s beats any lock of this kind; remedy: %s", fault, cure)
-			}
-		default:
-			undecided = append(undecided, i)
+		if kind, why, ok := fromHistory(*c, j, fault, cure); ok {
+			c.Kind, c.KindWhy = kind, why
+			continue
 		}
+		undecided = append(undecided, i)
 	}
 	if len(undecided) == 0 {
 		return nil
 	}
-	if opts.ReferenceRuns < 0 {
+	n := opts.ReferenceRuns
+	if n == 0 {
+		n = DefaultReferenceRuns
+	}
+	var no string
+	switch {
+	case n < 0:
+		no = "no reference run was asked for, and the history alone cannot tell"
+	case opts.Reference == nil:
+		no = "no reference lock to compare with, and the history alone cannot tell"
+	}
+	if no != "" {
 		for _, i := range undecided {
-			res.Checks[i].KindWhy = "no reference run to compare with (Options.ReferenceRuns is negative)"
+			res.Checks[i].KindWhy = no
 		}
 		return nil
 	}
@@ -76,7 +80,7 @@ func classify(ctx context.Context, s Scenario, opts Options, res *Result, ops []
 	for _, i := range undecided {
 		checkers = append(checkers, res.Checks[i].Checker)
 	}
-	ref, err := runReference(ctx, s, opts, checkers)
+	refs, err := runReference(ctx, s, opts, n, checkers)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -86,33 +90,87 @@ func classify(ctx context.Context, s Scenario, opts Options, res *Result, ops []
 		}
 		return nil
 	}
-	res.Reference = ref.Verdicts
+	res.Reference, res.ReferenceRuns = refs.verdicts, refs.runs
+	unexplained := j.Count(check.Unexplained)
 	for _, i := range undecided {
 		c := &res.Checks[i]
-		rc := checkOf(ref, c.Checker)
-		if safety(c.Checker) && rc.Verdict == check.OK {
-			// Mutual exclusion is one property, seen by two checkers: once
-			// the reference's holders overlapped, whether that overlap
-			// also lost an update is luck of the interleaving.
-			for _, name := range []string{check.CheckLock, check.CheckResource} {
-				if other := checkOf(ref, name); other.Verdict == check.Illegal {
-					rc = other
-				}
-			}
-		}
-		switch {
-		case rc.Verdict == check.OK:
-			c.Kind, c.KindWhy = check.Own, "the reference lock stays ok in the same scenario and seed"
-		case check.Failing(rc.Verdict) && fault == "":
-			c.Kind, c.KindWhy = check.Inherent, fmt.Sprintf("the reference lock is %s too in the same scenario and seed, with no fault injected", rc.Verdict)
-		case check.Failing(rc.Verdict):
-			c.Kind, c.KindWhy = check.Inherent, fmt.Sprintf("the reference lock is %s too in the same scenario and seed: "+
-				"%s beats any lock of this kind; remedy: %s", rc.Verdict, fault, cure)
-		default:
-			c.KindWhy = fmt.Sprintf("the reference lock's verdict is %s twice (%s)", rc.Verdict, rc.Detail)
-		}
+		c.Kind, c.KindWhy = byReference(c.Checker, unexplained, *refs.tallies[c.Checker], n, fault, cure)
 	}
 	return nil
+}
+
+// fromHistory decides the kind of failing check c from the history alone
+// (rules 1 and 2 of classify); ok is false when it cannot.
+func fromHistory(c check.Check, j check.Judgement, fault, cure string) (kind check.Kind, why string, ok bool) {
+	if c.Verdict != check.Illegal || !safety(c.Checker) {
+		return "", "", false
+	}
+	if proof, ok := j.Proof(); ok {
+		return check.Own, "no correct lock shows this: " + proof, true
+	}
+	if explanation, ok := j.Explanation(); ok {
+		why := "any lock of this kind shows this: " + explanation
+		if fault != "" {
+			why += fmt.Sprintf("; %s beats any lock of this kind; remedy: %s", fault, cure)
+		}
+		return check.Inherent, why, true
+	}
+	return "", "", false
+}
+
+// tally is what the reference runs said of one checker.
+type tally struct {
+	runs, ok int
+	unknown  string       // the detail of the last unknown verdict
+	failed   *check.Check // the verdict of the run that failed, if one did
+	overlaps int          // the overlaps of two holds in that run's history
+}
+
+// references are the reference runs made for one classification.
+type references struct {
+	runs     int
+	verdicts map[string]Verdict // of the last run
+	tallies  map[string]*tally  // by checker
+}
+
+// Beyond the reference: the subject's unexplained overlaps must be more
+// than farTimes the reference's, and at least farMore more, to be called
+// its own though the reference fails too. Timing moves a count by a few,
+// not by a factor.
+const (
+	farTimes = 3
+	farMore  = 10
+)
+
+// byReference decides the kind of a failing verdict of checker from the
+// reference runs (rule 3 of classify); unexplained is how many overlaps
+// of the subject's history no fault explains, n how many ok runs own needs.
+//
+//   - Every one of n runs ok: own.
+//   - A run failed: a liveness or handover failure is inherent; so is a
+//     safety failure of a subject none of whose overlaps is unexplained
+//     (one with no overlap at all). Unexplained overlaps far beyond the
+//     reference's under the same schedule are own; otherwise untold.
+//   - Unknown runs left fewer than n ok: untold.
+func byReference(checker string, unexplained int, t tally, n int, fault, cure string) (check.Kind, string) {
+	const same = "of the same scenario and seed"
+	switch {
+	case t.failed != nil && safety(checker) && unexplained > 0:
+		if unexplained > farTimes*t.overlaps && unexplained >= t.overlaps+farMore {
+			return check.Own, fmt.Sprintf("%d overlaps none of which a fault explains; the reference lock shows %d under the same schedule (run %d %s)",
+				unexplained, t.overlaps, t.runs, same)
+		}
+		return "", fmt.Sprintf("%d overlap(s) none of which a fault explains, and the reference lock is %s too in run %d %s with %d: "+
+			"not enough beyond it to call them the lock's own", unexplained, t.failed.Verdict, t.runs, same, t.overlaps)
+	case t.failed != nil && fault == "":
+		return check.Inherent, fmt.Sprintf("the reference lock is %s too in run %d %s, with no fault injected", t.failed.Verdict, t.runs, same)
+	case t.failed != nil:
+		return check.Inherent, fmt.Sprintf("the reference lock is %s too in run %d %s: %s beats any lock of this kind; remedy: %s",
+			t.failed.Verdict, t.runs, same, fault, cure)
+	case t.ok >= n:
+		return check.Own, fmt.Sprintf("the reference lock stays ok in %d of %d runs %s", t.ok, t.runs, same)
+	}
+	return "", fmt.Sprintf("the reference lock stays ok in only %d of %d runs %s, the others unknown (%s)", t.ok, t.runs, same, t.unknown)
 }
 
 // safety reports whether checker judges mutual exclusion (the lock) or the
@@ -120,35 +178,71 @@ func classify(ctx context.Context, s Scenario, opts Options, res *Result, ops []
 func safety(checker string) bool { return checker == check.CheckLock || checker == check.CheckResource }
 
 // runReference puts opts.Reference through s with the options of the run
-// it is compared with, and once more when a verdict on checkers is unknown.
-func runReference(ctx context.Context, s Scenario, opts Options, checkers []string) (*Result, error) {
+// it is compared with, until every checker has failed in a run or been ok
+// in n; a run with an unknown verdict earns one run more.
+func runReference(ctx context.Context, s Scenario, opts Options, n int, checkers []string) (references, error) {
 	ropts := opts
 	ropts.Lock, ropts.ReferenceRuns = "reference", -1
 	if opts.Dir != "" {
 		ropts.Dir = filepath.Join(opts.Dir, ReferenceDir)
 	}
-	var ref *Result
-	for try := 1; try <= 2; try++ {
-		logf(opts.Log, "%s: running the reference lock (try %d) to tell own failures from inherent ones", s.Name, try)
-		var err error
-		ref, err = Run(ctx, s, opts.Reference, ropts)
-		if err != nil {
-			return nil, err
+	refs := references{tallies: map[string]*tally{}}
+	for _, name := range checkers {
+		refs.tallies[name] = &tally{}
+	}
+	more := func() bool {
+		for _, t := range refs.tallies {
+			if t.failed == nil && t.ok < n && t.ok+(n+1-refs.runs) >= n {
+				return true
+			}
 		}
-		if !anyUnknown(ref, checkers) {
-			break
+		return false
+	}
+	for more() {
+		refs.runs++
+		logf(opts.Log, "%s: running the reference lock (run %d; own needs it ok in %d) to tell own failures from inherent ones", s.Name, refs.runs, n)
+		ref, ops, err := runOps(ctx, s, opts.Reference, ropts)
+		if err != nil {
+			return references{}, err
+		}
+		refs.verdicts = ref.Verdicts
+		overlaps := -1
+		for _, name := range checkers {
+			t := refs.tallies[name]
+			if t.failed != nil || t.ok >= n {
+				continue
+			}
+			t.runs++
+			switch rc := referenceVerdict(ref, name); {
+			case rc.Verdict == check.OK:
+				t.ok++
+			case check.Failing(rc.Verdict):
+				if overlaps < 0 {
+					overlaps = len(check.Judge(ops).Overlaps)
+				}
+				t.failed, t.overlaps = &rc, overlaps
+			default:
+				t.unknown = rc.Detail
+			}
 		}
 	}
-	return ref, nil
+	return refs, nil
 }
 
-func anyUnknown(r *Result, checkers []string) bool {
-	for _, name := range checkers {
-		if checkOf(r, name).Verdict == check.Unknown {
-			return true
+// referenceVerdict is the reference's verdict on checker in r. Mutual
+// exclusion is one property, seen by two checkers: once the reference's
+// holders overlapped, whether that overlap also lost an update is luck of
+// the interleaving, so either's illegal verdict counts for both.
+func referenceVerdict(r *Result, checker string) check.Check {
+	rc := checkOf(r, checker)
+	if safety(checker) && rc.Verdict == check.OK {
+		for _, name := range []string{check.CheckLock, check.CheckResource} {
+			if other := checkOf(r, name); other.Verdict == check.Illegal {
+				rc = other
+			}
 		}
 	}
-	return false
+	return rc
 }
 
 // checkOf finds a checker's check in r; a missing one is unknown.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/pitfalls"
 	"github.com/locklab/locklab/scenarios"
 )
@@ -25,34 +26,40 @@ func TestKinds(t *testing.T) {
 		checker   string
 		want      check.Kind
 		why       string // a substring of KindWhy
-		refRuns   bool   // the reference's files must be under reference/
+		refRuns   int    // how many times the reference must have run
 		// referenceRuns is Options.ReferenceRuns: negative asks for no
 		// reference run.
 		referenceRuns int
 	}{{
 		// Holders that never release make handovers slow; the token
-		// lock, which releases, does not.
-		name: "reference ok: own", scenario: "contention", lock: pitfalls.NewNoRelease, reference: pitfalls.NewTokenLock,
-		checker: check.CheckHandover, want: check.Own, why: "the reference lock stays ok", refRuns: true,
+		// lock, which releases, does not, in any of its runs.
+		name: "reference ok in every run: own", scenario: "contention", lock: pitfalls.NewNoRelease, reference: pitfalls.NewTokenLock,
+		checker: check.CheckHandover, want: check.Own, why: "the reference lock stays ok in 3 of 3 runs", refRuns: 3,
 	}, {
 		// No reference given: the topology's (the watchdog token lock)
 		// stands in, and tells the same.
 		name: "reference of the topology by default: own", scenario: "contention", lock: pitfalls.NewNoRelease,
-		checker: check.CheckHandover, want: check.Own, why: "the reference lock stays ok", refRuns: true,
+		checker: check.CheckHandover, want: check.Own, why: "the reference lock stays ok in 3 of 3 runs", refRuns: 3,
 	}, {
 		// A caller that wants no reference run says so, and the failure
 		// no history explains stays untold.
 		name: "no reference run: untold", scenario: "contention", lock: pitfalls.NewNoRelease, referenceRuns: -1,
 		checker: check.CheckHandover, want: "", why: "no reference run",
 	}, {
-		// The reference is the lock itself: a node restarted empty beats it
-		// too, inside the holder's lease, so only the reference can tell.
-		name: "reference fails too: inherent", scenario: "redlock-restart", lock: pitfalls.NewRedlock, reference: pitfalls.NewRedlock,
-		checker: check.CheckLock, want: check.Inherent, why: "a restart of a lock node beats any lock of this kind", refRuns: true,
+		// Releasing before the commit loses updates without any overlap
+		// of holders: the history cannot tell, the reference (the same
+		// lock) fails at once, and the runs stop there.
+		name: "reference fails too: inherent", scenario: "unlock-before-commit", lock: pitfalls.NewWatchdogLock, reference: pitfalls.NewWatchdogLock,
+		checker: check.CheckResource, want: check.Inherent, why: "the reference lock is illegal too in run 1", refRuns: 1,
+	}, {
+		// A node restarted empty while client 0's young lease was on it
+		// explains the overlap: no reference is needed.
+		name: "a loss explains the overlap: inherent", scenario: "redlock-restart", lock: pitfalls.NewRedlock, reference: pitfalls.NewRedlock,
+		checker: check.CheckLock, want: check.Inherent, why: "restarted empty (every key it held is lost)\", which can lose the lock's state on a node",
 	}, {
 		// The holder was paused past its lease: the history excuses any
 		// lock, so no reference is needed.
-		name: "excused by the history: inherent", scenario: "pause-holder", lock: pitfalls.NewWatchdogLock, reference: pitfalls.NewWatchdogLock,
+		name: "a stall explains the overlap: inherent", scenario: "pause-holder", lock: pitfalls.NewWatchdogLock, reference: pitfalls.NewWatchdogLock,
 		checker: check.CheckLock, want: check.Inherent, why: "a client pause beats any lock of this kind; remedy: fencing tokens",
 	}, {
 		// The history alone proves a plain DEL freed another's lock, so no
@@ -99,14 +106,28 @@ func TestKinds(t *testing.T) {
 				t.Errorf("%s holds kind %q (%s), the result %q", harness.ResultFile, k.Kind, k.KindWhy, got.Kind)
 			}
 
+			// The classifier reads what each fault can do from the history.
+			ops, err := history.ReadFile(filepath.Join(dir, harness.HistoryFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, op := range ops {
+				if op.Kind == history.KindFault && op.Effect == "" {
+					t.Errorf("fault %q at %s was recorded without its effect", op.Fault, op.Call)
+				}
+			}
+
 			_, err = os.Stat(filepath.Join(dir, harness.ReferenceDir, harness.HistoryFile))
 			switch {
-			case tt.refRuns && err != nil:
+			case tt.refRuns > 0 && err != nil:
 				t.Errorf("no reference history: %v", err)
-			case !tt.refRuns && !errors.Is(err, fs.ErrNotExist):
+			case tt.refRuns == 0 && !errors.Is(err, fs.ErrNotExist):
 				t.Errorf("the reference ran though the history decided: %v", err)
-			case tt.refRuns && saved.Reference[tt.checker] == "":
+			case tt.refRuns > 0 && saved.Reference[tt.checker] == "":
 				t.Errorf("%s holds no reference verdicts: %v", harness.ResultFile, saved.Reference)
+			}
+			if saved.ReferenceRuns != tt.refRuns {
+				t.Errorf("%s says the reference ran %d times, want %d", harness.ResultFile, saved.ReferenceRuns, tt.refRuns)
 			}
 		})
 	}

@@ -40,9 +40,11 @@ type Options struct {
 	// (Reference: the watchdog token lock, the reentrant lock, Redlock); a
 	// user may pass their lock's bug-free twin instead.
 	Reference NewLocker
-	// ReferenceRuns is how many times the reference goes through the
-	// scenario: 0 means the default of 3; a negative number means no
-	// reference run at all, and failures no history explains stay untold.
+	// ReferenceRuns is how many times the reference may run when the
+	// history alone cannot tell a failure's kind: own by comparison needs
+	// it ok in every one, and the runs stop at the first that fails. 0
+	// means DefaultReferenceRuns; a negative count runs no reference at
+	// all, so failing verdicts the history cannot decide stay untold.
 	ReferenceRuns int
 }
 
@@ -64,8 +66,11 @@ type Result struct {
 	NotExercised []string `json:"not_exercised,omitempty"`
 	Dir          string   `json:"dir,omitempty"`
 	// Reference holds the verdicts of Options.Reference in the same
-	// scenario and seed, when a failing verdict made it run.
+	// scenario and seed, when a failing verdict made it run: those of its
+	// last run, the one that failed if one did.
 	Reference map[string]Verdict `json:"reference,omitempty"`
+	// ReferenceRuns is how many times the reference ran.
+	ReferenceRuns int `json:"reference_runs,omitempty"`
 }
 
 // Files a run writes to Options.Dir.
@@ -84,14 +89,22 @@ const (
 // Result.NotExercised says what did not happen. An error means the run
 // could not run or could not be judged, and comes with no result.
 func Run(ctx context.Context, s Scenario, newLocker NewLocker, opts Options) (*Result, error) {
+	res, _, err := runOps(ctx, s, newLocker, opts)
+	return res, err
+}
+
+// runOps is Run, also handing back the run's history (nil when it has
+// none), so that the classifier can judge a reference run's overlaps
+// without reading a file.
+func runOps(ctx context.Context, s Scenario, newLocker NewLocker, opts Options) (*Result, []history.Op, error) {
 	if err := s.Validate(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if opts.Clients < 0 || opts.Duration < 0 {
-		return nil, fmt.Errorf("run %s: negative client count or duration", s.Name)
+		return nil, nil, fmt.Errorf("run %s: negative client count or duration", s.Name)
 	}
 	if opts.Duration > 0 && opts.Duration < s.MinDuration {
-		return nil, fmt.Errorf("run %s: a workload of %s is too short for this scenario's story; it needs at least %s",
+		return nil, nil, fmt.Errorf("run %s: a workload of %s is too short for this scenario's story; it needs at least %s",
 			s.Name, opts.Duration, s.MinDuration)
 	}
 	w := s.Workload
@@ -110,14 +123,14 @@ func Run(ctx context.Context, s Scenario, newLocker NewLocker, opts Options) (*R
 	}
 	if opts.Dir != "" {
 		if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
-			return nil, fmt.Errorf("run %s: %w", s.Name, err)
+			return nil, nil, fmt.Errorf("run %s: %w", s.Name, err)
 		}
 	}
 	started := time.Now()
 	cl, err := cluster.Start(ctx, cluster.Config{Topology: s.Topology, Persistence: s.Persistence,
 		MariaDB: w.Resource == MariaDBResource, Backend: opts.Backend})
 	if err != nil {
-		return nil, fmt.Errorf("run %s: %w", s.Name, err)
+		return nil, nil, fmt.Errorf("run %s: %w", s.Name, err)
 	}
 	// The reference lock, if it runs, gets its own cluster; this one is
 	// closed first.
@@ -131,16 +144,16 @@ func Run(ctx context.Context, s Scenario, newLocker NewLocker, opts Options) (*R
 	}
 	h, err := history.New(historyPath)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer h.Close()
 
 	r := &run{s: s, w: w, opts: opts, cluster: cl, h: h, points: newFailpoints(s.Failpoints)}
 	if err := r.execute(ctx, newLocker); err != nil {
-		return nil, fmt.Errorf("run %s: %w", s.Name, err)
+		return nil, nil, fmt.Errorf("run %s: %w", s.Name, err)
 	}
 	if err := h.Close(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 
 	res := &Result{Scenario: s.Name, Lock: opts.Lock, Seed: opts.Seed, Dir: opts.Dir,
@@ -154,18 +167,18 @@ func Run(ctx context.Context, s Scenario, newLocker NewLocker, opts Options) (*R
 	}
 	closeCluster()
 	if err := classify(ctx, s, opts, res, ops); err != nil {
-		return nil, fmt.Errorf("run %s: %w", s.Name, err)
+		return nil, nil, fmt.Errorf("run %s: %w", s.Name, err)
 	}
 	if opts.Dir != "" {
 		if err := checked.WriteVisualizations(opts.Dir, ops); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if err := writeJSON(filepath.Join(opts.Dir, ResultFile), res); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	logf(opts.Log, "%s: %s in %s", s.Name, checked.Summary(), res.Duration.Round(time.Millisecond))
-	return res, nil
+	return res, ops, nil
 }
 
 // run is the state of one Run.

@@ -63,6 +63,32 @@ const FaultFailover = "Sentinel failover"
 // the workload's own time, which a correct lock must cover by renewing.
 const FaultSlowWork = "slow work"
 
+// Effect says how a fault can bear on a lock's safety, so that the
+// classifier can tell which overlaps of holders a fault explains.
+type Effect string
+
+const (
+	// EffectStall holds up the client it targets (all clients when it
+	// targets the system), so that its renewals can miss the lease: a
+	// partition, a black hole, a dropped reply, a skewed clock, a paused node.
+	EffectStall Effect = "stall"
+	// EffectDelay is a stall that can also hand the client a reply late,
+	// after the lease the reply granted ran out: latency, a client pause, a
+	// delayed command. A fault that withholds replies (a cut, a black hole,
+	// a dropped reply) or delays the command itself (a paused node) cannot.
+	EffectDelay Effect = "delay"
+	// EffectLoss can drop or shorten the lock's state on a lock node while
+	// a lease is on it: a node restarted, a node's clock jump, a failover.
+	EffectLoss Effect = "loss"
+	// EffectStage only sets the stage for other faults: no client is held
+	// up and no state is lost by it alone (a cut replication link, a
+	// preferred replica).
+	EffectStage Effect = "stage"
+	// EffectWork is the workload's own time (FaultSlowWork), which a lock
+	// that renews its lease covers.
+	EffectWork Effect = "work"
+)
+
 // Op is one line of a history. Times are since the start of the run, from one
 // monotonic clock.
 type Op struct {
@@ -85,6 +111,10 @@ type Op struct {
 	// Faults, crashes and the end record.
 	Fault  string `json:"fault,omitempty"`
 	Detail string `json:"detail,omitempty"`
+	// Effect is how a fault bears on the lock's safety; empty in histories
+	// written before effects were recorded, where every fault but slow work
+	// counts as a stall.
+	Effect Effect `json:"effect,omitempty"`
 
 	// The end record.
 	End *End `json:"end,omitempty"`

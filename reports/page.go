@@ -40,6 +40,7 @@ type runPage struct {
 	Throughput template.HTML
 	Porcupine  []link
 	HistoryErr string // why there is no drawing
+	Reference  string // how many times the reference lock ran, and its verdicts
 }
 
 // runStory is what a run's history adds to its report: the drawings and
@@ -84,7 +85,7 @@ func readStory(r Run) runStory {
 func writeRunPage(dir string, r Run, v variant, st runStory) error {
 	p := runPage{Index: path.Join(relativeTo(r.ReportDir, dir), IndexFile), variant: v,
 		Lesson: st.lesson, Sequence: st.sequence,
-		Timeline: st.timeline, Throughput: st.throughput}
+		Timeline: st.timeline, Throughput: st.throughput, Reference: r.referenceText()}
 	if r.Lock != "" {
 		p.Title = fmt.Sprintf("lock %s in %s", r.Lock, r.Scenario)
 	} else {

@@ -4,6 +4,7 @@ package reports
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/locklab/locklab/check"
@@ -39,6 +40,11 @@ type Run struct {
 	DetectMS   *float64                   `json:"detect_ms"`
 	DurationMS float64                    `json:"duration_ms"`
 	ReportDir  string                     `json:"report_dir"`
+	// Reference holds the verdicts of the reference lock's last run in the
+	// same scenario and seed, and ReferenceRuns how many times it ran,
+	// when the history alone could not tell a failing verdict's kind.
+	Reference     map[string]harness.Verdict `json:"reference,omitempty"`
+	ReferenceRuns int                        `json:"reference_runs,omitempty"`
 	// NotExercised says what of the scenario did not happen; the verdicts
 	// are then all unknown and the run does not pass.
 	NotExercised []string `json:"not_exercised,omitempty"`
@@ -76,6 +82,7 @@ func LockRun(lockName string, res *harness.Result) Run {
 func fromResult(res *harness.Result) Run {
 	r := Run{Scenario: res.Scenario, Seed: res.Seed, Verdicts: res.Verdicts,
 		DurationMS: millis(res.Duration), ReportDir: res.Dir,
+		Reference: res.Reference, ReferenceRuns: res.ReferenceRuns,
 		NotExercised: res.NotExercised, Result: res}
 	for _, c := range res.Checks {
 		if !check.Failing(c.Verdict) {
@@ -217,6 +224,22 @@ func (r Run) kindText(c string) string {
 		return "untold"
 	}
 	return ""
+}
+
+// referenceText says how many times the reference lock ran and what its
+// last run found, or "" when it did not run.
+func (r Run) referenceText() string {
+	if r.ReferenceRuns == 0 {
+		return ""
+	}
+	var found []string
+	for _, c := range check.Checkers {
+		if v, ok := r.Reference[c]; ok {
+			found = append(found, fmt.Sprintf("%s %s", c, v))
+		}
+	}
+	return fmt.Sprintf("The reference lock ran %s in the same scenario and seed, to tell the kinds the history alone could not; its last run: %s.",
+		plural(r.ReferenceRuns, "time"), strings.Join(found, ", "))
 }
 
 func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

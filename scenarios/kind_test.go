@@ -1,0 +1,121 @@
+package scenarios_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/scenarios"
+)
+
+// noExclusion is a lock that excludes nothing between processes: its
+// acquire always succeeds. It still writes the key on every lock node, as
+// a lock does, so that the failpoints at its commands fire.
+type noExclusion struct {
+	c *harness.Client
+	n int
+}
+
+func (l *noExclusion) Acquire(ctx context.Context, key string) (harness.Lease, error) {
+	l.n++
+	token := fmt.Sprintf("c%d-%d", l.c.ID(), l.n)
+	for _, node := range l.c.Nodes() {
+		node.Set(ctx, key, token, l.c.TTL()) // refused or not, it goes ahead
+	}
+	return &everywhere{nodes: l.c.Nodes(), key: key}, nil
+}
+
+type everywhere struct {
+	nodes []*redis.Client
+	key   string
+}
+
+func (e *everywhere) Release(ctx context.Context) error {
+	for _, node := range e.nodes {
+		node.Del(ctx, e.key)
+	}
+	return nil
+}
+
+func (*everywhere) Token() uint64 { return 0 }
+
+// processMutex is the first stage of seed 003: a mutex inside one process,
+// which excludes nothing once the service runs twice.
+type processMutex struct{ mu sync.Mutex }
+
+func (l *processMutex) Acquire(ctx context.Context, key string) (harness.Lease, error) {
+	l.mu.Lock()
+	return l, nil
+}
+
+func (l *processMutex) Release(ctx context.Context) error {
+	l.mu.Unlock()
+	return nil
+}
+
+func (*processMutex) Token() uint64 { return 0 }
+
+// TestNoExclusionIsOwn puts locks that exclude nothing between processes
+// through the scenarios whose faults could excuse an overlap (a failover,
+// a node restarted empty or jumping its clock, a paused holder). Their
+// holders overlap before and between the faults, so the history alone
+// must call their failures own: no reference run is allowed.
+func TestNoExclusionIsOwn(t *testing.T) {
+	locks := []struct {
+		name string
+		new  harness.NewLocker
+	}{
+		{"always succeeds", func(c *harness.Client) harness.Locker { return &noExclusion{c: c} }},
+		{"process mutex", func(*harness.Client) harness.Locker { return &processMutex{} }},
+	}
+	var names []string
+	for _, s := range scenarios.All() {
+		if s.Name == "failover" || s.Name == "failover-wait" || s.Topology == "redlock" {
+			names = append(names, s.Name)
+		}
+	}
+	for _, l := range locks {
+		for _, name := range names {
+			if l.name == "process mutex" && name != "failover" && name != "failover-wait" {
+				continue // the redlock runs need a lock that sends commands for their failpoints
+			}
+			t.Run(l.name+"/"+name, func(t *testing.T) {
+				var res *harness.Result
+				for try := 1; ; try++ {
+					var err error
+					res, err = scenarios.Run(context.Background(), name, l.new, harness.Options{ReferenceRuns: -1})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if lock := verdictOf(res, check.CheckLock); lock.Verdict != check.Unknown || try == 2 {
+						break
+					}
+					t.Logf("try %d: lock unknown: %s", try, verdictOf(res, check.CheckLock).Detail)
+				}
+				if lock := verdictOf(res, check.CheckLock); lock.Verdict != check.Illegal {
+					t.Fatalf("lock %s (%s): holders that exclude nothing were not caught", lock.Verdict, lock.Detail)
+				}
+				for _, c := range res.Checks {
+					if c.Verdict == check.Illegal && c.Kind != check.Own {
+						t.Errorf("%s illegal is of kind %q, want own: %s", c.Checker, c.Kind, c.KindWhy)
+					}
+				}
+				t.Logf("lock: %s", verdictOf(res, check.CheckLock).KindWhy)
+			})
+		}
+	}
+}
+
+func verdictOf(res *harness.Result, checker string) check.Check {
+	for _, c := range res.Checks {
+		if c.Checker == checker {
+			return c
+		}
+	}
+	return check.Check{Checker: checker, Verdict: check.Unknown}
+}
