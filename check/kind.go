@@ -59,7 +59,9 @@ type Judgement struct {
 //   - proved, when both holds were valid at the later one's start and no
 //     stall, delay or loss touched either from its acquire's call to then;
 //   - explained, when the earlier holder was stalled or delayed during its
-//     hold and had held the lock longer than the TTL when the later came;
+//     hold, by one fault for at least half a TTL (a renewing lock renews
+//     more often than that), and had held the lock longer than the TTL
+//     when the later came;
 //     or a loss began after the earlier holder's acquire was called and
 //     before the later hold started, while the earlier lease could still
 //     be on the node (younger than the TTL, or with no slow work that might
@@ -223,6 +225,22 @@ func (p proof) struck(client int, from, to time.Duration, effects ...history.Eff
 	return history.Op{}, false
 }
 
+// stalled finds a stall or delay on client, or on the whole system, that
+// held it up for at least half a TTL of from..to: a renewing lock renews
+// at least that often, so a shorter stall (a brief cut, a lost reply the
+// client gave up on at once) leaves a correct lock its lease, and an
+// overlap after it is not the stall's doing.
+func (p proof) stalled(client int, from, to time.Duration) (history.Op, bool) {
+	for _, f := range p.faults {
+		e := effect(f)
+		if (f.Client == client || f.Client < 0) && (e == history.EffectStall || e == history.EffectDelay) &&
+			min(f.Return, to)-max(f.Call, from) >= p.ttl/2 {
+			return f, true
+		}
+	}
+	return history.Op{}, false
+}
+
 // valid reports whether h's lease was surely still valid at t and no
 // stall, delay or loss touched its client from its acquire's call to t.
 func (p proof) valid(h hold, t time.Duration) bool {
@@ -238,7 +256,7 @@ func (p proof) valid(h hold, t time.Duration) bool {
 // earlier hold, as Judge describes.
 func (p proof) explain(a, b hold) (why string, ok bool) {
 	if held := b.start - a.start; held > p.ttl {
-		if f, ok := p.struck(a.client, a.start, b.start, history.EffectStall, history.EffectDelay); ok {
+		if f, ok := p.stalled(a.client, a.start, b.start); ok {
 			return fmt.Sprintf("client %d, struck by %q at %s while it held the lock, had held it %s (past the %s TTL) when client %d took it",
 				a.client, f.Fault, ms(f.Call), ms(held), ms(p.ttl), b.client), true
 		}

@@ -171,6 +171,11 @@ func TestJudge(t *testing.T) {
 		want: []Class{Explained},
 		why:  `client 0, struck by "partition client 0" at 50 ms while it held the lock, had held it 299 ms (past the 200 ms TTL) when client 1 took it`,
 	}, {
+		name: "a brief cut of an old holder: a renewing lock keeps its lease through it",
+		ops: []history.Op{acq(0, 0, 1, models.OK), withEffect(0, 100, 150, "partition client 0", history.EffectStall),
+			acq(1, 250, 260, models.OK), rel(1, 310, 311), rel(0, 450, 451), end},
+		want: []Class{Unexplained},
+	}, {
 		name: "a stage fault does not stall the holder",
 		ops: []history.Op{acq(0, 0, 1, models.OK), withEffect(-1, 50, 400, "make data node 2 Sentinel's preferred replica", history.EffectStage),
 			acq(1, 210, 300, models.OK), rel(1, 310, 311), rel(0, 450, 451), end},
