@@ -40,6 +40,10 @@ type Config struct {
 	Runs int
 	Time time.Duration
 	Seed int64 // draws every run's seed; 0 means 1
+	// Faults states the fault space, as NewSpace reads it: nil draws every
+	// kind, {"-slow-work"} all but slow work, {"slow-work", "pause-holder"}
+	// those two only. A replay draws its plan from the same space.
+	Faults []string
 	// Replay, when set, makes one run of that schedule instead of exploring.
 	Replay *Replay
 	// KeepGoing explores on after the first own violation; only the first
@@ -52,6 +56,8 @@ type Config struct {
 	Progress io.Writer
 	Terminal bool
 	Backend  cluster.Backend // nil means local processes
+
+	space Space // Faults, read
 
 	// run is harness.Run; tests replace it.
 	run func(ctx context.Context, s harness.Scenario, newLocker harness.NewLocker, opts harness.Options) (*harness.Result, error)
@@ -196,6 +202,14 @@ func (cfg *Config) fill() error {
 	if !cluster.Known(cfg.Topology) {
 		return fmt.Errorf("explore: unknown topology %q", cfg.Topology)
 	}
+	space, err := NewSpace(cfg.Faults)
+	if err == nil {
+		err = space.Check(cfg.Topology)
+	}
+	if err != nil {
+		return fmt.Errorf("explore: %w", err)
+	}
+	cfg.space = space
 	if cfg.Runs == 0 && cfg.Time == 0 {
 		cfg.Time = DefaultTime
 	}
@@ -223,7 +237,7 @@ type explorer struct {
 func (e *explorer) explore(ctx context.Context) error {
 	defer e.progressEnd()
 	if r := e.cfg.Replay; r != nil {
-		plan, err := r.Plan(e.cfg.Topology, e.cfg.Nested)
+		plan, err := r.PlanIn(e.cfg.space, e.cfg.Topology, e.cfg.Nested)
 		if err != nil {
 			return err
 		}
@@ -244,7 +258,7 @@ func (e *explorer) explore(ctx context.Context) error {
 			return err
 		}
 		// Seeds short enough to type, never 0.
-		plan := Schedule(e.cfg.Topology, e.cfg.Nested, 1+seeds.Int64N(1<<31-1))
+		plan := e.cfg.space.Schedule(e.cfg.Topology, e.cfg.Nested, 1+seeds.Int64N(1<<31-1))
 		err := e.one(ctx, plan, true)
 		if errors.Is(err, errStop) {
 			break
