@@ -416,7 +416,7 @@ var allKinds = []kind{
 	{Kind: Kind{Name: "clock-jump", About: "a Redlock node's clock jumps a lease forward while a client holds the lock", Only: onlyRedlock},
 		weight: 2, draw: (*drawer).clockJump},
 	{Kind: Kind{Name: "slow-nodes", About: "just after an acquire took the key on one Redlock node, two nodes are paused, or slowed for that client, past a lease", Only: onlyRedlock},
-		weight: 2, draw: (*drawer).slowNodes},
+		weight: 3, draw: (*drawer).slowNodes},
 }
 
 // drawer draws the parts of one plan from its random source.
@@ -756,7 +756,12 @@ func (d *drawer) clockJump() Fault {
 // times. A Redlock that waits for them and ignores the time its acquire
 // took holds keys that have expired.
 func (d *drawer) slowNodes() Fault {
+	// A Redlock asks the nodes in turn; half the time the two stalled are
+	// the two it asks last, so that it took a majority before it waits.
 	nodes, span, times := d.nodes(2), d.long(), 1+d.rng.IntN(3)
+	if d.rng.IntN(2) == 0 {
+		nodes = []int{3, 4}
+	}
 	if d.rng.IntN(3) == 0 {
 		c, skip := d.client(), d.skip()
 		f := harness.Latency{Client: c, Nodes: nodes, Delay: span / 2}
