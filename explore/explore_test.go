@@ -74,7 +74,7 @@ func TestScheduleKinds(t *testing.T) {
 				}
 			}
 			for _, k := range Kinds() {
-				want := k.Only == nil || slices.Contains(k.Only, topology)
+				want := k.Topologies == nil || slices.Contains(k.Topologies, topology)
 				if drawn[k.Name] != want {
 					t.Errorf("kind %s drawn: %v, want %v", k.Name, drawn[k.Name], want)
 				}

@@ -252,12 +252,12 @@ func (s Space) Schedule(t cluster.Topology, nested bool, seed int64) Plan {
 // Kind is one kind of fault explore draws, by the name Config.Faults and
 // check explore's -faults give it.
 type Kind struct {
-	Name  string
-	About string             // what it does, in one line
-	Only  []cluster.Topology // the topologies it is drawn on; nil: every one
+	Name       string
+	About      string             // what it does, in one line
+	Topologies []cluster.Topology // the topologies it is drawn on; nil: every one
 }
 
-// Kinds lists every kind of fault explore draws, in the order it lists them.
+// Kinds lists every kind of fault explore draws, for a user to choose from.
 func Kinds() []Kind {
 	ks := make([]Kind, len(allKinds))
 	for i, k := range allKinds {
@@ -358,7 +358,7 @@ func (s Space) Check(t cluster.Topology) error {
 func (s Space) kindsFor(t cluster.Topology) []kind {
 	var ks []kind
 	for _, k := range allKinds {
-		if s.Has(k.Name) && (k.Only == nil || slices.Contains(k.Only, t)) {
+		if s.Has(k.Name) && (k.Topologies == nil || slices.Contains(k.Topologies, t)) {
 			ks = append(ks, k)
 		}
 	}
@@ -409,13 +409,13 @@ var allKinds = []kind{
 		weight: 1, draw: (*drawer).blackHole},
 	{Kind: Kind{Name: "pause-node", About: "a lock node is paused (SIGSTOP) at a drawn time, shorter than Sentinel's down-after"},
 		weight: 1, draw: (*drawer).pauseNode},
-	{Kind: Kind{Name: "failover", About: "replication is cut, the master killed while it holds the lock, and Sentinel promotes a replica (sometimes the preferred one, which was cut)", Only: []cluster.Topology{cluster.Replicated}},
+	{Kind: Kind{Name: "failover", About: "replication is cut, the master killed while it holds the lock, and Sentinel promotes a replica (sometimes the preferred one, which was cut)", Topologies: []cluster.Topology{cluster.Replicated}},
 		weight: 1, draw: (*drawer).failover},
-	{Kind: Kind{Name: "kill-node", About: "a Redlock node is killed while a client holds the lock and restarted empty (or with its data), at once or after a lease", Only: onlyRedlock},
+	{Kind: Kind{Name: "kill-node", About: "a Redlock node is killed while a client holds the lock and restarted empty (or with its data), at once or after a lease", Topologies: onlyRedlock},
 		weight: 2, draw: (*drawer).killNode},
-	{Kind: Kind{Name: "clock-jump", About: "a Redlock node's clock jumps a lease forward while a client holds the lock", Only: onlyRedlock},
+	{Kind: Kind{Name: "clock-jump", About: "a Redlock node's clock jumps a lease forward while a client holds the lock", Topologies: onlyRedlock},
 		weight: 2, draw: (*drawer).clockJump},
-	{Kind: Kind{Name: "slow-nodes", About: "just after an acquire took the key on one Redlock node, two nodes are paused, or slowed for that client, past a lease", Only: onlyRedlock},
+	{Kind: Kind{Name: "slow-nodes", About: "just after an acquire took the key on one Redlock node, two nodes are paused, or slowed for that client, past a lease", Topologies: onlyRedlock},
 		weight: 3, draw: (*drawer).slowNodes},
 }
 

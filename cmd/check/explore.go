@@ -73,8 +73,8 @@ flags:
 	fmt.Fprint(w, "\nfault kinds (-faults):\n")
 	for _, k := range explore.Kinds() {
 		only := ""
-		if k.Only != nil {
-			only = " (" + topologyList(k.Only) + " only)"
+		if k.Topologies != nil {
+			only = " (" + topologyList(k.Topologies) + " only)"
 		}
 		fmt.Fprintf(w, "  %-14s %s%s\n", k.Name, k.About, only)
 	}
