@@ -1,7 +1,9 @@
 package explore
 
 import (
+	"context"
 	"fmt"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -10,6 +12,8 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/pitfalls"
 	"github.com/locklab/locklab/scenarios"
 )
@@ -227,5 +231,51 @@ func TestReachFailsWithoutKind(t *testing.T) {
 		if !slices.Contains(missing, tc.miss) {
 			t.Errorf("without %s, explore still reaches %q; missing: %q", tc.out, tc.miss, missing)
 		}
+	}
+}
+
+// TestWatchdogSurvivesCutRenewal runs a cut-renewal schedule: the lock
+// without renewal loses its lease in the slow section, while the
+// catalogue's watchdog, which renews on after a failed renewal, keeps it.
+func TestWatchdogSurvivesCutRenewal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts redis-server")
+	}
+	space, err := NewSpace([]string{"cut-renewal"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := space.Schedule(cluster.Single, false, 1)
+	for _, tc := range []struct {
+		lock string
+		want harness.Verdict
+	}{
+		{"token-watchdog", harness.OK},
+		{"no-renewal", harness.Illegal},
+	} {
+		t.Run(tc.lock, func(t *testing.T) {
+			l, err := locks.Lookup(tc.lock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			res, err := harness.Run(context.Background(), p.Scenario(), l.New, harness.Options{Seed: p.Seed, Dir: dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ops, err := history.ReadFile(filepath.Join(dir, harness.HistoryFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cut := slices.ContainsFunc(ops, func(op history.Op) bool {
+				return op.Kind == history.KindFault && strings.HasPrefix(op.Fault, "partition")
+			})
+			if cut != (tc.lock == "token-watchdog") {
+				t.Errorf("%s: a renewal was cut: %v, want it only for the lock that renews", tc.lock, cut)
+			}
+			if got := res.Verdicts[harness.CheckLock]; got != tc.want {
+				t.Errorf("%s under %s: lock checker says %s, want %s", tc.lock, p, got, tc.want)
+			}
+		})
 	}
 }

@@ -16,9 +16,10 @@ import (
 )
 
 // The locks below are written as users write them, with no locklab hook:
-// each has one bug on an error path that only a fault at its own commands
-// makes run. The scenarios written for them must catch each one and pass the
-// catalogue's correct lock.
+// each has a bug on an error path that only a fault at its own commands
+// makes run (and those without a watchdog also lack renewal). The scenarios
+// written for them must catch each one and pass the catalogue's correct
+// lock; explore must find each one blind (blind_explore_test.go).
 
 var compareAndDelete = redis.NewScript(`
 if redis.call("GET", KEYS[1]) == ARGV[1] then
