@@ -40,6 +40,10 @@ type Config struct {
 	Runs int
 	Time time.Duration
 	Seed int64 // draws every run's seed; 0 means 1
+	// Faults states the fault space, as NewSpace reads it: nil draws every
+	// kind, {"-slow-work"} all but slow work, {"slow-work", "pause-holder"}
+	// those two only. A replay draws its plan from the same space.
+	Faults []string
 	// Replay, when set, makes one run of that schedule instead of exploring.
 	Replay *Replay
 	// StopAtFirst ends the exploration at the first bug, once it is shrunk
@@ -53,6 +57,8 @@ type Config struct {
 	Progress io.Writer
 	Terminal bool
 	Backend  cluster.Backend // nil means local processes
+
+	space Space // Faults, read
 
 	// run is harness.Run; tests replace it.
 	run func(ctx context.Context, s harness.Scenario, newLocker harness.NewLocker, opts harness.Options) (*harness.Result, error)
@@ -73,6 +79,9 @@ type Report struct {
 	Lock     string           `json:"lock"`
 	Topology cluster.Topology `json:"topology"`
 	Seed     int64            `json:"seed"`
+	// Faults is the fault space the schedules were drawn from, in words
+	// ("every kind", "every kind but slow-work").
+	Faults string `json:"faults"`
 	// Runs counts the schedules run; the reruns that confirm and shrink an
 	// own violation are not counted.
 	Runs int `json:"runs"`
@@ -333,7 +342,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.fill(); err != nil {
 		return nil, err
 	}
-	rep := &Report{Lock: cfg.Lock, Topology: cfg.Topology, Seed: cfg.Seed, Bugs: []Bug{}}
+	rep := &Report{Lock: cfg.Lock, Topology: cfg.Topology, Seed: cfg.Seed, Faults: cfg.space.String(), Bugs: []Bug{}}
 	base := cfg.Dir
 	if base == "" {
 		base = os.TempDir()
@@ -396,6 +405,14 @@ func (cfg *Config) fill() error {
 	if !cluster.Known(cfg.Topology) {
 		return fmt.Errorf("explore: unknown topology %q", cfg.Topology)
 	}
+	space, err := NewSpace(cfg.Faults)
+	if err == nil {
+		err = space.Check(cfg.Topology)
+	}
+	if err != nil {
+		return fmt.Errorf("explore: %w", err)
+	}
+	cfg.space = space
 	if cfg.Runs == 0 && cfg.Time == 0 {
 		cfg.Time = DefaultTime
 	}
@@ -423,7 +440,7 @@ type explorer struct {
 func (e *explorer) explore(ctx context.Context) error {
 	defer e.progressEnd()
 	if r := e.cfg.Replay; r != nil {
-		plan, err := r.Plan(e.cfg.Topology, e.cfg.Nested)
+		plan, err := r.PlanIn(e.cfg.space, e.cfg.Topology, e.cfg.Nested)
 		if err != nil {
 			return err
 		}
@@ -444,7 +461,7 @@ func (e *explorer) explore(ctx context.Context) error {
 			return err
 		}
 		// Seeds short enough to type, never 0.
-		plan := Schedule(e.cfg.Topology, e.cfg.Nested, 1+seeds.Int64N(1<<31-1))
+		plan := e.cfg.space.Schedule(e.cfg.Topology, e.cfg.Nested, 1+seeds.Int64N(1<<31-1))
 		err := e.one(ctx, plan, true)
 		if errors.Is(err, errStop) {
 			break

@@ -69,20 +69,70 @@ func TestScheduleDeterministic(t *testing.T) {
 func TestScheduleKinds(t *testing.T) {
 	for _, topology := range []cluster.Topology{cluster.Single, cluster.Replicated, cluster.Redlock} {
 		t.Run(string(topology), func(t *testing.T) {
-			var failover, redlockOnly bool
-			for seed := int64(1); seed <= 300; seed++ {
+			drawn := map[string]bool{}
+			for seed := int64(1); seed <= 500; seed++ {
 				for _, f := range Schedule(topology, false, seed).Faults {
-					failover = failover || strings.Contains(f.What, "Sentinel")
-					redlockOnly = redlockOnly || strings.Contains(f.What, "clock jump") || strings.Contains(f.What, "kill lock node")
+					drawn[f.Kind] = true
 				}
 			}
-			if failover != (topology == cluster.Replicated) {
-				t.Errorf("failover drawn: %v", failover)
-			}
-			if redlockOnly != (topology == cluster.Redlock) {
-				t.Errorf("node kill or clock jump drawn: %v", redlockOnly)
+			for _, k := range Kinds() {
+				want := k.Topologies == nil || slices.Contains(k.Topologies, topology)
+				if drawn[k.Name] != want {
+					t.Errorf("kind %s drawn: %v, want %v", k.Name, drawn[k.Name], want)
+				}
 			}
 		})
+	}
+}
+
+// TestSpace checks that a space draws only its kinds, that a replay draws
+// the same plan from the same space, and that an unknown kind is refused
+// with the known ones listed.
+func TestSpace(t *testing.T) {
+	for _, tc := range []struct {
+		faults []string
+		want   func(kind string) bool
+		text   string
+	}{
+		{nil, func(string) bool { return true }, "every kind"},
+		{[]string{"-slow-work"}, func(k string) bool { return k != "slow-work" }, "every kind but slow-work"},
+		{[]string{"slow-work,pause-holder"}, func(k string) bool { return k == "slow-work" || k == "pause-holder" }, "only slow-work, pause-holder"},
+		{[]string{"crash", "crash-acquire"}, func(k string) bool { return k == "crash" || k == "crash-acquire" }, "only crash, crash-acquire"},
+		{[]string{"slow-work", "pause-holder", "-pause-holder"}, func(k string) bool { return k == "slow-work" }, "only slow-work, pause-holder but pause-holder"},
+	} {
+		space, err := NewSpace(tc.faults)
+		if err != nil {
+			t.Fatalf("NewSpace(%q): %v", tc.faults, err)
+		}
+		if space.String() != tc.text {
+			t.Errorf("NewSpace(%q) says %q, want %q", tc.faults, space, tc.text)
+		}
+		for seed := int64(1); seed <= 200; seed++ {
+			p := space.Schedule(cluster.Single, false, seed)
+			if len(p.Faults) == 0 {
+				t.Errorf("%s: seed %d drew no fault", space, seed)
+			}
+			for _, f := range p.Faults {
+				if !tc.want(f.Kind) {
+					t.Errorf("%s: seed %d drew %s", space, seed, f.Kind)
+				}
+			}
+			again, err := (Replay{Seed: seed}).PlanIn(space, cluster.Single, false)
+			if err != nil || !reflect.DeepEqual(again, p) {
+				t.Errorf("%s: the replay of seed %d drew another plan (%v)", space, seed, err)
+			}
+		}
+	}
+	_, err := NewSpace([]string{"slow-work,bogus"})
+	if err == nil || !strings.Contains(err.Error(), `"bogus"`) || !strings.Contains(err.Error(), "pause-holder") {
+		t.Errorf("an unknown kind: error %v, want it named with the known kinds", err)
+	}
+	only, _ := NewSpace([]string{"failover"})
+	if only.Check(cluster.Single) == nil || only.Check(cluster.Replicated) != nil {
+		t.Errorf("a space of failovers alone: single refused %v, replicated refused %v", only.Check(cluster.Single), only.Check(cluster.Replicated))
+	}
+	if _, err := Run(context.Background(), Config{New: locks.Reference(cluster.Single, false).New, Faults: []string{"bogus"}, run: fakeRun()}); err == nil {
+		t.Error("Run took an unknown fault kind")
 	}
 }
 

@@ -22,6 +22,9 @@ type Fault struct {
 	Scheduled  []harness.ScheduledFault
 	// MinDuration is the shortest workload its story needs; 0 for any.
 	MinDuration time.Duration
+	// Persistence is what the lock nodes must keep on disk for its story
+	// (a node restarted with its data); the zero value keeps nothing.
+	Persistence cluster.Persistence
 }
 
 // Plan is one run's schedule: the workload and the faults drawn from its
@@ -81,6 +84,7 @@ func (p Plan) Scenario() harness.Scenario {
 		s.Failpoints = append(s.Failpoints, f.Failpoints...)
 		s.Faults = append(s.Faults, f.Scheduled...)
 		s.MinDuration = max(s.MinDuration, f.MinDuration)
+		s.Persistence = max(s.Persistence, f.Persistence)
 	}
 	if s.Workload.Duration < s.MinDuration {
 		s.Workload.Duration = s.MinDuration + time.Second
@@ -156,27 +160,43 @@ func ParseReplay(s string) (Replay, error) {
 	return r, nil
 }
 
-// Plan draws r's schedule and keeps the faults r names.
+// Plan draws r's schedule from every fault kind and keeps the faults r
+// names.
 func (r Replay) Plan(t cluster.Topology, nested bool) (Plan, error) {
-	return Schedule(t, nested, r.Seed).Keeping(r.Keep)
+	return r.PlanIn(Space{}, t, nested)
+}
+
+// PlanIn draws r's schedule from the kinds of space and keeps the faults r
+// names: a replay draws the plan of its run only from the same space.
+func (r Replay) PlanIn(space Space, t cluster.Topology, nested bool) (Plan, error) {
+	return space.Schedule(t, nested, r.Seed).Keeping(r.Keep)
 }
 
 // Workload shape of every run: short leases and runs, so a run lasts a few
-// seconds. Redlock's lease leaves room for five round trips.
+// seconds. Redlock's lease leaves room for five round trips. A command waits
+// a second for its reply (harness's default, set here so that the draws
+// timed against it keep their meaning): five single-node leases.
 const (
 	clients        = 4
 	ttl            = 200 * time.Millisecond
 	redlockTTL     = 300 * time.Millisecond
 	runFor         = 1500 * time.Millisecond
 	redlockRunFor  = 2 * time.Second
+	timeout        = time.Second
 	failoverStory  = 5 * time.Second // as scenarios' failover: client 0's third cycle, then a second holder
 	failpointRetry = time.Second     // longest pause until another client holds the lock
 )
 
-// Schedule draws a plan for the topology from seed: the same seed always
-// gives the same plan. Nested makes every critical section take the lock
-// again, for locks callers nest.
+// Schedule draws a plan for the topology from seed, from every fault kind:
+// the same seed always gives the same plan. Nested makes every critical
+// section take the lock again, for locks callers nest.
 func Schedule(t cluster.Topology, nested bool, seed int64) Plan {
+	return Space{}.Schedule(t, nested, seed)
+}
+
+// Schedule draws a plan for the topology from seed, from the kinds of s:
+// the same space and seed always give the same plan.
+func (s Space) Schedule(t cluster.Topology, nested bool, seed int64) Plan {
 	if t == "" {
 		t = cluster.Single
 	}
@@ -185,7 +205,7 @@ func Schedule(t cluster.Topology, nested bool, seed int64) Plan {
 		d.ttl, d.duration = redlockTTL, redlockRunFor
 	}
 	p := Plan{Seed: seed, Topology: t, Workload: harness.Workload{
-		Clients: clients, TTL: d.ttl, Duration: d.duration, Nested: nested,
+		Clients: clients, TTL: d.ttl, Duration: d.duration, Nested: nested, Timeout: timeout,
 		Work: time.Duration(3+d.rng.IntN(8)) * 10 * time.Millisecond, // 30–100 ms
 	}}
 	// Alone half the time, with one or two others the rest.
@@ -196,14 +216,18 @@ func Schedule(t cluster.Topology, nested bool, seed int64) Plan {
 	case x >= 0.5:
 		n = 2
 	}
-	kinds := kindsFor(t)
+	kinds := s.kindsFor(t)
+	if len(kinds) == 0 {
+		return p // a space that leaves this topology nothing: Config refuses it
+	}
 	total := 0
 	for _, k := range kinds {
 		total += k.weight
 	}
 	// At most one crash a run: with more, most clients are gone, the few
 	// handovers left make the handover verdict a matter of luck, and the
-	// reference run would not agree with the run.
+	// reference run would not agree with the run. A space of crashes alone
+	// draws one.
 	crashed := false
 	for len(p.Faults) < n {
 		x := d.rng.IntN(total)
@@ -214,8 +238,10 @@ func Schedule(t cluster.Topology, nested bool, seed int64) Plan {
 			if !(crashed && k.crash) {
 				crashed = crashed || k.crash
 				f := k.draw(&d)
-				f.Kind = k.name
+				f.Kind = k.Name
 				p.Faults = append(p.Faults, f)
+			} else if !slices.ContainsFunc(kinds, func(k kind) bool { return !k.crash }) {
+				n = len(p.Faults)
 			}
 			break
 		}
@@ -223,23 +249,116 @@ func Schedule(t cluster.Topology, nested bool, seed int64) Plan {
 	return p
 }
 
-// kind is one kind of fault, how often it is drawn and how.
-type kind struct {
-	name       string
-	weight     int
-	topologies []cluster.Topology // nil: every topology
-	crash      bool               // it crashes a client
-	draw       func(d *drawer) Fault
+// Kind is one kind of fault explore draws, by the name Config.Faults and
+// check explore's -faults give it.
+type Kind struct {
+	Name       string
+	About      string             // what it does, in one line
+	Topologies []cluster.Topology // the topologies it is drawn on; nil: every one
 }
 
-// kindsFor lists the kinds a topology supports. The weights favour the
-// faults that expose the classic pitfalls: a crash just after the command
-// that took the key, a release that comes after the lease expired, work
-// that outlives the lease, a client clock that runs ahead.
-func kindsFor(t cluster.Topology) []kind {
+// Kinds lists every kind of fault explore draws, for a user to choose from.
+func Kinds() []Kind {
+	ks := make([]Kind, len(allKinds))
+	for i, k := range allKinds {
+		ks[i] = k.Kind
+	}
+	return ks
+}
+
+// kind is one kind of fault, how often it is drawn and how.
+type kind struct {
+	Kind
+	weight int
+	crash  bool // it crashes a client
+	draw   func(d *drawer) Fault
+}
+
+// Space is the fault kinds explore draws from, as a user states it (what
+// Jepsen's --nemesis says): every kind, or only the kinds named, less the
+// kinds left out. The zero Space is every kind.
+type Space struct {
+	only []string // the kinds named alone; nil: every kind
+	out  []string // the kinds left out
+}
+
+// NewSpace reads a space from kind names (see Kinds), each "name" to draw
+// only the kinds so named or "-name" to leave one out; an element may hold
+// several, separated by commas. No name at all is every kind. An unknown
+// name is an error that lists the known ones.
+func NewSpace(faults []string) (Space, error) {
+	var s Space
+	for _, list := range faults {
+		for _, name := range strings.Split(list, ",") {
+			name = strings.TrimSpace(name)
+			if name == "" {
+				continue
+			}
+			out := strings.HasPrefix(name, "-")
+			name = strings.TrimPrefix(name, "-")
+			if !slices.ContainsFunc(allKinds, func(k kind) bool { return k.Name == name }) {
+				return Space{}, fmt.Errorf("unknown fault kind %q; the kinds are %s", name, strings.Join(kindNames(), ", "))
+			}
+			if out {
+				s.out = append(s.out, name)
+			} else {
+				s.only = append(s.only, name)
+			}
+		}
+	}
+	return s, nil
+}
+
+// kindNames are the names of every kind, in Kinds' order.
+func kindNames() []string {
+	names := make([]string, len(allKinds))
+	for i, k := range allKinds {
+		names[i] = k.Name
+	}
+	return names
+}
+
+// Has reports whether the space draws the kind named name, on the
+// topologies that kind is drawn on.
+func (s Space) Has(name string) bool {
+	return (s.only == nil || slices.Contains(s.only, name)) && !slices.Contains(s.out, name)
+}
+
+// String says what the space draws: "every kind", "every kind but
+// slow-work", "only slow-work, pause-holder".
+func (s Space) String() string {
+	var b strings.Builder
+	if s.only == nil {
+		b.WriteString("every kind")
+	} else {
+		b.WriteString("only " + strings.Join(s.only, ", "))
+	}
+	if len(s.out) > 0 {
+		b.WriteString(" but " + strings.Join(s.out, ", "))
+	}
+	return b.String()
+}
+
+// Check reports an error when the space leaves no kind to draw on t.
+func (s Space) Check(t cluster.Topology) error {
+	if t == "" {
+		t = cluster.Single
+	}
+	if len(s.kindsFor(t)) == 0 {
+		return fmt.Errorf("the fault space (%s) leaves no kind that the %s topology supports", s, t)
+	}
+	return nil
+}
+
+// kindsFor lists the kinds of the space a topology supports. The weights
+// favour the faults that expose the classic pitfalls: a crash just after
+// the command that took the key, a release that comes after the lease
+// expired, work that outlives the lease, a client clock that runs ahead, a
+// renewal that fails while the work outlives the lease.
+func (s Space) kindsFor(t cluster.Topology) []kind {
 	var ks []kind
 	for _, k := range allKinds {
-		if k.topologies == nil || slices.Contains(k.topologies, t) {
+		if s.Has(k.Name) && (k.Topologies == nil || slices.Contains(k.Topologies, t)) {
 			ks = append(ks, k)
 		}
 	}
@@ -252,24 +371,52 @@ var onlyRedlock = []cluster.Topology{cluster.Redlock}
 // either well inside a lease (a quarter TTL at most) or well past it (two
 // TTLs at least), never near it: near it, whether a correct lock survives is
 // a matter of scheduling, and the reference run would not agree with the
-// run it is compared with.
+// run it is compared with. A command that errs at once (a cut) is inside;
+// one whose reply the client waits for in vain (a dropped reply, a link
+// slower than the timeout) costs the client its timeout, five leases.
 var allKinds = []kind{
-	{name: "crash-acquire", weight: 3, crash: true, draw: (*drawer).crashAcquire},
-	{name: "crash", weight: 1, crash: true, draw: (*drawer).crash},
-	{name: "pause-release", weight: 3, draw: (*drawer).pauseRelease},
-	{name: "slow-work", weight: 3, draw: (*drawer).slowWork},
-	{name: "pause-holder", weight: 1, draw: (*drawer).pauseHolder},
-	{name: "command-pause", weight: 1, draw: (*drawer).commandPause},
-	{name: "command-delay", weight: 1, draw: (*drawer).commandDelay},
-	{name: "drop-reply", weight: 1, draw: (*drawer).dropReply},
-	{name: "clock-skew", weight: 2, draw: (*drawer).clockSkew},
-	{name: "partition", weight: 1, draw: (*drawer).partition},
-	{name: "latency", weight: 1, draw: (*drawer).latency},
-	{name: "black-hole", weight: 1, draw: (*drawer).blackHole},
-	{name: "pause-node", weight: 1, draw: (*drawer).pauseNode},
-	{name: "failover", weight: 1, topologies: []cluster.Topology{cluster.Replicated}, draw: (*drawer).failover},
-	{name: "kill-node", weight: 2, topologies: onlyRedlock, draw: (*drawer).killNode},
-	{name: "clock-jump", weight: 2, topologies: onlyRedlock, draw: (*drawer).clockJump},
+	{Kind: Kind{Name: "crash-acquire", About: "a client crashes just after an acquire's command (mostly the one that took the key)"},
+		weight: 3, crash: true, draw: (*drawer).crashAcquire},
+	{Kind: Kind{Name: "crash", About: "a client crashes in its critical section, or at a command of its critical section, release or background work"},
+		weight: 1, crash: true, draw: (*drawer).crash},
+	{Kind: Kind{Name: "pause-release", About: "a client pauses (stop-the-world) at a release command until another client holds the lock"},
+		weight: 3, draw: (*drawer).pauseRelease},
+	{Kind: Kind{Name: "slow-work", About: "a critical section works two to three leases longer"},
+		weight: 3, draw: (*drawer).slowWork},
+	{Kind: Kind{Name: "pause-holder", About: "a holder pauses (stop-the-world) two to three leases in its critical section"},
+		weight: 1, draw: (*drawer).pauseHolder},
+	{Kind: Kind{Name: "command-pause", About: "a client pauses (stop-the-world) at a command of any phase"},
+		weight: 1, draw: (*drawer).commandPause},
+	{Kind: Kind{Name: "command-delay", About: "a command of any phase is delayed, inside or past a lease"},
+		weight: 1, draw: (*drawer).commandDelay},
+	{Kind: Kind{Name: "drop-reply", About: "a command of any phase runs but its reply is lost: the client waits its timeout"},
+		weight: 1, draw: (*drawer).dropReply},
+	{Kind: Kind{Name: "cut-renewal", About: "while a critical section works past its lease, one background command (a renewal) fails at once: the client is cut off briefly"},
+		weight: 2, draw: (*drawer).cutRenewal},
+	{Kind: Kind{Name: "drop-renewal", About: "while a critical section works past its lease, the reply of one background command (a renewal) is lost"},
+		weight: 1, draw: (*drawer).dropRenewal},
+	{Kind: Kind{Name: "slow-renewal", About: "while a critical section works past its lease, the client's links turn slower than its timeout just before a background command (a renewal)"},
+		weight: 1, draw: (*drawer).slowRenewal},
+	{Kind: Kind{Name: "cut-holder", About: "right after an acquire, the holder is cut off from the lock nodes, briefly or past its lease"},
+		weight: 1, draw: (*drawer).cutHolder},
+	{Kind: Kind{Name: "clock-skew", About: "a client's wall clock runs ahead (or behind) by several leases"},
+		weight: 2, draw: (*drawer).clockSkew},
+	{Kind: Kind{Name: "partition", About: "a client is cut off from the lock nodes (on redlock, from some) at a drawn time"},
+		weight: 1, draw: (*drawer).partition},
+	{Kind: Kind{Name: "latency", About: "a client's links get a little latency at a drawn time, an eighth of a lease at most"},
+		weight: 1, draw: (*drawer).latency},
+	{Kind: Kind{Name: "black-hole", About: "one direction of a client's traffic vanishes at a drawn time"},
+		weight: 1, draw: (*drawer).blackHole},
+	{Kind: Kind{Name: "pause-node", About: "a lock node is paused (SIGSTOP) at a drawn time, shorter than Sentinel's down-after"},
+		weight: 1, draw: (*drawer).pauseNode},
+	{Kind: Kind{Name: "failover", About: "replication is cut, the master killed while it holds the lock, and Sentinel promotes a replica (sometimes the preferred one, which was cut)", Topologies: []cluster.Topology{cluster.Replicated}},
+		weight: 1, draw: (*drawer).failover},
+	{Kind: Kind{Name: "kill-node", About: "a Redlock node is killed while a client holds the lock and restarted empty (or with its data), at once or after a lease", Topologies: onlyRedlock},
+		weight: 2, draw: (*drawer).killNode},
+	{Kind: Kind{Name: "clock-jump", About: "a Redlock node's clock jumps a lease forward while a client holds the lock", Topologies: onlyRedlock},
+		weight: 2, draw: (*drawer).clockJump},
+	{Kind: Kind{Name: "slow-nodes", About: "just after an acquire took the key on one Redlock node, two nodes are paused, or slowed for that client, past a lease", Topologies: onlyRedlock},
+		weight: 4, draw: (*drawer).slowNodes},
 }
 
 // drawer draws the parts of one plan from its random source.
@@ -414,7 +561,7 @@ func (d *drawer) commandPause() Fault {
 
 func (d *drawer) commandDelay() Fault {
 	c, skip := harness.AnyClient, d.anySkip()
-	name := d.commandPoint(harness.PhaseAcquire, harness.PhaseSection, harness.PhaseRelease)
+	name := d.commandPoint(harness.PhaseAcquire, harness.PhaseSection, harness.PhaseRelease, harness.PhaseBackground)
 	if d.rng.IntN(3) == 0 {
 		name = harness.AfterTook
 	}
@@ -425,12 +572,65 @@ func (d *drawer) commandDelay() Fault {
 
 func (d *drawer) dropReply() Fault {
 	c, skip := harness.AnyClient, d.anySkip()
-	name := d.commandPoint(harness.PhaseAcquire, harness.PhaseSection, harness.PhaseRelease)
+	name := d.commandPoint(harness.PhaseAcquire, harness.PhaseSection, harness.PhaseRelease, harness.PhaseBackground)
 	if d.rng.IntN(3) == 0 {
 		name = harness.AfterTook
 	}
 	return Fault{What: fmt.Sprintf("%s loses the reply %s (%s)", who(c), name, hits(c, skip, 1)),
 		Failpoints: []harness.Failpoint{d.failpoint(name, c, skip, 1, harness.DropReply())}}
+}
+
+// brief is a cut short enough that a watchdog renewing every third of a
+// lease has its next renewal after the cut healed: 10 ms to an eighth of a
+// TTL. The command it strikes fails at once, well inside the lease.
+func (d *drawer) brief() time.Duration { return d.between(10*time.Millisecond, d.ttl/8) }
+
+// renewal is the story the renewal kinds share: client c's critical
+// section works past its lease, so the client keeps the lock only by
+// renewing, and its k-th background command (the second or third renewal
+// of a watchdog that renews every third of a lease, which a section of
+// ordinary length never reaches) meets action a, once. The failpoints are
+// the client's own, so that the renewal struck is the slow section's.
+func (d *drawer) renewal(c int, before bool, a harness.Action, what string) Fault {
+	skip, span, k := d.skip(), d.long(), 2+d.rng.IntN(2)
+	name := harness.AfterCommand(harness.PhaseBackground, k)
+	if before {
+		name = harness.BeforeCommand(harness.PhaseBackground, k)
+	}
+	return Fault{What: fmt.Sprintf("client %d's critical section works %s longer (%s); at %s (once), %s", c, span, hits(c, skip, 1), name, what),
+		Failpoints: []harness.Failpoint{
+			d.failpoint(harness.FailpointCriticalSection, c, skip, 1, harness.Sleep(span)),
+			d.failpoint(name, c, 0, 1, a),
+		}}
+}
+
+func (d *drawer) cutRenewal() Fault {
+	c, cut := d.client(), d.brief()
+	return d.renewal(c, true, harness.Inject(harness.Partition{Client: c}, cut),
+		fmt.Sprintf("it is cut off from the lock nodes for %s: the command fails at once", cut))
+}
+
+func (d *drawer) dropRenewal() Fault {
+	return d.renewal(d.client(), false, harness.DropReply(), fmt.Sprintf("the reply is lost: the client waits its %s timeout", timeout))
+}
+
+func (d *drawer) slowRenewal() Fault {
+	// Each way past the timeout, so that no reply comes in time and the
+	// command reaches Redis only after the client gave up on it; it lasts
+	// until then.
+	c, delay := d.client(), d.between(timeout, timeout+d.ttl)
+	return d.renewal(c, true, harness.Inject(harness.Latency{Client: c, Delay: delay}, delay+timeout),
+		fmt.Sprintf("its links get %s latency each way, past its %s timeout, for %s", delay, timeout, delay+timeout))
+}
+
+func (d *drawer) cutHolder() Fault {
+	c, skip, span := d.client(), d.skip(), d.brief()
+	if d.rng.IntN(2) == 0 {
+		span = d.long()
+	}
+	f := harness.Partition{Client: c}
+	return Fault{What: fmt.Sprintf("right after client %d's acquire (%s), %s for %s", c, hits(c, skip, 1), f, span),
+		Failpoints: []harness.Failpoint{d.failpoint(harness.FailpointAcquired, c, skip, 1, harness.Inject(f, span))}}
 }
 
 // scheduled is a fault injected at a drawn time for a drawn while.
@@ -489,11 +689,22 @@ func (d *drawer) nodes(n int) []int {
 
 // failover is the story of scenarios' failover: before client 0's third
 // acquire replication is cut, and inside that critical section the master
-// is killed; the section lasts until another client is in its own.
+// is killed; the section lasts until another client is in its own. Half
+// the time, as in failover-wait, one replica is Sentinel's preferred all
+// run and only its replication is cut: the other one acknowledges a WAIT,
+// and the preferred one, which never had the lock, is promoted.
 func (d *drawer) failover() Fault {
 	cut := pick(d, []int{1, 2}, []int{1}, []int{2})
+	var scheduled []harness.ScheduledFault
+	what := ""
+	if d.rng.IntN(2) == 0 {
+		prefer := harness.PreferReplica{Node: pick(d, 1, 2)}
+		cut = []int{prefer.Node}
+		scheduled = []harness.ScheduledFault{{For: harness.WholeRun, Fault: prefer}}
+		what = fmt.Sprintf("all run data node %d is Sentinel's preferred replica; ", prefer.Node)
+	}
 	return Fault{
-		What: fmt.Sprintf("before client 0's third acquire replication to data nodes %v is cut; in that critical section "+
+		What: what + fmt.Sprintf("before client 0's third acquire replication to data nodes %v is cut; in that critical section "+
 			"the master is killed and Sentinel fails over; the section lasts until another client is in its own", cut),
 		MinDuration: failoverStory,
 		Failpoints: []harness.Failpoint{
@@ -501,12 +712,15 @@ func (d *drawer) failover() Fault {
 			d.failpoint(harness.FailpointCriticalSection, 0, 2, 1, harness.Inject(harness.KillMaster{}, 500*time.Millisecond)),
 			d.failpoint(harness.FailpointCriticalSection, 0, 2, 1, harness.SleepUntil(harness.FailpointCriticalSection, 3*time.Second)),
 		},
+		Scheduled: scheduled,
 	}
 }
 
 // killNode kills a Redlock node while a client holds the lock, restarting
-// it empty at once or after a lease; half the time that client is also cut
-// off from two other nodes for the whole run, as in redlock-restart.
+// it at once or after a lease: empty, or, a third of the time, with its
+// data on nodes that persist every write (redlock-restart-fsync). Half the
+// time that client is also cut off from two other nodes for the whole run,
+// as in redlock-restart.
 func (d *drawer) killNode() Fault {
 	c, skip := d.client(), d.skip()
 	nodes := d.rng.Perm(5)
@@ -514,9 +728,13 @@ func (d *drawer) killNode() Fault {
 	if d.rng.IntN(2) == 0 {
 		restart = d.ttl + 100*time.Millisecond
 	}
-	f := harness.KillNode{Node: nodes[0]}
+	f := harness.KillNode{Node: nodes[0], KeepData: d.rng.IntN(3) == 0}
 	fault := Fault{What: fmt.Sprintf("while %s holds the lock (%s): %s, after %s", who(c), hits(c, skip, 1), f, restart),
 		Failpoints: []harness.Failpoint{d.failpoint(harness.FailpointCriticalSection, c, skip, 1, harness.Inject(f, restart))}}
+	if f.KeepData {
+		fault.Persistence = cluster.AOFAlways
+		fault.What += "; every lock node persists every write (appendfsync always)"
+	}
 	if d.rng.IntN(2) == 0 {
 		cut := harness.Partition{Client: c, Nodes: slices.Sorted(slices.Values(nodes[1:3]))}
 		fault.What += fmt.Sprintf("; client %d is cut off from lock nodes %v all run", c, cut.Nodes)
@@ -530,4 +748,33 @@ func (d *drawer) clockJump() Fault {
 	f := harness.ClockJump{Node: d.rng.IntN(5), By: d.ttl}
 	return Fault{What: fmt.Sprintf("while %s holds the lock (%s): clock jump of %s on lock node %d", who(c), hits(c, skip, 1), f.By, f.Node),
 		Failpoints: []harness.Failpoint{d.failpoint(harness.FailpointCriticalSection, c, skip, 1, harness.Inject(f, 0))}}
+}
+
+// slowNodes is redlock-slow-nodes: just after an acquire took the key on
+// one node, two nodes stop answering for two to three leases, paused
+// (SIGSTOP) or, for that client only, slowed past the lease, once to three
+// times. A Redlock that waits for them and ignores the time its acquire
+// took holds keys that have expired.
+func (d *drawer) slowNodes() Fault {
+	// Redlock asks the nodes in turn, in their order; most of the time the
+	// two stalled are the two it asks last, so that it has taken a
+	// majority before it meets them. Other pairs are for locks that ask in
+	// another order, or all at once.
+	nodes, span, times := d.nodes(2), d.long(), 1+d.rng.IntN(3)
+	if d.rng.IntN(4) != 0 {
+		nodes = []int{3, 4}
+	}
+	if d.rng.IntN(3) == 0 {
+		c, skip := d.client(), d.skip()
+		f := harness.Latency{Client: c, Nodes: nodes, Delay: span / 2}
+		return Fault{What: fmt.Sprintf("just after %s's acquire took the key on a node (%s): %s for %s", who(c), hits(c, skip, times), f, span),
+			Failpoints: []harness.Failpoint{d.failpoint(harness.AfterTook, c, skip, times, harness.Inject(f, span))}}
+	}
+	c, skip := harness.AnyClient, d.anySkip()
+	var fps []harness.Failpoint
+	for _, n := range nodes {
+		fps = append(fps, d.failpoint(harness.AfterTook, c, skip, times, harness.Inject(harness.PauseNode{Node: n}, span)))
+	}
+	return Fault{What: fmt.Sprintf("just after %s's acquire took the key on a node (%s): pause lock nodes %v (SIGSTOP) for %s", who(c), hits(c, skip, times), nodes, span),
+		Failpoints: fps}
 }

@@ -9,15 +9,17 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/pitfalls"
 	"github.com/locklab/locklab/scenarios"
 )
 
 // The locks below are written as users write them, with no locklab hook:
-// each has one bug on an error path that only a fault at its own commands
-// makes run. The scenarios written for them must catch each one and pass the
-// catalogue's correct lock.
+// each has a bug on an error path that only a fault at its own commands
+// makes run (and those without a watchdog also lack renewal). The scenarios
+// written for them must catch each one and pass the catalogue's correct
+// lock; explore must find each one blind (blind_explore_test.go).
 
 var compareAndDelete = redis.NewScript(`
 if redis.call("GET", KEYS[1]) == ARGV[1] then
@@ -36,6 +38,10 @@ type blindLock struct {
 	// zombieWatchdog renews by overwriting the key (SET XX PX, no owner
 	// check) and stops only after a release that succeeded.
 	zombieWatchdog bool
+	// quittingWatchdog renews with an owner check every TTL/3, as the
+	// catalogue's watchdog does, but stops for good at its first failed
+	// renewal while the holder keeps working.
+	quittingWatchdog bool
 }
 
 type blindLease struct {
@@ -56,8 +62,11 @@ func (l *blindLock) Acquire(ctx context.Context, key string) (harness.Lease, err
 		return nil, harness.ErrNotAcquired
 	}
 	lease := &blindLease{l: l, key: key, token: token, stop: make(chan struct{})}
-	if l.zombieWatchdog {
+	switch {
+	case l.zombieWatchdog:
 		l.c.Go(lease.renew)
+	case l.quittingWatchdog:
+		l.c.Go(lease.renewUntilError)
 	}
 	return lease, nil
 }
@@ -73,6 +82,33 @@ func (b *blindLease) renew(ctx context.Context) {
 			return
 		case <-tick.C:
 			b.l.c.Redis().SetXX(ctx, b.key, b.token, b.l.c.TTL())
+		}
+	}
+}
+
+var compareAndExpire = redis.NewScript(`
+if redis.call("GET", KEYS[1]) == ARGV[1] then
+	return redis.call("PEXPIRE", KEYS[1], ARGV[2])
+end
+return 0`)
+
+// renewUntilError renews while the key is ours, and gives up at the first
+// renewal that fails, as if the lease were gone.
+func (b *blindLease) renewUntilError(ctx context.Context) {
+	ttl := b.l.c.TTL()
+	tick := time.NewTicker(ttl / 3)
+	defer tick.Stop()
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		n, err := compareAndExpire.Run(ctx, b.l.c.Redis(), []string{b.key}, b.token, ttl.Milliseconds()).Int()
+		if err != nil || n == 0 {
+			return
 		}
 	}
 }
@@ -137,6 +173,20 @@ func (l *slowRedlockLease) Release(ctx context.Context) error {
 }
 
 func (*slowRedlockLease) Token() uint64 { return 0 }
+
+// blindLocks are the hookless broken locks above, each on the topology it
+// is written for: what explore must find blind, without their scenarios.
+var blindLocks = []struct {
+	name     string
+	topology cluster.Topology
+	new      harness.NewLocker
+}{
+	{"fallback-del", cluster.Single, func(c *harness.Client) harness.Locker { return &blindLock{c: c, fallbackDel: true} }},
+	{"timeout-is-success", cluster.Single, func(c *harness.Client) harness.Locker { return &blindLock{c: c, timeoutIsSuccess: true} }},
+	{"zombie-watchdog", cluster.Single, func(c *harness.Client) harness.Locker { return &blindLock{c: c, zombieWatchdog: true} }},
+	{"quitting-watchdog", cluster.Single, func(c *harness.Client) harness.Locker { return &blindLock{c: c, quittingWatchdog: true} }},
+	{"slow-redlock", cluster.Redlock, func(c *harness.Client) harness.Locker { return &slowRedlock{c: c} }},
+}
 
 // TestBlindScenarios: each scenario catches the lock whose bug it makes run,
 // and the catalogue's correct lock for the topology passes it.

@@ -33,6 +33,7 @@ type exploreFlags struct {
 	json        *bool
 	out         *string
 	backend     *string
+	faults      *string
 }
 
 func newExploreFlags() exploreFlags {
@@ -52,13 +53,15 @@ func newExploreFlags() exploreFlags {
 		json:        fs.Bool("json", false, "print the report as one JSON object instead of the summary"),
 		out:         fs.String("out", "locklab-report", "report folder each bug's run folder goes into"),
 		backend:     fs.String("backend", "local", "where the servers run: local (processes) or docker (containers, whose images make docker builds)"),
+		faults: fs.String("faults", "", "the fault kinds to draw, comma-separated: NAME,NAME draws only those, -NAME leaves one out "+
+			"(e.g. -faults -slow-work for a lock whose work is bounded); a replay needs the same; default every kind"),
 	}
 }
 
 // exploreUsage prints how to call check explore.
 func exploreUsage(w io.Writer) {
-	fmt.Fprint(w, `usage: check explore -lock NAME [-topology T] [-time D | -runs N] [-seed S] [-stop-at-first] [-json] [-out DIR] [-backend local|docker]
-       check explore -lock NAME [-topology T] -replay SEED[:i,j]
+	fmt.Fprint(w, `usage: check explore -lock NAME [-topology T] [-time D | -runs N] [-seed S] [-faults KINDS] [-stop-at-first] [-json] [-out DIR] [-backend local|docker]
+       check explore -lock NAME [-topology T] [-faults KINDS] -replay SEED[:i,j]
 
 Runs the lock again and again, each run a few seconds under faults drawn at
 random from the run's seed, until -time or -runs are spent. A failing
@@ -73,6 +76,14 @@ flags:
 	f := newExploreFlags()
 	f.fs.SetOutput(w)
 	f.fs.PrintDefaults()
+	fmt.Fprint(w, "\nfault kinds (-faults):\n")
+	for _, k := range explore.Kinds() {
+		only := ""
+		if k.Topologies != nil {
+			only = " (" + topologyList(k.Topologies) + " only)"
+		}
+		fmt.Fprintf(w, "  %-14s %s%s\n", k.Name, k.About, only)
+	}
 	fmt.Fprint(w, `
 Exit codes: 0 no bug, 1 a bug was found (or the exploration could not
 run), 2 bad input or -out unusable or in use.
@@ -121,6 +132,16 @@ func parseExplore(args []string, stdout io.Writer) (exploreInput, error) {
 	t := ts[0] // the lock's first topology, unless -topology says
 	cfg := explore.Config{Lock: l.Name, New: l.New, Reference: locks.Reference(t, l.Nested).New, Topology: t,
 		Nested: l.Nested, Runs: *f.runs, Time: *f.time, Seed: *f.seed, StopAtFirst: *f.stopAtFirst, Dir: *f.out}
+	if *f.faults != "" {
+		cfg.Faults = []string{*f.faults}
+	}
+	space, err := explore.NewSpace(cfg.Faults)
+	if err == nil {
+		err = space.Check(t)
+	}
+	if err != nil {
+		return exploreInput{}, fmt.Errorf("-faults: %w", err)
+	}
 	if cfg.Backend, err = parseBackend(*f.backend); err != nil {
 		return exploreInput{}, err
 	}
@@ -129,7 +150,7 @@ func parseExplore(args []string, stdout io.Writer) (exploreInput, error) {
 		if err != nil {
 			return exploreInput{}, fmt.Errorf("-replay: %w", err)
 		}
-		if _, err := r.Plan(t, l.Nested); err != nil {
+		if _, err := r.PlanIn(space, t, l.Nested); err != nil {
 			return exploreInput{}, fmt.Errorf("-replay: %w", err)
 		}
 		cfg.Replay, cfg.Seed = &r, r.Seed
@@ -219,8 +240,12 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) in
 // of the bugs, how each was found and how to replay it, and last the pace
 // and the number of bugs.
 func exploreSummary(w io.Writer, rep *explore.Report, cfg explore.Config) {
-	fmt.Fprintf(w, "%s on %s, seed %d: %d runs; own %d, inherent %d, untold %d, unknown %d; no drawn fault struck in %d",
-		rep.Lock, rep.Topology, rep.Seed, rep.Runs, rep.Own, rep.Inherent, rep.Untold, rep.Unknown, rep.Quiet)
+	space := ""
+	if rep.Faults != "" {
+		space = ", faults: " + rep.Faults
+	}
+	fmt.Fprintf(w, "%s on %s, seed %d%s: %d runs; own %d, inherent %d, untold %d, unknown %d; no drawn fault struck in %d",
+		rep.Lock, rep.Topology, rep.Seed, space, rep.Runs, rep.Own, rep.Inherent, rep.Untold, rep.Unknown, rep.Quiet)
 	if rep.Flaky > 0 {
 		fmt.Fprintf(w, "; %d own violation(s) not shown again by the same schedule", rep.Flaky)
 	}

@@ -171,8 +171,9 @@ func TestJSON(t *testing.T) {
 		t.Fatalf("%d runs, want 2", len(runs))
 	}
 	keys := []string{"pitfall", "variant", "scenario", "seed", "verdicts", "expected", "pass", "detect_ms", "duration_ms", "report_dir"}
-	// A failing verdict has its kind, and why, when it could be told.
-	optional := []string{"kinds", "kind_why"}
+	// A failing verdict has its kind, and why, when it could be told, and
+	// the reference's verdicts and runs when the history could not tell.
+	optional := []string{"kinds", "kind_why", "reference", "reference_runs"}
 	for i, r := range runs {
 		for k := range r {
 			if !slices.Contains(keys, k) && !slices.Contains(optional, k) {

@@ -1,0 +1,281 @@
+package explore
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/locks"
+	"github.com/locklab/locklab/pitfalls"
+	"github.com/locklab/locklab/scenarios"
+)
+
+// reachSeeds is how many seeds the reachability test draws per topology.
+const reachSeeds = 3000
+
+// unreachable lists the catalogue's faults explore does not draw by design,
+// by scenario and fault (as reach's String says it), with the reason.
+var unreachable = map[string]string{
+	"unlock-before-commit: sleep (client) at before-commit, past a lease": "before-commit is a failpoint of the MariaDB " +
+		"resource, which only the commit scenarios use to show pitfall 8; explore's resource is the Redis inventory, " +
+		"and the resource is part of the workload the user judges, not a fault to draw",
+	"commit-before-unlock: sleep (client) at before-commit, past a lease": "as unlock-before-commit: a failpoint of the MariaDB resource",
+}
+
+// reach is what the reachability test compares of a fault: what it does,
+// to what, where it strikes, and whether it lasts inside or past a lease.
+// Its timing and exact durations may differ.
+type reach struct {
+	kind     string // the action (crash, pause, sleep, drop) or the injected fault's type
+	target   string // client, node, links to all lock nodes, links to some, replication link
+	at       string // the failpoint, or "a drawn time" for a scheduled fault
+	class    string // "inside a lease", "past a lease", or "" when it has no duration
+	together int    // how many such faults strike together, at one hit of one failpoint
+}
+
+func (r reach) String() string {
+	s := r.kind
+	if r.together > 1 {
+		s = fmt.Sprintf("%s ×%d", s, r.together)
+	}
+	s = fmt.Sprintf("%s (%s) at %s", s, r.target, r.at)
+	if r.class != "" {
+		s += ", " + r.class
+	}
+	return s
+}
+
+// lease says whether d lasts inside or past a lease of ttl.
+func lease(d, ttl time.Duration) string {
+	if d < ttl {
+		return "inside a lease"
+	}
+	return "past a lease"
+}
+
+// faultReach describes an injected or scheduled fault f that heals after
+// heal. The duration that decides its class is what the lock feels: a
+// skew's or jump's amount, a latency's delay, otherwise how long it lasts.
+func faultReach(f harness.Fault, heal, ttl time.Duration) reach {
+	r := reach{kind: strings.TrimPrefix(fmt.Sprintf("%T", f), "harness."), target: "node", class: lease(heal, ttl)}
+	links := func(nodes []int) string {
+		if len(nodes) > 0 {
+			return "links to some lock nodes"
+		}
+		return "links to all lock nodes"
+	}
+	switch f := f.(type) {
+	case harness.Partition:
+		r.target = links(f.Nodes)
+	case harness.Latency:
+		r.target, r.class = links(f.Nodes), lease(f.Delay, ttl)
+	case harness.BlackHole:
+		r.target = links(nil)
+	case harness.ClockSkew:
+		r.target, r.class = "client", lease(f.By, ttl)
+	case harness.ClockJump:
+		r.class = lease(f.By, ttl)
+	case harness.KillNode:
+		if f.KeepData {
+			r.kind += " keeping its data"
+		}
+	case harness.CutReplication:
+		r.target = "replication link"
+	}
+	return r
+}
+
+// reaches describes every fault of a set of failpoints and scheduled
+// faults, in a run whose lease is ttl.
+func reaches(fps []harness.Failpoint, scheduled []harness.ScheduledFault, ttl time.Duration) []reach {
+	var rs []reach
+	for _, sf := range scheduled {
+		r := faultReach(sf.Fault, sf.For, ttl)
+		r.at, r.together = "a drawn time", 1
+		rs = append(rs, r)
+	}
+	for _, fp := range fps {
+		r := reach{kind: string(fp.Action.Kind), target: "client", at: fp.Name}
+		switch fp.Action.Kind {
+		case harness.ActionFault:
+			r = faultReach(fp.Action.Fault, fp.Action.For, ttl)
+			r.at = fp.Name
+		case harness.ActionPause, harness.ActionSleep:
+			r.class = lease(fp.Action.For, ttl)
+		}
+		// Faults of one kind armed at the same hit of the same failpoint
+		// strike together, as two nodes paused at once.
+		for _, other := range fps {
+			if other.Name == fp.Name && other.Client == fp.Client && other.Skip == fp.Skip && other.Action.Kind == fp.Action.Kind &&
+				reflect.TypeOf(other.Action.Fault) == reflect.TypeOf(fp.Action.Fault) {
+				r.together++
+			}
+		}
+		rs = append(rs, r)
+	}
+	return rs
+}
+
+// drawnReaches maps every fault that seeds 1 to reachSeeds draw on a
+// topology, from space, to the first seed that draws it.
+func drawnReaches(space Space, t cluster.Topology, nested bool) map[reach]int64 {
+	drawn := map[reach]int64{}
+	for seed := int64(reachSeeds); seed >= 1; seed-- {
+		p := space.Schedule(t, nested, seed)
+		for _, f := range p.Faults {
+			for _, r := range reaches(f.Failpoints, f.Scheduled, p.Workload.TTL) {
+				drawn[r] = seed
+			}
+		}
+	}
+	return drawn
+}
+
+// catalogueScenarios are every directed scenario, those the catalogue's
+// pitfalls and fixes name among them (each checked to exist).
+func catalogueScenarios(t *testing.T) []harness.Scenario {
+	t.Helper()
+	for _, p := range pitfalls.Catalogue() {
+		for _, c := range p.Cases() {
+			if _, err := scenarios.Lookup(c.Scenario); err != nil {
+				t.Errorf("pitfall %s: %v", p.Name, err)
+			}
+		}
+	}
+	return scenarios.All()
+}
+
+// unreached lists, as "scenario: fault", the catalogue's faults that space
+// never draws, and the seed that draws each one it does.
+func unreached(t *testing.T, space Space) (missing []string, found map[string]int64) {
+	t.Helper()
+	found = map[string]int64{}
+	drawn := map[string]map[reach]int64{}
+	for _, s := range catalogueScenarios(t) {
+		key := fmt.Sprint(s.Topology, s.Workload.Nested)
+		if drawn[key] == nil {
+			drawn[key] = drawnReaches(space, s.Topology, s.Workload.Nested)
+		}
+		ttl := s.Workload.TTL
+		if ttl == 0 {
+			ttl = 300 * time.Millisecond // harness's default
+		}
+		for _, r := range reaches(s.Failpoints, s.Faults, ttl) {
+			name := s.Name + ": " + r.String()
+			if seed, ok := drawn[key][r]; ok {
+				found[name] = seed
+			} else if !slices.Contains(missing, name) {
+				missing = append(missing, name)
+			}
+		}
+	}
+	return missing, found
+}
+
+// TestReachCatalogue checks that explore's draws reach every fault of every
+// directed scenario: for each, a seed whose schedule draws a fault of the
+// same kind, on the same kind of target, at the same failpoint, inside or
+// past a lease as the scenario's is. Those it cannot reach by design are
+// listed in unreachable, with the reason.
+func TestReachCatalogue(t *testing.T) {
+	missing, found := unreached(t, Space{})
+	for _, name := range missing {
+		if why, ok := unreachable[name]; ok {
+			t.Logf("not drawn by design: %s: %s", name, why)
+			continue
+		}
+		t.Errorf("no seed of 1 to %d draws %s", reachSeeds, name)
+	}
+	for name := range unreachable {
+		if seed, ok := found[name]; ok {
+			t.Errorf("%s is listed as unreachable, but seed %d draws it", name, seed)
+		} else if !slices.Contains(missing, name) {
+			t.Errorf("%s is listed as unreachable, but no scenario has it", name)
+		}
+	}
+	names := make([]string, 0, len(found))
+	for name := range found {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		t.Logf("seed %d draws %s", found[name], name)
+	}
+}
+
+// TestReachFailsWithoutKind checks that the reachability test can fail: a
+// space without the kind that alone draws a scenario's fault misses it.
+func TestReachFailsWithoutKind(t *testing.T) {
+	for _, tc := range []struct {
+		out  string
+		miss string
+	}{
+		{"crash-acquire", "crash-after-setnx: crash (client) at " + harness.AfterTook},
+		{"cut-holder", "holder-cut-off: Partition (links to all lock nodes) at acquired, past a lease"},
+		{"slow-nodes", "redlock-slow-nodes: PauseNode ×2 (node) at " + harness.AfterTook + ", past a lease"},
+		{"failover", "failover-wait: PreferReplica (node) at a drawn time, past a lease"},
+	} {
+		space, err := NewSpace([]string{"-" + tc.out})
+		if err != nil {
+			t.Fatal(err)
+		}
+		missing, _ := unreached(t, space)
+		if !slices.Contains(missing, tc.miss) {
+			t.Errorf("without %s, explore still reaches %q; missing: %q", tc.out, tc.miss, missing)
+		}
+	}
+}
+
+// TestWatchdogSurvivesCutRenewal runs a cut-renewal schedule: the lock
+// without renewal loses its lease in the slow section, while the
+// catalogue's watchdog, which renews on after a failed renewal, keeps it.
+func TestWatchdogSurvivesCutRenewal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts redis-server")
+	}
+	space, err := NewSpace([]string{"cut-renewal"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := space.Schedule(cluster.Single, false, 1)
+	for _, tc := range []struct {
+		lock string
+		want harness.Verdict
+	}{
+		{"token-watchdog", harness.OK},
+		{"no-renewal", harness.Illegal},
+	} {
+		t.Run(tc.lock, func(t *testing.T) {
+			l, err := locks.Lookup(tc.lock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			res, err := harness.Run(context.Background(), p.Scenario(), l.New, harness.Options{Seed: p.Seed, Dir: dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ops, err := history.ReadFile(filepath.Join(dir, harness.HistoryFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cut := slices.ContainsFunc(ops, func(op history.Op) bool {
+				return op.Kind == history.KindFault && strings.HasPrefix(op.Fault, "partition")
+			})
+			if cut != (tc.lock == "token-watchdog") {
+				t.Errorf("%s: a renewal was cut: %v, want it only for the lock that renews", tc.lock, cut)
+			}
+			if got := res.Verdicts[harness.CheckLock]; got != tc.want {
+				t.Errorf("%s under %s: lock checker says %s, want %s", tc.lock, p, got, tc.want)
+			}
+		})
+	}
+}
