@@ -69,7 +69,8 @@ type Judgement struct {
 //     TTL and was delayed meanwhile, so that the reply granting its lease
 //     may have come after the lease ran out (a dropped reply cannot do
 //     that: an acquire that takes a lost reply for success is the lock's
-//     own doing);
+//     own doing), unless the run's correct lock counts its acquire's time
+//     against the lease (End.Timed: Redlock), which refuses such a grant;
 //   - unexplained otherwise, and always without an end record to give the
 //     TTL.
 //
@@ -77,10 +78,12 @@ type Judgement struct {
 // as stalls, as every fault but slow work did then.
 func Judge(ops []history.Op) Judgement {
 	var ttl time.Duration
+	timed := false
 	if e := history.EndOf(ops); e != nil {
-		ttl = e.TTL
+		ttl, timed = e.TTL, e.Timed
 	}
 	p := newProof(ops, ttl)
+	p.timed = timed
 	j := Judgement{TTL: ttl}
 	for a, b := range overlapping(p.holds) {
 		o := Overlap{Earlier: a.export(), Later: b.export(), Class: Unexplained}
@@ -182,6 +185,7 @@ func effect(f history.Op) history.Effect {
 // proof holds what Judge measures a history with.
 type proof struct {
 	ttl    time.Duration
+	timed  bool // a correct lock refuses a lease granted late (history.End.Timed)
 	holds  []hold
 	called map[holdStart]time.Duration // the call of the acquire that began each hold
 	faults []history.Op                // faults and crashes, each with a Return
@@ -276,7 +280,7 @@ func (p proof) explain(a, b hold) (why string, ok bool) {
 				"while its lease could still be on the node", f.Fault, ms(f.Call), ms(age), a.client), true
 		}
 	}
-	if bCall, ok := p.calledAt(b); ok {
+	if bCall, ok := p.calledAt(b); ok && !p.timed {
 		if took := b.start - bCall; took > p.ttl {
 			if f, ok := p.struck(b.client, bCall, b.start, history.EffectDelay); ok {
 				return fmt.Sprintf("client %d's acquire took %s (past the %s TTL) and %q struck it meanwhile: "+

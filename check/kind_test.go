@@ -197,6 +197,12 @@ func TestJudge(t *testing.T) {
 		want: []Class{Explained},
 		why:  `client 1's acquire took 250 ms (past the 200 ms TTL) and "client pause" struck it meanwhile`,
 	}, {
+		name: "a later acquire delayed past the TTL, where a correct lock times its acquire",
+		ops: []history.Op{acq(0, 240, 241, models.OK), withEffect(1, 20, 250, "client pause", history.EffectDelay),
+			acq(1, 10, 260, models.OK), rel(0, 300, 301), rel(1, 310, 311),
+			endOp(1000, history.End{TTL: 200 * msec, Probe: true, Timed: true})},
+		want: []Class{Unexplained},
+	}, {
 		name: "a later acquire that took a dropped reply for success",
 		ops: []history.Op{acq(0, 240, 241, models.OK), withEffect(1, 20, 250, "reply dropped", history.EffectStall),
 			acq(1, 10, 260, models.OK), rel(0, 300, 301), rel(1, 310, 311), end},

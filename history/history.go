@@ -135,6 +135,11 @@ type End struct {
 	// against which the checkers measure stalls of the machine.
 	TTL  time.Duration `json:"ttl_ns"`
 	Work time.Duration `json:"work_ns"`
+	// Timed says the correct lock of the run's topology counts the time
+	// its acquire took against the lease, as Redlock does: such a lock
+	// refuses a lease whose grant came after the lease ran out, so a late
+	// grant excuses no overlap.
+	Timed bool `json:"timed,omitempty"`
 	// NotExercised says why the scenario did not happen as written: a
 	// failpoint that never fired, a fault never injected. Any entry makes
 	// every verdict unknown.
