@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/locklab/locklab/network"
 )
 
 // Persistence says what a node keeps on disk, so a restart can keep or lose its data.
@@ -141,7 +143,8 @@ func StartProcess(ctx context.Context, cfg NodeConfig) (*Process, error) {
 	for trial := 1; ; trial++ {
 		n.port = cfg.Port
 		if n.port == 0 {
-			port, err := freeLoopbackPort()
+			// A restart rebinds the port: keep it out of the ephemeral range.
+			port, err := network.StablePort()
 			if err != nil {
 				os.RemoveAll(n.dir)
 				return nil, fmt.Errorf("start node %s: %w", n.name, err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -103,7 +104,7 @@ type Link struct {
 	cuts  int // Cut faults now holding the link down; the proxy is disabled while cuts > 0
 }
 
-// Link creates a proxy named name that listens on a random port of 127.0.0.1 and forwards to upstream.
+// Link creates a proxy named name that listens on a random stable port (StablePort) of 127.0.0.1 and forwards to upstream.
 // The name must be unique in the Network and made of letters, digits, '.', '_' and '-'
 // (it becomes part of the API's URLs). The upstream need not be up yet:
 // every accepted connection dials it afresh.
@@ -119,8 +120,19 @@ func (n *Proxy) Link(ctx context.Context, name, upstream string) (*Link, error) 
 	if n.closed {
 		return nil, fmt.Errorf("link %s: network closed: %w", name, net.ErrClosed)
 	}
-	// The API answers with the address the proxy actually bound, port included.
-	p, err := n.client.CreateProxy(name, "127.0.0.1:0", upstream)
+	// A stable port, since healing a cut rebinds it; another process may
+	// take one between StablePort and the bind, so a few are tried.
+	var p *toxiproxyclient.Proxy
+	var err error
+	for range 5 {
+		var port int
+		if port, err = StablePort(); err != nil {
+			break
+		}
+		if p, err = n.client.CreateProxy(name, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), upstream); err == nil {
+			break
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("link %s: %w", name, err)
 	}
