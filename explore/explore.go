@@ -281,21 +281,30 @@ func (m mark) String() string {
 	return w + " " + m.strike
 }
 
-// marksOf marks each of faults.
+// marksOf marks each of faults. A fault whose story adds other faults to
+// slow work (a renewal cut while the work outlives the lease) is marked
+// twice, the slow work apart: a lock that fails under the slow work alone
+// (it never renews) then shows one bug, whichever of the two found it.
 func marksOf(faults []Fault) []mark {
-	ms := make([]mark, len(faults))
-	for i, f := range faults {
-		ms[i] = mark{kind: f.Kind}
-		if len(f.Failpoints) == 0 {
-			continue
+	var ms []mark
+	for _, f := range faults {
+		m := mark{kind: f.Kind}
+		fps := f.Failpoints
+		if i := slices.IndexFunc(fps, slowSection); i >= 0 && len(fps)+len(f.Scheduled) > 1 {
+			ms = append(ms, mark{kind: "slow-work", strike: strikeWords(fps[i].Name, fps[i].Action.Kind)})
+			fps = slices.Delete(slices.Clone(fps), i, i+1)
 		}
-		fp := f.Failpoints[0]
-		if slices.ContainsFunc(f.Failpoints, func(o harness.Failpoint) bool { return o.Name != fp.Name }) {
-			continue
+		if len(fps) > 0 && !slices.ContainsFunc(fps, func(o harness.Failpoint) bool { return o.Name != fps[0].Name }) {
+			m.strike = strikeWords(fps[0].Name, fps[0].Action.Kind)
 		}
-		ms[i].strike = strikeWords(fp.Name, fp.Action.Kind)
+		ms = append(ms, m)
 	}
 	return ms
+}
+
+// slowSection reports whether fp makes a critical section slow for a set time.
+func slowSection(fp harness.Failpoint) bool {
+	return fp.Name == harness.FailpointCriticalSection && fp.Action.Kind == harness.ActionSleep && fp.Action.Until == ""
 }
 
 // strikeWords is where the failpoint name strikes, in words. A lost reply
@@ -553,6 +562,23 @@ func (e *explorer) one(ctx context.Context, plan Plan, shrink bool) error {
 		os.RemoveAll(o.dir)
 		return ctx.Err()
 	}
+	if i := slices.IndexFunc(e.rep.Bugs, func(b Bug) bool { return b.failure == f && b.needsMore(marks) }); i >= 0 {
+		// A known bug whose faults include all of these and more is this
+		// bug, first seen with a fault it does not need: it takes the
+		// fewer faults, their signature, replay and run folder.
+		b := &e.rep.Bugs[i]
+		b.Signature, b.Replay, b.Found, b.Runs = sig, plan.Replay().String(), found, b.Runs+1
+		b.marks = append(b.marks, marks)
+		if b.ReportDir, err = e.keep(o, i+1); err != nil {
+			return err
+		}
+		if i == 0 {
+			first := b.Found
+			e.rep.First, e.rep.Replay, e.rep.ReportDir = &first, b.Replay, b.ReportDir
+		}
+		e.progress(plan, fmt.Sprintf("shrunk: bug %d, with fewer faults: %s", i+1, sig))
+		return ctx.Err()
+	}
 	b := Bug{Signature: sig, FirstS: ended, Runs: 1, Replay: plan.Replay().String(), Found: found, failure: f, marks: [][]mark{marks}}
 	if b.ReportDir, err = e.keep(o, len(e.rep.Bugs)+1); err != nil {
 		return err
@@ -589,6 +615,17 @@ func (e *explorer) knownBug(f failure, drawn []mark) int {
 		}
 	}
 	return best
+}
+
+// needsMore reports whether every shrunk run of b kept all of marks and
+// more: marks alone explain it.
+func (b Bug) needsMore(marks []mark) bool {
+	for _, kept := range b.marks {
+		if len(kept) <= len(marks) || !allIn(marks, kept) {
+			return false
+		}
+	}
+	return len(b.marks) > 0
 }
 
 // allIn reports whether every mark of want is in have.

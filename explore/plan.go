@@ -390,7 +390,7 @@ var allKinds = []kind{
 	{Kind: Kind{Name: "command-delay", About: "a command of any phase is delayed, inside or past a lease"},
 		weight: 1, draw: (*drawer).commandDelay},
 	{Kind: Kind{Name: "drop-reply", About: "a command of any phase runs but its reply is lost: the client waits its timeout"},
-		weight: 1, draw: (*drawer).dropReply},
+		weight: 3, draw: (*drawer).dropReply},
 	{Kind: Kind{Name: "cut-renewal", About: "while a critical section works past its lease, one background command (a renewal) fails at once: the client is cut off briefly"},
 		weight: 2, draw: (*drawer).cutRenewal},
 	{Kind: Kind{Name: "drop-renewal", About: "while a critical section works past its lease, the reply of one background command (a renewal) is lost"},

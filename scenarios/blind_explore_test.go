@@ -12,14 +12,14 @@ import (
 	"github.com/locklab/locklab/locks"
 )
 
-// exploreBlind explores one blind lock from seed, for at most d, and
-// stops at its first own violation.
+// exploreBlind explores one blind lock from seed, in its fault space, for
+// at most d, and stops at its first bug.
 func exploreBlind(t testing.TB, i int, seed int64, d time.Duration) *explore.Report {
 	t.Helper()
 	l := blindLocks[i]
 	rep, err := explore.Run(context.Background(), explore.Config{Lock: l.name, New: l.new,
 		Reference: locks.Reference(l.topology, false).New, Topology: l.topology,
-		Time: d, Seed: seed, Dir: t.TempDir()})
+		Faults: l.faults, Time: d, Seed: seed, StopAtFirst: true, Dir: t.TempDir()})
 	if err != nil {
 		t.Fatalf("%s, seed %d: %v", l.name, seed, err)
 	}
@@ -39,7 +39,11 @@ func TestExploreFindsBlindLocks(t *testing.T) {
 			if rep.FirstOwnS == nil {
 				t.Fatalf("no failure of the lock's own in %d runs (inherent %d, untold %d)", rep.Runs, rep.Inherent, rep.Untold)
 			}
-			t.Logf("found after %.1f s and %d runs: %s; replay %s", *rep.FirstOwnS, rep.Runs, rep.First.Plan, rep.Replay)
+			sig := rep.Bugs[0].Signature
+			t.Logf("found after %.1f s and %d runs: %s (%s); replay %s", *rep.FirstOwnS, rep.Runs, sig, rep.First.Plan, rep.Replay)
+			if !slices.ContainsFunc(l.finds, func(f string) bool { return strings.Contains(sig, f) }) {
+				t.Errorf("the bug found, %q, names none of %q: explore found another bug than the one the lock was written with", sig, l.finds)
+			}
 		})
 	}
 }
