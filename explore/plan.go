@@ -390,7 +390,7 @@ var allKinds = []kind{
 	{Kind: Kind{Name: "command-delay", About: "a command of any phase is delayed, inside or past a lease"},
 		weight: 1, draw: (*drawer).commandDelay},
 	{Kind: Kind{Name: "drop-reply", About: "a command of any phase runs but its reply is lost: the client waits its timeout"},
-		weight: 3, draw: (*drawer).dropReply},
+		weight: 4, draw: (*drawer).dropReply},
 	{Kind: Kind{Name: "cut-renewal", About: "while a critical section works past its lease, one background command (a renewal) fails at once: the client is cut off briefly"},
 		weight: 2, draw: (*drawer).cutRenewal},
 	{Kind: Kind{Name: "drop-renewal", About: "while a critical section works past its lease, the reply of one background command (a renewal) is lost"},
@@ -572,12 +572,17 @@ func (d *drawer) commandDelay() Fault {
 
 func (d *drawer) dropReply() Fault {
 	c, skip := harness.AnyClient, d.anySkip()
-	name := d.commandPoint(harness.PhaseAcquire, harness.PhaseSection, harness.PhaseRelease, harness.PhaseBackground)
-	if d.rng.IntN(3) == 0 {
+	// A lost reply matters most where the lock decides on it: whether it
+	// holds the lock, whether it gave it back.
+	name := d.commandPoint(harness.PhaseAcquire, harness.PhaseRelease, harness.PhaseRelease, harness.PhaseSection, harness.PhaseBackground)
+	if d.rng.IntN(4) == 0 {
 		name = harness.AfterTook
 	}
+	// The client sees the loss only after its timeout; what it does then
+	// (a fallback DEL, a retry) needs the run to go on after that.
 	return Fault{What: fmt.Sprintf("%s loses the reply %s (%s)", who(c), name, hits(c, skip, 1)),
-		Failpoints: []harness.Failpoint{d.failpoint(name, c, skip, 1, harness.DropReply())}}
+		Failpoints:  []harness.Failpoint{d.failpoint(name, c, skip, 1, harness.DropReply())},
+		MinDuration: timeout + d.duration}
 }
 
 // brief is a cut short enough that a watchdog renewing every third of a
