@@ -259,7 +259,7 @@ func (r *run) execute(ctx context.Context, newLocker NewLocker) error {
 
 	logf(r.opts.Log, "%s: probing liveness (bound %s)", r.s.Name, bound)
 	end := &history.End{Initial: r.w.Stock, Stuck: stuck, Bound: bound, TTL: r.w.TTL, Work: r.w.Work,
-		Timed: r.cluster.Topology() == cluster.Redlock,
+		Timed:        r.cluster.Topology() == cluster.Redlock,
 		NotExercised: append(r.points.unfired(), notInjected()...)}
 	r.probe(runCtx, probe, newLocker, bound, end)
 	end.NotExercised = append(end.NotExercised, r.points.spoiledBy()...)
