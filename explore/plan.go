@@ -574,15 +574,27 @@ func (d *drawer) dropReply() Fault {
 	c, skip := harness.AnyClient, d.anySkip()
 	// A lost reply matters most where the lock decides on it: whether it
 	// holds the lock, whether it gave it back.
-	name := d.commandPoint(harness.PhaseAcquire, harness.PhaseRelease, harness.PhaseRelease, harness.PhaseSection, harness.PhaseBackground)
+	phase := pick(d, harness.PhaseAcquire, harness.PhaseRelease, harness.PhaseRelease, harness.PhaseSection, harness.PhaseBackground)
+	name := d.commandPoint(phase)
 	if d.rng.IntN(4) == 0 {
-		name = harness.AfterTook
+		name, phase = harness.AfterTook, harness.PhaseAcquire
 	}
 	// The client sees the loss only after its timeout; what it does then
 	// (a fallback DEL, a retry) needs the run to go on after that.
-	return Fault{What: fmt.Sprintf("%s loses the reply %s (%s)", who(c), name, hits(c, skip, 1)),
+	f := Fault{What: fmt.Sprintf("%s loses the reply %s (%s)", who(c), name, hits(c, skip, 1)),
 		Failpoints:  []harness.Failpoint{d.failpoint(name, c, skip, 1, harness.DropReply())},
 		MinDuration: timeout + d.duration}
+	if phase == harness.PhaseRelease && (name == harness.AfterCommand(phase, 1) || name == harness.BeforeCommand(phase, 1)) {
+		// A release whose first command got no reply is over only for a
+		// lock that trusts the command ran. One that sends another (a
+		// plain DEL, a retry) sends it when it hurts most: just after
+		// another client took the lock, as lost-release-reply does. By
+		// then the lease is long gone, so this delays no holder.
+		next := harness.BeforeCommand(phase, 2)
+		f.What += fmt.Sprintf("; a release command after it waits until another client acquires (%s at most)", 2*d.ttl)
+		f.Failpoints = append(f.Failpoints, d.failpoint(next, c, 0, 1, harness.SleepUntil(harness.FailpointAcquired, 2*d.ttl)))
+	}
+	return f
 }
 
 // brief is a cut short enough that a watchdog renewing every third of a
