@@ -253,28 +253,8 @@ type mark struct {
 	strike string
 }
 
-// kindWords names the kinds whose names read poorly in a signature; the
-// others read as their names, dashes as spaces. Several kinds are one fault
-// at different points (a pause in the release or in the critical section):
-// the strike that follows tells them apart.
-var kindWords = map[string]string{
-	"crash-acquire": "crash",
-	"pause-release": "pause",
-	"pause-holder":  "pause",
-	"command-pause": "pause",
-	"command-delay": "delay",
-	"drop-reply":    "lost reply",
-}
-
 func (m mark) String() string {
-	w, ok := kindWords[m.kind]
-	switch {
-	case ok:
-	case m.kind == "":
-		w = "fault"
-	default:
-		w = strings.ReplaceAll(m.kind, "-", " ")
-	}
+	w := wordsOf(m.kind)
 	if m.strike == "" {
 		return w
 	}

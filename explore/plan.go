@@ -272,6 +272,22 @@ type kind struct {
 	weight int
 	crash  bool // it crashes a client
 	draw   func(d *drawer) Fault
+	// words name it in a bug's signature when its name reads poorly there;
+	// empty: its name, dashes as spaces. Several kinds are one fault at
+	// different points (a pause in the release or in the critical section):
+	// the strike that follows tells them apart.
+	words string
+}
+
+// wordsOf is how a signature names the kind called name.
+func wordsOf(name string) string {
+	if name == "" {
+		return "fault"
+	}
+	if i := slices.IndexFunc(allKinds, func(k kind) bool { return k.Name == name }); i >= 0 && allKinds[i].words != "" {
+		return allKinds[i].words
+	}
+	return strings.ReplaceAll(name, "-", " ")
 }
 
 // Space is the fault kinds explore draws from, as a user states it (what
@@ -376,21 +392,23 @@ var onlyRedlock = []cluster.Topology{cluster.Redlock}
 // slower than the timeout) costs the client its timeout, five leases.
 var allKinds = []kind{
 	{Kind: Kind{Name: "crash-acquire", About: "a client crashes just after an acquire's command (mostly the one that took the key)"},
-		weight: 3, crash: true, draw: (*drawer).crashAcquire},
+		weight: 3, words: "crash", crash: true, draw: (*drawer).crashAcquire},
 	{Kind: Kind{Name: "crash", About: "a client crashes in its critical section, or at a command of its critical section, release or background work"},
 		weight: 1, crash: true, draw: (*drawer).crash},
 	{Kind: Kind{Name: "pause-release", About: "a client pauses (stop-the-world) at a release command until another client holds the lock"},
-		weight: 3, draw: (*drawer).pauseRelease},
+		weight: 3, words: "pause", draw: (*drawer).pauseRelease},
 	{Kind: Kind{Name: "slow-work", About: "a critical section works two to three leases longer"},
 		weight: 3, draw: (*drawer).slowWork},
 	{Kind: Kind{Name: "pause-holder", About: "a holder pauses (stop-the-world) two to three leases in its critical section"},
-		weight: 1, draw: (*drawer).pauseHolder},
+		weight: 1, words: "pause", draw: (*drawer).pauseHolder},
 	{Kind: Kind{Name: "command-pause", About: "a client pauses (stop-the-world) at a command of any phase"},
-		weight: 1, draw: (*drawer).commandPause},
+		weight: 1, words: "pause", draw: (*drawer).commandPause},
 	{Kind: Kind{Name: "command-delay", About: "a command of any phase is delayed, inside or past a lease"},
-		weight: 1, draw: (*drawer).commandDelay},
+		weight: 1, words: "delay", draw: (*drawer).commandDelay},
 	{Kind: Kind{Name: "drop-reply", About: "a command of any phase runs but its reply is lost: the client waits its timeout"},
-		weight: 4, draw: (*drawer).dropReply},
+		weight: 3, words: "lost reply", draw: (*drawer).dropReply},
+	{Kind: Kind{Name: "drop-release", About: "a release's first command runs but its reply is lost; a release command after it waits until another client acquires"},
+		weight: 3, words: "lost reply of release command", draw: (*drawer).dropRelease},
 	{Kind: Kind{Name: "cut-renewal", About: "while a critical section works past its lease, one background command (a renewal) fails at once: the client is cut off briefly"},
 		weight: 2, draw: (*drawer).cutRenewal},
 	{Kind: Kind{Name: "drop-renewal", About: "while a critical section works past its lease, the reply of one background command (a renewal) is lost"},
@@ -573,28 +591,36 @@ func (d *drawer) commandDelay() Fault {
 func (d *drawer) dropReply() Fault {
 	c, skip := harness.AnyClient, d.anySkip()
 	// A lost reply matters most where the lock decides on it: whether it
-	// holds the lock, whether it gave it back.
-	phase := pick(d, harness.PhaseAcquire, harness.PhaseRelease, harness.PhaseRelease, harness.PhaseSection, harness.PhaseBackground)
-	name := d.commandPoint(phase)
+	// holds the lock (here), whether it gave it back (drop-release).
+	name := d.commandPoint(harness.PhaseAcquire, harness.PhaseAcquire, harness.PhaseRelease, harness.PhaseSection, harness.PhaseBackground)
 	if d.rng.IntN(4) == 0 {
-		name, phase = harness.AfterTook, harness.PhaseAcquire
+		name = harness.AfterTook
 	}
 	// The client sees the loss only after its timeout; what it does then
-	// (a fallback DEL, a retry) needs the run to go on after that.
-	f := Fault{What: fmt.Sprintf("%s loses the reply %s (%s)", who(c), name, hits(c, skip, 1)),
+	// (a retry, a fallback) needs the run to go on after that.
+	return Fault{What: fmt.Sprintf("%s loses the reply %s (%s)", who(c), name, hits(c, skip, 1)),
 		Failpoints:  []harness.Failpoint{d.failpoint(name, c, skip, 1, harness.DropReply())},
 		MinDuration: timeout + d.duration}
-	if phase == harness.PhaseRelease && (name == harness.AfterCommand(phase, 1) || name == harness.BeforeCommand(phase, 1)) {
-		// A release whose first command got no reply is over only for a
-		// lock that trusts the command ran. One that sends another (a
-		// plain DEL, a retry) sends it when it hurts most: just after
-		// another client took the lock, as lost-release-reply does. By
-		// then the lease is long gone, so this delays no holder.
-		next := harness.BeforeCommand(phase, 2)
-		f.What += fmt.Sprintf("; a release command after it waits until another client acquires (%s at most)", 2*d.ttl)
-		f.Failpoints = append(f.Failpoints, d.failpoint(next, c, 0, 1, harness.SleepUntil(harness.FailpointAcquired, 2*d.ttl)))
+}
+
+// dropRelease is lost-release-reply's story drawn: a release whose first
+// command got no reply is over only for a lock that trusts the command
+// ran. One that sends another (a plain DEL, a retry) sends it when it hurts
+// most: just after another client took the lock. By then the lease is long
+// gone, so the wait holds up no holder.
+func (d *drawer) dropRelease() Fault {
+	c, skip := harness.AnyClient, d.anySkip()
+	name := harness.AfterCommand(harness.PhaseRelease, 1)
+	if d.rng.IntN(2) == 0 {
+		name = harness.BeforeCommand(harness.PhaseRelease, 1)
 	}
-	return f
+	next, wait := harness.BeforeCommand(harness.PhaseRelease, 2), 2*d.ttl
+	return Fault{What: fmt.Sprintf("%s loses the reply %s (%s); a release command after it waits until another client acquires (%s at most)", who(c), name, hits(c, skip, 1), wait),
+		Failpoints: []harness.Failpoint{
+			d.failpoint(name, c, skip, 1, harness.DropReply()),
+			d.failpoint(next, c, 0, 1, harness.SleepUntil(harness.FailpointAcquired, wait)),
+		},
+		MinDuration: timeout + d.duration}
 }
 
 // brief is a cut short enough that a watchdog renewing every third of a

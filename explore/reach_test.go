@@ -24,10 +24,10 @@ const reachSeeds = 3000
 // unreachable lists the catalogue's faults explore does not draw by design,
 // by scenario and fault (as reach's String says it), with the reason.
 var unreachable = map[string]string{
-	"unlock-before-commit: sleep (client) at before-commit, past a lease": "before-commit is a failpoint of the MariaDB " +
+	"unlock-before-commit: sleep (client) at before-commit, until another client reaches critical-section": "before-commit is a failpoint of the MariaDB " +
 		"resource, which only the commit scenarios use to show pitfall 8; explore's resource is the Redis inventory, " +
 		"and the resource is part of the workload the user judges, not a fault to draw",
-	"commit-before-unlock: sleep (client) at before-commit, past a lease": "as unlock-before-commit: a failpoint of the MariaDB resource",
+	"commit-before-unlock: sleep (client) at before-commit, until another client reaches critical-section": "as unlock-before-commit: a failpoint of the MariaDB resource",
 }
 
 // reach is what the reachability test compares of a fault: what it does,
@@ -37,7 +37,7 @@ type reach struct {
 	kind     string // the action (crash, pause, sleep, drop) or the injected fault's type
 	target   string // client, node, links to all lock nodes, links to some, replication link
 	at       string // the failpoint, or "a drawn time" for a scheduled fault
-	class    string // "inside a lease", "past a lease", or "" when it has no duration
+	class    string // "inside a lease", "past a lease", "until another client reaches …", or "" when its duration does not matter
 	together int    // how many such faults strike together, at one hit of one failpoint
 }
 
@@ -89,6 +89,10 @@ func faultReach(f harness.Fault, heal, ttl time.Duration) reach {
 		}
 	case harness.CutReplication:
 		r.target = "replication link"
+	case harness.KillMaster:
+		// What the lock feels is the promotion; the heal only brings the
+		// old master back as a replica.
+		r.class = ""
 	}
 	return r
 }
@@ -110,6 +114,11 @@ func reaches(fps []harness.Failpoint, scheduled []harness.ScheduledFault, ttl ti
 			r.at = fp.Name
 		case harness.ActionPause, harness.ActionSleep:
 			r.class = lease(fp.Action.For, ttl)
+			if fp.Action.Until != "" {
+				// It lasts until another client gets somewhere; For only
+				// bounds it.
+				r.class = "until another client reaches " + fp.Action.Until
+			}
 		}
 		// Faults of one kind armed at the same hit of the same failpoint
 		// strike together, as two nodes paused at once.

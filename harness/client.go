@@ -232,12 +232,12 @@ func (c *Client) Failpoint(ctx context.Context, name string) error {
 func (c *Client) act(ctx context.Context, name string, a Action) error {
 	switch {
 	case a.Kind == ActionCrash:
-		c.Crash("failpoint " + name)
+		c.crash("failpoint "+name, a.crux)
 		return ErrCrashed
 	case a.Kind == ActionPause && a.Until != "":
-		return c.pause(ctx, a.For, "failpoint "+name+": until another client reaches "+a.Until, c.until(a.Until))
+		return c.pause(ctx, a.For, "failpoint "+name+": until another client reaches "+a.Until, c.until(a.Until), a.crux)
 	case a.Kind == ActionPause:
-		return c.Pause(ctx, a.For, "failpoint "+name)
+		return c.pause(ctx, a.For, "failpoint "+name, func(ctx context.Context) { <-ctx.Done() }, a.crux)
 	case a.Kind == ActionFault:
 		c.points.inject(ctx, a, fmt.Sprintf("at failpoint %s of client %d", name, c.id))
 		return nil
@@ -269,7 +269,7 @@ func (c *Client) slow(ctx context.Context, name string, a Action) error {
 	if isCommandPoint(name) {
 		label, effect = "delayed command", history.EffectDelay
 	}
-	c.history.Add(history.Op{Client: c.id, Kind: history.KindFault, Call: start, Return: end, Fault: label, Effect: effect,
+	c.history.Add(history.Op{Client: c.id, Kind: history.KindFault, Call: start, Return: end, Fault: label, Effect: effect, Crux: a.crux,
 		Detail: fmt.Sprintf("failpoint %s: %s, lasted %s", name, a, (end - start).Round(time.Millisecond))})
 	return err
 }
@@ -304,7 +304,10 @@ func (c *Client) Sleep(ctx context.Context, d time.Duration) error {
 
 // Crash stops the client for good: its connections close, its background work
 // is cancelled and no cleanup runs, so whatever it held stays held.
-func (c *Client) Crash(why string) {
+func (c *Client) Crash(why string) { c.crash(why, false) }
+
+// crash is Crash, recorded as the scenario's crux when crux is set.
+func (c *Client) crash(why string, crux bool) {
 	if c.crashed.Swap(true) {
 		return
 	}
@@ -317,7 +320,7 @@ func (c *Client) Crash(why string) {
 	}
 	c.cancel()
 	c.closeConns()
-	c.history.Add(history.Op{Client: c.id, Kind: history.KindCrash, Call: at, Return: at, Detail: why})
+	c.history.Add(history.Op{Client: c.id, Kind: history.KindCrash, Call: at, Return: at, Detail: why, Crux: crux})
 }
 
 // Crashed reports whether the client has crashed.
@@ -327,13 +330,12 @@ func (c *Client) Crashed() bool { return c.crashed.Load() }
 // its watchdog's included, blocks until the pause ends, as in a long GC pause.
 // The caller waits out the pause too.
 func (c *Client) Pause(ctx context.Context, d time.Duration, why string) error {
-	return c.pause(ctx, d, why, func(ctx context.Context) {
-		<-ctx.Done()
-	})
+	return c.pause(ctx, d, why, func(ctx context.Context) { <-ctx.Done() }, false)
 }
 
-// pause stops the world for this client until wait returns or d passed.
-func (c *Client) pause(ctx context.Context, d time.Duration, why string, wait func(ctx context.Context)) error {
+// pause stops the world for this client until wait returns or d passed;
+// crux records it as the fault the scenario is about.
+func (c *Client) pause(ctx context.Context, d time.Duration, why string, wait func(ctx context.Context), crux bool) error {
 	c.mu.Lock()
 	if c.resume != nil {
 		c.mu.Unlock()
@@ -368,7 +370,7 @@ func (c *Client) pause(ctx context.Context, d time.Duration, why string, wait fu
 	c.mu.Unlock()
 	end := c.history.Now()
 	c.history.Add(history.Op{Client: c.id, Kind: history.KindFault, Call: start, Return: end,
-		Fault: "client pause", Effect: history.EffectDelay, Detail: fmt.Sprintf("%s: stop-the-world pause of %s", why, (end - start).Round(time.Millisecond))})
+		Fault: "client pause", Effect: history.EffectDelay, Crux: crux, Detail: fmt.Sprintf("%s: stop-the-world pause of %s", why, (end - start).Round(time.Millisecond))})
 	return err
 }
 

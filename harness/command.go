@@ -204,7 +204,7 @@ func (c *Client) fire(ctx context.Context, name, where string, sent bool, drop *
 // means it was never sent; after it, that its reply was never seen.
 func (c *Client) actOnCommand(ctx context.Context, where string, a Action, sent bool) error {
 	if a.Kind == ActionCrash {
-		c.Crash(where)
+		c.crash(where, a.crux)
 		if sent {
 			return ErrCrashed
 		}

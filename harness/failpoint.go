@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/models"
 )
 
 // Failpoint names used by the workload itself. The lock's own commands are
@@ -39,6 +42,7 @@ type Action struct {
 	// Until ends a pause or sleep as soon as another client reaches this
 	// failpoint (For is then the longest it may last).
 	Until string
+	crux  bool // its failpoint is the scenario's crux: the history says so
 }
 
 // Crash makes the failpoint crash the client.
@@ -104,6 +108,11 @@ type Failpoint struct {
 	// Optional marks a failpoint a correct lock may keep the workload from
 	// ever reaching. A run lasts until every other failpoint has fired.
 	Optional bool
+	// Crux marks the fault the scenario is about (the master's kill in a
+	// failover). A run in which an optional crux never fired did not put the
+	// lock to that fault: its verdicts stand, and Result.Unmet says why the
+	// fault never came, so that a pass is not read as a pass of that fault.
+	Crux bool
 }
 
 func (f Failpoint) String() string {
@@ -179,6 +188,64 @@ func (f *failpoints) unfired() []string {
 	return lines
 }
 
+// unmet says, one line each, why a crux failpoint never fired, from the
+// history: how often its client held the lock, and what refused it since.
+func (f *failpoints) unmet(ops []history.Op) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var lines []string
+	for i, fp := range f.armed {
+		if !fp.Crux || f.hits[i] > fp.Skip {
+			continue
+		}
+		line := fmt.Sprintf("the fault the scenario is about never came (%s): ", fp)
+		switch {
+		case len(f.reached[fp.Name]) == 0 && isCommandPoint(fp.Name):
+			line += "the lock never sent such a command"
+		case fp.Client == AnyClient:
+			line += fmt.Sprintf("it was reached %d time(s), not enough for it to fire", f.hits[i])
+		default:
+			line += refusals(ops, fp.Client)
+		}
+		lines = append(lines, line)
+	}
+	return lines
+}
+
+// refusals says how often client held the lock, and how many acquires were
+// refused after its last hold, with the most frequent reason.
+func refusals(ops []history.Op, client int) string {
+	held, refused, reasons := 0, 0, map[string]int{}
+	for _, op := range ops {
+		if op.Kind != history.KindAcquire || op.Client != client || op.Nested || op.Probe {
+			continue
+		}
+		if op.Outcome == models.OK {
+			held, refused = held+1, 0
+			clear(reasons)
+			continue
+		}
+		refused++
+		reasons[op.Error]++
+	}
+	line := fmt.Sprintf("client %d held the lock %d time(s)", client, held)
+	if refused == 0 {
+		return line + " and asked for it no more"
+	}
+	why, most := "", 0
+	for r, n := range reasons {
+		if n > most || n == most && r < why {
+			why, most = r, n
+		}
+	}
+	line += fmt.Sprintf(", then every one of its %d later acquires was refused", refused)
+	if why != "" {
+		line += fmt.Sprintf(" (%d of them: %s)", most, why)
+	}
+
+	return line
+}
+
 // done marks the end of the actions a hit returned.
 func (f *failpoints) done() {
 	f.mu.Lock()
@@ -233,7 +300,9 @@ func (f *failpoints) hit(name string, client int) []Action {
 		}
 		n := f.hits[i]
 		if n > fp.Skip && n <= fp.Skip+times {
-			actions = append(actions, fp.Action)
+			a := fp.Action
+			a.crux = fp.Crux
+			actions = append(actions, a)
 		}
 		if n == fp.Skip+1 && !fp.Optional && !f.gaveUp[i] {
 			if f.toFire--; f.toFire == 0 {
@@ -290,7 +359,7 @@ func (f *failpoints) inject(ctx context.Context, a Action, where string) {
 	if f.env == nil {
 		return // a client outside any run: nothing to inject into
 	}
-	heal, err := inject(ctx, f.env, a.Fault, where)
+	heal, err := inject(ctx, f.env, a.Fault, where, a.crux)
 	if err != nil {
 		f.fail(fmt.Errorf("%s: %w", where, err))
 		return

@@ -26,9 +26,10 @@ type Fault interface {
 }
 
 // inject applies f to env. The returned heal undoes it and records the fault
-// in the history, from inject to heal, with detail saying what triggered it;
-// scheduled faults and failpoint faults both go through here.
-func inject(ctx context.Context, env *Env, f Fault, detail string) (network.Heal, error) {
+// in the history, from inject to heal, with detail saying what triggered it
+// and crux whether it is the fault the scenario is about; scheduled faults
+// and failpoint faults both go through here.
+func inject(ctx context.Context, env *Env, f Fault, detail string, crux bool) (network.Heal, error) {
 	start := env.history.Now()
 	heal, err := f.Inject(ctx, env)
 	if err != nil {
@@ -37,7 +38,7 @@ func inject(ctx context.Context, env *Env, f Fault, detail string) (network.Heal
 	return once(func() error {
 		err := heal()
 		env.history.Add(history.Op{Client: target(f), Kind: history.KindFault, Call: start, Return: env.history.Now(),
-			Fault: f.String(), Detail: detail, Effect: f.Effect()})
+			Fault: f.String(), Detail: detail, Effect: f.Effect(), Crux: crux})
 		if err != nil {
 			return fmt.Errorf("heal %s: %w", f, err)
 		}

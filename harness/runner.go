@@ -64,7 +64,11 @@ type Result struct {
 	// that never fired, a fault never injected); every verdict is then
 	// unknown.
 	NotExercised []string `json:"not_exercised,omitempty"`
-	Dir          string   `json:"dir,omitempty"`
+	// Unmet says why the fault the scenario is about (its Crux failpoint)
+	// never struck the lock; the verdicts stand, but a pass is not a pass
+	// of that fault.
+	Unmet []string `json:"unmet,omitempty"`
+	Dir   string   `json:"dir,omitempty"`
 	// Reference holds the verdicts of Options.Reference in the same
 	// scenario and seed, when a failing verdict made it run: those of its
 	// last run, the one that failed if one did.
@@ -163,7 +167,7 @@ func runOps(ctx context.Context, s Scenario, newLocker NewLocker, opts Options) 
 	res.Checks, res.Verdicts, res.Detect = checked.Checks, checked.Verdicts(), checked.Detect()
 	res.Stats = check.Measure(ops)
 	if e := history.EndOf(ops); e != nil {
-		res.NotExercised = e.NotExercised
+		res.NotExercised, res.Unmet = e.NotExercised, e.Unmet
 	}
 	closeCluster()
 	if err := classify(ctx, s, opts, res, ops); err != nil {
@@ -263,6 +267,7 @@ func (r *run) execute(ctx context.Context, newLocker NewLocker) error {
 		NotExercised: append(r.points.unfired(), notInjected()...)}
 	r.probe(runCtx, probe, newLocker, bound, end)
 	end.NotExercised = append(end.NotExercised, r.points.spoiledBy()...)
+	end.Unmet = r.points.unmet(r.h.Ops())
 	if err := r.readEnd(ctx, end); err != nil {
 		return err
 	}
@@ -357,7 +362,7 @@ func (r *run) inject(ctx context.Context, env *Env, sf ScheduledFault) (bool, er
 	if !sleepCtx(ctx, sf.At) {
 		return false, nil
 	}
-	heal, err := inject(ctx, env, sf.Fault, "")
+	heal, err := inject(ctx, env, sf.Fault, "", sf.Crux)
 	if err != nil {
 		return false, err
 	}

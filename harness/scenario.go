@@ -125,6 +125,8 @@ type ScheduledFault struct {
 	At    time.Duration
 	For   time.Duration // WholeRun: until the run ends
 	Fault Fault
+	// Crux marks the fault the scenario is about, as Failpoint.Crux does.
+	Crux bool
 }
 
 // WholeRun is how long a fault lasts that is healed only when the run ends;

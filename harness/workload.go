@@ -81,6 +81,9 @@ func (w *worker) acquire(ctx context.Context, nested bool) (Lease, bool) {
 			op.Outcome, op.Token = models.OK, lease.Token()
 		case errors.Is(err, ErrNotAcquired):
 			op.Outcome = models.Failed
+			if err != ErrNotAcquired {
+				op.Error = err.Error() // the lock's own reason, e.g. no replica acknowledged it
+			}
 		default:
 			op.Outcome, op.Return, op.Error = models.Unknown, history.NeverReturned, err.Error()
 		}

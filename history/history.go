@@ -115,6 +115,10 @@ type Op struct {
 	// written before effects were recorded, where every fault but slow work
 	// counts as a stall.
 	Effect Effect `json:"effect,omitempty"`
+	// Crux marks a fault or crash the scenario is about (its failpoint or
+	// scheduled fault was marked Crux), so that a reader can tell it from
+	// the faults that only set the stage.
+	Crux bool `json:"crux,omitempty"`
 
 	// The end record.
 	End *End `json:"end,omitempty"`
@@ -144,6 +148,10 @@ type End struct {
 	// failpoint that never fired, a fault never injected. Any entry makes
 	// every verdict unknown.
 	NotExercised []string `json:"not_exercised,omitempty"`
+	// Unmet says why the fault the scenario is about never struck the
+	// lock, though the run happened as written: a correct lock kept the
+	// workload from ever reaching it (e.g. it refused every acquire).
+	Unmet []string `json:"unmet,omitempty"`
 }
 
 // Recorder records operations as they happen, and writes each as one JSON

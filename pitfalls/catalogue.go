@@ -18,6 +18,10 @@ type Variant string
 const (
 	Broken Variant = "broken"
 	Fixed  Variant = "fixed"
+	// Control is the broken lock in its scenario with the pitfall's cause
+	// taken away: it must pass, which shows the broken run failed for that
+	// cause alone.
+	Control Variant = "control"
 )
 
 // Pitfall is one catalogue entry.
@@ -39,6 +43,9 @@ type Pitfall struct {
 	// Fixes are the runs that show the fix; empty when no fix exists inside
 	// the lock.
 	Fixes []Case
+	// Controls are runs of the broken lock in a scenario without the
+	// pitfall's cause, which every checker must pass.
+	Controls []Case
 }
 
 // Case is one run the catalogue asks for: a variant of a pitfall's lock in a
@@ -52,25 +59,41 @@ type Case struct {
 	Expected map[string]harness.Verdict
 	// Kind is the kind of each failing verdict in Expected.
 	Kind check.Kind
+	// Unmet says the lock passes by keeping the workload from ever meeting
+	// the scenario's crux (it refuses service instead), as Result.Unmet
+	// then explains; otherwise a run the crux never struck is a mistake.
+	Unmet bool
 }
 
 // Cases are the runs of a pitfall: its broken lock, then each fix.
 func (p Pitfall) Cases() []Case {
 	cases := []Case{{Variant: Broken, Scenario: p.Scenario, Locker: p.Broken, Expected: p.Catches, Kind: p.Kind}}
 	for _, f := range p.Fixes {
-		f.Variant = Fixed
-		if f.Scenario == "" {
-			f.Scenario = p.Scenario
+		cases = append(cases, p.passing(f, Fixed))
+	}
+	for _, c := range p.Controls {
+		if c.Locker == nil {
+			c.Locker = p.Broken
 		}
-		if f.Expected == nil {
-			f.Expected = map[string]harness.Verdict{}
-			for _, c := range check.Checkers {
-				f.Expected[c] = harness.OK
-			}
-		}
-		cases = append(cases, f)
+		cases = append(cases, p.passing(c, Control))
 	}
 	return cases
+}
+
+// passing fills in a run that passes: its variant, its scenario when it
+// names none, and ok from every checker when it expects nothing else.
+func (p Pitfall) passing(c Case, v Variant) Case {
+	c.Variant = v
+	if c.Scenario == "" {
+		c.Scenario = p.Scenario
+	}
+	if c.Expected == nil {
+		c.Expected = map[string]harness.Verdict{}
+		for _, name := range check.Checkers {
+			c.Expected[name] = harness.OK
+		}
+	}
+	return c
 }
 
 // fixedBy is the usual single fix: another lock in the same scenario, which
@@ -174,13 +197,16 @@ func Catalogue() []Pitfall {
 		{
 			ID: 10, Name: "failover", Title: "Failover loses the lock",
 			Seed:     "000 item 10",
-			Wrong:    "Replication is asynchronous: the master grants the lock and dies before any replica has it. Sentinel promotes a replica that never saw the lock, and a second client takes it while the first still holds it.",
-			Fix:      "WAIT 1 after acquiring gives back a lock no replica acknowledged, which closes this window (at the price of no lock while replication is down); failover-wait shows it does not close them all. Independent masters (Redlock) or fencing tokens are the real answers.",
+			Wrong:    "Replication is asynchronous: the master grants the lock and dies before any replica has it. Sentinel promotes a replica that never saw the lock, and a second client takes it while the first still holds it, its lease (6 s, longer than the failover) still valid. With replication working, the same failover loses nothing (the control run).",
+			Fix:      "WAIT 1 after acquiring gives back a lock no replica acknowledged. With replication cut it refuses every acquire, so no holder is ever there for the master's kill to strike: safe by refusing service, no lock at all while replication is down. failover-wait shows it does not close every window. Independent masters (Redlock) or fencing tokens are the real answers.",
 			Scenario: "failover",
 			Catches:  map[string]harness.Verdict{harness.CheckLock: harness.Illegal},
 			Kind:     check.Inherent,
 			Broken:   NewReentrantLock,
-			Fixes:    fixedBy(NewWaitReplicasLock),
+			// WAIT refuses every acquire once replication is cut, so the
+			// master is never killed under a holder: safe by refusing service.
+			Fixes:    []Case{{Locker: NewWaitReplicasLock, Unmet: true}},
+			Controls: []Case{{Scenario: "failover-replicated"}},
 		},
 		{
 			ID: 10, Name: "failover-wait", Title: "WAIT narrows the failover window, it does not close it",

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -62,6 +63,7 @@ func expectCaught(t *testing.T, name string) {
 						p.Name, c.Variant, c.Scenario, ch.Checker, ch.Verdict, ch.Kind, c.Kind, ch.KindWhy)
 				}
 			}
+			struck(t, s, c, res)
 			correct := []string{filepath.Join(res.Dir, harness.ReferenceDir, harness.HistoryFile)}
 			if c.Variant == pitfalls.Fixed {
 				correct = append(correct, filepath.Join(res.Dir, harness.HistoryFile))
@@ -83,6 +85,65 @@ func expectCaught(t *testing.T, name string) {
 	}
 }
 
+// struck checks that a run met the fault its scenario is about (its crux):
+// each failing verdict of a broken run came while a crux was in effect, or
+// within a lease after (the time a late command takes to land), and a run
+// that passes was struck by a crux, unless its case says the lock keeps
+// the workload from it (Case.Unmet) and the result says why. A scenario
+// without a crux has no fault at all: its violation is the lock's alone.
+func struck(t *testing.T, s harness.Scenario, c pitfalls.Case, res *harness.Result) {
+	t.Helper()
+	named := slices.ContainsFunc(s.Failpoints, func(fp harness.Failpoint) bool { return fp.Crux }) ||
+		slices.ContainsFunc(s.Faults, func(f harness.ScheduledFault) bool { return f.Crux })
+	if !named {
+		if len(s.Failpoints)+len(s.Faults) > 0 {
+			t.Errorf("scenario %s has faults but names none its crux", s.Name)
+		}
+		return
+	}
+	ops, err := history.ReadFile(filepath.Join(res.Dir, harness.HistoryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cruxes []history.Op
+	for _, op := range ops {
+		if op.Crux {
+			cruxes = append(cruxes, op)
+		}
+	}
+	if c.Variant != pitfalls.Broken {
+		switch {
+		case len(res.Unmet) > 0 && !c.Unmet:
+			t.Errorf("%s in %s passed without meeting its crux: %v", c.Variant, s.Name, res.Unmet)
+		case len(res.Unmet) == 0 && c.Unmet:
+			t.Errorf("%s in %s was expected to keep clear of its crux (Case.Unmet), and met it", c.Variant, s.Name)
+		case len(res.Unmet) == 0 && len(cruxes) == 0:
+			t.Errorf("%s in %s: no crux in the history", c.Variant, s.Name)
+		case len(res.Unmet) > 0:
+			t.Logf("unmet: %v", res.Unmet)
+		}
+		return
+	}
+	if len(cruxes) == 0 {
+		t.Fatalf("the broken run in %s never met its crux", s.Name)
+	}
+	ttl := s.Workload.TTL
+	for _, ch := range res.Checks {
+		if !check.Failing(c.Expected[ch.Checker]) || ch.At == nil {
+			continue
+		}
+		at := *ch.At
+		during := slices.ContainsFunc(cruxes, func(op history.Op) bool {
+			lasts := op.Kind == history.KindCrash || op.Effect == history.EffectLoss
+			return op.Call <= at && (lasts || at <= history.Returned(op, history.Last(ops))+ttl)
+		})
+		if !during {
+			t.Errorf("%s %s at %s: no crux was in effect then (%d crux ops, first %s–%s)", ch.Checker, ch.Verdict,
+				at, len(cruxes), cruxes[0].Call, cruxes[0].Return)
+		}
+	}
+}
+
 // provesOwn runs check.ProvesOwn on the history at path, if there is one.
 func provesOwn(t *testing.T, path string) (string, bool) {
 	ops, err := history.ReadFile(path)
@@ -95,21 +156,12 @@ func provesOwn(t *testing.T, path string) (string, bool) {
 	return check.ProvesOwn(ops)
 }
 
-func TestSetnxExpire(t *testing.T)        { expectCaught(t, "setnx-expire") }
-func TestGetsetTimestamp(t *testing.T)    { expectCaught(t, "getset-timestamp") }
-func TestNoTTL(t *testing.T)              { expectCaught(t, "no-ttl") }
-func TestNoRelease(t *testing.T)          { expectCaught(t, "no-release") }
-func TestDelRelease(t *testing.T)         { expectCaught(t, "del-release") }
-func TestGetThenDel(t *testing.T)         { expectCaught(t, "get-then-del") }
-func TestNoRenewal(t *testing.T)          { expectCaught(t, "no-renewal") }
-func TestNonReentrant(t *testing.T)       { expectCaught(t, "non-reentrant") }
-func TestFenced(t *testing.T)             { expectCaught(t, "fenced") }
-func TestRedlockRestart(t *testing.T)     { expectCaught(t, "redlock-restart") }
-func TestRedlockClockJump(t *testing.T)   { expectCaught(t, "redlock-clock-jump") }
-func TestRedlockPause(t *testing.T)       { expectCaught(t, "redlock-pause") }
-func TestUnlockBeforeCommit(t *testing.T) { expectCaught(t, "unlock-before-commit") }
-func TestFailover(t *testing.T)           { expectCaught(t, "failover") }
-func TestFailoverWait(t *testing.T)       { expectCaught(t, "failover-wait") }
+// TestCatalogue runs every pitfall's cases; -run 'TestCatalogue/NAME' runs one.
+func TestCatalogue(t *testing.T) {
+	for _, p := range pitfalls.Catalogue() {
+		t.Run(p.Name, func(t *testing.T) { expectCaught(t, p.Name) })
+	}
+}
 
 // machineStall finds a verdict that a stall of the machine made unknown.
 func machineStall(res *harness.Result) (string, bool) {

@@ -99,6 +99,7 @@ type row struct {
 	// NotExercised is what of the scenario did not happen; Skipped is why
 	// the run could not start.
 	NotExercised []string
+	Unmet        []string // why the scenario's own fault never came
 	Skipped      string
 	Page         string // the run's page, when it has one
 }
@@ -161,6 +162,7 @@ type variant struct {
 	Seed         int64
 	Mismatches   []string
 	NotExercised []string
+	Unmet        []string // why the scenario's own fault never came
 	Skipped      string
 	HasResult    bool
 	Checks       []checkView
@@ -261,6 +263,7 @@ func newLockRow(r Run, v variant) lockRow {
 	case skipped:
 		lr.Notes = []string{r.Skipped}
 	}
+	lr.Notes = append(lr.Notes, r.unmetNotes()...)
 	for _, c := range check.Checkers {
 		lr.Cells = append(lr.Cells, newCell(r, c))
 	}
@@ -309,7 +312,7 @@ func newRow(r Run, s *section, mismatches []string, runPage string) row {
 	rw := row{Anchor: s.Anchor, Pitfall: name, Variant: r.Variant, Scenario: r.Scenario,
 		Detect: detectText(r), Duration: runDurationText(r),
 		AsExpected: r.status() == asExpected, Mismatches: mismatches,
-		NotExercised: r.NotExercised, Skipped: r.Skipped, Page: runPage}
+		NotExercised: r.NotExercised, Unmet: r.Unmet, Skipped: r.Skipped, Page: runPage}
 	for _, c := range check.Checkers {
 		ce := newCell(r, c)
 		ce.Want, ce.Expected = r.Expected[c]
@@ -323,7 +326,7 @@ func newRow(r Run, s *section, mismatches []string, runPage string) row {
 // went wrong: the catalogue's mismatches, or a lock run's own failures.
 func newVariant(dir string, r Run, mismatches []string, st runStory) variant {
 	v := variant{Variant: r.Variant, Scenario: r.Scenario, Seed: r.Seed, Mismatches: mismatches,
-		NotExercised: r.NotExercised, Skipped: r.Skipped, Links: runLinks(dir, r.ReportDir)}
+		NotExercised: r.NotExercised, Unmet: r.Unmet, Skipped: r.Skipped, Links: runLinks(dir, r.ReportDir)}
 	v.Status, v.Class = statusText(r)
 	if info, err := os.Stat(r.ReportDir); err == nil && info.IsDir() {
 		v.Page = path.Join(relativeTo(dir, r.ReportDir), RunPageFile)

@@ -159,6 +159,9 @@ func matrixProgress(w io.Writer, r Run) {
 		}
 		fmt.Fprintf(w, "no own failures (%s)\n", took)
 	}
+	for _, note := range r.unmetNotes() {
+		fmt.Fprintf(w, "    %s\n", note)
+	}
 }
 
 // MissingComponent says whether err means a run could not start because

@@ -48,6 +48,10 @@ type Run struct {
 	// NotExercised says what of the scenario did not happen; the verdicts
 	// are then all unknown and the run does not pass.
 	NotExercised []string `json:"not_exercised,omitempty"`
+	// Unmet says why the fault the scenario is about never struck the lock
+	// (a fix that refused every acquire): its verdicts stand, but a pass
+	// is not a pass of that fault.
+	Unmet []string `json:"unmet,omitempty"`
 	// Skipped is why the run could not start (a missing redis-server or
 	// MariaDB, with how to install it); it then has no verdicts and does
 	// not pass.
@@ -83,7 +87,7 @@ func fromResult(res *harness.Result) Run {
 	r := Run{Scenario: res.Scenario, Seed: res.Seed, Verdicts: res.Verdicts,
 		DurationMS: millis(res.Duration), ReportDir: res.Dir,
 		Reference: res.Reference, ReferenceRuns: res.ReferenceRuns,
-		NotExercised: res.NotExercised, Result: res}
+		NotExercised: res.NotExercised, Unmet: res.Unmet, Result: res}
 	for _, c := range res.Checks {
 		if !check.Failing(c.Verdict) {
 			continue

@@ -125,7 +125,7 @@ func ownFailuresText(r Run) string {
 	case undecided:
 		return "unknown: " + strings.Join(r.unknowns(), ", ")
 	}
-	return "none"
+	return strings.Join(append([]string{"none"}, r.unmetNotes()...), "; ")
 }
 
 // detectText is the time to the first violation, or "-" when none was seen.
@@ -163,7 +163,17 @@ func asExpectedText(r Run) string {
 	case notAsExpected:
 		return "NO: " + strings.Join(check.Mismatches(r.Expected, r.Verdicts), "; ")
 	}
-	return "yes"
+	return strings.Join(append([]string{"yes"}, r.unmetNotes()...), "; ")
+}
+
+// unmetNotes say, one each, why the fault r's scenario is about never
+// struck its lock.
+func (r Run) unmetNotes() []string {
+	var notes []string
+	for _, why := range r.Unmet {
+		notes = append(notes, "not struck by its fault: "+why)
+	}
+	return notes
 }
 
 // summary is the line under the table and at the top of the HTML report:

@@ -159,7 +159,7 @@ func verifyRun(folder string) ([]Change, error) {
 	}
 	res.Verdicts, res.Detect = checked.Verdicts(), checked.Detect()
 	res.Stats = check.Measure(ops)
-	res.NotExercised = end.NotExercised
+	res.NotExercised, res.Unmet = end.NotExercised, end.Unmet
 
 	var changes []Change
 	for _, c := range check.Checkers {

@@ -32,14 +32,14 @@ func All() []harness.Scenario {
 				"that took the key (its reply said so), before the lock sees the reply or sends anything else.",
 			Topology:   cluster.Single,
 			Workload:   harness.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond},
-			Failpoints: []harness.Failpoint{{Name: harness.AfterTook, Client: 0, Skip: 2, Action: harness.Crash()}},
+			Failpoints: []harness.Failpoint{{Name: harness.AfterTook, Client: 0, Skip: 2, Action: harness.Crash(), Crux: true}},
 		},
 		{
 			Name:        "crash-holder",
 			Description: "Client 0 crashes (connections closed, no cleanup) inside its third critical section, holding the lock.",
 			Topology:    cluster.Single,
 			Workload:    harness.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond},
-			Failpoints:  []harness.Failpoint{{Name: harness.FailpointCriticalSection, Client: 0, Skip: 2, Action: harness.Crash()}},
+			Failpoints:  []harness.Failpoint{{Name: harness.FailpointCriticalSection, Client: 0, Skip: 2, Action: harness.Crash(), Crux: true}},
 		},
 		{
 			Name: "pause-before-del",
@@ -56,7 +56,7 @@ func All() []harness.Scenario {
 				"the rest of the client, a watchdog included, keeps running).",
 			Topology:   cluster.Single,
 			Workload:   harness.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond},
-			Failpoints: []harness.Failpoint{{Name: harness.FailpointCriticalSection, Client: 0, Skip: 1, Action: harness.Sleep(5 * ttl / 2)}},
+			Failpoints: []harness.Failpoint{{Name: harness.FailpointCriticalSection, Client: 0, Skip: 1, Action: harness.Sleep(5 * ttl / 2), Crux: true}},
 		},
 		{
 			Name: "clock-skew",
@@ -65,7 +65,7 @@ func All() []harness.Scenario {
 			Topology: cluster.Single,
 			Workload: harness.Workload{TTL: ttl, Work: 50 * time.Millisecond, Duration: 1500 * time.Millisecond},
 			Faults: []harness.ScheduledFault{{At: 300 * time.Millisecond, For: time.Second,
-				Fault: harness.ClockSkew{Client: 0, By: time.Second}}},
+				Fault: harness.ClockSkew{Client: 0, By: time.Second}, Crux: true}},
 		},
 		{
 			Name: "clock-skew-seconds",
@@ -74,7 +74,7 @@ func All() []harness.Scenario {
 			Topology: cluster.Single,
 			Workload: harness.Workload{TTL: 2 * time.Second, Work: 50 * time.Millisecond, Duration: 2 * time.Second},
 			Faults: []harness.ScheduledFault{{At: 300 * time.Millisecond, For: 1200 * time.Millisecond,
-				Fault: harness.ClockSkew{Client: 0, By: 3 * time.Second}}},
+				Fault: harness.ClockSkew{Client: 0, By: 3 * time.Second}, Crux: true}},
 		},
 		{
 			Name: "pause-holder",
@@ -82,7 +82,7 @@ func All() []harness.Scenario {
 				"critical section, after reading the stock: two and a half TTLs.",
 			Topology:   cluster.Single,
 			Workload:   harness.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond},
-			Failpoints: []harness.Failpoint{{Name: harness.FailpointCriticalSection, Client: 0, Skip: 1, Action: harness.Pause(5 * ttl / 2)}},
+			Failpoints: []harness.Failpoint{{Name: harness.FailpointCriticalSection, Client: 0, Skip: 1, Action: harness.Pause(5 * ttl / 2), Crux: true}},
 		},
 		{
 			Name:        "nested",
@@ -110,7 +110,7 @@ func pauseInRelease(n int, a harness.Action) []harness.Failpoint {
 		if i%2 == 1 {
 			name = harness.AfterCommand(harness.PhaseRelease, 1)
 		}
-		fps = append(fps, harness.Failpoint{Name: name, Client: 0, Skip: 1 + i, Action: a})
+		fps = append(fps, harness.Failpoint{Name: name, Client: 0, Skip: 1 + i, Action: a, Crux: true})
 	}
 	return fps
 }
@@ -148,7 +148,7 @@ func redlock() []harness.Scenario {
 	work := harness.Workload{TTL: redlockTTL, Work: 100 * time.Millisecond, Duration: 2 * time.Second}
 	cutOff := []harness.ScheduledFault{{For: harness.WholeRun, Fault: harness.Partition{Client: 0, Nodes: []int{3, 4}}}}
 	strike := func(a harness.Action) []harness.Failpoint {
-		return []harness.Failpoint{{Name: harness.FailpointCriticalSection, Client: 0, Skip: 1, Times: 2, Action: a}}
+		return []harness.Failpoint{{Name: harness.FailpointCriticalSection, Client: 0, Skip: 1, Times: 2, Action: a, Crux: true}}
 	}
 	const setting = "Redlock over five masters; client 0 reaches only nodes 0-2 (partitioned from 3 and 4). "
 	return []harness.Scenario{
@@ -186,8 +186,8 @@ func redlock() []harness.Scenario {
 			// pause strikes an acquire that gets its majority.
 			Workload: harness.Workload{Clients: 2, TTL: redlockTTL, Work: 100 * time.Millisecond, Duration: 2 * time.Second},
 			Failpoints: []harness.Failpoint{
-				{Name: harness.AfterTook, Client: 0, Times: 3, Action: harness.Inject(harness.PauseNode{Node: 3}, 400*time.Millisecond)},
-				{Name: harness.AfterTook, Client: 0, Times: 3, Action: harness.Inject(harness.PauseNode{Node: 4}, 400*time.Millisecond)},
+				{Name: harness.AfterTook, Client: 0, Times: 3, Action: harness.Inject(harness.PauseNode{Node: 3}, 400*time.Millisecond), Crux: true},
+				{Name: harness.AfterTook, Client: 0, Times: 3, Action: harness.Inject(harness.PauseNode{Node: 4}, 400*time.Millisecond), Crux: true},
 			},
 		},
 		{
@@ -196,7 +196,7 @@ func redlock() []harness.Scenario {
 			Topology:    cluster.Redlock,
 			Workload:    harness.Workload{TTL: redlockTTL, Work: 10 * time.Millisecond, Duration: 2 * time.Second},
 			Failpoints: []harness.Failpoint{{Name: harness.FailpointCriticalSection, Client: 0, Skip: 1,
-				Action: harness.Pause(2 * redlockTTL)}},
+				Action: harness.Pause(2 * redlockTTL), Crux: true}},
 		},
 	}
 }
@@ -251,7 +251,7 @@ func commit() []harness.Scenario {
 	// critical section, at most 300 ms: with the lock released first that
 	// is soon, with it held it is the whole 300 ms.
 	slow := []harness.Failpoint{{Name: harness.FailpointBeforeCommit, Client: 0, Skip: 1, Times: 3,
-		Action: harness.SleepUntil(harness.FailpointCriticalSection, 300*time.Millisecond)}}
+		Action: harness.SleepUntil(harness.FailpointCriticalSection, 300*time.Millisecond), Crux: true}}
 	work := func(releaseFirst bool) harness.Workload {
 		return harness.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond,
 			Resource: harness.MariaDBResource, ReleaseBeforeCommit: releaseFirst}
@@ -278,44 +278,63 @@ func commit() []harness.Scenario {
 // came and passed the broken lock.
 const failoverStory = 5 * time.Second
 
+// failoverTTL outlives the failover: Sentinel takes about 2 s (1.5 s of
+// down-after, then a vote) and the watchdog last renewed at most a third of
+// a TTL before the kill, so client 0's lease is still valid when another
+// client asks the promoted replica. An overlap then comes from the key the
+// replica lacks, not from a lease that ran out while nobody could renew it.
+const failoverTTL = 6 * time.Second
+
 // failover builds the Sentinel scenarios of pitfall 10. Client 0's third
-// cycle cuts replication just before it asks for the lock, so its lock is
-// written on the master only; inside that critical section the master is
-// killed and the section lasts until Sentinel has promoted a replica.
+// cycle cuts replication just before it asks for the lock (when cut is not
+// empty), so its lock is written on the master only; inside that critical
+// section the master is killed and the section lasts until Sentinel has
+// promoted a replica and another client is in its critical section, or 3 s.
 func failover() []harness.Scenario {
-	work := harness.Workload{TTL: 300 * time.Millisecond, Work: 200 * time.Millisecond, Duration: 6 * time.Second}
-	cycle := func(cut []int, kill harness.KillMaster) []harness.Failpoint {
-		return []harness.Failpoint{
-			{Name: harness.FailpointBeforeAcquire, Client: 0, Skip: 2, Action: harness.Inject(harness.CutReplication{Replicas: cut}, harness.WholeRun)},
+	work := harness.Workload{TTL: failoverTTL, Work: 200 * time.Millisecond, Duration: 6 * time.Second}
+	cycle := func(cut []int) []harness.Failpoint {
+		var fps []harness.Failpoint
+		if len(cut) > 0 {
+			fps = append(fps, harness.Failpoint{Name: harness.FailpointBeforeAcquire, Client: 0, Skip: 2,
+				Action: harness.Inject(harness.CutReplication{Replicas: cut}, harness.WholeRun)})
+		}
+		return append(fps,
 			// A lock that refuses to be held without a replica never gets
-			// this far, so these two may not fire.
-			{Name: harness.FailpointCriticalSection, Client: 0, Skip: 2, Optional: true,
-				Action: harness.Inject(kill, 500*time.Millisecond)},
+			// this far, so these two may not fire; the run then says why.
+			harness.Failpoint{Name: harness.FailpointCriticalSection, Client: 0, Skip: 2, Optional: true, Crux: true,
+				Action: harness.Inject(harness.KillMaster{}, 500*time.Millisecond)},
 			// The section goes on until the promoted master has handed the
 			// lock to someone else and that client has read the stock,
 			// however long the replicas take to resync.
-			{Name: harness.FailpointCriticalSection, Client: 0, Skip: 2, Optional: true,
-				Action: harness.SleepUntil(harness.FailpointCriticalSection, 3*time.Second)},
-		}
+			harness.Failpoint{Name: harness.FailpointCriticalSection, Client: 0, Skip: 2, Optional: true,
+				Action: harness.SleepUntil(harness.FailpointCriticalSection, 3*time.Second)})
 	}
-	const setting = "A master, two replicas (data nodes 1 and 2) and three Sentinels; clients reach the master through Sentinel. "
+	const setting = "A master, two replicas (data nodes 1 and 2) and three Sentinels; clients reach the master through Sentinel. " +
+		"The lease (6 s, renewed every 2 s by a watchdog) outlives the failover (about 2 s), so no lease runs out while the master is down. "
+	const kill = "inside client 0's third critical section the master is killed (SIGKILL), Sentinel promotes a replica, " +
+		"and the section goes on until another client is in its critical section (at most 3 s); " +
+		"the old master comes back empty 500 ms after the promotion."
 	return []harness.Scenario{
 		{
-			Name: "failover",
-			Description: setting + "Before client 0's third acquire, replication to both replicas is cut; inside that critical section " +
-				"the master is killed (SIGKILL), Sentinel promotes a replica, and the section goes on until another client is in its critical section (at most 3 s); " +
-				"the old master comes back empty 500 ms after the promotion.",
-			Topology: cluster.Replicated, Workload: work, MinDuration: failoverStory,
-			Failpoints: cycle([]int{1, 2}, harness.KillMaster{}),
+			Name:        "failover",
+			Description: setting + "Before client 0's third acquire, replication to both replicas is cut; " + kill,
+			Topology:    cluster.Replicated, Workload: work, MinDuration: failoverStory,
+			Failpoints: cycle([]int{1, 2}),
+		},
+		{
+			Name:        "failover-replicated",
+			Description: setting + "Replication works: " + kill + " The promoted replica has the key, so nobody else gets in.",
+			Topology:    cluster.Replicated, Workload: work, MinDuration: failoverStory,
+			Failpoints: cycle(nil),
 		},
 		{
 			Name: "failover-wait",
 			Description: setting + "Data node 2 is Sentinel's preferred replica (replica-priority 1). Before client 0's third acquire, " +
-				"replication to data node 2 only is cut, so data node 1 acknowledges a WAIT; inside that critical section the master is " +
-				"killed and Sentinel promotes data node 2, by priority, though it never had the lock.",
+				"replication to data node 2 only is cut, so data node 1 acknowledges a WAIT; " + kill + " Sentinel picks data node 2, " +
+				"by priority, though it never had the lock.",
 			Topology: cluster.Replicated, Workload: work, MinDuration: failoverStory,
 			Faults:     []harness.ScheduledFault{{For: harness.WholeRun, Fault: harness.PreferReplica{Node: 2}}},
-			Failpoints: cycle([]int{2}, harness.KillMaster{}),
+			Failpoints: cycle([]int{2}),
 		},
 	}
 }

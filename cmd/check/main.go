@@ -478,6 +478,9 @@ func progressLine(w io.Writer, r reports.Run) {
 		fmt.Fprintf(w, "NOT as expected: %s (%s)\n", strings.Join(check.Mismatches(r.Expected, r.Verdicts), "; "), took)
 	default:
 		fmt.Fprintf(w, "as expected (%s)\n", took)
+		for _, why := range r.Unmet {
+			fmt.Fprintf(w, "    not struck by its fault: %s\n", why)
+		}
 	}
 }
 
