@@ -239,7 +239,7 @@ func (c *Client) act(ctx context.Context, name string, a Action) error {
 	case a.Kind == ActionPause:
 		return c.pause(ctx, a.For, "failpoint "+name, func(ctx context.Context) { <-ctx.Done() }, a.crux)
 	case a.Kind == ActionFault:
-		c.points.inject(ctx, a, fmt.Sprintf("at failpoint %s of client %d", name, c.id))
+		c.points.inject(a, fmt.Sprintf("at failpoint %s of client %d", name, c.id))
 		return nil
 	default:
 		return c.slow(ctx, name, a)

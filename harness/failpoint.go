@@ -355,11 +355,14 @@ func (f *failpoints) start(ctx context.Context, env *Env) {
 }
 
 // inject applies a failpoint's fault and heals it after a.For, recording it.
-func (f *failpoints) inject(ctx context.Context, a Action, where string) {
+// The fault belongs to the run, not to the command that reached the
+// failpoint: a lock's short per-node timeout must not cut its injection
+// short, so it is bound to the run's context only.
+func (f *failpoints) inject(a Action, where string) {
 	if f.env == nil {
 		return // a client outside any run: nothing to inject into
 	}
-	heal, err := inject(ctx, f.env, a.Fault, where, a.crux)
+	heal, err := inject(f.ctx, f.env, a.Fault, where, a.crux)
 	if err != nil {
 		f.fail(fmt.Errorf("%s: %w", where, err))
 		return
