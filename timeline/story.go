@@ -115,9 +115,7 @@ func (s *scene) overlapStory() []Event {
 			Text: fmt.Sprintf("client %d acquires the lock%s", h.Client, s.tokenOf(h))})
 	}
 	struck := func(h check.Hold, until time.Duration) {
-		for _, f := range s.faultsDuring(h.Client, h.Start, until, 3) {
-			ev = append(ev, f)
-		}
+		ev = append(ev, s.faultsDuring(h.Client, h.Start, until, 3)...)
 		if ttl := s.ttl(); ttl > 0 && h.Start+ttl < until {
 			ev = append(ev, Event{At: h.Start + ttl, Client: -1, Step: StepExpire, priority: 6,
 				Text: fmt.Sprintf("client %d's lease ends (TTL %s) unless renewed", h.Client, msText(ttl))})
