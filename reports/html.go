@@ -142,7 +142,7 @@ type lockRow struct {
 // section is one pitfall and the runs of its variants.
 type section struct {
 	Anchor   string
-	ID       int
+	ID       string
 	Name     string
 	Title    string
 	Wrong    string
@@ -306,8 +306,8 @@ func mismatchesOf(r Run) []string {
 
 func newRow(r Run, s *section, mismatches []string, runPage string) row {
 	name := r.Pitfall
-	if s.ID != 0 {
-		name = fmt.Sprintf("%d %s", s.ID, r.Pitfall)
+	if s.ID != "" {
+		name = fmt.Sprintf("%s %s", s.ID, r.Pitfall)
 	}
 	rw := row{Anchor: s.Anchor, Pitfall: name, Variant: r.Variant, Scenario: r.Scenario,
 		Detect: detectText(r), Duration: runDurationText(r),

@@ -90,8 +90,8 @@ func writeRunPage(dir string, r Run, v variant, st runStory) error {
 		p.Title = fmt.Sprintf("lock %s in %s", r.Lock, r.Scenario)
 	} else {
 		p.Title = fmt.Sprintf("%s, %s", r.Pitfall, r.Variant)
-		if r.Entry.ID != 0 {
-			p.Title = fmt.Sprintf("%d %s", r.Entry.ID, p.Title)
+		if r.Entry.ID != "" {
+			p.Title = fmt.Sprintf("%s %s", r.Entry.ID, p.Title)
 		}
 		p.Wrong, p.Fix = r.Entry.Wrong, r.Entry.Fix
 	}

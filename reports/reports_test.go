@@ -397,7 +397,7 @@ func TestLoadRuns(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("runs from %v, want %v", got, want)
 	}
-	if r := runs[0]; r.Entry.ID != 1 || r.Result == nil || r.Result.Faults[0] != "fault of 1-setnx-expire-broken" ||
+	if r := runs[0]; r.Entry.ID != "1" || r.Result == nil || r.Result.Faults[0] != "fault of 1-setnx-expire-broken" ||
 		r.Verdicts[harness.CheckLock] != harness.OK || r.Pass {
 		t.Errorf("run 0 = %+v", r)
 	}

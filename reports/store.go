@@ -131,9 +131,8 @@ func runOrder(r Run, cat []pitfalls.Pitfall, registry []locks.Lock) [3]int {
 		}
 		return [3]int{1, i, 0}
 	}
-	// By ID, then in catalogue order among pitfalls of one ID, so that the
-	// matrix reads 9, 10, 11, 12 whatever order the catalogue keeps.
-	rank := func(i int) int { return cat[i].ID*len(cat) + i }
+	// In catalogue order, which is the ladder's: 9, 10a, 10b, 11a, ….
+	rank := func(i int) int { return i }
 	last := 0
 	for i := range cat {
 		last = max(last, rank(i)+1)

@@ -44,7 +44,7 @@ func TestCatalogueNamesExistingScenarios(t *testing.T) {
 				t.Errorf("pitfall %s: %s case in %s has no lock or no expectation", p.Name, c.Variant, c.Scenario)
 			}
 		}
-		if len(p.Catches) == 0 || p.Broken == nil || p.Wrong == "" || p.Seed == "" || p.Fix == "" {
+		if len(p.Catches) == 0 || p.Broken == nil || p.Wrong == "" || p.Article == "" || p.Fix == "" {
 			t.Errorf("pitfall %s: incomplete entry", p.Name)
 		}
 	}

@@ -423,7 +423,7 @@ func catalogue(ctx context.Context, cfg config, progress io.Writer) ([]reports.R
 			if err := ctx.Err(); err != nil {
 				return runs, err
 			}
-			name := fmt.Sprintf("%d-%s-%s", p.ID, p.Name, c.Variant)
+			name := fmt.Sprintf("%s-%s-%s", p.ID, p.Name, c.Variant)
 			if c.Scenario != p.Scenario {
 				name += "-" + c.Scenario
 			}
@@ -495,7 +495,7 @@ func list(w io.Writer) {
 				caught = append(caught, c+" "+string(v))
 			}
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", p.ID, p.Name, p.Scenario, strings.Join(caught, ", "), p.Title)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.ID, p.Name, p.Scenario, strings.Join(caught, ", "), p.Title)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
