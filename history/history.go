@@ -25,7 +25,8 @@
 //     the lock key, recorded only when the topology has more than one lock
 //     node (redlock, replicated), so that a drawing can tell which nodes
 //     held the lock for whom. Its Node is the node's index in the cluster's
-//     lock nodes, Command the command's first words, Outcome "ok" when the
+//     lock nodes, Command the command's first words, Phase the part of the
+//     lock's life it was sent in (acquire, release, background), Outcome "ok" when the
 //     reply granted, kept or removed the lock's state (SET said OK, a
 //     script returned 1), "fail" when it did not (nil, 0), and Error the
 //     error reply or why no reply came. Checkers ignore replies: the
@@ -142,9 +143,13 @@ type Op struct {
 	// (a Redlock master, or a data node of the replicated topology: the one
 	// the client's connection had dialled, which Sentinel named master);
 	// Command is the command's first words ("SET NX PX", "EVAL"), never its
-	// values. A Node of 0 is left out of the file.
+	// values. A Node of 0 is left out of the file. Phase is the part of
+	// the lock's life the command was sent in ("acquire", "release",
+	// "background" for a watchdog's renewal), which tells what a script
+	// asked the node.
 	Node    int    `json:"node,omitempty"`
 	Command string `json:"command,omitempty"`
+	Phase   string `json:"phase,omitempty"`
 
 	// The end record.
 	End *End `json:"end,omitempty"`
