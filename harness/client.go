@@ -52,6 +52,11 @@ type Client struct {
 	phase atomic.Pointer[phaseRun] // the worker's phase, for commands whose context has none
 
 	probes []*redis.Client // locklab's own, per lock node: see keyWatch
+
+	// dialled is, on replicated, the index of the data node the Sentinel
+	// failover client last dialled (-1 before any): the master its
+	// commands go to, for the history's replies.
+	dialled *atomic.Int32
 }
 
 // clientConfig is what newClient needs: the addresses this client dials
@@ -74,16 +79,19 @@ type clientConfig struct {
 	// probes dial what the client dials.
 	direct        []string
 	probeFailover func(*redis.Options) *redis.Client
-	timeout       time.Duration
-	history       *history.Recorder
-	points        *failpoints
+	// dialled is where failover's dialer stores the index of the data
+	// node it dials.
+	dialled *atomic.Int32
+	timeout time.Duration
+	history *history.Recorder
+	points  *failpoints
 }
 
 func newClient(ctx context.Context, cfg clientConfig) *Client {
 	if cfg.key == "" {
 		cfg.key = "lock"
 	}
-	c := &Client{id: cfg.id, ttl: cfg.ttl, timeout: cfg.timeout, key: cfg.key, history: cfg.history, points: cfg.points}
+	c := &Client{id: cfg.id, ttl: cfg.ttl, timeout: cfg.timeout, key: cfg.key, history: cfg.history, points: cfg.points, dialled: cfg.dialled}
 	c.ctx, c.cancel = context.WithCancel(ctx)
 	switch {
 	case cfg.failover != nil:

@@ -133,15 +133,18 @@ func (c *Client) command(ctx context.Context, node int, cmds []redis.Cmder, send
 	for i, cmd := range cmds {
 		sent[i] = sentCommand{args: commandArgs(cmd), reply: func() (any, error) { return replyOf(cmd) }}
 	}
-	return c.strike(ctx, pr, node, commandName(cmds), sent, func() error { return c.around(ctx, send) })
+	x := &exchange{h: c.history}
+	return c.strike(ctx, pr, node, commandName(cmds), sent, x, func() error { return c.around(ctx, x.wrap(send)) })
 }
 
 // strike runs one command (or pipeline) of the lock in phase run pr, sent
 // to node, through the failpoints armed on the lock's commands: before it
 // is sent, after it ran, and after the first one of an Acquire that took
-// the key (keyWatch tells). send sends it. A go-redis command and a lock
+// the key (keyWatch tells). send sends it, through x, which sees when it
+// left for the node and when the node's reply came; the replies about the
+// lock key are recorded (recordReplies). A go-redis command and a lock
 // program's relayed one (Relay) both come through here.
-func (c *Client) strike(ctx context.Context, pr *phaseRun, node int, name string, cmds []sentCommand, send func() error) error {
+func (c *Client) strike(ctx context.Context, pr *phaseRun, node int, name string, cmds []sentCommand, x *exchange, send func() error) error {
 	if name == "SCRIPT" && pr.retrying() {
 		// SCRIPT LOAD between a NOSCRIPT refusal and its retry (redis-py's
 		// way) is part of that retry: it counts as nothing.
@@ -157,6 +160,7 @@ func (c *Client) strike(ctx context.Context, pr *phaseRun, node int, name string
 	}
 	watch := c.watchKey(ctx, pr, node, cmds)
 	err := send()
+	c.recordReplies(pr, node, cmds, x)
 	took := watch.took(ctx)
 	if err != nil && c.crashed.Load() {
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -62,13 +63,21 @@ func connect(ctx context.Context, cl *cluster.Cluster, cfg clientConfig) (*Clien
 	if rs := cl.ReplicaSet(); rs != nil {
 		// Sentinel reports real addresses; this client dials each node
 		// through its own link to it.
-		byNode := map[string]string{}
+		byNode, index := map[string]string{}, map[string]int{}
 		for i, n := range cl.Masters() {
-			byNode[n.Addr()] = links[i].Addr()
+			byNode[n.Addr()], index[n.Addr()] = links[i].Addr(), i
 		}
 		cfg.nodes, cfg.sentinels = nil, rs.SentinelAddrs()
+		// Sentinel names the master only to the dialer: what it dials
+		// tells the history which data node the client's commands reach.
+		dialled := new(atomic.Int32)
+		dialled.Store(-1)
+		cfg.dialled = dialled
 		cfg.failover = func(opts *redis.Options) *redis.Client {
 			return rs.FailoverClient(opts, func(ctx context.Context, addr string) (net.Conn, error) {
+				if i, ok := index[addr]; ok {
+					dialled.Store(int32(i))
+				}
 				if via, ok := byNode[addr]; ok {
 					addr = via
 				}

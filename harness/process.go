@@ -167,7 +167,9 @@ func NewRelay(c *Client) *Relay { return &Relay{c: c} }
 // master), through the failpoints armed on the lock's commands. send sends
 // it to Redis and returns the reply: a string (a status or a bulk string),
 // an int64, a bool, or nil for any other reply (an array, a null), and as
-// err a Redis error reply or what broke the connection.
+// err a Redis error reply (an error with a RedisError method, as go-redis's
+// redis.Error, so that the history tells it from no reply) or what broke
+// the connection.
 //
 // Command returns send's own error (nil, a Redis error reply, or what broke
 // the connection) when nothing struck the reply: the caller hands the reply
@@ -194,11 +196,15 @@ func (r *Relay) Command(node int, args []string, send func() (reply any, err err
 	var replyErr error
 	// A process that is paused cannot send, and its pause is real: no wait
 	// for it here, unlike around.
+	x := &exchange{h: c.history}
 	sendOnce := func() error {
 		if c.crashed.Load() {
 			return errNotSent
 		}
-		reply, replyErr = send()
+		x.wrap(func() error {
+			reply, replyErr = send()
+			return replyErr
+		})()
 		if c.crashed.Load() {
 			return ErrCrashed
 		}
@@ -208,7 +214,7 @@ func (r *Relay) Command(node int, args []string, send func() (reply any, err err
 		return sendOnce()
 	}
 	cmd := sentCommand{args: args, reply: func() (any, error) { return reply, replyErr }}
-	return c.strike(c.ctx, r.phase(), node, strings.ToUpper(args[0]), []sentCommand{cmd}, sendOnce)
+	return c.strike(c.ctx, r.phase(), node, strings.ToUpper(args[0]), []sentCommand{cmd}, x, sendOnce)
 }
 
 // phase is the phase run a relayed command counts in.

@@ -13,6 +13,28 @@
 // start of the run; an operation that never returned has return_ns -1
 // ([NeverReturned]). The last line of a finished run is an [End] record
 // (kind "end").
+//
+// The kinds of Op:
+//
+//   - "acquire" and "release": a Locker.Acquire or Lease.Release, with the
+//     outcome the client saw;
+//   - "section": one critical section on the inventory, read to write;
+//   - "crash": a client crashed;
+//   - "fault": a fault, from inject to heal;
+//   - "reply": one lock node's reply to one command a client sent it about
+//     the lock key, recorded only when the topology has more than one lock
+//     node (redlock, replicated), so that a drawing can tell which nodes
+//     held the lock for whom. Its Node is the node's index in the cluster's
+//     lock nodes, Command the command's first words, Phase the part of the
+//     lock's life it was sent in (acquire, release, background), Outcome "ok" when the
+//     reply granted, kept or removed the lock's state (SET said OK, a
+//     script returned 1), "fail" when it did not (nil, 0), and Error the
+//     error reply or why no reply came. Checkers ignore replies: the
+//     client's acquire and release say what it believed;
+//   - "end": what the harness found after the workload stopped.
+//
+// Kinds and fields added within a version are optional: a reader of an
+// older history of the same version finds none of them.
 package history
 
 import (
@@ -49,6 +71,7 @@ const (
 	KindSection Kind = "section" // one critical section on the inventory, read to write
 	KindCrash   Kind = "crash"   // a client crashed
 	KindFault   Kind = "fault"   // a fault, from inject to heal
+	KindReply   Kind = "reply"   // one lock node's reply to one command about the lock key
 	KindEnd     Kind = "end"     // what the harness found after the workload stopped
 )
 
@@ -119,6 +142,18 @@ type Op struct {
 	// scheduled fault was marked Crux), so that a reader can tell it from
 	// the faults that only set the stage.
 	Crux bool `json:"crux,omitempty"`
+
+	// Replies. Node is the lock node's index in the cluster's lock nodes
+	// (a Redlock master, or a data node of the replicated topology: the one
+	// the client's connection had dialled, which Sentinel named master);
+	// Command is the command's first words ("SET NX PX", "EVAL"), never its
+	// values. A Node of 0 is left out of the file. Phase is the part of
+	// the lock's life the command was sent in ("acquire", "release",
+	// "background" for a watchdog's renewal), which tells what a script
+	// asked the node.
+	Node    int    `json:"node,omitempty"`
+	Command string `json:"command,omitempty"`
+	Phase   string `json:"phase,omitempty"`
 
 	// The end record.
 	End *End `json:"end,omitempty"`
@@ -284,10 +319,15 @@ func ReadFile(path string) ([]Op, error) {
 }
 
 // Last is the time of the history's last event, just past it: the Return
-// standing in for operations that never returned.
+// standing in for operations that never returned. Replies do not count: a
+// watchdog's renewal can land after the end record, and the verdicts must
+// not move with it.
 func Last(ops []Op) time.Duration {
 	var last time.Duration
 	for _, op := range ops {
+		if op.Kind == KindReply {
+			continue
+		}
 		last = max(last, op.Call, op.Return)
 	}
 	return last + 1

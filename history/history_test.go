@@ -19,6 +19,7 @@ func TestWriteThenRead(t *testing.T) {
 	want := []Op{
 		{Client: 0, Kind: KindAcquire, Key: "lock", Call: 1, Return: 2, Outcome: models.OK},
 		{Client: 1, Kind: KindAcquire, Key: "lock", Call: 3, Return: NeverReturned, Outcome: models.Unknown},
+		{Client: 1, Kind: KindReply, Key: "lock", Call: 4, Return: 5, Node: 3, Command: "SET NX PX", Outcome: models.Failed},
 		{Client: -1, Kind: KindEnd, Call: 9, Return: 9, End: &End{Stock: 5, NotExercised: []string{"x"}}},
 	}
 	for _, op := range want {
@@ -38,7 +39,7 @@ func TestWriteThenRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != len(want) || got[1].Return != NeverReturned || EndOf(got).Stock != 5 {
+	if len(got) != len(want) || got[1].Return != NeverReturned || EndOf(got).Stock != 5 || got[2] != want[2] {
 		t.Errorf("read back %+v", got)
 	}
 	if fromFile, err := ReadFile(path); err != nil || len(fromFile) != len(got) {
@@ -78,7 +79,7 @@ func TestReadRefusesOtherFormats(t *testing.T) {
 }
 
 func TestLastAndReturned(t *testing.T) {
-	ops := []Op{{Call: 5, Return: 7}, {Call: 6, Return: NeverReturned}}
+	ops := []Op{{Call: 5, Return: 7}, {Call: 6, Return: NeverReturned}, {Kind: KindReply, Call: 20, Return: 21}}
 	last := Last(ops)
 	if last != 8 || Returned(ops[1], last) != 8 || Returned(ops[0], last) != 7 {
 		t.Errorf("last %d", last)

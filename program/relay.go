@@ -238,6 +238,10 @@ type replyError string
 
 func (e replyError) Error() string { return string(e) }
 
+// RedisError marks the error as Redis's reply, as go-redis's redis.Error
+// does: the node answered, with an error.
+func (replyError) RedisError() {}
+
 // value is one RESP value as read, kept as its bytes so that it is
 // forwarded exactly as it came.
 type value struct {

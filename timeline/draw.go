@@ -6,6 +6,8 @@ import (
 	"html"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/locklab/locklab/check"
@@ -155,8 +157,12 @@ func (s *scene) view(out *bytes.Buffer, y float64, v view) float64 {
 			continue
 		}
 		x0, x1 := clampX(h.Start), clampX(h.End)
-		fmt.Fprintf(&l.shapes, `<rect class="hold" x="%.1f" y="0" width="%.1f" height="%.0f" fill="#4a7bd0"><title>client %d holds the lock %s–%s</title></rect>`,
-			x0, math.Max(x1-x0, 1), bh, h.Client, msText(h.Start), msText(h.End))
+		fill := "#4a7bd0"
+		if s.perNode() {
+			fill = clientColour(h.Client) // as in the node lanes
+		}
+		fmt.Fprintf(&l.shapes, `<rect class="hold" x="%.1f" y="0" width="%.1f" height="%.0f" fill="%s"><title>client %d holds the lock %s–%s</title></rect>`,
+			x0, math.Max(x1-x0, 1), bh, fill, h.Client, msText(h.Start), msText(h.End))
 		inStory := story[[2]int64{int64(h.Client), int64(h.Start)}]
 		if ttl > 0 && (h.Start+ttl < h.End || inStory) && visible(h.Start+ttl, h.Start+ttl) {
 			xe := x(h.Start + ttl)
@@ -337,35 +343,113 @@ func (s *scene) view(out *bytes.Buffer, y float64, v view) float64 {
 }
 
 // faultLane draws the faults of one node, Sentinel, the master, or the
-// network.
+// network; a lock node's lane also shows whom the node held the key for.
 func (s *scene) faultLane(name string, v view, x func(time.Duration) float64, visible func(a, b time.Duration) bool, clampX func(time.Duration) float64) *lane {
 	l := &lane{name: name, class: "fault-lane", client: -1}
 	bh := float64(barH)
 	if v.compact {
 		bh = compactH
 	}
+	node, isNode := -1, false
+	if n, err := strconv.Atoi(strings.TrimPrefix(name, "node ")); err == nil && strings.HasPrefix(name, "node ") {
+		node, isNode = n, true
+	}
+	holds := isNode && (len(s.nodeHolds[node]) > 0 || len(s.nodeTicks[node]) > 0)
+	if holds {
+		l.class = "fault-lane node-lane"
+		s.drawNodeHolds(l, node, v, x, visible, clampX, bh)
+	}
 	for _, f := range s.faults[name] {
 		if !visible(f.Call, f.Return) {
 			continue
 		}
 		x0, x1 := clampX(f.Call), clampX(f.Return)
-		fill := "#f0a04b"
 		if f.Fault == history.FaultFailover {
-			fill = "#e377c2"
+			s.drawFailover(l, f, v, x, visible, x0, x1, bh)
+			continue
 		}
-		fmt.Fprintf(&l.shapes, `<rect class="fault" x="%.1f" y="0" width="%.1f" height="%.0f" fill="%s" fill-opacity="0.8"><title>%s, %s–%s%s</title></rect>`,
-			x0, math.Max(x1-x0, 3), bh, fill, esc(f.Fault), msText(f.Call), msText(f.Return), esc(detailSuffix(f)))
+		look := `fill-opacity="0.8"`
+		if holds {
+			look = `fill-opacity="0.45" stroke="#f0a04b"` // the holds under it still show
+		}
+		fmt.Fprintf(&l.shapes, `<rect class="fault" x="%.1f" y="0" width="%.1f" height="%.0f" fill="#f0a04b" %s><title>%s, %s–%s%s</title></rect>`,
+			x0, math.Max(x1-x0, 3), bh, look, esc(f.Fault), msText(f.Call), msText(f.Return), esc(detailSuffix(f)))
 		if !v.compact {
 			text := shortLabel(f)
-			if f.Fault == history.FaultFailover && f.Detail != "" {
-				text = f.Detail
-			} else if f.Return-f.Call >= 5*time.Millisecond { // shorter is an instant: its length is noise
+			if f.Return-f.Call >= 5*time.Millisecond { // shorter is an instant: its length is noise
 				text += ", " + msText(f.Return-f.Call)
 			}
 			l.labels = append(l.labels, label{x: x0, text: text})
 		}
 	}
 	return l
+}
+
+// drawFailover draws a Sentinel failover: the span from the master's kill
+// to the promotion as the failover in progress, and the promotion itself
+// at the moment Sentinel made it, labelled with what it did.
+func (s *scene) drawFailover(l *lane, f history.Op, v view, x func(time.Duration) float64, visible func(a, b time.Duration) bool, x0, x1, bh float64) {
+	fmt.Fprintf(&l.shapes, `<rect class="fault failover" x="%.1f" y="0" width="%.1f" height="%.0f" fill="#e377c2" fill-opacity="0.35" stroke="#e377c2"><title>Sentinel failover in progress, %s–%s</title></rect>`,
+		x0, math.Max(x1-x0, 3), bh, msText(f.Call), msText(f.Return))
+	if !v.compact && visible(f.Call, f.Call) {
+		l.labels = append(l.labels, label{x: x0, text: "failover in progress, " + msText(f.Return-f.Call)})
+	}
+	if !visible(f.Return, f.Return) {
+		return
+	}
+	xp := x(f.Return)
+	what := "Sentinel promoted a replica"
+	if f.Detail != "" {
+		what = f.Detail
+	}
+	fmt.Fprintf(&l.shapes, `<line class="promotion" x1="%.1f" x2="%.1f" y1="-2" y2="%.0f" stroke="#a0307f" stroke-width="3"><title>%s, at %s</title></line>`,
+		xp, xp, bh+2, esc(what), msText(f.Return))
+	if !v.compact {
+		l.labels = append(l.labels, label{x: xp, text: fmt.Sprintf("%s: %s", msText(f.Return), what)})
+	}
+}
+
+// drawNodeHolds draws, in the lane of lock node node, the spans in which it
+// held the key for each client, in the client's colour, and its refusals
+// as ticks under them.
+func (s *scene) drawNodeHolds(l *lane, node int, v view, x func(time.Duration) float64, visible func(a, b time.Duration) bool, clampX func(time.Duration) float64, bh float64) {
+	for _, h := range s.nodeHolds[node] {
+		if !visible(h.from, h.to) {
+			continue
+		}
+		x0, x1 := clampX(h.from), clampX(h.to)
+		fmt.Fprintf(&l.shapes, `<rect class="node-hold" data-client="%d" x="%.1f" y="0" width="%.1f" height="%.0f" fill="%s"><title>node %d holds the lock for client %d, %s–%s (%s)</title></rect>`,
+			h.client, x0, math.Max(x1-x0, 1), bh, clientColour(h.client), node, h.client, msText(h.from), msText(h.to), esc(h.ended))
+		if !v.compact && x1-x0 >= 16 {
+			fmt.Fprintf(&l.shapes, `<text class="node-hold-client" x="%.1f" y="%.0f" font-size="9" fill="#fff">c%d</text>`, x0+2, bh-3, h.client)
+		}
+		if h.lost && visible(h.to, h.to) {
+			fmt.Fprintf(&l.shapes, `<line class="lost" x1="%.1f" x2="%.1f" y1="-2" y2="%.0f" stroke="#c00" stroke-width="2"><title>node %d no longer held it for client %d at %s: %s</title></line>`,
+				x1, x1, bh+2, node, h.client, msText(h.to), esc(h.ended))
+		}
+	}
+	// One path per client, one tick per unit of width, as in client lanes.
+	paths := map[int]*bytes.Buffer{}
+	drawn := map[[2]int]bool{}
+	counts := map[int]int{}
+	var clients []int
+	for _, t := range s.nodeTicks[node] {
+		counts[t.client]++
+		if !visible(t.at, t.at) || drawn[[2]int{t.client, int(x(t.at))}] {
+			continue
+		}
+		drawn[[2]int{t.client, int(x(t.at))}] = true
+		if paths[t.client] == nil {
+			paths[t.client] = &bytes.Buffer{}
+			clients = append(clients, t.client)
+		}
+		fmt.Fprintf(paths[t.client], "M%d %.0fv4", int(x(t.at)), bh+1)
+	}
+	slices.Sort(clients)
+	for _, c := range clients {
+		fmt.Fprintf(&l.shapes, `<path class="node-refused" d="%s" stroke="%s" stroke-width="1.5"><title>node %d refused client %d %d times</title></path>`,
+			paths[c].String(), clientColour(c), node, c, counts[c])
+	}
 }
 
 func detailSuffix(f history.Op) string {

@@ -43,7 +43,17 @@ type scene struct {
 	refusal *refusal    // the resource refusing a stale token: the fencing lesson
 	stuck   *stuckKey   // the liveness checker's failure
 	idle    []gap       // long waits for a free lock, when handover is slow
+
+	// nodeHolds and nodeTicks are, per lock node, the spans in which it
+	// held the key for a client and its refusals, read from the replies
+	// that runs with more than one lock node record; empty otherwise.
+	nodeHolds map[int][]nodeHold
+	nodeTicks map[int][]nodeTick
 }
+
+// perNode reports whether the run recorded its lock nodes' replies, so
+// that each node has a lane of holds and each client a colour.
+func (s *scene) perNode() bool { return len(s.nodeHolds) > 0 || len(s.nodeTicks) > 0 }
 
 type overlap struct{ a, b check.Hold }
 
@@ -130,6 +140,14 @@ func newScene(ops []history.Op, checks []check.Check) *scene {
 					s.lanes = append(s.lanes, lane)
 				}
 				s.faults[lane] = append(s.faults[lane], op)
+			}
+		}
+	}
+	s.nodeHolds, s.nodeTicks = nodeHolds(ops, s.ttl(), s.last, probe)
+	for _, m := range []map[int]bool{keys(s.nodeHolds), keys(s.nodeTicks)} {
+		for n := range m {
+			if lane := fmt.Sprintf("node %d", n); !slices.Contains(s.lanes, lane) {
+				s.lanes = append(s.lanes, lane)
 			}
 		}
 	}
@@ -247,6 +265,15 @@ func faultLanes(op history.Op) []string {
 		return lanes
 	}
 	return []string{"system"}
+}
+
+// keys is the set of m's keys.
+func keys[V any](m map[int]V) map[int]bool {
+	out := map[int]bool{}
+	for k := range m {
+		out[k] = true
+	}
+	return out
 }
 
 func laneRank(lane string) int {

@@ -177,12 +177,25 @@ func (s *scene) faultsDuring(client int, from, to time.Duration, n int) []Event 
 	}
 	for _, lane := range s.lanes {
 		for _, f := range s.faults[lane] {
-			if f.Call <= to && f.Return >= from && !slices.ContainsFunc(ev, func(e Event) bool { return e.At == f.Call && e.Step == StepFault }) {
-				text := shortLabel(f)
-				if f.Fault == history.FaultFailover && f.Detail != "" {
+			if f.Call > to || f.Return < from {
+				continue
+			}
+			at, text := f.Call, shortLabel(f)
+			if f.Fault == history.FaultFailover {
+				// Told when the promotion happened, not when the
+				// failover began: the kill of the master says that.
+				at, text = f.Return, "Sentinel failover in progress"
+				switch {
+				case f.Return > to:
+					at = f.Call
+				case f.Detail != "":
 					text = f.Detail
+				default:
+					text = "Sentinel promotes a replica"
 				}
-				ev = append(ev, Event{At: f.Call, Client: -1, Step: StepFault, Text: text, priority: 7})
+			}
+			if !slices.ContainsFunc(ev, func(e Event) bool { return e.At == at && e.Step == StepFault }) {
+				ev = append(ev, Event{At: at, Client: -1, Step: StepFault, Text: text, priority: 7})
 			}
 		}
 	}

@@ -28,10 +28,18 @@ func Schedule(ops []history.Op) []string {
 			faults = append(faults, op)
 		}
 	}
-	slices.SortStableFunc(faults, func(a, b history.Op) int { return compare(a.Call, b.Call) })
+	// A failover is told when Sentinel promoted the replica, which ends
+	// it; every other fault when it began.
+	when := func(f history.Op) time.Duration {
+		if f.Kind == history.KindFault && f.Fault == history.FaultFailover {
+			return history.Returned(f, last)
+		}
+		return f.Call
+	}
+	slices.SortStableFunc(faults, func(a, b history.Op) int { return compare(when(a), when(b)) })
 	var lines []string
 	for _, f := range faults {
-		at := fmt.Sprintf("%.2f s: ", f.Call.Seconds())
+		at := fmt.Sprintf("%.2f s: ", when(f).Seconds())
 		if f.Kind == history.KindCrash {
 			lines = append(lines, at+fmt.Sprintf("client %d crashed%s", f.Client, trigger(f.Detail)))
 			continue
@@ -48,7 +56,8 @@ func Schedule(ops []history.Op) []string {
 		case f.Fault == history.FaultSlowWork:
 			what = fmt.Sprintf("client %d's work made slow, %s", f.Client, strings.TrimPrefix(length, "for "))
 		case f.Fault == history.FaultFailover:
-			what = "Sentinel failover: " + strings.TrimPrefix(f.Detail, "Sentinel ")
+			what = fmt.Sprintf("Sentinel failover: %s (the master was killed at %.2f s)",
+				strings.TrimPrefix(f.Detail, "Sentinel "), f.Call.Seconds())
 			f.Detail = ""
 		case ret-f.Call < 5*time.Millisecond: // an instant: its length is noise
 			what = f.Fault

@@ -1,0 +1,247 @@
+package timeline
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/models"
+)
+
+// nodeHold is a span in which one lock node held the lock key for one
+// client, as the node's replies tell it: from the reply that granted the
+// key to the release that removed it, or to the lease's end when neither
+// a release nor a renewal came.
+type nodeHold struct {
+	client   int
+	from, to time.Duration
+	// lost says the node granted the key to another client at to, so it
+	// no longer held it for this one, whatever the lease said.
+	lost  bool
+	ended string // how the span ended, in words
+}
+
+// nodeTick is a node refusing a client's request for the key.
+type nodeTick struct {
+	client int
+	at     time.Duration
+}
+
+// role is what a command asked of a lock node.
+type role int
+
+const (
+	roleNone    role = iota // a read, or a command that changes no owner
+	roleTake                // take the key (SET NX, an acquire's script)
+	roleRenew               // extend the key's expiry
+	roleRelease             // remove the key
+)
+
+// roleOf tells what a reply's command asked of the node. Commands whose
+// meaning is known say it by their name; a script or any other write
+// says it by the phase it was sent in: in an acquire, a take, unless the
+// same acquire already asked that node for the key, when it gives back
+// what it may have taken (Redlock does so on every node when it misses
+// the quorum); in a release, a release; in the background, a renewal.
+func roleOf(r history.Op, asked bool) role {
+	name, _, _ := strings.Cut(r.Command, " ")
+	switch name {
+	case "SET", "SETNX", "SETEX", "PSETEX", "GETSET", "HSETNX":
+		return roleTake
+	case "EXPIRE", "PEXPIRE", "EXPIREAT", "PEXPIREAT":
+		return roleRenew
+	case "DEL", "UNLINK":
+		return roleRelease
+	case "GET", "MGET", "EXISTS", "TYPE", "TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME", "STRLEN", "GETRANGE",
+		"HGET", "HEXISTS", "HGETALL", "HLEN", "HMGET", "HKEYS", "HVALS", "DUMP", "OBJECT",
+		"EVAL_RO", "EVALSHA_RO", "FCALL_RO", "WATCH", "SCRIPT":
+		return roleNone
+	}
+	switch r.Phase {
+	case "acquire":
+		if asked {
+			return roleRelease
+		}
+		return roleTake
+	case "release":
+		return roleRelease
+	case "background":
+		return roleRenew
+	}
+	return roleNone
+}
+
+// nodeHolds reads the replies of ops, node by node, into the spans in
+// which each node held the key for a client and the ticks of its refusals.
+// ttl is the lease: a span with no renewal ends ttl after the call of the
+// command that took it. Replies to the probe's commands are left out, as
+// its lane is.
+func nodeHolds(ops []history.Op, ttl time.Duration, last time.Duration, probe map[int]bool) (map[int][]nodeHold, map[int][]nodeTick) {
+	var replies []reply
+	for _, op := range ops {
+		if op.Kind == history.KindReply && !probe[op.Client] {
+			replies = append(replies, reply{Op: op})
+		}
+	}
+	if len(replies) == 0 {
+		return nil, nil
+	}
+	if ttl <= 0 {
+		ttl = last // no lease known: a span lasts until released
+	}
+	slices.SortStableFunc(replies, func(a, b reply) int { return compare(a.Call, b.Call) })
+	assignRoles(replies, ops)
+	// A node runs each command at some moment between its call and its
+	// reply, and concurrent clients' commands interleave there. A take is
+	// read at its reply and a release or renewal at its call, so that a
+	// release that may have run before another client's take is read
+	// first: the take then does not look like the node losing the key.
+	slices.SortStableFunc(replies, func(a, b reply) int { return compare(a.at(), b.at()) })
+
+	type open struct{ from, lease time.Duration }
+	holds, ticks := map[int][]nodeHold{}, map[int][]nodeTick{}
+	held := map[[2]int]*open{} // by node and client
+	end := func(k [2]int, at time.Duration, lost bool, ended string) {
+		o := held[k]
+		delete(held, k)
+		holds[k[0]] = append(holds[k[0]], nodeHold{client: k[1], from: o.from, to: min(max(at, o.from), last), lost: lost, ended: ended})
+	}
+	// expire ends the spans whose lease ran out by at.
+	expire := func(at time.Duration) {
+		for k, o := range held {
+			if o.lease <= at {
+				end(k, o.lease, false, "lease end")
+			}
+		}
+	}
+	for _, r := range replies {
+		expire(r.at())
+		k := [2]int{r.Node, r.Client}
+		o := held[k]
+		yes, no := r.Outcome == models.OK, r.Outcome == models.Failed
+		switch r.role {
+		case roleTake:
+			switch {
+			case yes && o != nil:
+				o.lease = max(o.lease, r.Call+ttl)
+			case yes:
+				// A node grants the key to one client at a time: whoever it
+				// held it for before has lost it by now.
+				for other := range held {
+					if other[0] == r.Node && other[1] != r.Client {
+						end(other, r.Return, true, fmt.Sprintf("the node granted it to client %d", r.Client))
+					}
+				}
+				held[k] = &open{from: r.Return, lease: r.Call + ttl}
+			case no:
+				ticks[r.Node] = append(ticks[r.Node], nodeTick{client: r.Client, at: r.Return})
+			}
+		case roleRenew:
+			switch {
+			case yes && o != nil:
+				o.lease = max(o.lease, r.Call+ttl)
+			case no && o != nil:
+				end(k, r.Call, false, "gone before the renewal")
+			}
+		case roleRelease:
+			switch {
+			case yes && o != nil:
+				end(k, r.Return, false, "released")
+			case no && o != nil:
+				end(k, r.Call, false, "gone before the release")
+			}
+		}
+	}
+	expire(last)
+	for k := range held {
+		end(k, last, false, "still held at the end")
+	}
+	for _, hs := range holds {
+		slices.SortFunc(hs, func(a, b nodeHold) int {
+			if c := compare(a.from, b.from); c != 0 {
+				return c
+			}
+			return a.client - b.client
+		})
+	}
+	return holds, ticks
+}
+
+// reply is a reply op and what its command asked of the node.
+type reply struct {
+	history.Op
+	role role
+}
+
+// at is when a reply is read: a take's when it came, anything else's when
+// its command was sent.
+func (r reply) at() time.Duration {
+	if r.role == roleTake && r.Return != history.NeverReturned {
+		return r.Return
+	}
+	return r.Call
+}
+
+// assignRoles tells each reply's role. What a script sent in an acquire
+// asked depends on whether the same acquire (the client's acquire op
+// whose span holds the command's call) had already asked that node for
+// the key. replies are in the order of their calls.
+func assignRoles(replies []reply, ops []history.Op) {
+	acquires := map[int][]history.Op{} // per client, in the order of their calls
+	for _, op := range ops {
+		if op.Kind == history.KindAcquire {
+			acquires[op.Client] = append(acquires[op.Client], op)
+		}
+	}
+	last := history.Last(ops)
+	for _, as := range acquires {
+		slices.SortStableFunc(as, func(a, b history.Op) int { return compare(a.Call, b.Call) })
+	}
+	// within is the index of the acquire of client whose span holds t, or -1.
+	within := func(client int, t time.Duration) int {
+		as := acquires[client]
+		i, _ := slices.BinarySearchFunc(as, t, func(a history.Op, t time.Duration) int { return compare(a.Call, t+1) })
+		if i--; i >= 0 && history.Returned(as[i], last) >= t {
+			return i
+		}
+		return -1
+	}
+	asked := map[[3]int]bool{} // by client, node and acquire
+	for i := range replies {
+		r := &replies[i]
+		k := [3]int{r.Client, r.Node, within(r.Client, r.Call)}
+		r.role = roleOf(r.Op, k[2] >= 0 && asked[k])
+		if r.role == roleTake && k[2] >= 0 {
+			asked[k] = true
+		}
+	}
+}
+
+// clientColour is client c's colour, alike for its holds in its own lane
+// and in every node's lane; client 0 keeps the colour of a single node's
+// runs. None is the red, green, orange or purple of violations, lessons
+// and faults.
+func clientColour(c int) string {
+	if c < 0 {
+		return "#999"
+	}
+	switch c % 8 {
+	case 1:
+		return "#17a2b8"
+	case 2:
+		return "#8c564b"
+	case 3:
+		return "#bcbd22"
+	case 4:
+		return "#7f7f7f"
+	case 5:
+		return "#393b79"
+	case 6:
+		return "#e7969c"
+	case 7:
+		return "#637939"
+	}
+	return "#4a7bd0"
+}
