@@ -2,6 +2,8 @@ package pitfalls
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	"github.com/locklab/locklab/harness"
 )
@@ -23,6 +25,30 @@ type fencedRedlock struct {
 	c *harness.Client
 }
 
+// Acquire takes the Redlock, then its token. Redlock's validity counts from
+// before its first SET, and nothing renews it, so a token that comes late
+// (its counter node slow or paused) comes with a lease that may have run
+// out: such a lease is given back. explore found this: without the check,
+// a pause of the counter node handed out an expired lease.
 func (l fencedRedlock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
-	return fence(ctx, l.c.Nodes()[0], key, l.Locker)
+	start, ttl := time.Now(), l.c.TTL()
+	lease, err := l.Locker.Acquire(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	// As Redlock's own per-node timeout: a dead counter must not eat the lease.
+	tctx, cancel := context.WithTimeout(ctx, ttl/10)
+	token, err := l.c.Nodes()[0].Incr(tctx, key+":fence").Uint64()
+	cancel()
+	drift := ttl/100 + 2*time.Millisecond
+	left := ttl - time.Since(start) - drift
+	switch {
+	case err != nil:
+		lease.Release(ctx)
+		return nil, err
+	case left <= 0:
+		lease.Release(ctx)
+		return nil, fmt.Errorf("%s: the fencing token came %s after the lease's validity: %w", key, -left, harness.ErrNotAcquired)
+	}
+	return fencedLease{Lease: lease, token: token}, nil
 }
