@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -189,7 +191,8 @@ func (f *failpoints) unfired() []string {
 }
 
 // unmet says, one line each, why a crux failpoint never fired, from the
-// history: how often its client held the lock, and what refused it since.
+// history: how often its client held the lock, and what refused everyone
+// since.
 func (f *failpoints) unmet(ops []history.Op) []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -198,7 +201,11 @@ func (f *failpoints) unmet(ops []history.Op) []string {
 		if !fp.Crux || f.hits[i] > fp.Skip {
 			continue
 		}
-		line := fmt.Sprintf("the fault the scenario is about never came (%s): ", fp)
+		what := fp.Action.String()
+		if fp.Action.Kind == ActionFault {
+			what = fp.Action.Fault.String()
+		}
+		line := fmt.Sprintf("its fault never came (%s, at %s, hit %d of %s): ", what, fp.Name, fp.Skip+1, who(fp.Client))
 		switch {
 		case len(f.reached[fp.Name]) == 0 && isCommandPoint(fp.Name):
 			line += "the lock never sent such a command"
@@ -212,38 +219,51 @@ func (f *failpoints) unmet(ops []history.Op) []string {
 	return lines
 }
 
-// refusals says how often client held the lock, and how many acquires were
-// refused after its last hold, with the most frequent reason.
+// who names the client a failpoint is armed for.
+func who(client int) string {
+	if client == AnyClient {
+		return "any client"
+	}
+	return fmt.Sprintf("client %d", client)
+}
+
+// refusals says how often client held the lock, and when anyone last
+// held it, with what refused every acquire since: a lock that refuses
+// service (WAIT with replication cut) refuses them all.
 func refusals(ops []history.Op, client int) string {
-	held, refused, reasons := 0, 0, map[string]int{}
+	held, last := 0, time.Duration(0)
 	for _, op := range ops {
-		if op.Kind != history.KindAcquire || op.Client != client || op.Nested || op.Probe {
+		if op.Kind != history.KindAcquire || op.Nested || op.Probe || op.Outcome != models.OK {
 			continue
 		}
-		if op.Outcome == models.OK {
-			held, refused = held+1, 0
-			clear(reasons)
+		if op.Client == client {
+			held++
+		}
+		last = max(last, op.Return)
+	}
+	refused, reasons := 0, map[string]int{}
+	for _, op := range ops {
+		if op.Kind != history.KindAcquire || op.Nested || op.Probe || op.Call <= last {
 			continue
 		}
 		refused++
-		reasons[op.Error]++
+		why := op.Error
+		if why == "" {
+			why = "not acquired"
+		}
+		reasons[why]++
 	}
 	line := fmt.Sprintf("client %d held the lock %d time(s)", client, held)
 	if refused == 0 {
-		return line + " and asked for it no more"
+		return line
 	}
-	why, most := "", 0
+	why := make([]string, 0, len(reasons))
 	for r, n := range reasons {
-		if n > most || n == most && r < why {
-			why, most = r, n
-		}
+		why = append(why, fmt.Sprintf("%d× %s", n, r))
 	}
-	line += fmt.Sprintf(", then every one of its %d later acquires was refused", refused)
-	if why != "" {
-		line += fmt.Sprintf(" (%d of them: %s)", most, why)
-	}
-
-	return line
+	slices.Sort(why)
+	return line + fmt.Sprintf("; nobody held it after %s: all %d acquires since were refused (%s)",
+		last.Round(time.Millisecond), refused, strings.Join(why, "; "))
 }
 
 // done marks the end of the actions a hit returned.

@@ -41,7 +41,7 @@ func WriteTable(w io.Writer, runs []Run) error {
 		header = append(header, "detect", "time", "as expected?")
 		fmt.Fprintln(tw, strings.Join(header, "\t"))
 		for _, r := range cases {
-			row := []string{r.Pitfall, string(r.Variant), r.Scenario}
+			row := []string{strings.TrimSpace(r.Entry.ID + " " + r.Pitfall), string(r.Variant), r.Scenario}
 			for _, c := range check.Checkers {
 				row = append(row, verdictCell(r, c))
 			}

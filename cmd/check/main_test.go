@@ -273,13 +273,13 @@ func TestMissingMariaDB(t *testing.T) {
 		t.Fatalf("want header, 4 rows, summary and report line:\n%s", stdout.String())
 	}
 	for _, row := range lines[1:3] {
-		if !strings.HasPrefix(row, "unlock-before-commit") || !strings.Contains(row, "skipped: MariaDB not found") ||
+		if !strings.HasPrefix(row, "8 unlock-before-commit") || !strings.Contains(row, "skipped: MariaDB not found") ||
 			!strings.Contains(row, "make deps") || strings.Contains(row, "!") || strings.Contains(row, "run unlock") {
 			t.Errorf("row %q: want unlock-before-commit skipped with the install hint", row)
 		}
 	}
 	for _, row := range lines[3:5] {
-		if !strings.HasPrefix(row, "no-release") || !strings.HasSuffix(row, "yes") {
+		if !strings.HasPrefix(row, "4 no-release") || !strings.HasSuffix(row, "yes") {
 			t.Errorf("row %q: want no-release as expected", row)
 		}
 	}

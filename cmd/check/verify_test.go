@@ -41,8 +41,8 @@ func TestVerify(t *testing.T) {
 		stderr string   // the one line of an error
 	}{
 		{"a report with violations", []string{"verify", dir}, 1, []string{
-			"del-release         broken   pause-before-del    illegal (own)       illegal (own)       ok           ok",
-			"fenced              fixed    pause-holder        illegal (inherent)  ok                  ok           ok",
+			"5 del-release           broken   pause-before-del    illegal (own)       illegal (own)       ok           ok",
+			"12 fenced               fixed    pause-holder        illegal (inherent)  ok                  ok           ok",
 			"6 runs, 6 as expected",
 			"verify: every verdict as recorded"}, ""},
 		{"one ok run", []string{"verify", filepath.Join(dir, "3-no-ttl-fixed")}, 0, []string{"1 run, 1 as expected"}, ""},
