@@ -93,13 +93,23 @@ type Networked interface {
 	CutReplication(ctx context.Context, replica, master Node) (network.Heal, error)
 }
 
-// FaultNoter is a Backend whose faults are done otherwise than the fault
-// labels say, which name the local processes' means (SIGSTOP, a toxiproxy
-// link); a run adds its notes to the labels, so that the report stays honest.
+// Operation is what a fault asks of a backend's nodes, which a backend may
+// do otherwise than a local process does (see FaultNoter).
+type Operation string
+
+const (
+	NodeKill       Operation = "node kill"       // SIGKILL a node, then restart it
+	NodePause      Operation = "node pause"      // freeze a node, then let it go on
+	ReplicationCut Operation = "replication cut" // cut a replica off its master
+)
+
+// FaultNoter is a Backend whose node operations are done otherwise than the
+// fault labels say, which name the local processes' means (SIGSTOP, a
+// toxiproxy link); a run adds its notes to the labels of the faults that
+// use them, so that the report stays honest.
 type FaultNoter interface {
-	// FaultNotes maps a phrase of the fault labels ("pause lock node") to a
-	// line that says how this backend does that fault.
-	FaultNotes() map[string]string
+	// FaultNotes says, per operation done otherwise, how this backend does it.
+	FaultNotes() map[Operation]string
 }
 
 // Local runs every server as a process of this machine on 127.0.0.1.

@@ -137,14 +137,12 @@ func (Docker) StartMariaDB(context.Context, string) (Database, error) {
 }
 
 // FaultNotes says how the docker backend's node and replication faults are done.
-func (Docker) FaultNotes() map[string]string {
-	kill := "docker backend: a node kill is SIGKILL of redis-server by its container's init, " +
-		"which keeps the container's network and volume; the restart starts it again there"
-	return map[string]string{
-		"kill lock node":  kill,
-		"kill the master": kill,
-		"pause lock node": "docker backend: a node pause is docker pause (the cgroup freezer), not SIGSTOP",
-		"cut replication": "docker backend: a replication cut disconnects the replica from the network it shares with the master " +
+func (Docker) FaultNotes() map[Operation]string {
+	return map[Operation]string{
+		NodeKill: "docker backend: a node kill is SIGKILL of redis-server by its container's init, " +
+			"which keeps the container's network and volume; the restart starts it again there",
+		NodePause: "docker backend: a node pause is docker pause (the cgroup freezer), not SIGSTOP",
+		ReplicationCut: "docker backend: a replication cut disconnects the replica from the network it shares with the master " +
 			"(docker network disconnect); the replica learns of it only by timeout, and the heal resets its replication connection",
 	}
 }

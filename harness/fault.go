@@ -14,15 +14,35 @@ import (
 )
 
 // Fault is an inject/heal pair. Its String is an honest label: it says what
-// the fault really does, and what it only simulates.
+// the fault really does, and what it only simulates. Adding a fault is one
+// type with these three methods; the history, the classifier and the
+// report read everything else from About.
 type Fault interface {
 	fmt.Stringer
 	// Inject applies the fault to env and returns how to undo it.
 	Inject(ctx context.Context, env *Env) (network.Heal, error)
-	// Effect says how the fault, from inject to heal, can bear on a lock's
+	// About says what the fault is, whom it targets and how it bears on a
+	// lock's safety.
+	About() About
+}
+
+// About is what a fault says of itself.
+type About struct {
+	// Family names the fault in a verdict's words ("a failover", "a client
+	// partition"); empty for a fault that only sets the stage.
+	Family string
+	// Client is the client it acts on, or -1 when it acts on the system:
+	// the history and the report put a client's faults on its row.
+	Client int
+	// Effect is how the fault, from inject to heal, can bear on a lock's
 	// safety; the classifier reads it from the history to tell which
 	// overlaps of holders the fault explains.
-	Effect() history.Effect
+	Effect history.Effect
+	// Remedy is what beats the fault, when a failure it causes is inherent.
+	Remedy string
+	// Uses are the node operations it asks of the backend, which a backend
+	// may do otherwise than a local process (cluster.FaultNoter).
+	Uses []cluster.Operation
 }
 
 // inject applies f to env. The returned heal undoes it and records the fault
@@ -37,29 +57,14 @@ func inject(ctx context.Context, env *Env, f Fault, detail string, crux bool) (n
 	}
 	return once(func() error {
 		err := heal()
-		env.history.Add(history.Op{Client: target(f), Kind: history.KindFault, Call: start, Return: env.history.Now(),
-			Fault: f.String(), Detail: detail, Effect: f.Effect(), Crux: crux})
+		about := f.About()
+		env.history.Add(history.Op{Client: about.Client, Kind: history.KindFault, Call: start, Return: env.history.Now(),
+			Fault: f.String(), Detail: detail, Effect: about.Effect, Crux: crux})
 		if err != nil {
 			return fmt.Errorf("heal %s: %w", f, err)
 		}
 		return nil
 	}), nil
-}
-
-// target is the client a fault acts on, or -1 when it acts on the system:
-// the history and the report put a client's faults on that client's row.
-func target(f Fault) int {
-	switch f := f.(type) {
-	case Partition:
-		return f.Client
-	case Latency:
-		return f.Client
-	case BlackHole:
-		return f.Client
-	case ClockSkew:
-		return f.Client
-	}
-	return -1
 }
 
 // Env is what a fault can act on during a run.
@@ -103,8 +108,10 @@ func (f Partition) String() string {
 	return fmt.Sprintf("partition client %d from %s (connections reset and refused)", f.Client, nodes)
 }
 
-// Effect is a stall: the client's commands fail, its renewals too.
-func (Partition) Effect() history.Effect { return history.EffectStall }
+// About: its effect is a stall: the client's commands fail, its renewals too.
+func (f Partition) About() About {
+	return About{Family: faultPartition, Client: f.Client, Effect: history.EffectStall, Remedy: fencing}
+}
 
 // Inject cuts the links.
 func (f Partition) Inject(ctx context.Context, env *Env) (network.Heal, error) {
@@ -158,9 +165,11 @@ func (f Latency) String() string {
 	return fmt.Sprintf("add %s latency between client %d and %s", f.Delay, f.Client, nodes)
 }
 
-// Effect is a delay: the client's commands, its renewals too, come late,
+// About: its effect is a delay: the client's commands, its renewals too, come late,
 // and so do the replies that grant it the lock.
-func (Latency) Effect() history.Effect { return history.EffectDelay }
+func (f Latency) About() About {
+	return About{Family: faultSlowNetwork, Client: f.Client, Effect: history.EffectDelay, Remedy: fencing}
+}
 
 // Inject adds the latency toxics.
 func (f Latency) Inject(ctx context.Context, env *Env) (network.Heal, error) {
@@ -182,8 +191,10 @@ func (f BlackHole) String() string {
 	return fmt.Sprintf("black-hole the %s traffic of client %d (bytes dropped, connections kept open)", f.Direction, f.Client)
 }
 
-// Effect is a stall: the client's commands, its renewals too, time out.
-func (BlackHole) Effect() history.Effect { return history.EffectStall }
+// About: its effect is a stall: the client's commands, its renewals too, time out.
+func (f BlackHole) About() About {
+	return About{Family: faultSlowNetwork, Client: f.Client, Effect: history.EffectStall, Remedy: fencing}
+}
 
 // Inject adds the timeout toxics.
 func (f BlackHole) Inject(ctx context.Context, env *Env) (network.Heal, error) {
@@ -202,9 +213,11 @@ func (f PauseNode) String() string {
 	return fmt.Sprintf("pause lock node %d (SIGSTOP, then SIGCONT)", f.Node)
 }
 
-// Effect is a stall of every client: none gets an answer from the node,
+// About: its effect is a stall of every client: none gets an answer from the node,
 // and keys keep expiring by the time that passes meanwhile.
-func (PauseNode) Effect() history.Effect { return history.EffectStall }
+func (PauseNode) About() About {
+	return About{Family: faultNodePause, Client: -1, Effect: history.EffectStall, Remedy: fencing, Uses: []cluster.Operation{cluster.NodePause}}
+}
 
 // Inject stops the node.
 func (f PauseNode) Inject(ctx context.Context, env *Env) (network.Heal, error) {
@@ -233,13 +246,15 @@ func (f KillNode) String() string {
 	return fmt.Sprintf("kill lock node %d (SIGKILL), restart it %s on the same port", f.Node, keep)
 }
 
-// Effect is a stall while the node is down: whoever needs it, to renew
+// About: its effect is a stall while the node is down: whoever needs it, to renew
 // or to release, is held up. The restart that heals it is recorded apart,
 // as a loss, at the moment it happens: only from then can another client
 // take on that node what the killed node held, and even a restart with its
 // data may lose the writes it had not yet fsynced (the fault cannot know
 // the node's fsync policy).
-func (KillNode) Effect() history.Effect { return history.EffectStall }
+func (KillNode) About() About {
+	return About{Family: faultNodeRestart, Client: -1, Effect: history.EffectStall, Remedy: "restart a node only after a TTL, or appendfsync always", Uses: []cluster.Operation{cluster.NodeKill}}
+}
 
 // restarted labels the record of the restart that heals f, with what the
 // node lost.
@@ -302,8 +317,10 @@ for _, k in ipairs(redis.call("KEYS", "*")) do
 end
 return 1`)
 
-// Effect is a loss: the node's keys expire early.
-func (ClockJump) Effect() history.Effect { return history.EffectLoss }
+// About: its effect is a loss: the node's keys expire early.
+func (ClockJump) About() About {
+	return About{Family: faultClockJump, Client: -1, Effect: history.EffectLoss, Remedy: "slewing (not stepping) time sync, or " + fencing}
+}
 
 // Inject shortens the TTLs; a jump is not undone, so the heal does nothing.
 func (f ClockJump) Inject(ctx context.Context, env *Env) (network.Heal, error) {
@@ -328,9 +345,11 @@ func (f ClockSkew) String() string {
 	return fmt.Sprintf("skew the wall clock of client %d by %s", f.Client, f.By)
 }
 
-// Effect is a stall: the lock code's view of time is wrong, as when the
+// About: its effect is a stall: the lock code's view of time is wrong, as when the
 // client had stopped for By, so it may renew or give up too late.
-func (ClockSkew) Effect() history.Effect { return history.EffectStall }
+func (f ClockSkew) About() About {
+	return About{Family: faultClockSkew, Client: f.Client, Effect: history.EffectStall, Remedy: fencing}
+}
 
 // Inject moves the clock.
 func (f ClockSkew) Inject(ctx context.Context, env *Env) (network.Heal, error) {
@@ -363,9 +382,11 @@ func (f CutReplication) String() string {
 	return fmt.Sprintf("cut replication to data nodes %v (their link to the master is disabled)", f.Replicas)
 }
 
-// Effect only sets the stage: the master still grants and renews; what
+// About: it only sets the stage: the master still grants and renews; what
 // a failover then loses is the failover's.
-func (CutReplication) Effect() history.Effect { return history.EffectStage }
+func (CutReplication) About() About {
+	return About{Family: faultFailover, Client: -1, Effect: history.EffectStage, Remedy: failoverRemedy, Uses: []cluster.Operation{cluster.ReplicationCut}}
+}
 
 // Inject cuts every named replica's link.
 func (f CutReplication) Inject(ctx context.Context, env *Env) (network.Heal, error) {
@@ -406,8 +427,10 @@ func (f PreferReplica) String() string {
 	return fmt.Sprintf("make data node %d Sentinel's preferred replica (replica-priority 1)", f.Node)
 }
 
-// Effect only sets the stage for a failover.
-func (PreferReplica) Effect() history.Effect { return history.EffectStage }
+// About: it only sets the stage for a failover.
+func (PreferReplica) About() About {
+	return About{Family: "", Client: -1, Effect: history.EffectStage}
+}
 
 // Inject sets the priority; the heal puts back the default.
 func (f PreferReplica) Inject(ctx context.Context, env *Env) (network.Heal, error) {
@@ -442,8 +465,10 @@ func (f KillMaster) String() string {
 	return fmt.Sprintf("kill the master%s (SIGKILL), wait for Sentinel's failover; restart them empty as replicas", also)
 }
 
-// Effect is a loss: the promoted replica may lack the lock's key.
-func (KillMaster) Effect() history.Effect { return history.EffectLoss }
+// About: its effect is a loss: the promoted replica may lack the lock's key.
+func (KillMaster) About() About {
+	return About{Family: faultFailover, Client: -1, Effect: history.EffectLoss, Remedy: failoverRemedy, Uses: []cluster.Operation{cluster.NodeKill}}
+}
 
 // Inject kills and waits for the promotion.
 func (f KillMaster) Inject(ctx context.Context, env *Env) (network.Heal, error) {

@@ -273,6 +273,9 @@ const (
 
 const fencing = "fencing tokens checked by the resource"
 
+// failoverRemedy is what closes a failover's window.
+const failoverRemedy = "WAIT narrows the window (failover-wait shows its limit); Redlock or " + fencing + " close it"
+
 // remedy names the fault of s that beats any lock and what closes the hole
 // it opens; "" when s has none. The most specific fault wins: a failover
 // over the pause that times it, a node restart over the partition that sets
@@ -281,67 +284,41 @@ func remedy(s Scenario) (fault, cure string) {
 	if s.Workload.ReleaseBeforeCommit {
 		return faultEarlyRelease, "commit, then unlock"
 	}
-	var found []string
+	var found []About
 	for _, sf := range s.Faults {
-		found = append(found, faultName(sf.Fault))
+		found = append(found, sf.Fault.About())
 	}
 	for _, fp := range s.Failpoints {
-		switch fp.Action.Kind {
-		case ActionFault:
-			found = append(found, faultName(fp.Action.Fault))
-		case ActionPause:
-			found = append(found, faultClientPause)
-		case ActionCrash:
-			found = append(found, faultClientCrash)
-		case ActionDrop:
-			found = append(found, faultLostReply)
-		case ActionSleep:
-			if isCommandPoint(fp.Name) {
-				found = append(found, faultSlowNetwork) // a delayed command
-			} else {
-				found = append(found, faultSlowWork)
-			}
-		}
+		found = append(found, actionAbout(fp))
 	}
-	ranked := []struct{ fault, cure string }{
-		{faultFailover, "WAIT narrows the window (failover-wait shows its limit); Redlock or " + fencing + " close it"},
-		{faultNodeRestart, "restart a node only after a TTL, or appendfsync always"},
-		{faultClockJump, "slewing (not stepping) time sync, or " + fencing},
-		{faultNodePause, fencing},
-		{faultClientPause, fencing},
-		{faultPartition, fencing},
-		{faultSlowNetwork, fencing},
-		{faultLostReply, fencing},
-		{faultClockSkew, fencing},
-		{faultClientCrash, fencing},
-		{faultSlowWork, "a watchdog that renews the lease, and " + fencing},
-	}
-	for _, r := range ranked {
-		if slices.Contains(found, r.fault) {
-			return r.fault, r.cure
+	for _, family := range ranked {
+		if i := slices.IndexFunc(found, func(a About) bool { return a.Family == family }); i >= 0 {
+			return family, found[i].Remedy
 		}
 	}
 	return "", ""
 }
 
-// faultName is the name remedy knows f by; "" for a fault that only sets
-// the stage (a preferred replica).
-func faultName(f Fault) string {
-	switch f.(type) {
-	case KillMaster, CutReplication:
-		return faultFailover
-	case KillNode:
-		return faultNodeRestart
-	case ClockJump:
-		return faultClockJump
-	case PauseNode:
-		return faultNodePause
-	case Partition:
-		return faultPartition
-	case Latency, BlackHole:
-		return faultSlowNetwork
-	case ClockSkew:
-		return faultClockSkew
+// ranked orders the fault families, the one that names a failure first.
+var ranked = []string{faultFailover, faultNodeRestart, faultClockJump, faultNodePause, faultClientPause, faultPartition,
+	faultSlowNetwork, faultLostReply, faultClockSkew, faultClientCrash, faultSlowWork}
+
+// actionAbout is what a failpoint's action does, in a fault's words.
+func actionAbout(fp Failpoint) About {
+	switch fp.Action.Kind {
+	case ActionFault:
+		return fp.Action.Fault.About()
+	case ActionPause:
+		return About{Family: faultClientPause, Client: fp.Client, Effect: history.EffectDelay, Remedy: fencing}
+	case ActionCrash:
+		return About{Family: faultClientCrash, Client: fp.Client, Effect: history.EffectStall, Remedy: fencing}
+	case ActionDrop:
+		return About{Family: faultLostReply, Client: fp.Client, Effect: history.EffectStall, Remedy: fencing}
+	case ActionSleep:
+		if isCommandPoint(fp.Name) { // a delayed command
+			return About{Family: faultSlowNetwork, Client: fp.Client, Effect: history.EffectDelay, Remedy: fencing}
+		}
+		return About{Family: faultSlowWork, Client: fp.Client, Effect: history.EffectWork, Remedy: "a watchdog that renews the lease, and " + fencing}
 	}
-	return ""
+	return About{Client: fp.Client}
 }

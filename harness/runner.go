@@ -6,12 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -441,13 +439,22 @@ func (r *run) faultLabels() []string {
 		labels = append(labels, fmt.Sprintf("at %s %s: %s", f.At, lasting(f.For), f.Fault))
 	}
 	// Where the backend does a fault otherwise than the label says, say how.
-	if n, ok := r.opts.Backend.(cluster.FaultNoter); ok {
-		notes := n.FaultNotes()
-		for _, phrase := range slices.Sorted(maps.Keys(notes)) {
-			note := notes[phrase]
-			if slices.ContainsFunc(labels, func(l string) bool { return strings.Contains(l, phrase) }) && !slices.Contains(labels, note) {
-				labels = append(labels, note)
-			}
+	n, ok := r.opts.Backend.(cluster.FaultNoter)
+	if !ok {
+		return labels
+	}
+	notes := n.FaultNotes()
+	var uses []cluster.Operation
+	for _, fp := range r.s.Failpoints {
+		uses = append(uses, actionAbout(fp).Uses...)
+	}
+	for _, f := range r.s.Faults {
+		uses = append(uses, f.Fault.About().Uses...)
+	}
+	slices.Sort(uses)
+	for _, op := range slices.Compact(uses) {
+		if note, ok := notes[op]; ok && !slices.Contains(labels, note) {
+			labels = append(labels, note)
 		}
 	}
 	return labels
