@@ -33,8 +33,13 @@ type Config struct {
 	// shares under the same schedule is inherent, not the lock's own. Nil
 	// means the reference lock of the topology (harness.Options.Reference).
 	Reference harness.NewLocker
-	Topology  cluster.Topology // "" means single
-	Nested    bool             // critical sections take the lock again
+	// SelfReference says the lock is the reference lock itself (redlock on
+	// the redlock topology): comparing it with itself proves nothing, as a
+	// reference run that stays ok only raced differently, so no reference
+	// runs; its failures are own only by proof from the history.
+	SelfReference bool
+	Topology      cluster.Topology // "" means single
+	Nested        bool             // critical sections take the lock again
 	// Runs and Time bound the exploration; at most one may be set, and
 	// when neither is, it runs for DefaultTime.
 	Runs int
@@ -668,7 +673,7 @@ func (e *explorer) try(ctx context.Context, plan Plan, reference bool) (outcome,
 	e.made++
 	dir := filepath.Join(e.scratch, fmt.Sprint(e.made))
 	opts := harness.Options{Seed: plan.Seed, Dir: dir, Lock: e.cfg.Lock, Backend: e.cfg.Backend, Reference: e.cfg.Reference}
-	if !reference {
+	if !reference || e.cfg.SelfReference {
 		opts.ReferenceRuns = -1
 	}
 	res, err := e.cfg.run(ctx, plan.Scenario(), e.cfg.New, opts)

@@ -42,7 +42,9 @@ type Options struct {
 	// history alone cannot tell a failure's kind: own by comparison needs
 	// it ok in every one, and the runs stop at the first that fails. 0
 	// means DefaultReferenceRuns; a negative count runs no reference at
-	// all, so failing verdicts the history cannot decide stay untold.
+	// all, so failing verdicts the history cannot decide stay untold: what
+	// a lock that is its own reference needs, as a run of it that stays ok
+	// only raced differently.
 	ReferenceRuns int
 }
 

@@ -130,7 +130,8 @@ func parseExplore(args []string, stdout io.Writer) (exploreInput, error) {
 		return exploreInput{}, err
 	}
 	t := ts[0] // the lock's first topology, unless -topology says
-	cfg := explore.Config{Lock: l.Name, New: l.New, Reference: locks.Reference(t, l.Nested).New, Topology: t,
+	ref := locks.Reference(t, l.Nested)
+	cfg := explore.Config{Lock: l.Name, New: l.New, Reference: ref.New, SelfReference: ref.Name == l.Name, Topology: t,
 		Nested: l.Nested, Runs: *f.runs, Time: *f.time, Seed: *f.seed, StopAtFirst: *f.stopAtFirst, Dir: *f.out}
 	if *f.faults != "" {
 		cfg.Faults = []string{*f.faults}
