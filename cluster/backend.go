@@ -53,6 +53,10 @@ type Database interface {
 type Backend interface {
 	// Name is the backend's name, as the CLI's -backend flag takes it.
 	Name() string
+	// Ready says, in one line naming the fix, why the backend cannot start
+	// a run's servers, or nil; mariaDB says whether the run needs MariaDB
+	// too (a backend that skips such runs one by one may ignore it).
+	Ready(ctx context.Context, mariaDB bool) error
 	// StartNode starts one redis-server as cfg says and returns once it
 	// answers. With cfg.Sentinel set it runs as a Sentinel.
 	StartNode(ctx context.Context, cfg NodeConfig) (Node, error)
@@ -120,6 +124,12 @@ type Local struct {
 
 // Name is "local".
 func (Local) Name() string { return "local" }
+
+// Ready finds redis-server; a missing MariaDB skips only the runs that need it.
+func (Local) Ready(context.Context, bool) error {
+	_, err := RedisServerPath()
+	return err
+}
 
 // StartNode starts a redis-server process.
 func (l Local) StartNode(ctx context.Context, cfg NodeConfig) (Node, error) {

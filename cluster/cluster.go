@@ -127,9 +127,10 @@ func (c *Cluster) Topology() Topology { return c.topology }
 // Backend is what started the servers.
 func (c *Cluster) Backend() Backend { return c.backend }
 
-// Masters are the nodes that hold locks: for the replicated topology, its
-// data nodes, the master at the start first.
-func (c *Cluster) Masters() []Node { return c.masters }
+// LockNodes are the nodes that hold the lock's state: the single node,
+// Redlock's masters, or the replicated topology's data nodes (master and
+// replicas, the master at the start first).
+func (c *Cluster) LockNodes() []Node { return c.masters }
 
 // Inventory is the node that holds the protected resource.
 func (c *Cluster) Inventory() Node { return c.inventory }

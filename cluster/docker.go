@@ -147,9 +147,9 @@ func (Docker) FaultNotes() map[Operation]string {
 	}
 }
 
-// Check reports, in one line naming the fix, whether a daemon answers and the
+// Ready reports, in one line naming the fix, whether a daemon answers and the
 // images are there; mariaDB says whether the MariaDB image is needed too.
-func (d Docker) Check(ctx context.Context, mariaDB bool) error {
+func (d Docker) Ready(ctx context.Context, mariaDB bool) error {
 	pool, err := d.pool(ctx)
 	if err != nil {
 		return err
@@ -259,6 +259,9 @@ type dockerPair struct {
 
 // Name is "docker".
 func (r *dockerRun) Name() string { return "docker" }
+
+// Ready is nil: the run's network is up, its images were found.
+func (r *dockerRun) Ready(context.Context, bool) error { return nil }
 
 // PeerAddr is name:6379: names resolve inside the containers.
 func (r *dockerRun) PeerAddr(name string) string {

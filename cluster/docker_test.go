@@ -40,7 +40,7 @@ func testDocker(tb testing.TB) Docker {
 			dockerErr = fmt.Errorf("docker/build.sh: %w\n%s", err, out)
 			return
 		}
-		dockerErr = (Docker{}).Check(ctx, true)
+		dockerErr = (Docker{}).Ready(ctx, true)
 	})
 	if dockerSkip {
 		tb.Skipf("docker backend not tested: %v", dockerErr)
@@ -111,10 +111,10 @@ func TestDockerTopologies(t *testing.T) {
 	}{{Single, 1}, {Replicated, 3}, {Redlock, 5}} {
 		t.Run(string(tc.topology), func(t *testing.T) {
 			c, _ := startDockerCluster(t, Config{Topology: tc.topology})
-			if got := len(c.Masters()); got != tc.masters {
+			if got := len(c.LockNodes()); got != tc.masters {
 				t.Fatalf("%d lock nodes, want %d", got, tc.masters)
 			}
-			for _, n := range append(c.Masters(), c.Inventory()) {
+			for _, n := range append(c.LockNodes(), c.Inventory()) {
 				if !strings.HasPrefix(n.Addr(), "127.0.0.1:") {
 					t.Errorf("%s is published at %s, want 127.0.0.1 only", n.Name(), n.Addr())
 				}
@@ -125,7 +125,7 @@ func TestDockerTopologies(t *testing.T) {
 			}
 			set(t, master, "k", "v")
 			if tc.topology == Replicated {
-				for _, n := range c.Masters()[1:] {
+				for _, n := range c.LockNodes()[1:] {
 					awaitValue(t, n, "k", "v")
 				}
 			}
@@ -135,7 +135,7 @@ func TestDockerTopologies(t *testing.T) {
 
 func TestDockerNodeFaults(t *testing.T) {
 	c, _ := startDockerCluster(t, Config{Topology: Single, Persistence: AOFAlways})
-	n := c.Masters()[0]
+	n := c.LockNodes()[0]
 	set(t, n, "k", "v")
 	ctx := within(t, 30*time.Second)
 
@@ -338,7 +338,7 @@ func TestDockerMariaDB(t *testing.T) {
 // TestDockerMissingImage checks the one line a missing image gives.
 func TestDockerMissingImage(t *testing.T) {
 	testDocker(t)
-	err := Docker{RedisImage: "locklab/redis:no-such-version"}.Check(context.Background(), false)
+	err := Docker{RedisImage: "locklab/redis:no-such-version"}.Ready(context.Background(), false)
 	if !errors.Is(err, ErrNoDocker) || !strings.Contains(err.Error(), "make docker") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("Check = %v, want one line naming make docker", err)
 	}

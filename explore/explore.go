@@ -55,6 +55,9 @@ type Config struct {
 	// and written, as CI wants; otherwise it runs until its time or runs
 	// are spent.
 	StopAtFirst bool
+	// StopAfter, when above 0, ends the exploration once that many
+	// distinct bugs are found (StopAtFirst is StopAfter 1).
+	StopAfter int
 	// Dir is where each bug's run folder goes (see FolderName, and
 	// ReplayFolderName for a replay); "" writes none.
 	Dir string
@@ -577,7 +580,7 @@ func (e *explorer) one(ctx context.Context, plan Plan, shrink bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if e.cfg.StopAtFirst {
+	if e.cfg.StopAtFirst || e.cfg.StopAfter > 0 && len(e.rep.Bugs) >= e.cfg.StopAfter {
 		return errStop
 	}
 	return nil

@@ -36,8 +36,8 @@ func Connect(ctx context.Context, cl *cluster.Cluster, opts ClientOptions) (*Cli
 	h, _ := history.New("") // in memory: cannot fail
 	cfg := clientConfig{id: opts.ID, ttl: opts.TTL, key: opts.Key, timeout: opts.Timeout, history: h, points: newFailpoints(nil)}
 	if opts.Direct {
-		cfg.master, cfg.inventory = cl.Masters()[0].Addr(), cl.Inventory().Addr()
-		for _, n := range cl.Masters() {
+		cfg.master, cfg.inventory = cl.LockNodes()[0].Addr(), cl.Inventory().Addr()
+		for _, n := range cl.LockNodes() {
 			cfg.nodes = append(cfg.nodes, n.Addr())
 		}
 		return newClient(ctx, cfg), nil
@@ -50,7 +50,7 @@ func Connect(ctx context.Context, cl *cluster.Cluster, opts ClientOptions) (*Cli
 // makes the client.
 func connect(ctx context.Context, cl *cluster.Cluster, cfg clientConfig) (*Client, []*network.Link, error) {
 	var links []*network.Link
-	for _, n := range cl.Masters() {
+	for _, n := range cl.LockNodes() {
 		l, err := cl.Network().Link(ctx, fmt.Sprintf("c%d-%s", cfg.id, n.Name()), n.Addr())
 		if err != nil {
 			return nil, nil, err
@@ -64,7 +64,7 @@ func connect(ctx context.Context, cl *cluster.Cluster, cfg clientConfig) (*Clien
 		// Sentinel reports real addresses; this client dials each node
 		// through its own link to it.
 		byNode, index := map[string]string{}, map[string]int{}
-		for i, n := range cl.Masters() {
+		for i, n := range cl.LockNodes() {
 			byNode[n.Addr()], index[n.Addr()] = links[i].Addr(), i
 		}
 		cfg.nodes, cfg.sentinels = nil, rs.SentinelAddrs()

@@ -86,10 +86,10 @@ func (e *Env) client(id int) (*Client, error) {
 }
 
 func (e *Env) node(i int) (cluster.Node, error) {
-	if i < 0 || i >= len(e.Cluster.Masters()) {
+	if i < 0 || i >= len(e.Cluster.LockNodes()) {
 		return nil, fmt.Errorf("no lock node %d in topology %s", i, e.Cluster.Topology())
 	}
-	return e.Cluster.Masters()[i], nil
+	return e.Cluster.LockNodes()[i], nil
 }
 
 // Partition cuts one client off from some lock nodes (all when Nodes is

@@ -257,7 +257,7 @@ func TestRelay(t *testing.T) {
 	if _, err := readValue(br); !errors.Is(err, io.EOF) {
 		t.Errorf("after the crash: %v, want the connection closed", err)
 	}
-	admin := redis.NewClient(&redis.Options{Addr: cl.Masters()[0].Addr()})
+	admin := redis.NewClient(&redis.Options{Addr: cl.LockNodes()[0].Addr()})
 	defer admin.Close()
 	if n, err := admin.Exists(ctx, "after").Result(); err != nil || n != 0 {
 		t.Errorf("a command sent after the crash reached Redis")

@@ -42,6 +42,7 @@ func TestExploreFindsTwoBugs(t *testing.T) {
 		Reference: locks.Reference(cluster.Single, false).New,
 		Topology:  cluster.Single,
 		Time:      2 * time.Minute,
+		StopAfter: len(twoBugs),
 		Seed:      9,
 		Dir:       t.TempDir(),
 	})

@@ -191,7 +191,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return exitUsage
 	}
 	defer unlock()
-	if err := backendReady(ctx, in.cfg.Backend); err != nil {
+	if err := in.cfg.Backend.Ready(ctx, true); err != nil {
 		fmt.Fprintln(stderr, "check explore:", err)
 		return exitMismatch
 	}

@@ -139,7 +139,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	defer unlock()
-	if err := backendReady(ctx, cfg.backend); err != nil {
+	if err := cfg.backend.Ready(ctx, true); err != nil {
 		fmt.Fprintln(stderr, "check:", err)
 		return exitMismatch
 	}
@@ -519,20 +519,10 @@ func list(w io.Writer) {
 func parseBackend(name string) (cluster.Backend, error) {
 	switch name {
 	case "local":
-		return nil, nil
+		return cluster.Local{}, nil
 	case "docker":
 		return cluster.Docker{}, nil
 	}
 	return nil, fmt.Errorf("unknown -backend %q (local or docker)", name)
 }
 
-// backendReady says, in one line naming the fix, why backend cannot start
-// servers: no redis-server for local processes; no daemon or no image for
-// docker.
-func backendReady(ctx context.Context, backend cluster.Backend) error {
-	if d, ok := backend.(cluster.Docker); ok {
-		return d.Check(ctx, true)
-	}
-	_, err := cluster.RedisServerPath()
-	return err
-}
