@@ -36,6 +36,7 @@ func TestExploreFindsTwoBugs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("explores for two minutes")
 	}
+	t.Parallel() // with the blind explorations: see TestExploreFindsBlindLocks
 	rep, err := explore.Run(context.Background(), explore.Config{
 		Lock:      "blind-fallback-del",
 		New:       func(c *harness.Client) harness.Locker { return &blindLock{c: c, fallbackDel: true} },
