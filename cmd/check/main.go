@@ -525,4 +525,3 @@ func parseBackend(name string) (cluster.Backend, error) {
 	}
 	return nil, fmt.Errorf("unknown -backend %q (local or docker)", name)
 }
-
