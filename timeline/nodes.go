@@ -3,6 +3,7 @@ package timeline
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -108,11 +109,22 @@ func nodeHolds(ops []history.Op, ttl time.Duration, last time.Duration, probe ma
 		delete(held, k)
 		holds[k[0]] = append(holds[k[0]], nodeHold{client: k[1], from: o.from, to: min(max(at, o.from), last), lost: lost, ended: ended})
 	}
-	// expire ends the spans whose lease ran out by at.
+	losses := nodeLosses(ops)
+	// expire ends the spans whose lease ran out by at, and those a node
+	// lost by at (restarted empty, its clock jumped).
 	expire := func(at time.Duration) {
 		for k, o := range held {
 			if o.lease <= at {
 				end(k, o.lease, false, "lease end")
+			}
+		}
+		for len(losses) > 0 && losses[0].at <= at {
+			l := losses[0]
+			losses = losses[1:]
+			for k, o := range held {
+				if k[0] == l.node && o.from <= l.at {
+					end(k, l.at, true, l.label)
+				}
 			}
 		}
 	}
@@ -167,6 +179,34 @@ func nodeHolds(ops []history.Op, ttl time.Duration, last time.Duration, probe ma
 		})
 	}
 	return holds, ticks
+}
+
+// loss is a fault that lost the lock's state on one node.
+type loss struct {
+	node  int
+	at    time.Duration
+	label string
+}
+
+// nodeLosses are the faults of ops that can lose the lock's state (their
+// effect is a loss) on the one node their label names, in time order: a
+// restart of a Redlock node, a jump of its clock.
+func nodeLosses(ops []history.Op) []loss {
+	var ls []loss
+	for _, op := range ops {
+		if op.Kind != history.KindFault || op.Effect != history.EffectLoss {
+			continue
+		}
+		m := nodeNumbers.FindStringSubmatch(op.Fault)
+		if m == nil {
+			continue
+		}
+		if n, err := strconv.Atoi(strings.TrimSpace(m[1])); err == nil {
+			ls = append(ls, loss{node: n, at: op.Call, label: op.Fault})
+		}
+	}
+	slices.SortStableFunc(ls, func(a, b loss) int { return compare(a.at, b.at) })
+	return ls
 }
 
 // reply is a reply op and what its command asked of the node.

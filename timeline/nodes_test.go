@@ -54,7 +54,8 @@ func redlockHistory() []history.Op {
 	add(each(0, []int{0, 1, 2}, 70, "SET PX NX", "acquire", models.OK)...)
 	add(history.Op{Client: 0, Kind: history.KindAcquire, Key: "lock", Call: 69 * ms, Return: 72 * ms, Outcome: models.OK})
 	add(rep(0, 0, 120, "PEXPIRE", "background", models.OK))
-	add(history.Op{Client: -1, Kind: history.KindFault, Call: 130 * ms, Return: 140 * ms, Fault: "kill lock node 2 (SIGKILL), restart it empty on the same port"})
+	add(history.Op{Client: -1, Kind: history.KindFault, Call: 130 * ms, Return: 140 * ms, Fault: "kill lock node 2 (SIGKILL), restart it empty on the same port", Effect: history.EffectStall},
+		history.Op{Client: -1, Kind: history.KindFault, Call: 140 * ms, Return: 140 * ms, Fault: "lock node 2 restarted empty (every key it held is lost)", Effect: history.EffectLoss})
 	add(rep(1, 2, 150, "SET PX NX", "acquire", models.OK))
 	add(history.Op{Client: 1, Kind: history.KindAcquire, Key: "lock", Call: 149 * ms, Return: 160 * ms, Outcome: models.Failed})
 	add(history.Op{Client: -1, Kind: history.KindEnd, Call: 300 * ms, Return: 300 * ms, End: &history.End{TTL: 100 * ms, Probe: true}})
@@ -74,7 +75,7 @@ func TestNodeHolds(t *testing.T) {
 	for node, want := range map[int][]string{
 		0: {"c0 2–51", "c0 71–220"}, // renewed at 120: lease to 220
 		1: {"c0 2–51", "c0 71–170"}, // no renewal: the lease ends 100 ms after the call
-		2: {"c0 2–51", "c0 71–151 lost", "c1 151–250"},
+		2: {"c0 2–51", "c0 71–140 lost", "c1 151–250"}, // the restart empty lost it
 		3: {"c1 3–7"}, // given back when the quorum was missed
 		4: {"c1 3–7"},
 	} {
@@ -145,7 +146,8 @@ func TestDrawNodeLanes(t *testing.T) {
 						faults = append(faults, l.texts()[0]+": "+strings.Join(f.texts(), ""))
 					}
 				}
-				if len(faults) != 1 || !strings.HasPrefix(faults[0], "node 2: ") {
+				// The kill and the restart that lost the key.
+				if len(faults) != 2 || !strings.HasPrefix(faults[0], "node 2: ") || !strings.HasPrefix(faults[1], "node 2: ") {
 					t.Errorf("faults in node lanes: %q", faults)
 				}
 			}
