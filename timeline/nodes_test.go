@@ -73,10 +73,10 @@ func TestNodeHolds(t *testing.T) {
 		return s
 	}
 	for node, want := range map[int][]string{
-		0: {"c0 2–51", "c0 71–220"}, // renewed at 120: lease to 220
-		1: {"c0 2–51", "c0 71–170"}, // no renewal: the lease ends 100 ms after the call
+		0: {"c0 2–51", "c0 71–220"},                    // renewed at 120: lease to 220
+		1: {"c0 2–51", "c0 71–170"},                    // no renewal: the lease ends 100 ms after the call
 		2: {"c0 2–51", "c0 71–140 lost", "c1 151–250"}, // the restart empty lost it
-		3: {"c1 3–7"}, // given back when the quorum was missed
+		3: {"c1 3–7"},                                  // given back when the quorum was missed
 		4: {"c1 3–7"},
 	} {
 		var got []string
