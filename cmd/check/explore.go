@@ -29,6 +29,7 @@ type exploreFlags struct {
 	seed        *int64
 	replay      *string
 	stopAtFirst *bool
+	stopAfter   *int
 	keepGoing   *bool
 	json        *bool
 	out         *string
@@ -49,6 +50,7 @@ func newExploreFlags() exploreFlags {
 		seed:        fs.Int64("seed", 0, "draws every run's seed (default: from the clock, printed)"),
 		replay:      fs.String("replay", "", "make one run of this schedule, SEED or SEED:i,j, as printed by an earlier explore"),
 		stopAtFirst: fs.Bool("stop-at-first", false, "stop at the first bug, once shrunk (for CI)"),
+		stopAfter:   fs.Int("stop-after", 0, "stop once this many distinct bugs are found, each shrunk (0: explore until -time or -runs are spent)"),
 		keepGoing:   fs.Bool("keep-going", false, "explore until -time or -runs are spent (the default; kept for old scripts)"),
 		json:        fs.Bool("json", false, "print the report as one JSON object instead of the summary"),
 		out:         fs.String("out", "locklab-report", "report folder each bug's run folder goes into"),
@@ -60,7 +62,7 @@ func newExploreFlags() exploreFlags {
 
 // exploreUsage prints how to call check explore.
 func exploreUsage(w io.Writer) {
-	fmt.Fprint(w, `usage: check explore -lock NAME [-topology T] [-time D | -runs N] [-seed S] [-faults KINDS] [-stop-at-first] [-json] [-out DIR] [-backend local|docker]
+	fmt.Fprint(w, `usage: check explore -lock NAME [-topology T] [-time D | -runs N] [-seed S] [-faults KINDS] [-stop-at-first | -stop-after N] [-json] [-out DIR] [-backend local|docker]
        check explore -lock NAME [-topology T] [-faults KINDS] -replay SEED[:i,j]
 
 Runs the lock again and again, each run a few seconds under faults drawn at
@@ -118,6 +120,10 @@ func parseExplore(args []string, stdout io.Writer) (exploreInput, error) {
 		return exploreInput{}, errors.New("-replay makes one run: it takes no -time, -runs, -seed, -stop-at-first or -keep-going")
 	case *f.stopAtFirst && *f.keepGoing:
 		return exploreInput{}, errors.New("give -stop-at-first or -keep-going, not both")
+	case *f.stopAfter < 0:
+		return exploreInput{}, fmt.Errorf("-stop-after must not be negative, got %d", *f.stopAfter)
+	case given["replay"] && given["stop-after"]:
+		return exploreInput{}, errors.New("-replay makes one run: it takes no -stop-after")
 	case *f.time < 0 || (given["time"] && *f.time == 0):
 		return exploreInput{}, fmt.Errorf("-time must be positive, got %s", *f.time)
 	case *f.runs < 0 || (given["runs"] && *f.runs == 0):
@@ -132,7 +138,7 @@ func parseExplore(args []string, stdout io.Writer) (exploreInput, error) {
 	t := ts[0] // the lock's first topology, unless -topology says
 	ref := locks.Reference(t, l.Nested)
 	cfg := explore.Config{Lock: l.Name, New: l.New, Reference: ref.New, SelfReference: ref.Name == l.Name, Topology: t,
-		Nested: l.Nested, Runs: *f.runs, Time: *f.time, Seed: *f.seed, StopAtFirst: *f.stopAtFirst, Dir: *f.out}
+		Nested: l.Nested, Runs: *f.runs, Time: *f.time, Seed: *f.seed, StopAtFirst: *f.stopAtFirst, StopAfter: *f.stopAfter, Dir: *f.out}
 	if *f.faults != "" {
 		cfg.Faults = []string{*f.faults}
 	}

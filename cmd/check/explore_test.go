@@ -58,24 +58,29 @@ func TestExploreHelp(t *testing.T) {
 	}
 }
 
-// TestExploreStopFlags: -stop-at-first stops at the first bug; -keep-going,
-// which README examples still pass, is the default.
+// TestExploreStopFlags: -stop-at-first stops at the first bug, -stop-after
+// N after N; -keep-going, which README examples still pass, is the default.
 func TestExploreStopFlags(t *testing.T) {
 	for _, tc := range []struct {
 		flags []string
 		stop  bool
+		after int
 	}{
-		{nil, false},
-		{[]string{"-keep-going"}, false},
-		{[]string{"-stop-at-first"}, true},
+		{nil, false, 0},
+		{[]string{"-keep-going"}, false, 0},
+		{[]string{"-stop-at-first"}, true, 0},
+		{[]string{"-stop-after", "2"}, false, 2},
 	} {
 		in, err := parseExplore(append([]string{"-lock", "token", "-out", t.TempDir()}, tc.flags...), &bytes.Buffer{})
 		if err != nil {
 			t.Fatalf("%v: %v", tc.flags, err)
 		}
-		if in.cfg.StopAtFirst != tc.stop {
-			t.Errorf("%v: stop at first %v, want %v", tc.flags, in.cfg.StopAtFirst, tc.stop)
+		if in.cfg.StopAtFirst != tc.stop || in.cfg.StopAfter != tc.after {
+			t.Errorf("%v: stop at first %v after %d, want %v after %d", tc.flags, in.cfg.StopAtFirst, in.cfg.StopAfter, tc.stop, tc.after)
 		}
+	}
+	if _, err := parseExplore([]string{"-lock", "token", "-out", t.TempDir(), "-stop-after", "-1"}, &bytes.Buffer{}); err == nil {
+		t.Error("-stop-after -1 was taken")
 	}
 }
 
