@@ -73,12 +73,25 @@ func TestKinds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dir := t.TempDir()
-			res, err := harness.Run(context.Background(), s, tt.lock, harness.Options{Dir: dir, Reference: tt.reference, ReferenceRuns: tt.referenceRuns})
-			if err != nil {
-				t.Fatal(err)
+			// These runs share the machine with the race detector and other
+			// packages' tests: a Redlock restart whose window the load let
+			// pass unseen is tried again, at most twice, as the pitfalls'
+			// tests retry a stalled run.
+			var res *harness.Result
+			var got check.Check
+			dir := ""
+			for try := 1; ; try++ {
+				var err error
+				dir = t.TempDir()
+				res, err = harness.Run(context.Background(), s, tt.lock, harness.Options{Dir: dir, Reference: tt.reference, ReferenceRuns: tt.referenceRuns})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got = kindOf(res.Checks, tt.checker); check.Failing(got.Verdict) || try == 3 {
+					break
+				}
+				t.Logf("try %d: %s %s (%s)", try, tt.checker, got.Verdict, got.Detail)
 			}
-			got := kindOf(res.Checks, tt.checker)
 			switch {
 			case got.Verdict == check.Unknown:
 				t.Skipf("%s unknown, nothing to classify: %s", tt.checker, got.Detail)
