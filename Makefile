@@ -42,6 +42,7 @@ test: deps docker vet
 # the redlock topology, and on the watchdog and reentrant locks; each must
 # find no bug of its own (exit 0).
 acceptance: deps
+	LOCKLAB_ACCEPTANCE=1 go test -count=1 -run 'TestExploreFindsBlindLocks/slow-redlock' -timeout 5m ./scenarios/
 	for l in redlock redsync redsync-refresh fenced-redlock; do go run ./cmd/check explore -lock $$l -topology redlock -time 10m || exit 1; done
 	for l in token-watchdog reentrant; do go run ./cmd/check explore -lock $$l -time 10m || exit 1; done
 
