@@ -118,15 +118,11 @@ type Failpoint struct {
 }
 
 func (f Failpoint) String() string {
-	who := fmt.Sprintf("client %d", f.Client)
-	if f.Client == AnyClient {
-		who = "any client"
-	}
 	times := f.Times
 	if times == 0 {
 		times = 1
 	}
-	return fmt.Sprintf("%s at %s for %s, %d time(s) after %d hit(s)", f.Action, f.Name, who, times, f.Skip)
+	return fmt.Sprintf("%s at %s for %s, %d time(s) after %d hit(s)", f.Action, f.Name, who(f.Client), times, f.Skip)
 }
 
 // failpoints is the armed set of one run, counting hits per failpoint. It
