@@ -13,6 +13,7 @@ import (
 
 	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/fault"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/locks"
 )
@@ -369,10 +370,10 @@ var (
 	commandPause = failpointFault("command-pause", harness.BeforeCommand(harness.PhaseRelease, 1), harness.Pause(time.Second))
 	crashTook    = failpointFault("crash-acquire", harness.AfterTook, harness.Crash())
 	skew         = Fault{Kind: "clock-skew", What: "clock skew",
-		Scheduled: []harness.ScheduledFault{{At: 100 * time.Millisecond, For: 500 * time.Millisecond, Fault: harness.ClockSkew{Client: 1, By: time.Second}}}}
+		Scheduled: []harness.ScheduledFault{{At: 100 * time.Millisecond, For: 500 * time.Millisecond, Fault: fault.ClockSkew{Client: 1, By: time.Second}}}}
 	failover = Fault{Kind: "failover", What: "failover", Failpoints: []harness.Failpoint{
-		{Name: harness.FailpointBeforeAcquire, Action: harness.Inject(harness.CutReplication{Replicas: []int{1}}, harness.WholeRun)},
-		{Name: harness.FailpointCriticalSection, Action: harness.Inject(harness.KillMaster{}, 0)},
+		{Name: harness.FailpointBeforeAcquire, Action: harness.Inject(fault.CutReplication{Replicas: []int{1}}, harness.WholeRun)},
+		{Name: harness.FailpointCriticalSection, Action: harness.Inject(fault.KillMaster{}, 0)},
 	}}
 )
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/fault"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/network"
 )
@@ -425,6 +426,8 @@ var allKinds = []kind{
 		weight: 1, draw: (*drawer).latency},
 	{Kind: Kind{Name: "black-hole", About: "one direction of a client's traffic vanishes at a drawn time"},
 		weight: 1, draw: (*drawer).blackHole},
+	{Kind: Kind{Name: "drop-connection", About: "a client's connections to the lock nodes are closed right after an acquire or just before a command of any phase; new ones succeed at once"},
+		weight: 1, draw: (*drawer).dropConnection},
 	{Kind: Kind{Name: "pause-node", About: "a lock node is paused (SIGSTOP) at a drawn time, shorter than Sentinel's down-after"},
 		weight: 1, draw: (*drawer).pauseNode},
 	{Kind: Kind{Name: "failover", About: "replication is cut, the master killed while it holds the lock, and Sentinel promotes a replica (sometimes the preferred one, which was cut)", Topologies: []cluster.Topology{cluster.Replicated}},
@@ -649,7 +652,7 @@ func (d *drawer) renewal(c int, before bool, a harness.Action, what string) Faul
 
 func (d *drawer) cutRenewal() Fault {
 	c, cut := d.client(), d.brief()
-	return d.renewal(c, true, harness.Inject(harness.Partition{Client: c}, cut),
+	return d.renewal(c, true, harness.Inject(fault.Partition{Client: c}, cut),
 		fmt.Sprintf("it is cut off from the lock nodes for %s: the command fails at once", cut))
 }
 
@@ -662,7 +665,7 @@ func (d *drawer) slowRenewal() Fault {
 	// command reaches Redis only after the client gave up on it; it lasts
 	// until then.
 	c, delay := d.client(), d.between(timeout, timeout+d.ttl)
-	return d.renewal(c, true, harness.Inject(harness.Latency{Client: c, Delay: delay}, delay+timeout),
+	return d.renewal(c, true, harness.Inject(fault.Latency{Client: c, Delay: delay}, delay+timeout),
 		fmt.Sprintf("its links get %s latency each way, past its %s timeout, for %s", delay, timeout, delay+timeout))
 }
 
@@ -671,13 +674,26 @@ func (d *drawer) cutHolder() Fault {
 	if d.rng.IntN(2) == 0 {
 		span = d.long()
 	}
-	f := harness.Partition{Client: c}
+	f := fault.Partition{Client: c}
 	return Fault{What: fmt.Sprintf("right after client %d's acquire (%s), %s for %s", c, hits(c, skip, 1), f, span),
 		Failpoints: []harness.Failpoint{d.failpoint(harness.FailpointAcquired, c, skip, 1, harness.Inject(f, span))}}
 }
 
+func (d *drawer) dropConnection() Fault {
+	c, skip := d.client(), d.skip()
+	name := harness.FailpointAcquired
+	if d.rng.IntN(2) == 0 {
+		name = harness.BeforeCommand(pick(d, harness.PhaseAcquire, harness.PhaseSection, harness.PhaseRelease, harness.PhaseBackground), 1+d.rng.IntN(2))
+	}
+	f := fault.DropConnection{Client: c}
+	// A drop is over at once: a span of a millisecond keeps its record
+	// from standing for a stall it did not cause.
+	return Fault{What: fmt.Sprintf("%s, at %s (%s)", f, name, hits(c, skip, 1)),
+		Failpoints: []harness.Failpoint{d.failpoint(name, c, skip, 1, harness.Inject(f, time.Millisecond))}}
+}
+
 // scheduled is a fault injected at a drawn time for a drawn while.
-func (d *drawer) scheduled(f harness.Fault, span time.Duration) Fault {
+func (d *drawer) scheduled(f fault.Fault, span time.Duration) Fault {
 	at := d.at()
 	return Fault{What: fmt.Sprintf("at %s for %s: %s", at, span, f),
 		Scheduled: []harness.ScheduledFault{{At: at, For: span, Fault: f}}}
@@ -693,11 +709,11 @@ func (d *drawer) clockSkew() Fault {
 	if d.rng.IntN(5) == 0 {
 		by = -by
 	}
-	return d.scheduled(harness.ClockSkew{Client: d.client(), By: by}, d.between(500*time.Millisecond, time.Second))
+	return d.scheduled(fault.ClockSkew{Client: d.client(), By: by}, d.between(500*time.Millisecond, time.Second))
 }
 
 func (d *drawer) partition() Fault {
-	f := harness.Partition{Client: d.client()}
+	f := fault.Partition{Client: d.client()}
 	if d.topology == cluster.Redlock && d.rng.IntN(2) == 0 {
 		f.Nodes = d.nodes(1 + d.rng.IntN(3))
 	}
@@ -706,12 +722,12 @@ func (d *drawer) partition() Fault {
 
 func (d *drawer) latency() Fault {
 	// At most an eighth of a TTL each way: a watchdog still renews in time.
-	f := harness.Latency{Client: d.client(), Delay: d.between(5*time.Millisecond, d.ttl/8)}
+	f := fault.Latency{Client: d.client(), Delay: d.between(5*time.Millisecond, d.ttl/8)}
 	return d.scheduled(f, d.between(200*time.Millisecond, 800*time.Millisecond))
 }
 
 func (d *drawer) blackHole() Fault {
-	f := harness.BlackHole{Client: d.client(), Direction: pick(d, network.Upstream, network.Downstream)}
+	f := fault.BlackHole{Client: d.client(), Direction: pick(d, network.Upstream, network.Downstream)}
 	return d.scheduled(f, d.between(100*time.Millisecond, 500*time.Millisecond))
 }
 
@@ -722,7 +738,7 @@ func (d *drawer) pauseNode() Fault {
 	}
 	// Shorter than Sentinel's down-after, so the replicated topology does
 	// not fail over.
-	return d.scheduled(harness.PauseNode{Node: n}, d.between(100*time.Millisecond, 400*time.Millisecond))
+	return d.scheduled(fault.PauseNode{Node: n}, d.between(100*time.Millisecond, 400*time.Millisecond))
 }
 
 // nodes draws n distinct Redlock nodes.
@@ -741,7 +757,7 @@ func (d *drawer) failover() Fault {
 	var scheduled []harness.ScheduledFault
 	what := ""
 	if d.rng.IntN(2) == 0 {
-		prefer := harness.PreferReplica{Node: pick(d, 1, 2)}
+		prefer := fault.PreferReplica{Node: pick(d, 1, 2)}
 		cut = []int{prefer.Node}
 		scheduled = []harness.ScheduledFault{{For: harness.WholeRun, Fault: prefer}}
 		what = fmt.Sprintf("all run data node %d is Sentinel's preferred replica; ", prefer.Node)
@@ -751,8 +767,8 @@ func (d *drawer) failover() Fault {
 			"the master is killed and Sentinel fails over; the section lasts until another client is in its own", cut),
 		MinDuration: failoverStory,
 		Failpoints: []harness.Failpoint{
-			d.failpoint(harness.FailpointBeforeAcquire, 0, 2, 1, harness.Inject(harness.CutReplication{Replicas: cut}, harness.WholeRun)),
-			d.failpoint(harness.FailpointCriticalSection, 0, 2, 1, harness.Inject(harness.KillMaster{}, 500*time.Millisecond)),
+			d.failpoint(harness.FailpointBeforeAcquire, 0, 2, 1, harness.Inject(fault.CutReplication{Replicas: cut}, harness.WholeRun)),
+			d.failpoint(harness.FailpointCriticalSection, 0, 2, 1, harness.Inject(fault.KillMaster{}, 500*time.Millisecond)),
 			d.failpoint(harness.FailpointCriticalSection, 0, 2, 1, harness.SleepUntil(harness.FailpointCriticalSection, 3*time.Second)),
 		},
 		Scheduled: scheduled,
@@ -771,24 +787,24 @@ func (d *drawer) killNode() Fault {
 	if d.rng.IntN(2) == 0 {
 		restart = d.ttl + 100*time.Millisecond
 	}
-	f := harness.KillNode{Node: nodes[0], KeepData: d.rng.IntN(3) == 0}
-	fault := Fault{What: fmt.Sprintf("while %s holds the lock (%s): %s, after %s", who(c), hits(c, skip, 1), f, restart),
+	f := fault.KillNode{Node: nodes[0], KeepData: d.rng.IntN(3) == 0}
+	drawn := Fault{What: fmt.Sprintf("while %s holds the lock (%s): %s, after %s", who(c), hits(c, skip, 1), f, restart),
 		Failpoints: []harness.Failpoint{d.failpoint(harness.FailpointCriticalSection, c, skip, 1, harness.Inject(f, restart))}}
 	if f.KeepData {
-		fault.Persistence = cluster.AOFAlways
-		fault.What += "; every lock node persists every write (appendfsync always)"
+		drawn.Persistence = cluster.AOFAlways
+		drawn.What += "; every lock node persists every write (appendfsync always)"
 	}
 	if d.rng.IntN(2) == 0 {
-		cut := harness.Partition{Client: c, Nodes: slices.Sorted(slices.Values(nodes[1:3]))}
-		fault.What += fmt.Sprintf("; client %d is cut off from lock nodes %v all run", c, cut.Nodes)
-		fault.Scheduled = []harness.ScheduledFault{{For: harness.WholeRun, Fault: cut}}
+		cut := fault.Partition{Client: c, Nodes: slices.Sorted(slices.Values(nodes[1:3]))}
+		drawn.What += fmt.Sprintf("; client %d is cut off from lock nodes %v all run", c, cut.Nodes)
+		drawn.Scheduled = []harness.ScheduledFault{{For: harness.WholeRun, Fault: cut}}
 	}
-	return fault
+	return drawn
 }
 
 func (d *drawer) clockJump() Fault {
 	c, skip := harness.AnyClient, d.anySkip()
-	f := harness.ClockJump{Node: d.rng.IntN(5), By: d.ttl}
+	f := fault.ClockJump{Node: d.rng.IntN(5), By: d.ttl}
 	return Fault{What: fmt.Sprintf("while %s holds the lock (%s): clock jump of %s on lock node %d", who(c), hits(c, skip, 1), f.By, f.Node),
 		Failpoints: []harness.Failpoint{d.failpoint(harness.FailpointCriticalSection, c, skip, 1, harness.Inject(f, 0))}}
 }
@@ -809,14 +825,14 @@ func (d *drawer) slowNodes() Fault {
 	}
 	if d.rng.IntN(3) == 0 {
 		c, skip := d.client(), d.skip()
-		f := harness.Latency{Client: c, Nodes: nodes, Delay: span / 2}
+		f := fault.Latency{Client: c, Nodes: nodes, Delay: span / 2}
 		return Fault{What: fmt.Sprintf("just after %s's acquire took the key on a node (%s): %s for %s", who(c), hits(c, skip, times), f, span),
 			Failpoints: []harness.Failpoint{d.failpoint(harness.AfterTook, c, skip, times, harness.Inject(f, span))}}
 	}
 	c, skip := harness.AnyClient, d.anySkip()
 	var fps []harness.Failpoint
 	for _, n := range nodes {
-		fps = append(fps, d.failpoint(harness.AfterTook, c, skip, times, harness.Inject(harness.PauseNode{Node: n}, span)))
+		fps = append(fps, d.failpoint(harness.AfterTook, c, skip, times, harness.Inject(fault.PauseNode{Node: n}, span)))
 	}
 	return Fault{What: fmt.Sprintf("just after %s's acquire took the key on a node (%s): pause lock nodes %v (SIGSTOP) for %s", who(c), hits(c, skip, times), nodes, span),
 		Failpoints: fps}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/fault"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/locks"
@@ -24,17 +25,17 @@ const reachSeeds = 3000
 // unreachable lists the catalogue's faults explore does not draw by design,
 // by scenario and fault (as reach's String says it), with the reason.
 var unreachable = map[string]string{
-	"unlock-before-commit: sleep (client) at before-commit, until another client reaches critical-section": "before-commit is a failpoint of the MariaDB " +
+	"unlock-before-commit: slow-work (client) at before-commit, until another client reaches critical-section": "before-commit is a failpoint of the MariaDB " +
 		"resource, which only the commit scenarios use to show pitfall 8; explore's resource is the Redis inventory, " +
 		"and the resource is part of the workload the user judges, not a fault to draw",
-	"commit-before-unlock: sleep (client) at before-commit, until another client reaches critical-section": "as unlock-before-commit: a failpoint of the MariaDB resource",
+	"commit-before-unlock: slow-work (client) at before-commit, until another client reaches critical-section": "as unlock-before-commit: a failpoint of the MariaDB resource",
 }
 
 // reach is what the reachability test compares of a fault: what it does,
 // to what, where it strikes, and whether it lasts inside or past a lease.
 // Its timing and exact durations may differ.
 type reach struct {
-	kind     string // the action (crash, pause, sleep, drop) or the injected fault's type
+	kind     string // the fault's kind (fault.Kinds), an action's too
 	target   string // client, node, links to all lock nodes, links to some, replication link
 	at       string // the failpoint, or "a drawn time" for a scheduled fault
 	class    string // "inside a lease", "past a lease", "until another client reaches …", or "" when its duration does not matter
@@ -64,8 +65,8 @@ func lease(d, ttl time.Duration) string {
 // faultReach describes an injected or scheduled fault f that heals after
 // heal. The duration that decides its class is what the lock feels: a
 // skew's or jump's amount, a latency's delay, otherwise how long it lasts.
-func faultReach(f harness.Fault, heal, ttl time.Duration) reach {
-	r := reach{kind: strings.TrimPrefix(fmt.Sprintf("%T", f), "harness."), target: "node", class: lease(heal, ttl)}
+func faultReach(f fault.Fault, heal, ttl time.Duration) reach {
+	r := reach{kind: f.About().Name, target: "node", class: lease(heal, ttl)}
 	links := func(nodes []int) string {
 		if len(nodes) > 0 {
 			return "links to some lock nodes"
@@ -73,23 +74,26 @@ func faultReach(f harness.Fault, heal, ttl time.Duration) reach {
 		return "links to all lock nodes"
 	}
 	switch f := f.(type) {
-	case harness.Partition:
+	case fault.Partition:
 		r.target = links(f.Nodes)
-	case harness.Latency:
+	case fault.Latency:
 		r.target, r.class = links(f.Nodes), lease(f.Delay, ttl)
-	case harness.BlackHole:
+	case fault.BlackHole:
 		r.target = links(nil)
-	case harness.ClockSkew:
+	case fault.DropConnection:
+		// A drop is over at once.
+		r.target, r.class = links(nil), ""
+	case fault.ClockSkew:
 		r.target, r.class = "client", lease(f.By, ttl)
-	case harness.ClockJump:
+	case fault.ClockJump:
 		r.class = lease(f.By, ttl)
-	case harness.KillNode:
+	case fault.KillNode:
 		if f.KeepData {
 			r.kind += " keeping its data"
 		}
-	case harness.CutReplication:
+	case fault.CutReplication:
 		r.target = "replication link"
-	case harness.KillMaster:
+	case fault.KillMaster:
 		// What the lock feels is the promotion; the heal only brings the
 		// old master back as a replica.
 		r.class = ""
@@ -107,7 +111,7 @@ func reaches(fps []harness.Failpoint, scheduled []harness.ScheduledFault, ttl ti
 		rs = append(rs, r)
 	}
 	for _, fp := range fps {
-		r := reach{kind: string(fp.Action.Kind), target: "client", at: fp.Name}
+		r := reach{kind: fp.About().Name, target: "client", at: fp.Name}
 		switch fp.Action.Kind {
 		case harness.ActionFault:
 			r = faultReach(fp.Action.Fault, fp.Action.For, ttl)
@@ -220,6 +224,23 @@ func TestReachCatalogue(t *testing.T) {
 	}
 }
 
+// TestReachEveryFaultKind checks that explore draws every kind of fault
+// locklab has (fault.Kinds), on some topology: a new fault that explore
+// never draws fails here until a kind of explore draws it.
+func TestReachEveryFaultKind(t *testing.T) {
+	drawn := map[string]bool{}
+	for _, topo := range []cluster.Topology{cluster.Single, cluster.Replicated, cluster.Redlock} {
+		for r := range drawnReaches(Space{}, topo, false) {
+			drawn[strings.TrimSuffix(r.kind, " keeping its data")] = true
+		}
+	}
+	for _, k := range fault.Kinds() {
+		if !drawn[k.Name] {
+			t.Errorf("no seed of 1 to %d draws a fault of kind %q on any topology", reachSeeds, k.Name)
+		}
+	}
+}
+
 // TestReachFailsWithoutKind checks that the reachability test can fail: a
 // space without the kind that alone draws a scenario's fault misses it.
 func TestReachFailsWithoutKind(t *testing.T) {
@@ -228,9 +249,9 @@ func TestReachFailsWithoutKind(t *testing.T) {
 		miss string
 	}{
 		{"crash-acquire", "crash-after-setnx: crash (client) at " + harness.AfterTook},
-		{"cut-holder", "holder-cut-off: Partition (links to all lock nodes) at acquired, past a lease"},
-		{"slow-nodes", "redlock-slow-nodes: PauseNode ×2 (node) at " + harness.AfterTook + ", past a lease"},
-		{"failover", "failover-wait: PreferReplica (node) at a drawn time, past a lease"},
+		{"cut-holder", "holder-cut-off: partition (links to all lock nodes) at acquired, past a lease"},
+		{"slow-nodes", "redlock-slow-nodes: pause-node ×2 (node) at " + harness.AfterTook + ", past a lease"},
+		{"failover", "failover-wait: prefer-replica (node) at a drawn time, past a lease"},
 	} {
 		space, err := NewSpace([]string{"-" + tc.out})
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/locklab/locklab/fault"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 )
@@ -40,7 +41,7 @@ const (
 type Action struct {
 	Kind  ActionKind
 	For   time.Duration // pause and sleep length; for a fault, when it heals
-	Fault Fault         // for ActionFault
+	Fault fault.Fault   // for ActionFault
 	// Until ends a pause or sleep as soon as another client reaches this
 	// failpoint (For is then the longest it may last).
 	Until string
@@ -78,7 +79,9 @@ func DropReply() Action { return Action{Kind: ActionDrop} }
 
 // Inject makes the failpoint inject f and heal it after d, in the background;
 // with d = 0 it heals at once, before the failpoint returns.
-func Inject(f Fault, d time.Duration) Action { return Action{Kind: ActionFault, Fault: f, For: d} }
+func Inject(f fault.Fault, d time.Duration) Action {
+	return Action{Kind: ActionFault, Fault: f, For: d}
+}
 
 func (a Action) String() string {
 	switch a.Kind {
@@ -125,6 +128,29 @@ func (f Failpoint) String() string {
 	return fmt.Sprintf("%s at %s for %s, %d time(s) after %d hit(s)", f.Action, f.Name, who(f.Client), times, f.Skip)
 }
 
+// About is what the failpoint's action does, as a fault of its kind.
+func (fp Failpoint) About() fault.About {
+	kind := ""
+	switch fp.Action.Kind {
+	case ActionFault:
+		return fp.Action.Fault.About()
+	case ActionPause:
+		kind = "pause"
+	case ActionCrash:
+		kind = "crash"
+	case ActionDrop:
+		kind = "drop-reply"
+	case ActionSleep:
+		kind = "slow-work"
+		if isCommandPoint(fp.Name) {
+			kind = "command-delay"
+		}
+	default:
+		return fault.About{Client: fp.Client}
+	}
+	return fault.About{Kind: fault.Named(kind), Client: fp.Client}
+}
+
 // failpoints is the armed set of one run, counting hits per failpoint. It
 // also injects the faults failpoints carry, so it knows the run's Env.
 type failpoints struct {
@@ -140,7 +166,7 @@ type failpoints struct {
 	changed  chan struct{}          // closed and replaced at every hit
 	keyCmds  keyCommands            // the clients' commands naming the lock key, on their way
 
-	env    *Env
+	env    *fault.Env
 	ctx    context.Context // ends when the run heals every fault
 	cancel context.CancelFunc
 	heals  sync.WaitGroup
@@ -365,7 +391,7 @@ func (f *failpoints) awaitOther(ctx context.Context, name string, client int) bo
 }
 
 // start gives the failpoints what their faults act on.
-func (f *failpoints) start(ctx context.Context, env *Env) {
+func (f *failpoints) start(ctx context.Context, env *fault.Env) {
 	f.env = env
 	f.ctx, f.cancel = context.WithCancel(ctx)
 }
@@ -378,7 +404,7 @@ func (f *failpoints) inject(a Action, where string) {
 	if f.env == nil {
 		return // a client outside any run: nothing to inject into
 	}
-	heal, err := inject(f.ctx, f.env, a.Fault, where, a.crux)
+	heal, err := fault.Apply(f.ctx, f.env, a.Fault, where, a.crux)
 	if err != nil {
 		f.fail(fmt.Errorf("%s: %w", where, err))
 		return

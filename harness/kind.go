@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/fault"
 	"github.com/locklab/locklab/history"
 )
 
@@ -255,70 +256,28 @@ func checkOf(r *Result, checker string) check.Check {
 	return check.Check{Checker: checker, Verdict: check.Unknown, Detail: "no such check"}
 }
 
-// The faults remedy names, as they read in KindWhy.
-const (
-	faultFailover     = "a failover"
-	faultNodeRestart  = "a restart of a lock node"
-	faultClockJump    = "a clock jump on a lock node"
-	faultNodePause    = "a pause of a lock node"
-	faultClientPause  = "a client pause"
-	faultPartition    = "a client partition"
-	faultSlowNetwork  = "a slow network"
-	faultLostReply    = "a lost reply"
-	faultClockSkew    = "a skewed client clock"
-	faultClientCrash  = "a client crash"
-	faultSlowWork     = "slow work"
-	faultEarlyRelease = "releasing the lock before the commit"
-)
-
-const fencing = "fencing tokens checked by the resource"
-
-// failoverRemedy is what closes a failover's window.
-const failoverRemedy = "WAIT narrows the window (failover-wait shows its limit); Redlock or " + fencing + " close it"
+// earlyRelease names, in KindWhy, the workload's own fault of pitfall 8.
+const earlyRelease = "releasing the lock before the commit"
 
 // remedy names the fault of s that beats any lock and what closes the hole
 // it opens; "" when s has none. The most specific fault wins: a failover
 // over the pause that times it, a node restart over the partition that sets
 // it up.
-func remedy(s Scenario) (fault, cure string) {
+func remedy(s Scenario) (family, cure string) {
 	if s.Workload.ReleaseBeforeCommit {
-		return faultEarlyRelease, "commit, then unlock"
+		return earlyRelease, "commit, then unlock"
 	}
-	var found []About
+	var found []fault.About
 	for _, sf := range s.Faults {
 		found = append(found, sf.Fault.About())
 	}
 	for _, fp := range s.Failpoints {
-		found = append(found, actionAbout(fp))
+		found = append(found, fp.About())
 	}
-	for _, family := range ranked {
-		if i := slices.IndexFunc(found, func(a About) bool { return a.Family == family }); i >= 0 {
-			return family, found[i].Remedy
+	for _, f := range fault.Families() {
+		if i := slices.IndexFunc(found, func(a fault.About) bool { return a.Family == f }); i >= 0 {
+			return f, found[i].Remedy
 		}
 	}
 	return "", ""
-}
-
-// ranked orders the fault families, the one that names a failure first.
-var ranked = []string{faultFailover, faultNodeRestart, faultClockJump, faultNodePause, faultClientPause, faultPartition,
-	faultSlowNetwork, faultLostReply, faultClockSkew, faultClientCrash, faultSlowWork}
-
-// actionAbout is what a failpoint's action does, in a fault's words.
-func actionAbout(fp Failpoint) About {
-	switch fp.Action.Kind {
-	case ActionFault:
-		return fp.Action.Fault.About()
-	case ActionPause:
-		return About{Family: faultClientPause, Client: fp.Client, Effect: history.EffectDelay, Remedy: fencing}
-	case ActionCrash:
-		return About{Family: faultClientCrash, Client: fp.Client, Effect: history.EffectStall, Remedy: fencing}
-	case ActionDrop:
-		return About{Family: faultLostReply, Client: fp.Client, Effect: history.EffectStall, Remedy: fencing}
-	case ActionSleep:
-		if isCommandPoint(fp.Name) { // a delayed command
-			return About{Family: faultSlowNetwork, Client: fp.Client, Effect: history.EffectDelay, Remedy: fencing}
-		}
-		return About{Family: faultSlowWork, Client: fp.Client, Effect: history.EffectWork, Remedy: "a watchdog that renews the lease, and " + fencing}
-	}
-	return About{Client: fp.Client}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/fault"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 )
@@ -51,7 +52,7 @@ func TestByReference(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			kind, why := byReference(tt.checker, tt.unexplained, tt.tally, 3, faultClientPause, fencing)
+			kind, why := byReference(tt.checker, tt.unexplained, tt.tally, 3, "a client pause", "fencing tokens checked by the resource")
 			if kind != tt.want || !strings.Contains(why, tt.why) {
 				t.Errorf("byReference = %q (%s), want %q with %q", kind, why, tt.want, tt.why)
 			}
@@ -69,11 +70,11 @@ func TestClassifyFromHistory(t *testing.T) {
 	rel := func(client int, call time.Duration) history.Op {
 		return history.Op{Client: client, Kind: history.KindRelease, Key: "lock", Call: call * ms, Return: call*ms + ms, Outcome: models.OK}
 	}
-	fault := func(client int, call, ret time.Duration, label string, e history.Effect) history.Op {
+	faultOp := func(client int, call, ret time.Duration, label string, e history.Effect) history.Op {
 		return history.Op{Client: client, Kind: history.KindFault, Call: call * ms, Return: ret * ms, Fault: label, Effect: e}
 	}
 	end := history.Op{Client: -1, Kind: history.KindEnd, Call: 1000 * ms, Return: 1000 * ms, End: &history.End{TTL: 300 * ms}}
-	restart := Scenario{Name: "restart", Failpoints: []Failpoint{{Name: FailpointCriticalSection, Action: Inject(KillNode{Node: 2}, 0)}}}
+	restart := Scenario{Name: "restart", Failpoints: []Failpoint{{Name: FailpointCriticalSection, Action: Inject(fault.KillNode{Node: 2}, 0)}}}
 	tests := []struct {
 		name     string
 		scenario Scenario
@@ -91,7 +92,7 @@ func TestClassifyFromHistory(t *testing.T) {
 	}, {
 		name:     "a node restarted inside a young hold: inherent, with the remedy",
 		scenario: restart,
-		ops: []history.Op{acq(0, 10, 20), fault(-1, 30, 40, "lock node 2 restarted empty", history.EffectLoss),
+		ops: []history.Op{acq(0, 10, 20), faultOp(-1, 30, 40, "lock node 2 restarted empty", history.EffectLoss),
 			acq(1, 35, 50), rel(1, 60), rel(0, 120), end},
 		checks: []check.Check{{Checker: check.CheckLock, Verdict: check.Illegal}},
 		want:   []check.Kind{check.Inherent},
@@ -99,7 +100,7 @@ func TestClassifyFromHistory(t *testing.T) {
 	}, {
 		name:     "an unexplained overlap stays untold without a reference run",
 		scenario: restart,
-		ops:      []history.Op{acq(0, 0, 2), fault(0, 5, 400, history.FaultSlowWork, history.EffectWork), acq(1, 350, 360), rel(1, 370), rel(0, 410), end},
+		ops:      []history.Op{acq(0, 0, 2), faultOp(0, 5, 400, history.FaultSlowWork, history.EffectWork), acq(1, 350, 360), rel(1, 370), rel(0, 410), end},
 		checks:   []check.Check{{Checker: check.CheckLock, Verdict: check.Illegal}, {Checker: check.CheckLiveness, Verdict: check.OK}},
 		want:     []check.Kind{"", ""},
 		why:      "no reference run was asked for",

@@ -70,6 +70,10 @@ func (c *Client) attached() Process {
 	return c.process
 }
 
+// Program reports whether a lock program is attached (Attach): it dials
+// what it is told, not the client's links.
+func (c *Client) Program() bool { return c.attached() != nil }
+
 // Spoil says the run did not happen as written because of why (a lock
 // program that printed garbage, exited or never answered, or a fault that
 // could not reach it): the run's verdicts are then all unknown, with why as

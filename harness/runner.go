@@ -16,6 +16,7 @@ import (
 
 	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/fault"
 	"github.com/locklab/locklab/history"
 	"github.com/redis/go-redis/v9"
 )
@@ -204,7 +205,8 @@ func (r *run) execute(ctx context.Context, newLocker NewLocker) error {
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	env := &Env{Cluster: r.cluster, history: r.h}
+	env := fault.NewEnv(r.cluster, r.h)
+	var clients []*Client
 	// Client r.w.Clients is the liveness probe: a fresh process that only
 	// comes to the lock after the workload stopped.
 	for id := 0; id <= r.w.Clients; id++ {
@@ -214,16 +216,18 @@ func (r *run) execute(ctx context.Context, newLocker NewLocker) error {
 			return err
 		}
 		defer c.Close()
-		env.Clients = append(env.Clients, c)
-		env.links = append(env.links, links)
+		clients = append(clients, c)
+		if id < r.w.Clients {
+			env.AddClient(c, links)
+		}
 	}
-	probe := env.Clients[r.w.Clients]
-	env.Clients = env.Clients[:r.w.Clients]
+	probe := clients[r.w.Clients]
+	clients = clients[:r.w.Clients]
 	r.points.start(runCtx, env)
 
 	var stop atomic.Bool
 	workers := make([]*worker, r.w.Clients)
-	for id, c := range env.Clients {
+	for id, c := range clients {
 		workers[id] = r.newWorker(c, newLocker, &stop)
 	}
 	warm(runCtx, workers...)
@@ -327,7 +331,7 @@ func (r *run) newWorker(c *Client, newLocker NewLocker, stop *atomic.Bool) *work
 // returned function heals whatever is still injected, waits, and reports heal
 // errors; the second, called after it, lists the faults the run ended before
 // injecting.
-func (r *run) schedule(ctx context.Context, env *Env) (healAll func() error, notInjected func() []string) {
+func (r *run) schedule(ctx context.Context, env *fault.Env) (healAll func() error, notInjected func() []string) {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	errs := make([]error, len(r.s.Faults))
@@ -358,11 +362,11 @@ func (r *run) schedule(ctx context.Context, env *Env) (healAll func() error, not
 
 // inject applies one scheduled fault and heals it when its time is up or the
 // run ends, recording it in the history. It reports whether it injected.
-func (r *run) inject(ctx context.Context, env *Env, sf ScheduledFault) (bool, error) {
+func (r *run) inject(ctx context.Context, env *fault.Env, sf ScheduledFault) (bool, error) {
 	if !sleepCtx(ctx, sf.At) {
 		return false, nil
 	}
-	heal, err := inject(ctx, env, sf.Fault, "", sf.Crux)
+	heal, err := fault.Apply(ctx, env, sf.Fault, "", sf.Crux)
 	if err != nil {
 		return false, err
 	}
@@ -448,7 +452,7 @@ func (r *run) faultLabels() []string {
 	notes := n.FaultNotes()
 	var uses []cluster.Operation
 	for _, fp := range r.s.Failpoints {
-		uses = append(uses, actionAbout(fp).Uses...)
+		uses = append(uses, fp.About().Uses...)
 	}
 	for _, f := range r.s.Faults {
 		uses = append(uses, f.Fault.About().Uses...)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/fault"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
@@ -24,10 +25,10 @@ func TestRunUnderNetworkAndNodeFaults(t *testing.T) {
 		Topology: cluster.Single,
 		Workload: harness.Workload{TTL: 200 * time.Millisecond, Work: 5 * time.Millisecond, Duration: 1500 * time.Millisecond, Timeout: 300 * time.Millisecond},
 		Faults: []harness.ScheduledFault{
-			{At: 200 * time.Millisecond, For: 300 * time.Millisecond, Fault: harness.Partition{Client: 0}},
-			{At: 200 * time.Millisecond, For: 300 * time.Millisecond, Fault: harness.BlackHole{Client: 1, Direction: network.Downstream}},
-			{At: 600 * time.Millisecond, For: 200 * time.Millisecond, Fault: harness.Latency{Client: 2, Delay: 20 * time.Millisecond}},
-			{At: 900 * time.Millisecond, For: 200 * time.Millisecond, Fault: harness.PauseNode{Node: 0}},
+			{At: 200 * time.Millisecond, For: 300 * time.Millisecond, Fault: fault.Partition{Client: 0}},
+			{At: 200 * time.Millisecond, For: 300 * time.Millisecond, Fault: fault.BlackHole{Client: 1, Direction: network.Downstream}},
+			{At: 600 * time.Millisecond, For: 200 * time.Millisecond, Fault: fault.Latency{Client: 2, Delay: 20 * time.Millisecond}},
+			{At: 900 * time.Millisecond, For: 200 * time.Millisecond, Fault: fault.PauseNode{Node: 0}},
 		},
 	}
 	dir := t.TempDir()
@@ -189,7 +190,7 @@ func TestRunNotExercised(t *testing.T) {
 			Failpoints: []harness.Failpoint{{Name: "no-such-hook", Client: 0, Action: harness.Crash()}}},
 			`failpoint no-such-hook never fired`},
 		{"fault after the end", harness.Scenario{Name: "late-fault", Workload: work,
-			Faults: []harness.ScheduledFault{{At: time.Minute, For: time.Second, Fault: harness.ClockSkew{Client: 0, By: time.Second}}}},
+			Faults: []harness.ScheduledFault{{At: time.Minute, For: time.Second, Fault: fault.ClockSkew{Client: 0, By: time.Second}}}},
 			"was never injected"},
 	}
 	for _, tt := range tests {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/fault"
 )
 
 // Scenario is one experiment: a topology, a workload, and the faults that hit
@@ -124,7 +125,7 @@ func (s Scenario) Validate() error {
 type ScheduledFault struct {
 	At    time.Duration
 	For   time.Duration // WholeRun: until the run ends
-	Fault Fault
+	Fault fault.Fault
 	// Crux marks the fault the scenario is about, as Failpoint.Crux does.
 	Crux bool
 }

@@ -252,3 +252,21 @@ func logChecks(t *testing.T, res *harness.Result) {
 		t.Logf("%s: %s: %s", c.Checker, c.Verdict, c.Detail)
 	}
 }
+
+// TestDroppedConnection: the holder's connections closed right after it
+// acquires cost a correct lock nothing, and the drop did strike.
+func TestDroppedConnection(t *testing.T) {
+	res, err := scenarios.Run(context.Background(), "dropped-connection", pitfalls.NewWatchdogLock, harness.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.NotExercised) > 0 || len(res.Unmet) > 0 {
+		t.Errorf("the drop did not strike: %q %q", res.NotExercised, res.Unmet)
+	}
+	for checker, v := range res.Verdicts {
+		if v != harness.OK {
+			t.Errorf("%s checker says %s, want ok", checker, v)
+			logChecks(t, res)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/fault"
 	"github.com/locklab/locklab/harness"
 )
 
@@ -65,7 +66,7 @@ func All() []harness.Scenario {
 			Topology: cluster.Single,
 			Workload: harness.Workload{TTL: ttl, Work: 50 * time.Millisecond, Duration: 1500 * time.Millisecond},
 			Faults: []harness.ScheduledFault{{At: 300 * time.Millisecond, For: time.Second,
-				Fault: harness.ClockSkew{Client: 0, By: time.Second}, Crux: true}},
+				Fault: fault.ClockSkew{Client: 0, By: time.Second}, Crux: true}},
 		},
 		{
 			Name: "clock-skew-seconds",
@@ -74,7 +75,7 @@ func All() []harness.Scenario {
 			Topology: cluster.Single,
 			Workload: harness.Workload{TTL: 2 * time.Second, Work: 50 * time.Millisecond, Duration: 2 * time.Second},
 			Faults: []harness.ScheduledFault{{At: 300 * time.Millisecond, For: 1200 * time.Millisecond,
-				Fault: harness.ClockSkew{Client: 0, By: 3 * time.Second}, Crux: true}},
+				Fault: fault.ClockSkew{Client: 0, By: 3 * time.Second}, Crux: true}},
 		},
 		{
 			Name: "pause-holder",
@@ -146,7 +147,7 @@ const redlockTTL = 300 * time.Millisecond
 // critical section.
 func redlock() []harness.Scenario {
 	work := harness.Workload{TTL: redlockTTL, Work: 100 * time.Millisecond, Duration: 2 * time.Second}
-	cutOff := []harness.ScheduledFault{{For: harness.WholeRun, Fault: harness.Partition{Client: 0, Nodes: []int{3, 4}}}}
+	cutOff := []harness.ScheduledFault{{For: harness.WholeRun, Fault: fault.Partition{Client: 0, Nodes: []int{3, 4}}}}
 	strike := func(a harness.Action) []harness.Failpoint {
 		return []harness.Failpoint{{Name: harness.FailpointCriticalSection, Client: 0, Skip: 1, Times: 2, Action: a, Crux: true}}
 	}
@@ -156,25 +157,25 @@ func redlock() []harness.Scenario {
 			Name:        "redlock-restart",
 			Description: setting + "While client 0 holds the lock, node 2 is killed (SIGKILL) and restarted at once, empty (no persistence).",
 			Topology:    cluster.Redlock, Workload: work, Faults: cutOff,
-			Failpoints: strike(harness.Inject(harness.KillNode{Node: 2}, 0)),
+			Failpoints: strike(harness.Inject(fault.KillNode{Node: 2}, 0)),
 		},
 		{
 			Name:        "redlock-restart-delayed",
 			Description: setting + "While client 0 holds the lock, node 2 is killed (SIGKILL) and restarted empty only after a TTL and 100 ms.",
 			Topology:    cluster.Redlock, Workload: work, Faults: cutOff,
-			Failpoints: strike(harness.Inject(harness.KillNode{Node: 2}, redlockTTL+100*time.Millisecond)),
+			Failpoints: strike(harness.Inject(fault.KillNode{Node: 2}, redlockTTL+100*time.Millisecond)),
 		},
 		{
 			Name:        "redlock-restart-fsync",
 			Description: setting + "Nodes persist every write (appendfsync always). While client 0 holds the lock, node 2 is killed and restarted at once with its data.",
 			Topology:    cluster.Redlock, Persistence: cluster.AOFAlways, Workload: work, Faults: cutOff,
-			Failpoints: strike(harness.Inject(harness.KillNode{Node: 2, KeepData: true}, 0)),
+			Failpoints: strike(harness.Inject(fault.KillNode{Node: 2, KeepData: true}, 0)),
 		},
 		{
 			Name:        "redlock-clock-jump",
 			Description: setting + "While client 0 holds the lock, node 2's clock jumps a TTL forward (simulated: every TTL on node 2 is shortened by it).",
 			Topology:    cluster.Redlock, Workload: work, Faults: cutOff,
-			Failpoints: strike(harness.Inject(harness.ClockJump{Node: 2, By: redlockTTL}, 0)),
+			Failpoints: strike(harness.Inject(fault.ClockJump{Node: 2, By: redlockTTL}, 0)),
 		},
 		{
 			Name: "redlock-slow-nodes",
@@ -186,8 +187,8 @@ func redlock() []harness.Scenario {
 			// pause strikes an acquire that gets its majority.
 			Workload: harness.Workload{Clients: 2, TTL: redlockTTL, Work: 100 * time.Millisecond, Duration: 2 * time.Second},
 			Failpoints: []harness.Failpoint{
-				{Name: harness.AfterTook, Client: 0, Times: 3, Action: harness.Inject(harness.PauseNode{Node: 3}, 400*time.Millisecond), Crux: true},
-				{Name: harness.AfterTook, Client: 0, Times: 3, Action: harness.Inject(harness.PauseNode{Node: 4}, 400*time.Millisecond), Crux: true},
+				{Name: harness.AfterTook, Client: 0, Times: 3, Action: harness.Inject(fault.PauseNode{Node: 3}, 400*time.Millisecond), Crux: true},
+				{Name: harness.AfterTook, Client: 0, Times: 3, Action: harness.Inject(fault.PauseNode{Node: 4}, 400*time.Millisecond), Crux: true},
 			},
 		},
 		{
@@ -239,7 +240,18 @@ func blind() []harness.Scenario {
 				"another client takes the lock; then the cut heals while anything still running in client 0, such as a watchdog, retries.",
 			Topology: cluster.Single, Workload: work,
 			Failpoints: []harness.Failpoint{{Name: harness.FailpointAcquired, Client: 0, Skip: 1,
-				Action: harness.Inject(harness.Partition{Client: 0}, 3*ttl)}},
+				Action: harness.Inject(fault.Partition{Client: 0}, 3*ttl)}},
+		},
+		{
+			Name: "dropped-connection",
+			Description: "Right after each of its second to fourth acquires, client 0's connections to the lock node are closed " +
+				"(toxiproxy drops them; new ones succeed at once), as a NAT flush or a load balancer's restart does: its renewals and " +
+				"its release must dial again. A dropped connection is not a lost lock: a correct lock is not disturbed.",
+			Topology: cluster.Single, Workload: work,
+			// A drop is over at once: a span of a millisecond keeps its
+			// record from standing for a stall it did not cause.
+			Failpoints: []harness.Failpoint{{Name: harness.FailpointAcquired, Client: 0, Skip: 1, Times: 3,
+				Action: harness.Inject(fault.DropConnection{Client: 0}, time.Millisecond), Crux: true}},
 		},
 	}
 }
@@ -296,13 +308,13 @@ func failover() []harness.Scenario {
 		var fps []harness.Failpoint
 		if len(cut) > 0 {
 			fps = append(fps, harness.Failpoint{Name: harness.FailpointBeforeAcquire, Client: 0, Skip: 2,
-				Action: harness.Inject(harness.CutReplication{Replicas: cut}, harness.WholeRun)})
+				Action: harness.Inject(fault.CutReplication{Replicas: cut}, harness.WholeRun)})
 		}
 		return append(fps,
 			// A lock that refuses to be held without a replica never gets
 			// this far, so these two may not fire; the run then says why.
 			harness.Failpoint{Name: harness.FailpointCriticalSection, Client: 0, Skip: 2, Optional: true, Crux: true,
-				Action: harness.Inject(harness.KillMaster{}, 500*time.Millisecond)},
+				Action: harness.Inject(fault.KillMaster{}, 500*time.Millisecond)},
 			// The section goes on until the promoted master has handed the
 			// lock to someone else and that client has read the stock,
 			// however long the replicas take to resync.
@@ -333,7 +345,7 @@ func failover() []harness.Scenario {
 				"replication to data node 2 only is cut, so data node 1 acknowledges a WAIT; " + kill + " Sentinel picks data node 2, " +
 				"by priority, though it never had the lock.",
 			Topology: cluster.Replicated, Workload: work, MinDuration: failoverStory,
-			Faults:     []harness.ScheduledFault{{For: harness.WholeRun, Fault: harness.PreferReplica{Node: 2}}},
+			Faults:     []harness.ScheduledFault{{For: harness.WholeRun, Fault: fault.PreferReplica{Node: 2}}},
 			Failpoints: cycle([]int{2}),
 		},
 	}

@@ -1,0 +1,56 @@
+package fault
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/locklab/locklab/network"
+	"github.com/redis/go-redis/v9"
+)
+
+// ClockJump makes a lock node's clock jump forward By. It is simulated: every
+// key's remaining TTL on the node shrinks by By at once, in one script,
+// because a real jump (libfaketime) breaks redis-server's start-up here. The
+// effect on expiry is the same; the node's own clock readings are not.
+type ClockJump struct {
+	Node int
+	By   time.Duration
+}
+
+func (f ClockJump) String() string {
+	return fmt.Sprintf("clock jump of %s on lock node %d (simulated: every TTL on it shortened by %s at once, "+
+		"because libfaketime breaks redis-server's start-up here)", f.By, f.Node, f.By)
+}
+
+// jumpScript expires what a jump of ARGV[1] ms would expire and shortens the rest.
+var jumpScript = redis.NewScript(`
+local jump = tonumber(ARGV[1])
+for _, k in ipairs(redis.call("KEYS", "*")) do
+	local t = redis.call("PTTL", k)
+	if t > 0 then
+		if t <= jump then
+			redis.call("DEL", k)
+		else
+			redis.call("PEXPIRE", k, t - jump)
+		end
+	end
+end
+return 1`)
+
+// About: its effect is a loss: the node's keys expire early.
+func (ClockJump) About() About {
+	return about("clock-jump", -1)
+}
+
+// Inject shortens the TTLs; a jump is not undone, so the heal does nothing.
+func (f ClockJump) Inject(ctx context.Context, env *Env) (network.Heal, error) {
+	n, err := env.node(f.Node)
+	if err != nil {
+		return nil, err
+	}
+	if err := jumpScript.Run(ctx, n.Admin(), nil, f.By.Milliseconds()).Err(); err != nil {
+		return nil, fmt.Errorf("clock jump on %s: %w", n.Name(), err)
+	}
+	return once(func() error { return nil }), nil
+}

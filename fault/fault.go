@@ -1,0 +1,144 @@
+// Package fault is every fault locklab injects into a run: what each one
+// really does and what it only simulates (its String), whom it strikes,
+// how it bears on a lock's safety and what beats it (its Kind, from one
+// list: Kinds). The runner, the classifier, the report, explore and the
+// backends all read faults from here, so adding one is a file and a line.
+package fault
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/network"
+)
+
+// Fault is an inject/heal pair. Its String is an honest label: it says what
+// the fault really does, and what it only simulates.
+type Fault interface {
+	fmt.Stringer
+	// Inject applies the fault to env and returns how to undo it.
+	Inject(ctx context.Context, env *Env) (network.Heal, error)
+	// About says what kind of fault it is and whom it strikes.
+	About() About
+}
+
+// About is what a fault says of itself: its kind, and the client it acts
+// on, or -1 when it acts on the system (the history and the report put a
+// client's faults on its row).
+type About struct {
+	Kind
+	Client int
+}
+
+// Apply injects f into env. The returned heal undoes it and records the
+// fault in the history, from inject to heal, with detail saying what
+// triggered it and crux whether it is the fault the scenario is about;
+// scheduled faults and failpoint faults both go through here.
+func Apply(ctx context.Context, env *Env, f Fault, detail string, crux bool) (network.Heal, error) {
+	start := env.history.Now()
+	heal, err := f.Inject(ctx, env)
+	if err != nil {
+		return nil, fmt.Errorf("inject %s: %w", f, err)
+	}
+	return once(func() error {
+		err := heal()
+		about := f.About()
+		env.history.Add(history.Op{Client: about.Client, Kind: history.KindFault, Call: start, Return: env.history.Now(),
+			Fault: f.String(), Detail: detail, Effect: about.Effect, Crux: crux})
+		if err != nil {
+			return fmt.Errorf("heal %s: %w", f, err)
+		}
+		return nil
+	}), nil
+}
+
+// Client is what a fault can do to one client of a run.
+type Client interface {
+	// SetSkew moves the client's wall clock by d from the real one.
+	SetSkew(d time.Duration)
+	// Program reports whether the lock is a program of its own, which
+	// dials what it is told rather than the client's links.
+	Program() bool
+	// Spoil marks the run as not having happened as written, saying why.
+	Spoil(why string)
+}
+
+// Env is what a fault can act on during a run: the cluster, the clients
+// and their links, and the history faults are recorded in.
+type Env struct {
+	Cluster *cluster.Cluster
+	clients []Client
+	links   [][]*network.Link // per client, one link per lock node
+	history *history.Recorder
+}
+
+// NewEnv is the environment of a run on cl that records into h.
+func NewEnv(cl *cluster.Cluster, h *history.Recorder) *Env {
+	return &Env{Cluster: cl, history: h}
+}
+
+// AddClient adds the next client, whose links to the lock nodes are links.
+func (e *Env) AddClient(c Client, links []*network.Link) {
+	e.clients = append(e.clients, c)
+	e.links = append(e.links, links)
+}
+
+// Links are the client's network links, one per lock node.
+func (e *Env) Links(client int) []*network.Link { return e.links[client] }
+
+func (e *Env) client(id int) (Client, error) {
+	if id < 0 || id >= len(e.clients) {
+		return nil, fmt.Errorf("no client %d in a run of %d", id, len(e.clients))
+	}
+	return e.clients[id], nil
+}
+
+func (e *Env) node(i int) (cluster.Node, error) {
+	if i < 0 || i >= len(e.Cluster.LockNodes()) {
+		return nil, fmt.Errorf("no lock node %d in topology %s", i, e.Cluster.Topology())
+	}
+	return e.Cluster.LockNodes()[i], nil
+}
+
+// linksTo is client's links to the given lock nodes, or to all of them,
+// for fault f. It is none, and the run is spoiled, when a fault on them
+// cannot reach the client: a lock program on the replicated topology dials
+// the data nodes at the addresses Sentinel gives it, not through its links.
+func (e *Env) linksTo(f Fault, client int, nodes []int) ([]*network.Link, error) {
+	c, err := e.client(client)
+	if err != nil {
+		return nil, err
+	}
+	if c.Program() && e.Cluster.ReplicaSet() != nil {
+		c.Spoil(fmt.Sprintf("%s cannot reach client %d: a lock program on the replicated topology dials the nodes Sentinel names, not its own links", f, client))
+		return nil, nil
+	}
+	links := e.Links(client)
+	if len(nodes) == 0 {
+		return links, nil
+	}
+	var some []*network.Link
+	for _, i := range nodes {
+		if _, err := e.node(i); err != nil {
+			return nil, err
+		}
+		some = append(some, links[i])
+	}
+	return some, nil
+}
+
+// replicaSet is the topology's Sentinel-watched set, or an error naming the
+// fault that needs one.
+func (e *Env) replicaSet(fault string) (*cluster.ReplicaSet, error) {
+	if e.Cluster.ReplicaSet() == nil {
+		return nil, fmt.Errorf("%s needs the replicated topology, not %s", fault, e.Cluster.Topology())
+	}
+	return e.Cluster.ReplicaSet(), nil
+}
+
+// once makes a heal harmless to call twice.
+func once(f func() error) network.Heal { return network.Heal(sync.OnceValue(f)) }

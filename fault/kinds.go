@@ -1,0 +1,101 @@
+package fault
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/history"
+)
+
+// Kind is one kind of fault: its name, what it strikes and how it bears on
+// a lock's safety. Every fault type and every action a failpoint takes is
+// of one kind in Kinds.
+type Kind struct {
+	// Name names the kind in the report, explore's -faults and the README
+	// ("partition").
+	Name string
+	// Family names it in a verdict's words ("a client partition"); kinds
+	// that fail a lock the same way share one. Empty for a kind that only
+	// sets the stage.
+	Family string
+	// Target is what it strikes.
+	Target Target
+	// Effect is how, from inject to heal, it can bear on a lock's safety;
+	// the classifier reads it from the history to tell which overlaps of
+	// holders it explains. Only EffectLoss can lose a lock's state.
+	Effect history.Effect
+	// Remedy is what beats it, when a failure it causes is inherent.
+	Remedy string
+	// Uses are the node operations it asks of the backend, which a backend
+	// may do otherwise than a local process (cluster.FaultNoter).
+	Uses []cluster.Operation
+}
+
+// Target is what a fault strikes.
+type Target string
+
+// Targets.
+const (
+	TargetClient Target = "client" // a client: its process, its clock, its work
+	TargetLink   Target = "link"   // a network path: a client's to the lock nodes, a replica's to its master
+	TargetNode   Target = "node"   // a lock node's server
+)
+
+// Remedies several kinds share.
+const (
+	fencing        = "fencing tokens checked by the resource"
+	failoverRemedy = "WAIT narrows the window (failover-wait shows its limit); Redlock or " + fencing + " close it"
+)
+
+// Kinds lists every kind of fault, the one that best names a failure
+// first: when a scenario has several, the classifier names the first
+// family (a failover over the pause that times it, a node restart over the
+// partition that sets it up). Adding a fault is a file with its type and
+// one line here.
+func Kinds() []Kind {
+	return []Kind{
+		{Name: "kill-master", Family: "a failover", Target: TargetNode, Effect: history.EffectLoss, Remedy: failoverRemedy, Uses: []cluster.Operation{cluster.NodeKill}},
+		{Name: "cut-replication", Family: "a failover", Target: TargetLink, Effect: history.EffectStage, Remedy: failoverRemedy, Uses: []cluster.Operation{cluster.ReplicationCut}},
+		{Name: "kill-node", Family: "a restart of a lock node", Target: TargetNode, Effect: history.EffectStall, Remedy: "restart a node only after a TTL, or appendfsync always", Uses: []cluster.Operation{cluster.NodeKill}},
+		{Name: "clock-jump", Family: "a clock jump on a lock node", Target: TargetNode, Effect: history.EffectLoss, Remedy: "slewing (not stepping) time sync, or " + fencing},
+		{Name: "pause-node", Family: "a pause of a lock node", Target: TargetNode, Effect: history.EffectStall, Remedy: fencing, Uses: []cluster.Operation{cluster.NodePause}},
+		{Name: "pause", Family: "a client pause", Target: TargetClient, Effect: history.EffectDelay, Remedy: fencing},
+		{Name: "partition", Family: "a client partition", Target: TargetLink, Effect: history.EffectStall, Remedy: fencing},
+		{Name: "latency", Family: "a slow network", Target: TargetLink, Effect: history.EffectDelay, Remedy: fencing},
+		{Name: "black-hole", Family: "a slow network", Target: TargetLink, Effect: history.EffectStall, Remedy: fencing},
+		{Name: "command-delay", Family: "a slow network", Target: TargetLink, Effect: history.EffectDelay, Remedy: fencing},
+		{Name: "drop-reply", Family: "a lost reply", Target: TargetLink, Effect: history.EffectStall, Remedy: fencing},
+		{Name: "drop-connection", Family: "a dropped connection", Target: TargetLink, Effect: history.EffectStall, Remedy: fencing},
+		{Name: "clock-skew", Family: "a skewed client clock", Target: TargetClient, Effect: history.EffectStall, Remedy: fencing},
+		{Name: "crash", Family: "a client crash", Target: TargetClient, Effect: history.EffectStall, Remedy: fencing},
+		{Name: "slow-work", Family: "slow work", Target: TargetClient, Effect: history.EffectWork, Remedy: "a watchdog that renews the lease, and " + fencing},
+		{Name: "prefer-replica", Target: TargetNode, Effect: history.EffectStage},
+	}
+}
+
+// Named is the kind called name in Kinds. A name not there is a bug in
+// the fault that asks for it, so Named panics, and the test of every
+// fault's About finds it.
+func Named(name string) Kind {
+	kinds := Kinds()
+	if i := slices.IndexFunc(kinds, func(k Kind) bool { return k.Name == name }); i >= 0 {
+		return kinds[i]
+	}
+	panic(fmt.Sprintf("fault: no kind %q in Kinds", name))
+}
+
+// Families lists the families of Kinds in its order, the one that best
+// names a failure first, each once.
+func Families() []string {
+	var families []string
+	for _, k := range Kinds() {
+		if k.Family != "" && !slices.Contains(families, k.Family) {
+			families = append(families, k.Family)
+		}
+	}
+	return families
+}
+
+// about is a fault's About: the kind called name, acting on client.
+func about(name string, client int) About { return About{Kind: Named(name), Client: client} }
