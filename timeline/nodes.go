@@ -80,18 +80,33 @@ func roleOf(r history.Op, asked bool) role {
 // command that took it. Replies to the probe's commands are left out, as
 // its lane is.
 func nodeHolds(ops []history.Op, ttl time.Duration, last time.Duration, probe map[int]bool) (map[int][]nodeHold, map[int][]nodeTick) {
-	var replies []reply
-	for _, op := range ops {
-		if op.Kind == history.KindReply && !probe[op.Client] {
-			replies = append(replies, reply{Op: op})
-		}
-	}
+	replies := orderedReplies(ops, probe)
 	if len(replies) == 0 {
 		return nil, nil
 	}
 	if ttl <= 0 {
 		ttl = last // no lease known: a span lasts until released
 	}
+	k := &keeping{ttl: ttl, last: last, losses: nodeLosses(ops),
+		held: map[[2]int]*openSpan{}, holds: map[int][]nodeHold{}, ticks: map[int][]nodeTick{}}
+	for _, r := range replies {
+		k.read(r)
+	}
+	k.finish()
+	return k.holds, k.ticks
+}
+
+// orderedReplies are the replies of ops, less the probe's, each with its
+// role, in the order their nodes are taken to have run them.
+func orderedReplies(ops []history.Op, probe map[int]bool) []reply {
+	var replies []reply
+	for _, op := range ops {
+		if op.Kind == history.KindReply && !probe[op.Client] {
+			replies = append(replies, reply{Op: op})
+		}
+	}
+	// Roles are told in the order of the calls: a script's depends on what
+	// the same acquire sent that node before.
 	slices.SortStableFunc(replies, func(a, b reply) int { return compare(a.Call, b.Call) })
 	assignRoles(replies, ops)
 	// A node runs each command at some moment between its call and its
@@ -100,77 +115,119 @@ func nodeHolds(ops []history.Op, ttl time.Duration, last time.Duration, probe ma
 	// release that may have run before another client's take is read
 	// first: the take then does not look like the node losing the key.
 	slices.SortStableFunc(replies, func(a, b reply) int { return compare(a.at(), b.at()) })
+	return replies
+}
 
-	type open struct{ from, lease time.Duration }
-	holds, ticks := map[int][]nodeHold{}, map[int][]nodeTick{}
-	held := map[[2]int]*open{} // by node and client
-	end := func(k [2]int, at time.Duration, lost bool, ended string) {
-		o := held[k]
-		delete(held, k)
-		holds[k[0]] = append(holds[k[0]], nodeHold{client: k[1], from: o.from, to: min(max(at, o.from), last), lost: lost, ended: ended})
+// keeping is what the nodes keep while their replies are read in order:
+// the spans still open, by node and client, and those already over.
+type keeping struct {
+	ttl, last time.Duration
+	losses    []loss // those not yet read, in time order
+	held      map[[2]int]*openSpan
+	holds     map[int][]nodeHold
+	ticks     map[int][]nodeTick
+}
+
+// openSpan is a span of a node holding the key that has not ended yet.
+type openSpan struct{ from, lease time.Duration }
+
+// read takes one reply into the spans, after ending those that were over
+// before the node ran its command.
+func (k *keeping) read(r reply) {
+	k.expire(r.at())
+	switch r.role {
+	case roleTake:
+		k.take(r)
+	case roleRenew:
+		k.renew(r)
+	case roleRelease:
+		k.release(r)
 	}
-	losses := nodeLosses(ops)
-	// expire ends the spans whose lease ran out by at, and those a node
-	// lost by at (restarted empty, its clock jumped).
-	expire := func(at time.Duration) {
-		for k, o := range held {
-			if o.lease <= at {
-				end(k, o.lease, false, "lease end")
+}
+
+// take opens a span when the node grants the key, extends the open one
+// when it grants it again, and ticks a refusal.
+func (k *keeping) take(r reply) {
+	key := [2]int{r.Node, r.Client}
+	o := k.held[key]
+	switch {
+	case r.Outcome == models.OK && o != nil:
+		o.lease = max(o.lease, r.Call+k.ttl)
+	case r.Outcome == models.OK:
+		// A node grants the key to one client at a time: whoever it held it
+		// for before has lost it by now.
+		for other := range k.held {
+			if other[0] == r.Node && other[1] != r.Client {
+				k.end(other, r.Return, true, fmt.Sprintf("the node granted it to client %d", r.Client))
 			}
 		}
-		for len(losses) > 0 && losses[0].at <= at {
-			l := losses[0]
-			losses = losses[1:]
-			for k, o := range held {
-				if k[0] == l.node && o.from <= l.at {
-					end(k, l.at, true, l.label)
-				}
+		k.held[key] = &openSpan{from: r.Return, lease: r.Call + k.ttl}
+	case r.Outcome == models.Failed:
+		k.ticks[r.Node] = append(k.ticks[r.Node], nodeTick{client: r.Client, at: r.Return})
+	}
+}
+
+// renew extends an open span's lease. A refused renewal says the key was
+// gone before the command ran, so the span ends at its call.
+func (k *keeping) renew(r reply) {
+	key := [2]int{r.Node, r.Client}
+	o := k.held[key]
+	switch {
+	case r.Outcome == models.OK && o != nil:
+		o.lease = max(o.lease, r.Call+k.ttl)
+	case r.Outcome == models.Failed && o != nil:
+		k.end(key, r.Call, false, "gone before the renewal")
+	}
+}
+
+// release ends an open span: at the reply when the key was removed, at
+// the call when it was already gone.
+func (k *keeping) release(r reply) {
+	key := [2]int{r.Node, r.Client}
+	o := k.held[key]
+	switch {
+	case r.Outcome == models.OK && o != nil:
+		k.end(key, r.Return, false, "released")
+	case r.Outcome == models.Failed && o != nil:
+		k.end(key, r.Call, false, "gone before the release")
+	}
+}
+
+// expire ends the spans whose lease ran out by at, and those a node lost
+// by at (restarted empty, its clock jumped).
+func (k *keeping) expire(at time.Duration) {
+	for key, o := range k.held {
+		if o.lease <= at {
+			k.end(key, o.lease, false, "lease end")
+		}
+	}
+	for len(k.losses) > 0 && k.losses[0].at <= at {
+		l := k.losses[0]
+		k.losses = k.losses[1:]
+		for key, o := range k.held {
+			if key[0] == l.node && o.from <= l.at {
+				k.end(key, l.at, true, l.label)
 			}
 		}
 	}
-	for _, r := range replies {
-		expire(r.at())
-		k := [2]int{r.Node, r.Client}
-		o := held[k]
-		yes, no := r.Outcome == models.OK, r.Outcome == models.Failed
-		switch r.role {
-		case roleTake:
-			switch {
-			case yes && o != nil:
-				o.lease = max(o.lease, r.Call+ttl)
-			case yes:
-				// A node grants the key to one client at a time: whoever it
-				// held it for before has lost it by now.
-				for other := range held {
-					if other[0] == r.Node && other[1] != r.Client {
-						end(other, r.Return, true, fmt.Sprintf("the node granted it to client %d", r.Client))
-					}
-				}
-				held[k] = &open{from: r.Return, lease: r.Call + ttl}
-			case no:
-				ticks[r.Node] = append(ticks[r.Node], nodeTick{client: r.Client, at: r.Return})
-			}
-		case roleRenew:
-			switch {
-			case yes && o != nil:
-				o.lease = max(o.lease, r.Call+ttl)
-			case no && o != nil:
-				end(k, r.Call, false, "gone before the renewal")
-			}
-		case roleRelease:
-			switch {
-			case yes && o != nil:
-				end(k, r.Return, false, "released")
-			case no && o != nil:
-				end(k, r.Call, false, "gone before the release")
-			}
-		}
+}
+
+// end closes the open span of node and client key at at; a span cannot
+// end before it began, nor after the history.
+func (k *keeping) end(key [2]int, at time.Duration, lost bool, ended string) {
+	o := k.held[key]
+	delete(k.held, key)
+	k.holds[key[0]] = append(k.holds[key[0]], nodeHold{client: key[1], from: o.from, to: min(max(at, o.from), k.last), lost: lost, ended: ended})
+}
+
+// finish ends every span at the end of the history and puts each node's
+// spans in time order: they were ended in the order of their ends.
+func (k *keeping) finish() {
+	k.expire(k.last)
+	for key := range k.held {
+		k.end(key, k.last, false, "still held at the end")
 	}
-	expire(last)
-	for k := range held {
-		end(k, last, false, "still held at the end")
-	}
-	for _, hs := range holds {
+	for _, hs := range k.holds {
 		slices.SortFunc(hs, func(a, b nodeHold) int {
 			if c := compare(a.from, b.from); c != 0 {
 				return c
@@ -178,7 +235,6 @@ func nodeHolds(ops []history.Op, ttl time.Duration, last time.Duration, probe ma
 			return a.client - b.client
 		})
 	}
-	return holds, ticks
 }
 
 // loss is a fault that lost the lock's state on one node.

@@ -100,40 +100,74 @@ type exploreInput struct {
 
 // parseExplore reads the flags of check explore; every error is one line.
 func parseExplore(args []string, stdout io.Writer) (exploreInput, error) {
+	f, given, err := parseExploreFlags(args, stdout)
+	if err != nil {
+		return exploreInput{}, err
+	}
+	if err := exploreFlagConflict(f, given); err != nil {
+		return exploreInput{}, err
+	}
+	cfg, err := exploreConfig(f, given)
+	if err != nil {
+		return exploreInput{}, err
+	}
+	// Last, so that bad input never leaves a report folder behind.
+	if err := prepareOut(*f.out); err != nil {
+		return exploreInput{}, err
+	}
+	return exploreInput{cfg: cfg, json: *f.json}, nil
+}
+
+// parseExploreFlags is the flags of args, and which of them were given:
+// a flag given its default value still counts, as the rules between flags
+// are about what the user asked for.
+func parseExploreFlags(args []string, stdout io.Writer) (exploreFlags, map[string]bool, error) {
 	f := newExploreFlags()
 	if err := f.fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			exploreUsage(stdout)
 		}
-		return exploreInput{}, err
+		return exploreFlags{}, nil, err
 	}
 	given := map[string]bool{}
 	f.fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+	return f, given, nil
+}
+
+// exploreFlagConflict is the first rule the flags break on their own,
+// before any lock is looked up, or nil.
+func exploreFlagConflict(f exploreFlags, given map[string]bool) error {
 	switch {
 	case f.fs.NArg() > 0:
-		return exploreInput{}, fmt.Errorf("unexpected argument %q (see check explore -h)", f.fs.Arg(0))
+		return fmt.Errorf("unexpected argument %q (see check explore -h)", f.fs.Arg(0))
 	case *f.lock == "":
-		return exploreInput{}, errors.New("explore needs -lock NAME (see check list)")
+		return errors.New("explore needs -lock NAME (see check list)")
 	case given["time"] && given["runs"]:
-		return exploreInput{}, errors.New("give -time or -runs, not both")
+		return errors.New("give -time or -runs, not both")
 	case given["replay"] && (given["time"] || given["runs"] || given["seed"] || given["keep-going"] || given["stop-at-first"]):
-		return exploreInput{}, errors.New("-replay makes one run: it takes no -time, -runs, -seed, -stop-at-first or -keep-going")
+		return errors.New("-replay makes one run: it takes no -time, -runs, -seed, -stop-at-first or -keep-going")
 	case *f.stopAtFirst && *f.keepGoing:
-		return exploreInput{}, errors.New("give -stop-at-first or -keep-going, not both")
+		return errors.New("give -stop-at-first or -keep-going, not both")
 	case *f.stopAfter < 0:
-		return exploreInput{}, fmt.Errorf("-stop-after must not be negative, got %d", *f.stopAfter)
+		return fmt.Errorf("-stop-after must not be negative, got %d", *f.stopAfter)
 	case given["replay"] && given["stop-after"]:
-		return exploreInput{}, errors.New("-replay makes one run: it takes no -stop-after")
+		return errors.New("-replay makes one run: it takes no -stop-after")
 	case *f.time < 0 || (given["time"] && *f.time == 0):
-		return exploreInput{}, fmt.Errorf("-time must be positive, got %s", *f.time)
+		return fmt.Errorf("-time must be positive, got %s", *f.time)
 	case *f.runs < 0 || (given["runs"] && *f.runs == 0):
-		return exploreInput{}, fmt.Errorf("-runs must be positive, got %d", *f.runs)
+		return fmt.Errorf("-runs must be positive, got %d", *f.runs)
 	case *f.out == "":
-		return exploreInput{}, errors.New("-out must not be empty")
+		return errors.New("-out must not be empty")
 	}
+	return nil
+}
+
+// exploreConfig is the exploration the flags ask for, once the lock, its
+// topology, the fault space, the backend and any replay are known good.
+func exploreConfig(f exploreFlags, given map[string]bool) (explore.Config, error) {
 	l, ts, err := lockTopologies(*f.lock, *f.topology, *f.topology != "")
 	if err != nil {
-		return exploreInput{}, err
+		return explore.Config{}, err
 	}
 	t := ts[0] // the lock's first topology, unless -topology says
 	ref := locks.Reference(t, l.Nested)
@@ -142,23 +176,17 @@ func parseExplore(args []string, stdout io.Writer) (exploreInput, error) {
 	if *f.faults != "" {
 		cfg.Faults = []string{*f.faults}
 	}
-	space, err := explore.NewSpace(cfg.Faults)
-	if err == nil {
-		err = space.Check(t)
-	}
+	space, err := faultSpace(cfg.Faults, t)
 	if err != nil {
-		return exploreInput{}, fmt.Errorf("-faults: %w", err)
+		return explore.Config{}, err
 	}
 	if cfg.Backend, err = parseBackend(*f.backend); err != nil {
-		return exploreInput{}, err
+		return explore.Config{}, err
 	}
 	if given["replay"] {
-		r, err := explore.ParseReplay(*f.replay)
+		r, err := replayIn(*f.replay, space, t, l.Nested)
 		if err != nil {
-			return exploreInput{}, fmt.Errorf("-replay: %w", err)
-		}
-		if _, err := r.PlanIn(space, t, l.Nested); err != nil {
-			return exploreInput{}, fmt.Errorf("-replay: %w", err)
+			return explore.Config{}, err
 		}
 		cfg.Replay, cfg.Seed = &r, r.Seed
 	}
@@ -166,10 +194,35 @@ func parseExplore(args []string, stdout io.Writer) (exploreInput, error) {
 		// A fresh exploration each time, as Jepsen's; the seed is printed.
 		cfg.Seed = 1 + time.Now().UnixNano()%(1<<31-1)
 	}
-	if err := prepareOut(*f.out); err != nil {
-		return exploreInput{}, err
+	return cfg, nil
+}
+
+// faultSpace is the fault space -faults states, checked against topology
+// t now, so that a space with nothing to draw on t is bad input (exit 2)
+// rather than an exploration that fails.
+func faultSpace(faults []string, t cluster.Topology) (explore.Space, error) {
+	space, err := explore.NewSpace(faults)
+	if err == nil {
+		err = space.Check(t)
 	}
-	return exploreInput{cfg: cfg, json: *f.json}, nil
+	if err != nil {
+		return explore.Space{}, fmt.Errorf("-faults: %w", err)
+	}
+	return space, nil
+}
+
+// replayIn is the schedule -replay names, planned once now, so that a
+// schedule the space cannot make on t is bad input (exit 2) before any
+// server starts.
+func replayIn(replay string, space explore.Space, t cluster.Topology, nested bool) (explore.Replay, error) {
+	r, err := explore.ParseReplay(replay)
+	if err != nil {
+		return explore.Replay{}, fmt.Errorf("-replay: %w", err)
+	}
+	if _, err := r.PlanIn(space, t, nested); err != nil {
+		return explore.Replay{}, fmt.Errorf("-replay: %w", err)
+	}
+	return r, nil
 }
 
 func topologyList(ts []cluster.Topology) string {
