@@ -23,6 +23,7 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/runner"
 )
 
 // Config says what to explore and for how long.
@@ -31,7 +32,7 @@ type Config struct {
 	New  harness.NewLocker
 	// Reference is a correct lock of the same kind; a failing verdict it
 	// shares under the same schedule is inherent, not the lock's own. Nil
-	// means the reference lock of the topology (harness.Options.Reference).
+	// means the reference lock of the topology (runner.Options.Reference).
 	Reference harness.NewLocker
 	// SelfReference says the lock is the reference lock itself (redlock on
 	// the redlock topology): comparing it with itself proves nothing, as a
@@ -68,8 +69,8 @@ type Config struct {
 
 	space Space // Faults, read
 
-	// run is harness.Run; tests replace it.
-	run func(ctx context.Context, s harness.Scenario, newLocker harness.NewLocker, opts harness.Options) (*harness.Result, error)
+	// run is runner.Run; tests replace it.
+	run func(ctx context.Context, s runner.Scenario, newLocker harness.NewLocker, opts runner.Options) (*runner.Result, error)
 }
 
 // DefaultTime is how long Run explores when neither Runs nor Time is set.
@@ -172,7 +173,7 @@ func folderPrefix(lock string, t cluster.Topology) string {
 
 // outcome is what one run found.
 type outcome struct {
-	res      *harness.Result
+	res      *runner.Result
 	own      []check.Check
 	inherent []check.Check
 	untold   []check.Check
@@ -420,7 +421,7 @@ func (cfg *Config) fill() error {
 		cfg.Lock = "lock"
 	}
 	if cfg.run == nil {
-		cfg.run = harness.Run
+		cfg.run = runner.Run
 	}
 	return nil
 }
@@ -675,7 +676,7 @@ func (e *explorer) count(o outcome) {
 func (e *explorer) try(ctx context.Context, plan Plan, reference bool) (outcome, error) {
 	e.made++
 	dir := filepath.Join(e.scratch, fmt.Sprint(e.made))
-	opts := harness.Options{Seed: plan.Seed, Dir: dir, Lock: e.cfg.Lock, Backend: e.cfg.Backend, Reference: e.cfg.Reference}
+	opts := runner.Options{Seed: plan.Seed, Dir: dir, Lock: e.cfg.Lock, Backend: e.cfg.Backend, Reference: e.cfg.Reference}
 	if !reference || e.cfg.SelfReference {
 		opts.ReferenceRuns = -1
 	}
@@ -705,7 +706,7 @@ func (e *explorer) try(ctx context.Context, plan Plan, reference bool) (outcome,
 // whether any drawn fault happened. Without a history it says yes, the
 // answer that hides nothing.
 func struck(dir string) bool {
-	ops, err := history.ReadFile(filepath.Join(dir, harness.HistoryFile))
+	ops, err := history.ReadFile(filepath.Join(dir, runner.HistoryFile))
 	if err != nil {
 		return true
 	}

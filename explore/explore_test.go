@@ -16,6 +16,7 @@ import (
 	"github.com/locklab/locklab/fault"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/locks"
+	"github.com/locklab/locklab/runner"
 )
 
 func TestScheduleDeterministic(t *testing.T) {
@@ -189,11 +190,11 @@ func TestKeeping(t *testing.T) {
 	}
 }
 
-// fakeRun is a harness.Run that fails the lock checker with an own
+// fakeRun is a runner.Run that fails the lock checker with an own
 // violation exactly when the scenario keeps a fault it names.
-func fakeRun(culprits ...string) func(context.Context, harness.Scenario, harness.NewLocker, harness.Options) (*harness.Result, error) {
-	return func(_ context.Context, s harness.Scenario, _ harness.NewLocker, opts harness.Options) (*harness.Result, error) {
-		res := &harness.Result{Scenario: s.Name, Seed: opts.Seed}
+func fakeRun(culprits ...string) func(context.Context, runner.Scenario, harness.NewLocker, runner.Options) (*runner.Result, error) {
+	return func(_ context.Context, s runner.Scenario, _ harness.NewLocker, opts runner.Options) (*runner.Result, error) {
+		res := &runner.Result{Scenario: s.Name, Seed: opts.Seed}
 		c := check.Check{Checker: check.CheckLock, Verdict: check.OK}
 		for _, culprit := range culprits {
 			if strings.Contains(s.Description, culprit) {
@@ -316,7 +317,7 @@ func TestWatchdogExplored(t *testing.T) {
 func TestFlakyNotOwn(t *testing.T) {
 	calls := 0
 	fails, passes := fakeRun("clients"), fakeRun()
-	alternate := func(ctx context.Context, s harness.Scenario, l harness.NewLocker, opts harness.Options) (*harness.Result, error) {
+	alternate := func(ctx context.Context, s runner.Scenario, l harness.NewLocker, opts runner.Options) (*runner.Result, error) {
 		calls++
 		if calls%2 == 1 {
 			return fails(ctx, s, l, opts)
@@ -370,7 +371,7 @@ var (
 	commandPause = failpointFault("command-pause", harness.BeforeCommand(harness.PhaseRelease, 1), harness.Pause(time.Second))
 	crashTook    = failpointFault("crash-acquire", harness.AfterTook, harness.Crash())
 	skew         = Fault{Kind: "clock-skew", What: "clock skew",
-		Scheduled: []harness.ScheduledFault{{At: 100 * time.Millisecond, For: 500 * time.Millisecond, Fault: fault.ClockSkew{Client: 1, By: time.Second}}}}
+		Scheduled: []runner.ScheduledFault{{At: 100 * time.Millisecond, For: 500 * time.Millisecond, Fault: fault.ClockSkew{Client: 1, By: time.Second}}}}
 	failover = Fault{Kind: "failover", What: "failover", Failpoints: []harness.Failpoint{
 		{Name: harness.FailpointBeforeAcquire, Action: harness.Inject(fault.CutReplication{Replicas: []int{1}}, harness.WholeRun)},
 		{Name: harness.FailpointCriticalSection, Action: harness.Inject(fault.KillMaster{}, 0)},
@@ -422,16 +423,16 @@ type call struct {
 	reference bool // the run may compare with a reference run
 }
 
-// scriptedRun is a harness.Run that fails the lock checker as the lock's
+// scriptedRun is a runner.Run that fails the lock checker as the lock's
 // own exactly when fails says so of the scenario, and records every call.
-func scriptedRun(calls *[]call, fails func(harness.Scenario) bool) func(context.Context, harness.Scenario, harness.NewLocker, harness.Options) (*harness.Result, error) {
-	return func(_ context.Context, s harness.Scenario, _ harness.NewLocker, opts harness.Options) (*harness.Result, error) {
+func scriptedRun(calls *[]call, fails func(runner.Scenario) bool) func(context.Context, runner.Scenario, harness.NewLocker, runner.Options) (*runner.Result, error) {
+	return func(_ context.Context, s runner.Scenario, _ harness.NewLocker, opts runner.Options) (*runner.Result, error) {
 		*calls = append(*calls, call{scenario: s.Name, reference: opts.ReferenceRuns >= 0})
 		c := check.Check{Checker: check.CheckLock, Verdict: check.OK}
 		if fails(s) {
 			c = check.Check{Checker: check.CheckLock, Verdict: check.Illegal, Kind: check.Own}
 		}
-		res := &harness.Result{Scenario: s.Name, Seed: opts.Seed, Checks: []check.Check{c, {Checker: check.CheckLiveness, Verdict: check.OK}}}
+		res := &runner.Result{Scenario: s.Name, Seed: opts.Seed, Checks: []check.Check{c, {Checker: check.CheckLiveness, Verdict: check.OK}}}
 		if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 			return nil, err
 		}
@@ -441,7 +442,7 @@ func scriptedRun(calls *[]call, fails func(harness.Scenario) bool) func(context.
 
 // armed reports whether s arms a failpoint with action a at a name that
 // has the prefix.
-func armed(s harness.Scenario, prefix string, a harness.ActionKind) bool {
+func armed(s runner.Scenario, prefix string, a harness.ActionKind) bool {
 	return slices.ContainsFunc(s.Failpoints, func(fp harness.Failpoint) bool {
 		return strings.HasPrefix(fp.Name, prefix) && fp.Action.Kind == a
 	})
@@ -453,7 +454,7 @@ func armed(s harness.Scenario, prefix string, a harness.ActionKind) bool {
 // bug's faults is counted to it with no rerun, and a shrink that ends on
 // a known signature merges into that bug.
 func TestBugs(t *testing.T) {
-	twoBugs := func(s harness.Scenario) bool {
+	twoBugs := func(s runner.Scenario) bool {
 		return armed(s, harness.FailpointCriticalSection, harness.ActionSleep) ||
 			armed(s, "after release", harness.ActionDrop) || armed(s, "before release", harness.ActionDrop) ||
 			armed(s, "before release", harness.ActionPause)
@@ -549,7 +550,7 @@ func TestBugs(t *testing.T) {
 func TestBugsExplored(t *testing.T) {
 	var calls []call
 	rep, err := Run(context.Background(), Config{Lock: "fake", New: locks.Reference(cluster.Single, false).New,
-		Runs: 60, Seed: 5, run: scriptedRun(&calls, func(s harness.Scenario) bool {
+		Runs: 60, Seed: 5, run: scriptedRun(&calls, func(s runner.Scenario) bool {
 			return armed(s, harness.FailpointCriticalSection, harness.ActionSleep)
 		})})
 	if err != nil {
@@ -586,7 +587,7 @@ func TestBugsExplored(t *testing.T) {
 func TestReportJSON(t *testing.T) {
 	const rerun = 300 * time.Millisecond
 	fails := fakeRun("clients")
-	slowRerun := func(ctx context.Context, s harness.Scenario, l harness.NewLocker, opts harness.Options) (*harness.Result, error) {
+	slowRerun := func(ctx context.Context, s runner.Scenario, l harness.NewLocker, opts runner.Options) (*runner.Result, error) {
 		if opts.ReferenceRuns < 0 {
 			time.Sleep(rerun) // stands for the length of a real rerun
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/locklab/locklab/fault"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/network"
+	"github.com/locklab/locklab/runner"
 )
 
 // Fault is one drawn fault: the failpoints and scheduled faults that make it
@@ -20,7 +21,7 @@ type Fault struct {
 	Kind       string // the name of its kind, as -faults names it (e.g. "slow-work")
 	What       string // one line: what it does to whom
 	Failpoints []harness.Failpoint
-	Scheduled  []harness.ScheduledFault
+	Scheduled  []runner.ScheduledFault
 	// MinDuration is the shortest workload its story needs; 0 for any.
 	MinDuration time.Duration
 	// Persistence is what the lock nodes must keep on disk for its story
@@ -33,7 +34,7 @@ type Fault struct {
 type Plan struct {
 	Seed     int64
 	Topology cluster.Topology
-	Workload harness.Workload
+	Workload runner.Workload
 	Faults   []Fault
 	Keep     []int
 }
@@ -74,8 +75,8 @@ func (p Plan) Replay() Replay { return Replay{Seed: p.Seed, Keep: p.Keep} }
 
 // Scenario is p as the harness runs it. Its workload lasts long enough for
 // the story of every kept fault.
-func (p Plan) Scenario() harness.Scenario {
-	s := harness.Scenario{
+func (p Plan) Scenario() runner.Scenario {
+	s := runner.Scenario{
 		Name:        "explore-" + p.Replay().String(),
 		Description: p.String(),
 		Topology:    p.Topology,
@@ -205,7 +206,7 @@ func (s Space) Schedule(t cluster.Topology, nested bool, seed int64) Plan {
 	if t == cluster.Redlock {
 		d.ttl, d.duration = redlockTTL, redlockRunFor
 	}
-	p := Plan{Seed: seed, Topology: t, Workload: harness.Workload{
+	p := Plan{Seed: seed, Topology: t, Workload: runner.Workload{
 		Clients: clients, TTL: d.ttl, Duration: d.duration, Nested: nested, Timeout: timeout,
 		Work: time.Duration(3+d.rng.IntN(8)) * 10 * time.Millisecond, // 30–100 ms
 	}}
@@ -696,7 +697,7 @@ func (d *drawer) dropConnection() Fault {
 func (d *drawer) scheduled(f fault.Fault, span time.Duration) Fault {
 	at := d.at()
 	return Fault{What: fmt.Sprintf("at %s for %s: %s", at, span, f),
-		Scheduled: []harness.ScheduledFault{{At: at, For: span, Fault: f}}}
+		Scheduled: []runner.ScheduledFault{{At: at, For: span, Fault: f}}}
 }
 
 // between draws a duration in [lo, hi], in 10 ms steps.
@@ -754,12 +755,12 @@ func (d *drawer) nodes(n int) []int {
 // and the preferred one, which never had the lock, is promoted.
 func (d *drawer) failover() Fault {
 	cut := pick(d, []int{1, 2}, []int{1}, []int{2})
-	var scheduled []harness.ScheduledFault
+	var scheduled []runner.ScheduledFault
 	what := ""
 	if d.rng.IntN(2) == 0 {
 		prefer := fault.PreferReplica{Node: pick(d, 1, 2)}
 		cut = []int{prefer.Node}
-		scheduled = []harness.ScheduledFault{{For: harness.WholeRun, Fault: prefer}}
+		scheduled = []runner.ScheduledFault{{For: harness.WholeRun, Fault: prefer}}
 		what = fmt.Sprintf("all run data node %d is Sentinel's preferred replica; ", prefer.Node)
 	}
 	return Fault{
@@ -797,7 +798,7 @@ func (d *drawer) killNode() Fault {
 	if d.rng.IntN(2) == 0 {
 		cut := fault.Partition{Client: c, Nodes: slices.Sorted(slices.Values(nodes[1:3]))}
 		drawn.What += fmt.Sprintf("; client %d is cut off from lock nodes %v all run", c, cut.Nodes)
-		drawn.Scheduled = []harness.ScheduledFault{{For: harness.WholeRun, Fault: cut}}
+		drawn.Scheduled = []runner.ScheduledFault{{For: harness.WholeRun, Fault: cut}}
 	}
 	return drawn
 }

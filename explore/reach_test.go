@@ -10,12 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/fault"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/pitfalls"
+	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
 )
 
@@ -103,7 +105,7 @@ func faultReach(f fault.Fault, heal, ttl time.Duration) reach {
 
 // reaches describes every fault of a set of failpoints and scheduled
 // faults, in a run whose lease is ttl.
-func reaches(fps []harness.Failpoint, scheduled []harness.ScheduledFault, ttl time.Duration) []reach {
+func reaches(fps []harness.Failpoint, scheduled []runner.ScheduledFault, ttl time.Duration) []reach {
 	var rs []reach
 	for _, sf := range scheduled {
 		r := faultReach(sf.Fault, sf.For, ttl)
@@ -154,7 +156,7 @@ func drawnReaches(space Space, t cluster.Topology, nested bool) map[reach]int64 
 
 // catalogueScenarios are every directed scenario, those the catalogue's
 // pitfalls and fixes name among them (each checked to exist).
-func catalogueScenarios(t *testing.T) []harness.Scenario {
+func catalogueScenarios(t *testing.T) []runner.Scenario {
 	t.Helper()
 	for _, p := range pitfalls.Catalogue() {
 		for _, c := range p.Cases() {
@@ -278,10 +280,10 @@ func TestWatchdogSurvivesCutRenewal(t *testing.T) {
 	p := space.Schedule(cluster.Single, false, 1)
 	for _, tc := range []struct {
 		lock string
-		want harness.Verdict
+		want check.Verdict
 	}{
-		{"token-watchdog", harness.OK},
-		{"no-renewal", harness.Illegal},
+		{"token-watchdog", check.OK},
+		{"no-renewal", check.Illegal},
 	} {
 		t.Run(tc.lock, func(t *testing.T) {
 			l, err := locks.Lookup(tc.lock)
@@ -289,11 +291,11 @@ func TestWatchdogSurvivesCutRenewal(t *testing.T) {
 				t.Fatal(err)
 			}
 			dir := t.TempDir()
-			res, err := harness.Run(context.Background(), p.Scenario(), l.New, harness.Options{Seed: p.Seed, Dir: dir})
+			res, err := runner.Run(context.Background(), p.Scenario(), l.New, runner.Options{Seed: p.Seed, Dir: dir})
 			if err != nil {
 				t.Fatal(err)
 			}
-			ops, err := history.ReadFile(filepath.Join(dir, harness.HistoryFile))
+			ops, err := history.ReadFile(filepath.Join(dir, runner.HistoryFile))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -303,7 +305,7 @@ func TestWatchdogSurvivesCutRenewal(t *testing.T) {
 			if cut != (tc.lock == "token-watchdog") {
 				t.Errorf("%s: a renewal was cut: %v, want it only for the lock that renews", tc.lock, cut)
 			}
-			if got := res.Verdicts[harness.CheckLock]; got != tc.want {
+			if got := res.Verdicts[check.CheckLock]; got != tc.want {
 				t.Errorf("%s under %s: lock checker says %s, want %s", tc.lock, p, got, tc.want)
 			}
 		})

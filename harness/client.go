@@ -18,8 +18,8 @@ import (
 // ErrCrashed is returned by everything a client does after it crashed.
 var ErrCrashed = errors.New("client crashed")
 
-// errNotSent is the crash hook refusing a command before it left the client.
-var errNotSent = fmt.Errorf("%w: command not sent", ErrCrashed)
+// ErrNotSent is the crash hook refusing a command before it left the client.
+var ErrNotSent = fmt.Errorf("%w: command not sent", ErrCrashed)
 
 // Client is one simulated application process: its own Redis connections
 // (through its own network links), its own clock, its own failpoints. Lock
@@ -34,7 +34,7 @@ type Client struct {
 	inventory *redis.Client
 	db        *sql.DB // the inventory in MariaDB, when it lives there
 	history   *history.Recorder
-	points    *failpoints
+	points    *Failpoints
 
 	ctx    context.Context // ends when the client crashes or the run ends
 	cancel context.CancelFunc
@@ -84,7 +84,7 @@ type clientConfig struct {
 	dialled *atomic.Int32
 	timeout time.Duration
 	history *history.Recorder
-	points  *failpoints
+	points  *Failpoints
 }
 
 func newClient(ctx context.Context, cfg clientConfig) *Client {
@@ -119,6 +119,13 @@ func newClient(ctx context.Context, cfg clientConfig) *Client {
 		c.db = openDB(cfg.mariaDSN)
 	}
 	return c
+}
+
+// openDB opens a client's own connection pool to the MariaDB inventory.
+func openDB(dsn string) *sql.DB {
+	db, _ := sql.Open("mysql", dsn) // only fails for an unknown driver name
+	db.SetMaxOpenConns(2)
+	return db
 }
 
 // options are the go-redis settings of every connection of a client:
@@ -190,6 +197,14 @@ func (c *Client) TTL() time.Duration { return c.ttl }
 
 // Redis is this client's connection to the topology's lock master.
 func (c *Client) Redis() *redis.Client { return c.redis }
+
+// Inventory is the client's connection to the inventory node, which no
+// fault touches: the workload's resource, not the lock's.
+func (c *Client) Inventory() *redis.Client { return c.inventory }
+
+// DB is the client's pool on the MariaDB inventory, or nil when the
+// inventory is a Redis key.
+func (c *Client) DB() *sql.DB { return c.db }
 
 // Nodes is one connection per Redlock master; for other topologies it holds
 // just the master.
@@ -441,7 +456,7 @@ type clientHook struct {
 func (h clientHook) DialHook(next redis.DialHook) redis.DialHook {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		if h.c.crashed.Load() {
-			return nil, errNotSent
+			return nil, ErrNotSent
 		}
 		return next(ctx, network, addr)
 	}
@@ -472,7 +487,7 @@ func (c *Client) around(ctx context.Context, send func() error) error {
 		return err
 	}
 	if c.crashed.Load() {
-		return errNotSent
+		return ErrNotSent
 	}
 	err := send()
 	if werr := c.waitResumed(ctx); werr != nil {

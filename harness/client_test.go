@@ -23,7 +23,7 @@ func newTestClient(t *testing.T, points []Failpoint) (*Client, cluster.Node) {
 		t.Fatal(err)
 	}
 	c := newClient(context.Background(), clientConfig{id: 0, ttl: 100 * time.Millisecond, master: n.Addr(),
-		inventory: n.Addr(), timeout: time.Second, history: h, points: newFailpoints(points)})
+		inventory: n.Addr(), timeout: time.Second, history: h, points: NewFailpoints(points)})
 	t.Cleanup(c.Close)
 	return c, n
 }

@@ -111,11 +111,12 @@ func (c *Client) phaseOf(ctx context.Context) *phaseRun {
 	return c.phase.Load()
 }
 
-// enter starts an occurrence of p in the worker: ctx carries it, and so
-// does the client for commands whose context does not. The returned func
+// Enter starts an occurrence of p in the worker (package runner's, not
+// lock code's, to call): ctx carries it, and so does the client for
+// commands whose context does not. The returned func
 // ends it, back to the phase it interrupted (a nested acquire interrupts a
 // critical section).
-func (c *Client) enter(ctx context.Context, p Phase) (context.Context, func()) {
+func (c *Client) Enter(ctx context.Context, p Phase) (context.Context, func()) {
 	ctx = withPhase(ctx, p)
 	prev := c.phase.Swap(ctx.Value(phaseKey{}).(*phaseRun))
 	return ctx, func() { c.phase.Store(prev) }
@@ -212,7 +213,7 @@ func (c *Client) actOnCommand(ctx context.Context, where string, a Action, sent 
 		if sent {
 			return ErrCrashed
 		}
-		return errNotSent
+		return ErrNotSent
 	}
 	return c.act(ctx, where, a)
 }

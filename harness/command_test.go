@@ -44,7 +44,7 @@ func TestCommandFailpoints(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c, n := newTestClient(t, []Failpoint{{Name: tt.point, Client: 0, Action: tt.action}})
 			c.timeout = 100 * time.Millisecond // a dropped reply waits this long
-			actx, leave := c.enter(ctx, PhaseAcquire)
+			actx, leave := c.Enter(ctx, PhaseAcquire)
 			defer leave()
 			// Command 1 names another key, so it neither took "lock" nor
 			// matches a failpoint on command 2.
@@ -62,7 +62,7 @@ func TestCommandFailpoints(t *testing.T) {
 			if tt.fault != "" && !hasFault(c.history.Ops(), tt.fault) {
 				t.Errorf("history holds no %q fault: %+v", tt.fault, c.history.Ops())
 			}
-			if lines := c.points.unfired(); len(lines) > 0 {
+			if lines := c.points.Unfired(); len(lines) > 0 {
 				t.Errorf("failpoint did not fire: %v", lines)
 			}
 		})
@@ -84,7 +84,7 @@ func TestPhasesCountTheirOwnCommands(t *testing.T) {
 	ctx := context.Background()
 	c, _ := newTestClient(t, []Failpoint{{Name: BeforeCommand(PhaseAcquire, 1), Client: 0, Times: 2, Action: Sleep(time.Millisecond)}})
 	for range 2 {
-		actx, leave := c.enter(ctx, PhaseAcquire)
+		actx, leave := c.Enter(ctx, PhaseAcquire)
 		c.Redis().Ping(actx)
 		leave()
 	}
@@ -106,7 +106,7 @@ func TestScriptRetryKeepsItsNumber(t *testing.T) {
 	ctx := context.Background()
 	c, _ := newTestClient(t, nil)
 	script := redis.NewScript(`return 1`)
-	actx, leave := c.enter(ctx, PhaseAcquire)
+	actx, leave := c.Enter(ctx, PhaseAcquire)
 	defer leave()
 	if err := script.Run(actx, c.Redis(), []string{"lock"}).Err(); err != nil {
 		t.Fatal(err)
@@ -197,7 +197,7 @@ func TestAfterTook(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				actx, leave := c.enter(ctx, PhaseAcquire)
+				actx, leave := c.Enter(ctx, PhaseAcquire)
 				err := tt.acquire(actx, c)
 				leave()
 				if got := c.points.reached[AfterTook][0]; got != map[bool]int{false: 1, true: 0}[held] {
@@ -247,7 +247,7 @@ func TestAfterTookNotAnotherClientsTake(t *testing.T) {
 	if err := nilOnSuccess.Load(ctx, c.probes[0]).Err(); err != nil {
 		t.Fatal(err)
 	}
-	_, leave := c.enter(ctx, PhaseAcquire)
+	_, leave := c.Enter(ctx, PhaseAcquire)
 	defer leave()
 	var reply any
 	err := NewRelay(c).Command(0, []string{"EVALSHA", nilOnSuccess.Hash(), "1", "lock", "c0"}, func() (any, error) {

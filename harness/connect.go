@@ -34,7 +34,7 @@ func Connect(ctx context.Context, cl *cluster.Cluster, opts ClientOptions) (*Cli
 		opts.Timeout = time.Second
 	}
 	h, _ := history.New("") // in memory: cannot fail
-	cfg := clientConfig{id: opts.ID, ttl: opts.TTL, key: opts.Key, timeout: opts.Timeout, history: h, points: newFailpoints(nil)}
+	cfg := clientConfig{id: opts.ID, ttl: opts.TTL, key: opts.Key, timeout: opts.Timeout, history: h, points: NewFailpoints(nil)}
 	if opts.Direct {
 		cfg.master, cfg.inventory = cl.LockNodes()[0].Addr(), cl.Inventory().Addr()
 		for _, n := range cl.LockNodes() {
@@ -44,6 +44,13 @@ func Connect(ctx context.Context, cl *cluster.Cluster, opts ClientOptions) (*Cli
 	}
 	client, _, err := connect(ctx, cl, cfg)
 	return client, err
+}
+
+// Join makes client opts.ID of a run on cl, with one network link per lock
+// node, recording into h and struck by the run's failpoints. The runner
+// calls it; a test of a lock on its own calls Connect.
+func Join(ctx context.Context, cl *cluster.Cluster, opts ClientOptions, h *history.Recorder, points *Failpoints) (*Client, []*network.Link, error) {
+	return connect(ctx, cl, clientConfig{id: opts.ID, ttl: opts.TTL, key: opts.Key, timeout: opts.Timeout, history: h, points: points})
 }
 
 // connect completes cfg with one link per lock master for client cfg.id and

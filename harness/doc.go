@@ -1,8 +1,8 @@
-// Package harness is what a lock author touches: the lock contract ([Locker],
-// [Lease], [NewLocker]), the [Client] a lock is given, and the run that puts
-// a lock through a [Scenario]: failpoints, faults, the workload (acquire →
-// critical section on the inventory → release) and the runner, which records
-// a history (package history) and judges it (package check).
+// Package harness is what a lock author touches: the lock contract
+// ([Locker], [Lease], [NewLocker]), the [Client] a lock is given, and the
+// failpoints that strike a lock at named points of its life ([Failpoint],
+// [Action]). Package runner puts a lock through a scenario with them; the
+// faults they inject are package fault's.
 //
 // Lock code under test sees only [Client]: its ID, its Redis connections, its
 // clock and a way to run background work. It needs no hook: every command it
@@ -14,13 +14,7 @@
 // key ([AfterTook]). A lock may still name exact points of its own with
 // [Client.Failpoint].
 //
-// [Run] returns the result of every run that ran, a run that did not happen
-// as written included (its verdicts unknown, Result.NotExercised saying
-// why); an error means the run could not run. Each failing verdict no
-// history explains is marked own or inherent (check.Kind) by putting a
-// correct lock of the same kind through the same scenario: Options.Reference,
-// by default the reference lock of the scenario's topology ([Reference]:
-// [TokenLock] with its watchdog, [ReentrantLock], [Redlock]), or the user's
-// own bug-free twin of their lock.
-// The servers and the network it talks to come from package cluster.
+// The correct locks every other lock is measured against are in package
+// reference; the servers and the network a client talks to come from
+// package cluster.
 package harness

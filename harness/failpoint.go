@@ -4,14 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/locklab/locklab/fault"
-	"github.com/locklab/locklab/history"
-	"github.com/locklab/locklab/models"
 )
 
 // Failpoint names used by the workload itself. The lock's own commands are
@@ -22,6 +18,9 @@ const (
 	FailpointBeforeAcquire = "before-acquire"
 	// FailpointAcquired is right after an acquire succeeded, before the critical section.
 	FailpointAcquired = "acquired"
+	// FailpointBeforeCommit is in a transactional critical section, after
+	// the UPDATE and before COMMIT.
+	FailpointBeforeCommit = "before-commit"
 	// FailpointCriticalSection is inside the critical section, after the stock was read.
 	FailpointCriticalSection = "critical-section"
 )
@@ -128,6 +127,10 @@ func (f Failpoint) String() string {
 	return fmt.Sprintf("%s at %s for %s, %d time(s) after %d hit(s)", f.Action, f.Name, who(f.Client), times, f.Skip)
 }
 
+// WholeRun is how long a fault lasts that is healed only when the run ends;
+// no run is that long.
+const WholeRun = time.Hour
+
 // About is what the failpoint's action does, as a fault of its kind.
 func (fp Failpoint) About() fault.About {
 	kind := ""
@@ -151,9 +154,9 @@ func (fp Failpoint) About() fault.About {
 	return fault.About{Kind: fault.Named(kind), Client: fp.Client}
 }
 
-// failpoints is the armed set of one run, counting hits per failpoint. It
+// Failpoints is the armed set of one run, counting hits per failpoint. It
 // also injects the faults failpoints carry, so it knows the run's Env.
-type failpoints struct {
+type Failpoints struct {
 	mu       sync.Mutex
 	armed    []Failpoint
 	hits     []int
@@ -173,8 +176,8 @@ type failpoints struct {
 	errs   []error
 }
 
-func newFailpoints(armed []Failpoint) *failpoints {
-	f := &failpoints{armed: armed, hits: make([]int, len(armed)), allFired: make(chan struct{}),
+func NewFailpoints(armed []Failpoint) *Failpoints {
+	f := &Failpoints{armed: armed, hits: make([]int, len(armed)), allFired: make(chan struct{}),
 		reached: map[string]map[int]int{}, changed: make(chan struct{})}
 	for _, fp := range armed {
 		if !fp.Optional {
@@ -187,8 +190,11 @@ func newFailpoints(armed []Failpoint) *failpoints {
 	return f
 }
 
-// unfired says, one line each, which required failpoints have not fired.
-func (f *failpoints) unfired() []string {
+// AllFired is closed once every required failpoint has fired.
+func (f *Failpoints) AllFired() <-chan struct{} { return f.allFired }
+
+// Unfired says, one line each, which required failpoints have not fired.
+func (f *Failpoints) Unfired() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var lines []string
@@ -212,10 +218,10 @@ func (f *failpoints) unfired() []string {
 	return lines
 }
 
-// unmet says, one line each, why a crux failpoint never fired, from the
-// history: how often its client held the lock, and what refused everyone
-// since.
-func (f *failpoints) unmet(ops []history.Op) []string {
+// Unmet says, one line each, why a crux failpoint never fired; explain
+// says, from the run's history, what kept the client it is armed for from
+// getting there.
+func (f *Failpoints) Unmet(explain func(client int) string) []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var lines []string
@@ -234,7 +240,7 @@ func (f *failpoints) unmet(ops []history.Op) []string {
 		case fp.Client == AnyClient:
 			line += fmt.Sprintf("it was reached %d time(s), not enough for it to fire", f.hits[i])
 		default:
-			line += refusals(ops, fp.Client)
+			line += explain(fp.Client)
 		}
 		lines = append(lines, line)
 	}
@@ -249,47 +255,8 @@ func who(client int) string {
 	return fmt.Sprintf("client %d", client)
 }
 
-// refusals says how often client held the lock, and when anyone last
-// held it, with what refused every acquire since: a lock that refuses
-// service (WAIT with replication cut) refuses them all.
-func refusals(ops []history.Op, client int) string {
-	held, last := 0, time.Duration(0)
-	for _, op := range ops {
-		if op.Kind != history.KindAcquire || op.Nested || op.Probe || op.Outcome != models.OK {
-			continue
-		}
-		if op.Client == client {
-			held++
-		}
-		last = max(last, op.Return)
-	}
-	refused, reasons := 0, map[string]int{}
-	for _, op := range ops {
-		if op.Kind != history.KindAcquire || op.Nested || op.Probe || op.Call <= last {
-			continue
-		}
-		refused++
-		why := op.Error
-		if why == "" {
-			why = "not acquired"
-		}
-		reasons[why]++
-	}
-	line := fmt.Sprintf("client %d held the lock %d time(s)", client, held)
-	if refused == 0 {
-		return line
-	}
-	why := make([]string, 0, len(reasons))
-	for r, n := range reasons {
-		why = append(why, fmt.Sprintf("%d× %s", n, r))
-	}
-	slices.Sort(why)
-	return line + fmt.Sprintf("; nobody held it after %s: all %d acquires since were refused (%s)",
-		last.Round(time.Millisecond), refused, strings.Join(why, "; "))
-}
-
 // done marks the end of the actions a hit returned.
-func (f *failpoints) done() {
+func (f *Failpoints) done() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.acting--
@@ -297,13 +264,13 @@ func (f *failpoints) done() {
 }
 
 // notify wakes every waiter on changed; the caller holds mu.
-func (f *failpoints) notify() {
+func (f *Failpoints) notify() {
 	close(f.changed)
 	f.changed = make(chan struct{})
 }
 
-// awaitIdle waits until no failpoint action is under way, or ctx ends.
-func (f *failpoints) awaitIdle(ctx context.Context) {
+// AwaitIdle waits until no failpoint action is under way, or ctx ends.
+func (f *Failpoints) AwaitIdle(ctx context.Context) {
 	for {
 		f.mu.Lock()
 		acting, changed := f.acting, f.changed
@@ -322,7 +289,7 @@ func (f *failpoints) awaitIdle(ctx context.Context) {
 // hit counts a hit of name by client and returns the actions to take, in
 // the order they were armed. When it returns any, they count as under way
 // until the caller calls done.
-func (f *failpoints) hit(name string, client int) []Action {
+func (f *Failpoints) hit(name string, client int) []Action {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.reached[name] == nil {
@@ -359,7 +326,7 @@ func (f *failpoints) hit(name string, client int) []Action {
 }
 
 // others counts the hits of name by clients other than client.
-func (f *failpoints) others(name string, client int) int {
+func (f *Failpoints) others(name string, client int) int {
 	n := 0
 	for c, hits := range f.reached[name] {
 		if c != client {
@@ -371,7 +338,7 @@ func (f *failpoints) others(name string, client int) int {
 
 // awaitOther waits until a client other than client reaches failpoint name,
 // and reports whether one did before ctx ended.
-func (f *failpoints) awaitOther(ctx context.Context, name string, client int) bool {
+func (f *Failpoints) awaitOther(ctx context.Context, name string, client int) bool {
 	f.mu.Lock()
 	before := f.others(name, client)
 	for {
@@ -390,8 +357,8 @@ func (f *failpoints) awaitOther(ctx context.Context, name string, client int) bo
 	}
 }
 
-// start gives the failpoints what their faults act on.
-func (f *failpoints) start(ctx context.Context, env *fault.Env) {
+// Start gives the failpoints what their faults act on.
+func (f *Failpoints) Start(ctx context.Context, env *fault.Env) {
 	f.env = env
 	f.ctx, f.cancel = context.WithCancel(ctx)
 }
@@ -400,7 +367,7 @@ func (f *failpoints) start(ctx context.Context, env *fault.Env) {
 // The fault belongs to the run, not to the command that reached the
 // failpoint: a lock's short per-node timeout must not cut its injection
 // short, so it is bound to the run's context only.
-func (f *failpoints) inject(a Action, where string) {
+func (f *Failpoints) inject(a Action, where string) {
 	if f.env == nil {
 		return // a client outside any run: nothing to inject into
 	}
@@ -421,19 +388,24 @@ func (f *failpoints) inject(a Action, where string) {
 	f.heals.Add(1)
 	go func() {
 		defer f.heals.Done()
-		sleepCtx(f.ctx, a.For)
+		t := time.NewTimer(a.For)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-f.ctx.Done():
+		}
 		done()
 	}()
 }
 
-func (f *failpoints) fail(err error) {
+func (f *Failpoints) fail(err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.errs = append(f.errs, err)
 }
 
-// healAll heals every fault still injected and reports what went wrong.
-func (f *failpoints) healAll() error {
+// HealAll heals every fault still injected and reports what went wrong.
+func (f *Failpoints) HealAll() error {
 	if f.cancel == nil {
 		return nil
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 func TestFailpointsFireOnTheirHits(t *testing.T) {
-	fps := newFailpoints([]Failpoint{
+	fps := NewFailpoints([]Failpoint{
 		{Name: "a", Client: 1, Skip: 1, Times: 2, Action: Sleep(time.Millisecond)},
 		{Name: "b", Client: AnyClient, Action: Crash()},
 		{Name: "c", Client: 0, Action: Sleep(time.Millisecond)},
@@ -31,7 +31,7 @@ func TestFailpointsFireOnTheirHits(t *testing.T) {
 		t.Error("b fired twice; Times 0 means once")
 	}
 	if a := fps.hit("c", 0); len(a) != 2 || a[0].Kind != ActionSleep || a[1].Kind != ActionPause {
-		t.Errorf("two failpoints at c: got %v, want sleep then pause", a)
+		t.Errorf("two Failpoints at c: got %v, want sleep then pause", a)
 	}
 	if a := fps.hit("unarmed", 0); len(a) != 0 {
 		t.Error("an unarmed failpoint fired")
@@ -39,7 +39,7 @@ func TestFailpointsFireOnTheirHits(t *testing.T) {
 }
 
 func TestAwaitOtherClientAtFailpoint(t *testing.T) {
-	fps := newFailpoints(nil)
+	fps := NewFailpoints(nil)
 	done := make(chan bool)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

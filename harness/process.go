@@ -101,7 +101,7 @@ type Endpoints struct {
 func (c *Client) Endpoints() Endpoints { return c.endpoints }
 
 // spoil keeps the first reason a run was spoiled.
-func (f *failpoints) spoil(why string) {
+func (f *Failpoints) spoil(why string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.spoiled == "" {
@@ -109,8 +109,8 @@ func (f *failpoints) spoil(why string) {
 	}
 }
 
-// spoiledBy lists the reason the run was spoiled, if it was.
-func (f *failpoints) spoiledBy() []string {
+// SpoiledBy lists the reason the run was spoiled, if it was.
+func (f *Failpoints) SpoiledBy() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.spoiled == "" {
@@ -122,8 +122,8 @@ func (f *failpoints) spoiledBy() []string {
 // programAttached gives up on the failpoints at the lock's own commands,
 // which the commands of a program without a relay never reach (on the
 // replicated topology Sentinel hands it the nodes' own addresses), so that
-// the run does not wait for them; unfired still names them.
-func (f *failpoints) programAttached() {
+// the run does not wait for them; Unfired still names them.
+func (f *Failpoints) programAttached() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.gaveUp != nil {
@@ -203,7 +203,7 @@ func (r *Relay) Command(node int, args []string, send func() (reply any, err err
 	x := &exchange{h: c.history}
 	sendOnce := func() error {
 		if c.crashed.Load() {
-			return errNotSent
+			return ErrNotSent
 		}
 		x.wrap(func() error {
 			reply, replyErr = send()

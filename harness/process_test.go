@@ -15,12 +15,12 @@ func TestRelayCommand(t *testing.T) {
 	t.Run("phases", func(t *testing.T) {
 		c, _ := newTestClient(t, nil)
 		r := NewRelay(c)
-		_, leave := c.enter(ctx, PhaseAcquire)
+		_, leave := c.Enter(ctx, PhaseAcquire)
 		r.Command(0, []string{"CLIENT", "SETNAME", "x"}, ok("OK")) // setup: no phase
 		r.Command(0, []string{"PING"}, ok("PONG"))                 // a health check: no phase
 		r.Command(0, []string{"SET", "lock", "t", "NX", "PX", "100"}, ok("OK"))
 		leave()
-		_, leave = c.enter(ctx, PhaseSection)
+		_, leave = c.Enter(ctx, PhaseSection)
 		r.Command(0, []string{"PEXPIRE", "lock", "100"}, ok(int64(1))) // the program was asked nothing
 		leave()
 		r.Command(0, []string{"PEXPIRE", "lock", "100"}, ok(int64(1)))
@@ -37,7 +37,7 @@ func TestRelayCommand(t *testing.T) {
 		// redis-py: EVALSHA, refused; SCRIPT LOAD; EVALSHA again.
 		c, _ := newTestClient(t, nil)
 		r := NewRelay(c)
-		_, leave := c.enter(ctx, PhaseRelease)
+		_, leave := c.Enter(ctx, PhaseRelease)
 		defer leave()
 		noscript := errors.New("NOSCRIPT No matching script")
 		if err := r.Command(0, []string{"EVALSHA", "abc", "1", "lock"}, func() (any, error) { return nil, noscript }); err != noscript {
@@ -55,7 +55,7 @@ func TestRelayCommand(t *testing.T) {
 		c, _ := newTestClient(t, []Failpoint{{Name: AfterCommand(PhaseRelease, 1), Client: 0, Action: DropReply()}})
 		c.timeout = 50 * time.Millisecond
 		r := NewRelay(c)
-		_, leave := c.enter(ctx, PhaseRelease)
+		_, leave := c.Enter(ctx, PhaseRelease)
 		defer leave()
 		sent := false
 		start := time.Now()
@@ -74,7 +74,7 @@ func TestRelayCommand(t *testing.T) {
 	t.Run("crash before the command", func(t *testing.T) {
 		c, _ := newTestClient(t, []Failpoint{{Name: BeforeCommand(PhaseAcquire, 1), Client: 0, Action: Crash()}})
 		r := NewRelay(c)
-		_, leave := c.enter(ctx, PhaseAcquire)
+		_, leave := c.Enter(ctx, PhaseAcquire)
 		defer leave()
 		sent := false
 		err := r.Command(0, []string{"SET", "lock", "t"}, func() (any, error) { sent = true; return "OK", nil })

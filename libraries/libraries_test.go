@@ -5,27 +5,28 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/libraries"
+	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
 )
 
 // every is the verdict map of a lock that passes every checker.
-var every = map[string]harness.Verdict{
-	harness.CheckLock: harness.OK, harness.CheckResource: harness.OK,
-	harness.CheckLiveness: harness.OK, harness.CheckHandover: harness.OK,
+var every = map[string]check.Verdict{
+	check.CheckLock: check.OK, check.CheckResource: check.OK,
+	check.CheckLiveness: check.OK, check.CheckHandover: check.OK,
 }
 
 // run puts a lock through a scenario. A run the machine stalled past a TTL
 // is unknown rather than a verdict on the lock, so it is tried again, at
 // most twice, as the pitfalls tests do.
-func run(t *testing.T, scenario string, l libraries.Lock) *harness.Result {
+func run(t *testing.T, scenario string, l libraries.Lock) *runner.Result {
 	t.Helper()
-	var res *harness.Result
+	var res *runner.Result
 	for try := 1; ; try++ {
 		var err error
 		res, err = scenarios.Run(context.Background(), scenario, l.New,
-			harness.Options{Dir: t.TempDir(), Lock: "libraries/" + l.Name})
+			runner.Options{Dir: t.TempDir(), Lock: "libraries/" + l.Name})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,7 +39,7 @@ func run(t *testing.T, scenario string, l libraries.Lock) *harness.Result {
 }
 
 // expect checks the named verdicts of a result and logs every check on failure.
-func expect(t *testing.T, res *harness.Result, want map[string]harness.Verdict) {
+func expect(t *testing.T, res *runner.Result, want map[string]check.Verdict) {
 	t.Helper()
 	t.Logf("verdicts: %v", res.Verdicts)
 	for checker, v := range want {
@@ -54,21 +55,21 @@ func expect(t *testing.T, res *harness.Result, want map[string]harness.Verdict) 
 }
 
 func TestLibraries(t *testing.T) {
-	slowWork := map[string]map[string]harness.Verdict{
+	slowWork := map[string]map[string]check.Verdict{
 		// Neither library renews a lease by itself: the slow section
 		// outlives it and a second client walks in.
-		"redsync":   {harness.CheckLock: harness.Illegal},
-		"redislock": {harness.CheckLock: harness.Illegal},
+		"redsync":   {check.CheckLock: check.Illegal},
+		"redislock": {check.CheckLock: check.Illegal},
 		// The refresh loop keeps the lease alive through 2.5 TTLs of work.
-		"redsync-refresh":   {harness.CheckLock: harness.OK},
-		"redislock-refresh": {harness.CheckLock: harness.OK},
+		"redsync-refresh":   {check.CheckLock: check.OK},
+		"redislock-refresh": {check.CheckLock: check.OK},
 	}
 	cases := []struct {
 		scenario string
-		want     func(name string) map[string]harness.Verdict
+		want     func(name string) map[string]check.Verdict
 	}{
-		{"contention", func(string) map[string]harness.Verdict { return every }},
-		{"slow-work", func(name string) map[string]harness.Verdict { return slowWork[name] }},
+		{"contention", func(string) map[string]check.Verdict { return every }},
+		{"slow-work", func(name string) map[string]check.Verdict { return slowWork[name] }},
 	}
 	for _, l := range libraries.All() {
 		for _, c := range cases {
@@ -100,7 +101,7 @@ func TestRedsyncRedlock(t *testing.T) {
 // written, and redislock's single SET NX PX survives it.
 func TestHooklessExercised(t *testing.T) {
 	res, err := scenarios.Run(context.Background(), "crash-after-setnx", libraries.NewRedislock,
-		harness.Options{Dir: t.TempDir()})
+		runner.Options{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,16 +112,16 @@ func TestHooklessExercised(t *testing.T) {
 		t.Skip("the machine stalled the run")
 	}
 	for checker, v := range res.Verdicts {
-		if v != harness.OK {
+		if v != check.OK {
 			t.Errorf("%s: %s, want ok", checker, v)
 		}
 	}
 }
 
 // machineStall finds a verdict that a stall of the machine made unknown.
-func machineStall(res *harness.Result) (string, bool) {
+func machineStall(res *runner.Result) (string, bool) {
 	for _, c := range res.Checks {
-		if c.Verdict == harness.Unknown && strings.Contains(c.Detail, "the machine stalled") {
+		if c.Verdict == check.Unknown && strings.Contains(c.Detail, "the machine stalled") {
 			return c.Checker + ": " + c.Detail, true
 		}
 	}

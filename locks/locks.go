@@ -14,6 +14,7 @@ import (
 	"github.com/locklab/locklab/libraries"
 	"github.com/locklab/locklab/pitfalls"
 	"github.com/locklab/locklab/program"
+	"github.com/locklab/locklab/reference"
 )
 
 // Lock is one named lock.
@@ -128,15 +129,15 @@ func programName(command string) string {
 }
 
 // Reference is the correct lock another lock is measured against on
-// topology t, as harness.Reference chooses it (the lock harness.Run
+// topology t, as reference.For chooses it (the lock runner.Run
 // compares with when Options.Reference is nil): the watchdog token lock on
 // one master, Redlock on five, and the reentrant lock where critical
 // sections nest on one master.
 func Reference(t cluster.Topology, nested bool) Lock {
-	name, _ := harness.Reference(t, nested)
+	name, _ := reference.For(t, nested)
 	l, err := Lookup(name)
 	if err != nil {
-		panic(err) // harness.Reference names locks that are in All
+		panic(err) // reference.For names locks that are in All
 	}
 	return l
 }

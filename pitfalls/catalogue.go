@@ -36,7 +36,7 @@ type Pitfall struct {
 	Fix      string // what the fix changes, or why there is none
 	Scenario string // the scenario that exposes the broken lock
 	// Catches is the verdict each named checker must give the broken lock.
-	Catches map[string]harness.Verdict
+	Catches map[string]check.Verdict
 	// Kind is the kind of each failing verdict in Catches: own when a
 	// correct lock would not fail so (the lock's bug), inherent when the
 	// scenario's fault beats any lock of its kind.
@@ -58,7 +58,7 @@ type Case struct {
 	Locker   harness.NewLocker
 	// Expected names the checkers the catalogue judges; nil in a fix means
 	// every checker must say ok.
-	Expected map[string]harness.Verdict
+	Expected map[string]check.Verdict
 	// Kind is the kind of each failing verdict in Expected.
 	Kind check.Kind
 	// Unmet says the lock passes by keeping the workload from ever meeting
@@ -90,9 +90,9 @@ func (p Pitfall) passing(c Case, v Variant) Case {
 		c.Scenario = p.Scenario
 	}
 	if c.Expected == nil {
-		c.Expected = map[string]harness.Verdict{}
+		c.Expected = map[string]check.Verdict{}
 		for _, name := range check.Checkers {
-			c.Expected[name] = harness.OK
+			c.Expected[name] = check.OK
 		}
 	}
 	return c
@@ -111,7 +111,7 @@ func Catalogue() []Pitfall {
 			Wrong:    "The lock is taken with SETNX and only then given a TTL with EXPIRE. A client that crashes between the two leaves a key that never expires, and nobody gets the lock again.",
 			Fix:      "SET key token NX PX ttl: the lock and its expiry in one command.",
 			Scenario: "crash-after-setnx",
-			Catches:  map[string]harness.Verdict{harness.CheckLiveness: harness.Stuck},
+			Catches:  map[string]check.Verdict{check.CheckLiveness: check.Stuck},
 			Kind:     check.Own,
 			Broken:   NewSetnxExpire, Fixes: fixedBy(NewTokenLock),
 		},
@@ -121,7 +121,7 @@ func Catalogue() []Pitfall {
 			Wrong:    "The value is the expiry time by the client's clock; a client that sees an expired value takes over with GETSET, and release deletes the key if the lease still looks valid. A client whose clock runs ahead sees every lease as expired and takes the lock from its holder.",
 			Fix:      "Let the server expire the key (SET NX PX) and release by owner token, so no client clock matters.",
 			Scenario: "clock-skew",
-			Catches:  map[string]harness.Verdict{harness.CheckLock: harness.Illegal},
+			Catches:  map[string]check.Verdict{check.CheckLock: check.Illegal},
 			Kind:     check.Own,
 			Broken:   NewGetsetTimestamp, Fixes: fixedBy(NewTokenLock),
 		},
@@ -131,7 +131,7 @@ func Catalogue() []Pitfall {
 			Wrong:    "The lock key is set without a TTL. When its holder crashes inside the critical section the key stays forever and every other client waits forever.",
 			Fix:      "Give the key a TTL when it is set.",
 			Scenario: "crash-holder",
-			Catches:  map[string]harness.Verdict{harness.CheckLiveness: harness.Stuck},
+			Catches:  map[string]check.Verdict{check.CheckLiveness: check.Stuck},
 			Kind:     check.Own,
 			Broken:   NewNoTTL, Fixes: fixedBy(NewTokenLock),
 		},
@@ -141,7 +141,7 @@ func Catalogue() []Pitfall {
 			Wrong:    "The business code forgets to release the lock and relies on its TTL. Every waiter sits idle until the key expires, so throughput collapses to one critical section per TTL.",
 			Fix:      "Release in a defer (finally), on every path.",
 			Scenario: "contention",
-			Catches:  map[string]harness.Verdict{harness.CheckHandover: harness.Slow},
+			Catches:  map[string]check.Verdict{check.CheckHandover: check.Slow},
 			Kind:     check.Own,
 			Broken:   NewNoRelease, Fixes: fixedBy(NewTokenLock),
 		},
@@ -151,7 +151,7 @@ func Catalogue() []Pitfall {
 			Wrong:    "Release deletes the key without checking whose it is. When the holder's lease expired before its DEL (a pause, a slow network), the DEL frees the next holder's lock and a third client walks in.",
 			Fix:      "Delete only if the key still holds our token, checked and deleted in one Lua script.",
 			Scenario: "pause-before-del",
-			Catches:  map[string]harness.Verdict{harness.CheckLock: harness.Illegal},
+			Catches:  map[string]check.Verdict{check.CheckLock: check.Illegal},
 			Kind:     check.Own,
 			Broken:   NewDelRelease, Fixes: fixedBy(NewTokenLock),
 		},
@@ -161,7 +161,7 @@ func Catalogue() []Pitfall {
 			Wrong:    "Release does GET, compares the token, then DEL. If the lease expires between the GET and the DEL, another client takes the lock and the DEL frees it.",
 			Fix:      "Compare and delete in one Lua script, which Redis runs atomically.",
 			Scenario: "pause-before-del",
-			Catches:  map[string]harness.Verdict{harness.CheckLock: harness.Illegal},
+			Catches:  map[string]check.Verdict{check.CheckLock: check.Illegal},
 			Kind:     check.Own,
 			Broken:   NewGetThenDel, Fixes: fixedBy(NewTokenLock),
 		},
@@ -171,7 +171,7 @@ func Catalogue() []Pitfall {
 			Wrong:    "The lock is correct but its TTL is fixed. When the critical section runs longer than the TTL, the key expires, a second client enters, and both sell from the same stock.",
 			Fix:      "A watchdog renews the lease every TTL/3 with an owner-checked PEXPIRE while the work runs.",
 			Scenario: "slow-work",
-			Catches:  map[string]harness.Verdict{harness.CheckLock: harness.Illegal, harness.CheckResource: harness.Illegal},
+			Catches:  map[string]check.Verdict{check.CheckLock: check.Illegal, check.CheckResource: check.Illegal},
 			Kind:     check.Own,
 			Broken:   NewTokenLock, Fixes: fixedBy(NewWatchdogLock),
 		},
@@ -181,7 +181,7 @@ func Catalogue() []Pitfall {
 			Wrong:    "The lock is released inside a @Transactional method, so it is free before the transaction commits. The next holder's SELECT still sees the old stock, its UPDATE waits for the row lock and then writes over the first sale: the lock checker is happy, the stock is wrong.",
 			Fix:      "Commit, then unlock: take the lock outside the transaction.",
 			Scenario: "unlock-before-commit",
-			Catches:  map[string]harness.Verdict{harness.CheckLock: harness.OK, harness.CheckResource: harness.Illegal},
+			Catches:  map[string]check.Verdict{check.CheckLock: check.OK, check.CheckResource: check.Illegal},
 			Kind:     check.Inherent,
 			Broken:   NewWatchdogLock,
 			Fixes:    []Case{{Locker: NewWatchdogLock, Scenario: "commit-before-unlock"}},
@@ -192,7 +192,7 @@ func Catalogue() []Pitfall {
 			Wrong:    "A critical section calls another function that takes the same lock. A non-reentrant lock makes the client wait for itself while its watchdog keeps the lease alive: a deadlock nobody can break.",
 			Fix:      "A reentrant lock: a hash whose field is the owner and whose value counts its holds, changed by Lua scripts.",
 			Scenario: "nested",
-			Catches:  map[string]harness.Verdict{harness.CheckLiveness: harness.Stuck},
+			Catches:  map[string]check.Verdict{check.CheckLiveness: check.Stuck},
 			Kind:     check.Own,
 			Broken:   NewWatchdogLock, Fixes: fixedBy(NewReentrantLock),
 		},
@@ -202,7 +202,7 @@ func Catalogue() []Pitfall {
 			Wrong:    "Replication is asynchronous: the master grants the lock and dies before any replica has it. Sentinel promotes a replica that never saw the lock, and a second client takes it while the first still holds it, its lease (6 s, longer than the failover) still valid. With replication working, the same failover loses nothing (the control run).",
 			Fix:      "WAIT 1 after acquiring gives back a lock no replica acknowledged. With replication cut it refuses every acquire, so no holder is ever there for the master's kill to strike: safe by refusing service, no lock at all while replication is down. failover-wait shows it does not close every window. Independent masters (Redlock) or fencing tokens are the real answers.",
 			Scenario: "failover",
-			Catches:  map[string]harness.Verdict{harness.CheckLock: harness.Illegal},
+			Catches:  map[string]check.Verdict{check.CheckLock: check.Illegal},
 			Kind:     check.Inherent,
 			Broken:   NewReentrantLock,
 			// WAIT refuses every acquire once replication is cut, so the
@@ -216,7 +216,7 @@ func Catalogue() []Pitfall {
 			Wrong:    "WAIT 1 only proves that one replica had the lock. When that replica is lost together with the master, Sentinel promotes the other, which never had it, and a second client takes the lock.",
 			Fix:      "None inside a replicated Redis: WAIT is not consensus. Use independent masters (Redlock) with its own caveats, or fencing tokens at the resource.",
 			Scenario: "failover-wait",
-			Catches:  map[string]harness.Verdict{harness.CheckLock: harness.Illegal},
+			Catches:  map[string]check.Verdict{check.CheckLock: check.Illegal},
 			Kind:     check.Inherent,
 			Broken:   NewWaitReplicasLock,
 		},
@@ -226,7 +226,7 @@ func Catalogue() []Pitfall {
 			Wrong:    "Client 0 holds the lock on three of five nodes; one of them is killed and restarted at once without its data. Another client now wins a majority on the restarted node and the two the first could not reach, and both hold the lock.",
 			Fix:      "Restart a crashed node only after a TTL has passed (its keys would have expired anyway), or persist every write with appendfsync always.",
 			Scenario: "redlock-restart",
-			Catches:  map[string]harness.Verdict{harness.CheckLock: harness.Illegal},
+			Catches:  map[string]check.Verdict{check.CheckLock: check.Illegal},
 			Kind:     check.Inherent,
 			Broken:   NewRedlock,
 			Fixes:    []Case{{Locker: NewRedlock, Scenario: "redlock-restart-delayed"}, {Locker: NewRedlock, Scenario: "redlock-restart-fsync"}},
@@ -237,7 +237,7 @@ func Catalogue() []Pitfall {
 			Wrong:    "Client 0 holds the lock on three of five nodes when one of them jumps its clock forward past the TTL, so its key expires early. Another client wins a majority while client 0 still holds the lock.",
 			Fix:      "None inside Redlock: its safety assumes bounded clock drift on every node. Operate nodes with slewing (not stepping) time sync, or use fencing tokens at the resource.",
 			Scenario: "redlock-clock-jump",
-			Catches:  map[string]harness.Verdict{harness.CheckLock: harness.Illegal},
+			Catches:  map[string]check.Verdict{check.CheckLock: check.Illegal},
 			Kind:     check.Inherent,
 			Broken:   NewRedlock,
 		},
@@ -247,7 +247,7 @@ func Catalogue() []Pitfall {
 			Wrong:    "Client 0 is paused (a GC pause) inside its critical section for longer than the lock's validity, so another client acquires on every node. When client 0 wakes it still believes it holds the lock and writes over the other's work.",
 			Fix:      "None inside Redlock: no lease protects a paused holder. Fencing tokens at the resource refuse the stale writer; the lock checker still sees the overlap, the resource stays correct.",
 			Scenario: "redlock-pause",
-			Catches:  map[string]harness.Verdict{harness.CheckLock: harness.Illegal, harness.CheckResource: harness.Illegal},
+			Catches:  map[string]check.Verdict{check.CheckLock: check.Illegal, check.CheckResource: check.Illegal},
 			Kind:     check.Inherent,
 			Broken:   NewRedlock,
 			Fixes:    []Case{{Locker: NewFencedRedlock, Expected: fencedGets, Kind: check.Inherent}},
@@ -258,7 +258,7 @@ func Catalogue() []Pitfall {
 			Wrong:    "A stop-the-world pause stops the watchdog too, so the lease expires while its holder still believes it holds the lock; when it wakes it writes over the next holder's work. No lock that relies on time can prevent the overlap itself.",
 			Fix:      "Fencing: each acquire takes a token from INCR, and the resource refuses reads and writes with a token older than the newest it has seen. The lock checker still reports the overlap; the resource stays correct.",
 			Scenario: "pause-holder",
-			Catches:  map[string]harness.Verdict{harness.CheckLock: harness.Illegal, harness.CheckResource: harness.Illegal},
+			Catches:  map[string]check.Verdict{check.CheckLock: check.Illegal, check.CheckResource: check.Illegal},
 			Kind:     check.Inherent,
 			Broken:   NewWatchdogLock,
 			Fixes:    []Case{{Locker: NewFencedLock, Expected: fencedGets, Kind: check.Inherent}},
@@ -268,8 +268,8 @@ func Catalogue() []Pitfall {
 
 // fencedGets is what a fenced lock gets under a pause: the lock overlaps,
 // the resource does not.
-var fencedGets = map[string]harness.Verdict{
-	harness.CheckLock: harness.Illegal, harness.CheckResource: harness.OK, harness.CheckLiveness: harness.OK,
+var fencedGets = map[string]check.Verdict{
+	check.CheckLock: check.Illegal, check.CheckResource: check.OK, check.CheckLiveness: check.OK,
 }
 
 // Lookup finds pitfalls by name ("del-release"), by ID ("10a"), or by the

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/reference"
 )
 
 // delRelease is pitfall 5: a correct SET NX PX, released with a plain DEL
@@ -16,7 +17,7 @@ type delRelease struct {
 
 // NewDelRelease builds the broken lock of pitfall 5.
 func NewDelRelease(c *harness.Client) harness.Locker {
-	return delRelease{token: harness.NewTokenLock(c), c: c}
+	return delRelease{token: reference.NewTokenLock(c), c: c}
 }
 
 func (l delRelease) Acquire(ctx context.Context, key string) (harness.Lease, error) {

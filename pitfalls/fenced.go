@@ -6,6 +6,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/reference"
 )
 
 // NewFencedLock builds pitfall 12's lock: the watchdog lock, plus a fencing
@@ -14,7 +15,7 @@ import (
 // carries an older token than the next holder's, and the resource refuses
 // it.
 func NewFencedLock(c *harness.Client) harness.Locker {
-	return fencedLock{c: c, Locker: harness.NewWatchdogLock(c)}
+	return fencedLock{c: c, Locker: reference.NewWatchdogLock(c)}
 }
 
 type fencedLock struct {

@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/reference"
 )
 
 // getThenDel is pitfall 6: the owner check and the delete are two commands
@@ -20,7 +21,7 @@ type getThenDel struct {
 
 // NewGetThenDel builds the broken lock of pitfall 6.
 func NewGetThenDel(c *harness.Client) harness.Locker {
-	return getThenDel{token: harness.NewTokenLock(c), c: c}
+	return getThenDel{token: reference.NewTokenLock(c), c: c}
 }
 
 func (l getThenDel) Acquire(ctx context.Context, key string) (harness.Lease, error) {
@@ -28,7 +29,7 @@ func (l getThenDel) Acquire(ctx context.Context, key string) (harness.Lease, err
 	if err != nil {
 		return nil, err
 	}
-	return &getThenDelLease{c: l.c, key: key, token: lease.(*harness.TokenLease).Value()}, nil
+	return &getThenDelLease{c: l.c, key: key, token: lease.(*reference.TokenLease).Value()}, nil
 }
 
 type getThenDelLease struct {

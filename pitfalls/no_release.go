@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/reference"
 )
 
 // noRelease is pitfall 4: the business logic never releases the lock (seed 000
@@ -11,7 +12,7 @@ import (
 type noRelease struct{ token harness.Locker }
 
 // NewNoRelease builds the broken lock of pitfall 4.
-func NewNoRelease(c *harness.Client) harness.Locker { return noRelease{harness.NewTokenLock(c)} }
+func NewNoRelease(c *harness.Client) harness.Locker { return noRelease{reference.NewTokenLock(c)} }
 
 func (l noRelease) Acquire(ctx context.Context, key string) (harness.Lease, error) {
 	if _, err := l.token.Acquire(ctx, key); err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/pitfalls"
+	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
 )
 
@@ -37,14 +38,14 @@ func expectCaught(t *testing.T, name string) {
 				t.Fatal(err)
 			}
 			ref := locks.Reference(s.Topology, s.Workload.Nested)
-			var res *harness.Result
+			var res *runner.Result
 			// A run the machine stalled past a TTL is unknown, not a
 			// verdict on the lock, and so is a kind whose reference run
 			// stalled twice; such a run is tried again, at most twice.
 			for try := 1; ; try++ {
 				var err error
-				res, err = harness.Run(context.Background(), s, c.Locker,
-					harness.Options{Dir: t.TempDir(), Lock: p.Name + "/" + string(c.Variant), Reference: ref.New})
+				res, err = runner.Run(context.Background(), s, c.Locker,
+					runner.Options{Dir: t.TempDir(), Lock: p.Name + "/" + string(c.Variant), Reference: ref.New})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -67,9 +68,9 @@ func expectCaught(t *testing.T, name string) {
 				}
 			}
 			struck(t, s, c, res)
-			correct := []string{filepath.Join(res.Dir, harness.ReferenceDir, harness.HistoryFile)}
+			correct := []string{filepath.Join(res.Dir, runner.ReferenceDir, runner.HistoryFile)}
 			if c.Variant == pitfalls.Fixed {
-				correct = append(correct, filepath.Join(res.Dir, harness.HistoryFile))
+				correct = append(correct, filepath.Join(res.Dir, runner.HistoryFile))
 			}
 			for _, path := range correct {
 				if why, ok := provesOwn(t, path); ok {
@@ -97,17 +98,17 @@ func expectCaught(t *testing.T, name string) {
 // that passes was struck by a crux, unless its case says the lock keeps
 // the workload from it (Case.Unmet) and the result says why. A scenario
 // without a crux has no fault at all: its violation is the lock's alone.
-func struck(t *testing.T, s harness.Scenario, c pitfalls.Case, res *harness.Result) {
+func struck(t *testing.T, s runner.Scenario, c pitfalls.Case, res *runner.Result) {
 	t.Helper()
 	named := slices.ContainsFunc(s.Failpoints, func(fp harness.Failpoint) bool { return fp.Crux }) ||
-		slices.ContainsFunc(s.Faults, func(f harness.ScheduledFault) bool { return f.Crux })
+		slices.ContainsFunc(s.Faults, func(f runner.ScheduledFault) bool { return f.Crux })
 	if !named {
 		if len(s.Failpoints)+len(s.Faults) > 0 {
 			t.Errorf("scenario %s has faults but names none its crux", s.Name)
 		}
 		return
 	}
-	ops, err := history.ReadFile(filepath.Join(res.Dir, harness.HistoryFile))
+	ops, err := history.ReadFile(filepath.Join(res.Dir, runner.HistoryFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +158,7 @@ func struck(t *testing.T, s harness.Scenario, c pitfalls.Case, res *harness.Resu
 func violations(ops []history.Op, checker string, first time.Duration) []time.Duration {
 	var at []time.Duration
 	switch checker {
-	case harness.CheckLock:
+	case check.CheckLock:
 		hs := check.Holds(ops)
 		for i, h := range hs {
 			for _, e := range hs[:i] {
@@ -167,7 +168,7 @@ func violations(ops []history.Op, checker string, first time.Duration) []time.Du
 				}
 			}
 		}
-	case harness.CheckResource:
+	case check.CheckResource:
 		wrote := map[int64]bool{}
 		var sections []history.Op
 		for _, op := range ops {
@@ -206,9 +207,9 @@ func TestCatalogue(t *testing.T) {
 }
 
 // machineStall finds a verdict that a stall of the machine made unknown.
-func machineStall(res *harness.Result) (string, bool) {
+func machineStall(res *runner.Result) (string, bool) {
 	for _, c := range res.Checks {
-		if c.Verdict == harness.Unknown && strings.Contains(c.Detail, "the machine stalled") {
+		if c.Verdict == check.Unknown && strings.Contains(c.Detail, "the machine stalled") {
 			return c.Checker + ": " + c.Detail, true
 		}
 	}
@@ -217,7 +218,7 @@ func machineStall(res *harness.Result) (string, bool) {
 
 // undecided finds a failing verdict left without a kind, because the
 // reference's verdict was unknown twice.
-func undecided(res *harness.Result) (string, bool) {
+func undecided(res *runner.Result) (string, bool) {
 	for _, c := range res.Checks {
 		if check.Failing(c.Verdict) && c.Kind == "" {
 			return c.Checker + ": no kind: " + c.KindWhy, true

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/reference"
 )
 
 // waitReplicas is pitfall 10's half-fix: the reentrant watchdog lock, plus
@@ -12,13 +13,13 @@ import (
 // It closes the window of a replica that lags, not that of the replica that
 // acknowledged being lost with the master.
 type waitReplicas struct {
-	*harness.ReentrantLock
+	*reference.ReentrantLock
 	c *harness.Client
 }
 
 // NewWaitReplicasLock builds the reentrant lock that waits for one replica.
 func NewWaitReplicasLock(c *harness.Client) harness.Locker {
-	return waitReplicas{harness.NewReentrantLock(c).(*harness.ReentrantLock), c}
+	return waitReplicas{reference.NewReentrantLock(c).(*reference.ReentrantLock), c}
 }
 
 // Acquire takes the lock and keeps it only if a replica acknowledged it

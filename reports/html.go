@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/check"
-	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/pitfalls"
+	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
 )
 
@@ -110,7 +110,7 @@ type cell struct {
 	Class    string // picks the colour
 	Expected bool   // the catalogue makes a claim about this checker
 	Differs  bool   // and the verdict is not that claim
-	Want     harness.Verdict
+	Want     check.Verdict
 	Kind     string // of a failing verdict: own, inherent or untold
 	KindWhy  string
 }
@@ -399,7 +399,7 @@ func runLinks(dir, runDir string) []link {
 	}
 	rel := relativeTo(dir, runDir)
 	var links []link
-	for _, name := range []string{harness.LockFile, harness.ResourceFile, harness.HistoryFile, harness.ResultFile} {
+	for _, name := range []string{runner.LockFile, runner.ResourceFile, runner.HistoryFile, runner.ResultFile} {
 		if _, err := os.Stat(filepath.Join(runDir, name)); err != nil {
 			continue
 		}
@@ -427,9 +427,9 @@ func relativeTo(base, target string) string {
 
 // verdictClass is the CSS class that colours a verdict; anything the page
 // does not know is grey, like unknown.
-func verdictClass(v harness.Verdict) string {
+func verdictClass(v check.Verdict) string {
 	switch v {
-	case harness.OK, harness.Illegal, harness.Stuck, harness.Slow:
+	case check.OK, check.Illegal, check.Stuck, check.Slow:
 		return "v-" + string(v)
 	}
 	return "v-unknown"

@@ -15,13 +15,13 @@ import (
 
 	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/pitfalls"
+	"github.com/locklab/locklab/runner"
 )
 
 // withKinds sets the kind and its reason of checker c's check in res, as
-// harness.Run does when a reference lock was run.
-func withKinds(res *harness.Result, kinds map[string]check.Kind) *harness.Result {
+// runner.Run does when a reference lock was run.
+func withKinds(res *runner.Result, kinds map[string]check.Kind) *runner.Result {
 	for i, c := range res.Checks {
 		if k, ok := kinds[c.Checker]; ok {
 			res.Checks[i].Kind = k
@@ -37,21 +37,21 @@ func withKinds(res *harness.Result, kinds map[string]check.Kind) *harness.Result
 // not exercised and one skipped.
 func lockRuns(t *testing.T, reportDir string) []Run {
 	t.Helper()
-	verdicts := func(lock, resource harness.Verdict) map[string]harness.Verdict {
-		return map[string]harness.Verdict{harness.CheckLock: lock, harness.CheckResource: resource,
-			harness.CheckLiveness: harness.OK, harness.CheckHandover: harness.OK}
+	verdicts := func(lock, resource check.Verdict) map[string]check.Verdict {
+		return map[string]check.Verdict{check.CheckLock: lock, check.CheckResource: resource,
+			check.CheckLiveness: check.OK, check.CheckHandover: check.OK}
 	}
-	clean := newResult(t, reportDir, "contention", verdicts(harness.OK, harness.OK))
-	inherent := withKinds(newResult(t, reportDir, "pause-holder", verdicts(harness.Illegal, harness.OK)),
-		map[string]check.Kind{harness.CheckLock: check.Inherent})
+	clean := newResult(t, reportDir, "contention", verdicts(check.OK, check.OK))
+	inherent := withKinds(newResult(t, reportDir, "pause-holder", verdicts(check.Illegal, check.OK)),
+		map[string]check.Kind{check.CheckLock: check.Inherent})
 	detect := 250 * time.Millisecond
 	inherent.Detect = &detect
-	own := withKinds(newResult(t, reportDir, "pause-before-del", verdicts(harness.Illegal, harness.Illegal)),
-		map[string]check.Kind{harness.CheckLock: check.Own}) // resource: untold
-	stalled := newResult(t, reportDir, "slow-work", verdicts(harness.OK, harness.Unknown))
-	unknown := map[string]harness.Verdict{}
+	own := withKinds(newResult(t, reportDir, "pause-before-del", verdicts(check.Illegal, check.Illegal)),
+		map[string]check.Kind{check.CheckLock: check.Own}) // resource: untold
+	stalled := newResult(t, reportDir, "slow-work", verdicts(check.OK, check.Unknown))
+	unknown := map[string]check.Verdict{}
 	for _, c := range check.Checkers {
-		unknown[c] = harness.Unknown
+		unknown[c] = check.Unknown
 	}
 	notRun := newResult(t, reportDir, "crash-holder", unknown)
 	notRun.NotExercised = []string{"failpoint critical-section never fired"}
@@ -74,8 +74,8 @@ func TestLockRun(t *testing.T) {
 		own      []string
 	}{
 		{"contention", true, nil, nil},
-		{"pause-holder", true, map[string]check.Kind{harness.CheckLock: check.Inherent}, nil},
-		{"pause-before-del", false, map[string]check.Kind{harness.CheckLock: check.Own}, []string{"lock illegal", "resource illegal (untold)"}},
+		{"pause-holder", true, map[string]check.Kind{check.CheckLock: check.Inherent}, nil},
+		{"pause-before-del", false, map[string]check.Kind{check.CheckLock: check.Own}, []string{"lock illegal", "resource illegal (untold)"}},
 		{"slow-work", false, nil, nil},
 		{"crash-holder", false, nil, nil},
 		{"unlock-before-commit", false, nil, nil},
@@ -106,9 +106,9 @@ func TestLockRun(t *testing.T) {
 	res := runs[1].Result
 	res.Checks[0].Kind, res.Checks[0].KindWhy = "", "the reference lock could not run"
 	r := LockRun("redislock", res)
-	if r.Kinds != nil || r.KindWhy[harness.CheckLock] != "the reference lock could not run" || r.Pass ||
-		r.verdictText(harness.CheckLock) != "illegal (untold)" {
-		t.Errorf("untold run = %+v, cell %q", r, r.verdictText(harness.CheckLock))
+	if r.Kinds != nil || r.KindWhy[check.CheckLock] != "the reference lock could not run" || r.Pass ||
+		r.verdictText(check.CheckLock) != "illegal (untold)" {
+		t.Errorf("untold run = %+v, cell %q", r, r.verdictText(check.CheckLock))
 	}
 }
 
@@ -165,8 +165,8 @@ func TestLockRunTable(t *testing.T) {
 // verdict too, next to the "!" of a verdict it did not expect.
 func TestKindsInCatalogueTable(t *testing.T) {
 	runs := testRuns(t, t.TempDir())
-	withKinds(runs[0].Result, map[string]check.Kind{harness.CheckLiveness: check.Own})
-	withKinds(runs[1].Result, map[string]check.Kind{harness.CheckLiveness: check.Inherent})
+	withKinds(runs[0].Result, map[string]check.Kind{check.CheckLiveness: check.Own})
+	withKinds(runs[1].Result, map[string]check.Kind{check.CheckLiveness: check.Inherent})
 	runs[0] = NewRun(runs[0].Entry, runs[0].Entry.Cases()[0], runs[0].Result)
 	runs[1] = NewRun(runs[1].Entry, runs[1].Entry.Cases()[1], runs[1].Result)
 	var buf bytes.Buffer
@@ -185,7 +185,7 @@ func TestKindsInCatalogueTable(t *testing.T) {
 func TestLockRunJSON(t *testing.T) {
 	dir := t.TempDir()
 	runs := append(testRuns(t, dir)[:1], lockRuns(t, dir)...)
-	withKinds(runs[0].Result, map[string]check.Kind{harness.CheckLiveness: check.Own})
+	withKinds(runs[0].Result, map[string]check.Kind{check.CheckLiveness: check.Own})
 	runs[0] = NewRun(runs[0].Entry, runs[0].Entry.Cases()[0], runs[0].Result)
 	var buf bytes.Buffer
 	if err := WriteJSON(&buf, runs); err != nil {
@@ -285,19 +285,19 @@ func TestLoadLockRuns(t *testing.T) {
 	dir := t.TempDir()
 	save := func(lock, scenario string, kinds map[string]check.Kind) {
 		t.Helper()
-		res := withKinds(&harness.Result{Scenario: scenario, Seed: 3, Duration: time.Second, Dir: filepath.Join(dir, lock+"-"+scenario),
-			Verdicts: map[string]harness.Verdict{harness.CheckLock: harness.Illegal, harness.CheckResource: harness.OK,
-				harness.CheckLiveness: harness.OK, harness.CheckHandover: harness.OK},
-			Checks: []harness.Check{{Checker: harness.CheckLock, Verdict: harness.Illegal}}}, kinds)
+		res := withKinds(&runner.Result{Scenario: scenario, Seed: 3, Duration: time.Second, Dir: filepath.Join(dir, lock+"-"+scenario),
+			Verdicts: map[string]check.Verdict{check.CheckLock: check.Illegal, check.CheckResource: check.OK,
+				check.CheckLiveness: check.OK, check.CheckHandover: check.OK},
+			Checks: []check.Check{{Checker: check.CheckLock, Verdict: check.Illegal}}}, kinds)
 		if err := SaveRun(LockRun(lock, res)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	save("my-lock", "contention", map[string]check.Kind{harness.CheckLock: check.Own})
-	save("redsync", "slow-work", map[string]check.Kind{harness.CheckLock: check.Inherent})
-	save("redsync", "crash-holder", map[string]check.Kind{harness.CheckLock: check.Inherent})
-	save("redislock", "slow-work", map[string]check.Kind{harness.CheckLock: check.Own})
-	saveFixture(t, dir, "5-del-release-broken", "del-release", 0, harness.Illegal)
+	save("my-lock", "contention", map[string]check.Kind{check.CheckLock: check.Own})
+	save("redsync", "slow-work", map[string]check.Kind{check.CheckLock: check.Inherent})
+	save("redsync", "crash-holder", map[string]check.Kind{check.CheckLock: check.Inherent})
+	save("redislock", "slow-work", map[string]check.Kind{check.CheckLock: check.Own})
+	saveFixture(t, dir, "5-del-release-broken", "del-release", 0, check.Illegal)
 
 	runs, err := LoadRuns(dir)
 	if err != nil {
@@ -311,11 +311,11 @@ func TestLoadLockRuns(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("loaded %v, want %v", got, want)
 	}
-	if r := runs[1]; r.Kinds[harness.CheckLock] != check.Inherent || !r.Pass || r.LockEntry.Name != "redsync" ||
+	if r := runs[1]; r.Kinds[check.CheckLock] != check.Inherent || !r.Pass || r.LockEntry.Name != "redsync" ||
 		r.ReportDir != filepath.Join(dir, "redsync-crash-holder") {
 		t.Errorf("run 1 = %+v", r)
 	}
-	if r := runs[4]; r.Kinds[harness.CheckLock] != check.Own || r.Pass || r.LockEntry.Name != "" {
+	if r := runs[4]; r.Kinds[check.CheckLock] != check.Own || r.Pass || r.LockEntry.Name != "" {
 		t.Errorf("run 4 = %+v", r)
 	}
 

@@ -14,6 +14,7 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/locks"
+	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
 )
 
@@ -44,7 +45,7 @@ type MatrixOptions struct {
 // Any other error stops the matrix; it is returned with the runs made so
 // far, which the index shows.
 func Matrix(ctx context.Context, name string, newLocker harness.NewLocker, opts MatrixOptions) ([]Run, error) {
-	var todo []harness.Scenario
+	var todo []runner.Scenario
 	for _, t := range opts.Topologies {
 		if t == "" || !cluster.Known(t) {
 			return nil, fmt.Errorf("matrix of %s: unknown topology %q", name, t)
@@ -59,7 +60,7 @@ func Matrix(ctx context.Context, name string, newLocker harness.NewLocker, opts 
 		return nil, fmt.Errorf("matrix of %s: %w", name, err)
 	}
 	if opts.Seed == 0 {
-		opts.Seed = 1 // as harness.Run takes it, so that run.json says so
+		opts.Seed = 1 // as runner.Run takes it, so that run.json says so
 	}
 	progress := opts.Progress
 	if progress == nil {
@@ -92,7 +93,7 @@ func Matrix(ctx context.Context, name string, newLocker harness.NewLocker, opts 
 // matrixFits refuses, before any run, what would stop the matrix halfway:
 // a name that cannot name a folder, no scenario to run, or a duration too
 // short for a scenario's story.
-func matrixFits(name string, todo []harness.Scenario, opts MatrixOptions) error {
+func matrixFits(name string, todo []runner.Scenario, opts MatrixOptions) error {
 	switch {
 	case name == "" || name == "." || name == ".." || strings.ContainsAny(name, `/\`):
 		return fmt.Errorf("the lock's name %q cannot name a folder", name)
@@ -113,18 +114,18 @@ func matrixFits(name string, todo []harness.Scenario, opts MatrixOptions) error 
 
 // matrixRun runs the lock through scenario s into its folder and saves the
 // run there.
-func matrixRun(ctx context.Context, name string, newLocker harness.NewLocker, s harness.Scenario, opts MatrixOptions) (Run, error) {
+func matrixRun(ctx context.Context, name string, newLocker harness.NewLocker, s runner.Scenario, opts MatrixOptions) (Run, error) {
 	dir := filepath.Join(opts.Out, name+"-"+s.Name)
 	if err := os.RemoveAll(dir); err != nil {
 		return Run{}, err
 	}
-	o := harness.Options{Seed: opts.Seed, Dir: dir, Lock: name, Duration: opts.Duration, Backend: opts.Backend}
+	o := runner.Options{Seed: opts.Seed, Dir: dir, Lock: name, Duration: opts.Duration, Backend: opts.Backend}
 	if locks.Reference(s.Topology, s.Workload.Nested).Name == name {
 		// The lock is its own reference: a run of it that stays ok only
 		// raced differently, and proves nothing.
 		o.ReferenceRuns = -1
 	}
-	res, err := harness.Run(ctx, s, newLocker, o)
+	res, err := runner.Run(ctx, s, newLocker, o)
 	var r Run
 	if why, missing := MissingComponent(err); missing {
 		r = skippedLockRun(name, s.Name, opts.Seed, dir, why)

@@ -10,8 +10,8 @@ import (
 	"path"
 	"path/filepath"
 
-	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
 	"github.com/locklab/locklab/timeline"
 )
@@ -60,7 +60,7 @@ func readStory(r Run) runStory {
 	if r.ReportDir == "" || r.Result == nil {
 		return runStory{err: errors.New("no history was recorded for this run")}
 	}
-	ops, err := history.ReadFile(filepath.Join(r.ReportDir, harness.HistoryFile))
+	ops, err := history.ReadFile(filepath.Join(r.ReportDir, runner.HistoryFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return runStory{err: errors.New("no history was recorded for this run")}
 	}
@@ -106,7 +106,7 @@ func writeRunPage(dir string, r Run, v variant, st runStory) error {
 		p.HistoryErr = st.err.Error()
 	}
 	for _, l := range v.Links {
-		if l.Name == harness.LockFile || l.Name == harness.ResourceFile {
+		if l.Name == runner.LockFile || l.Name == runner.ResourceFile {
 			p.Porcupine = append(p.Porcupine, link{Name: l.Name, Href: path.Base(l.Href)})
 		}
 	}

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/check"
-	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/pitfalls"
+	"github.com/locklab/locklab/runner"
 )
 
 // testRuns builds, without Redis, the runs of the first catalogue pitfall:
@@ -30,23 +30,23 @@ func testRuns(t *testing.T, reportDir string) []Run {
 
 	detect := 420 * time.Millisecond
 	at := detect
-	broken := newResult(t, reportDir, first.Scenario, map[string]harness.Verdict{
-		harness.CheckLock: harness.OK, harness.CheckResource: harness.OK,
-		harness.CheckLiveness: harness.Stuck, harness.CheckHandover: harness.OK,
+	broken := newResult(t, reportDir, first.Scenario, map[string]check.Verdict{
+		check.CheckLock: check.OK, check.CheckResource: check.OK,
+		check.CheckLiveness: check.Stuck, check.CheckHandover: check.OK,
 	})
 	broken.Detect = &detect
 	broken.Checks[2].At = &at
 	broken.Checks[2].Detail = `no lock within 1s; key "lock" has PTTL -1 <script>alert(1)</script>`
 	broken.Faults = []string{"failpoint: crash client 0 at after-setnx"}
 
-	fixed := newResult(t, reportDir, first.Scenario, map[string]harness.Verdict{
-		harness.CheckLock: harness.OK, harness.CheckResource: harness.OK,
-		harness.CheckLiveness: harness.Stuck, harness.CheckHandover: harness.OK,
+	fixed := newResult(t, reportDir, first.Scenario, map[string]check.Verdict{
+		check.CheckLock: check.OK, check.CheckResource: check.OK,
+		check.CheckLiveness: check.Stuck, check.CheckHandover: check.OK,
 	})
 
-	missed := newResult(t, reportDir, found[0].Scenario, map[string]harness.Verdict{
-		harness.CheckLock: harness.OK, harness.CheckResource: harness.OK,
-		harness.CheckLiveness: harness.OK, harness.CheckHandover: harness.OK,
+	missed := newResult(t, reportDir, found[0].Scenario, map[string]check.Verdict{
+		check.CheckLock: check.OK, check.CheckResource: check.OK,
+		check.CheckLiveness: check.OK, check.CheckHandover: check.OK,
 	})
 
 	return []Run{
@@ -56,27 +56,27 @@ func testRuns(t *testing.T, reportDir string) []Run {
 	}
 }
 
-// newResult makes a result as harness.Run would, with its files in a fresh
+// newResult makes a result as runner.Run would, with its files in a fresh
 // folder under reportDir.
-func newResult(t *testing.T, reportDir, scenario string, verdicts map[string]harness.Verdict) *harness.Result {
+func newResult(t *testing.T, reportDir, scenario string, verdicts map[string]check.Verdict) *runner.Result {
 	t.Helper()
 	dir, err := os.MkdirTemp(reportDir, "run-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{harness.HistoryFile, harness.ResultFile, harness.LockFile, harness.ResourceFile} {
+	for _, name := range []string{runner.HistoryFile, runner.ResultFile, runner.LockFile, runner.ResourceFile} {
 		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	res := &harness.Result{Scenario: scenario, Seed: 7, Verdicts: verdicts,
+	res := &runner.Result{Scenario: scenario, Seed: 7, Verdicts: verdicts,
 		Duration: 2345 * time.Millisecond, Dir: dir,
 		Stats: check.Stats{Acquires: 40, Refused: 12, Sections: 40,
 			Before: check.Span{From: 0, To: time.Second, Sections: 30, PerSec: 30},
 			During: check.Span{From: time.Second, To: 1500 * time.Millisecond, Sections: 5, PerSec: 10},
 			After:  check.Span{From: 1500 * time.Millisecond, To: 2 * time.Second, Sections: 5, PerSec: 10}}}
 	for _, c := range check.Checkers {
-		res.Checks = append(res.Checks, harness.Check{Checker: c, Verdict: verdicts[c], Detail: c + " detail"})
+		res.Checks = append(res.Checks, check.Check{Checker: c, Verdict: verdicts[c], Detail: c + " detail"})
 	}
 	return res
 }
@@ -192,7 +192,7 @@ func TestWriteIndex(t *testing.T) {
 	// Links are relative to the report folder, so it can be moved whole.
 	for _, r := range runs {
 		rel := filepath.Base(r.ReportDir)
-		for _, name := range []string{harness.LockFile, harness.ResourceFile, harness.HistoryFile, harness.ResultFile} {
+		for _, name := range []string{runner.LockFile, runner.ResourceFile, runner.HistoryFile, runner.ResultFile} {
 			if href := `href="` + rel + "/" + name + `"`; !strings.Contains(page, href) {
 				t.Errorf("index.html lacks %s", href)
 			}
@@ -231,9 +231,9 @@ func TestRunLinks(t *testing.T) {
 func oddRuns(t *testing.T, reportDir string) []Run {
 	t.Helper()
 	first := pitfalls.Catalogue()[0]
-	unknown := map[string]harness.Verdict{}
+	unknown := map[string]check.Verdict{}
 	for _, c := range check.Checkers {
-		unknown[c] = harness.Unknown
+		unknown[c] = check.Unknown
 	}
 	res := newResult(t, reportDir, first.Scenario, unknown)
 	res.NotExercised = []string{"failpoint after-setnx never fired"}
@@ -313,7 +313,7 @@ func TestOddRunsInIndex(t *testing.T) {
 
 // saveFixture saves a run of case c of the named pitfall in dir/folder with a
 // result.json, as check would leave it.
-func saveFixture(t *testing.T, dir, folder, pitfall string, c int, lock harness.Verdict) Run {
+func saveFixture(t *testing.T, dir, folder, pitfall string, c int, lock check.Verdict) Run {
 	t.Helper()
 	found, err := pitfalls.Lookup(pitfall)
 	if err != nil {
@@ -321,9 +321,9 @@ func saveFixture(t *testing.T, dir, folder, pitfall string, c int, lock harness.
 	}
 	p := found[0]
 	cs := p.Cases()[c]
-	res := &harness.Result{Scenario: cs.Scenario, Seed: 3, Duration: time.Second,
-		Verdicts: map[string]harness.Verdict{harness.CheckLock: lock, harness.CheckResource: harness.OK,
-			harness.CheckLiveness: harness.OK, harness.CheckHandover: harness.OK},
+	res := &runner.Result{Scenario: cs.Scenario, Seed: 3, Duration: time.Second,
+		Verdicts: map[string]check.Verdict{check.CheckLock: lock, check.CheckResource: check.OK,
+			check.CheckLiveness: check.OK, check.CheckHandover: check.OK},
 		Faults: []string{"fault of " + folder}, Dir: filepath.Join(dir, folder)}
 	if err := os.MkdirAll(res.Dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -332,7 +332,7 @@ func saveFixture(t *testing.T, dir, folder, pitfall string, c int, lock harness.
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(res.Dir, harness.ResultFile), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(res.Dir, runner.ResultFile), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	r := NewRun(p, cs, res)
@@ -350,14 +350,14 @@ func TestLoadRuns(t *testing.T) {
 	dir := t.TempDir()
 	// Saved out of catalogue order: del-release (5) before setnx-expire (1),
 	// the fixed variant before the broken one.
-	saveFixture(t, dir, "5-del-release-broken", "del-release", 0, harness.Illegal)
-	saveFixture(t, dir, "1-setnx-expire-fixed", "setnx-expire", 1, harness.OK)
-	stale := saveFixture(t, dir, "old-name-setnx-expire-broken", "setnx-expire", 0, harness.Illegal)
+	saveFixture(t, dir, "5-del-release-broken", "del-release", 0, check.Illegal)
+	saveFixture(t, dir, "1-setnx-expire-fixed", "setnx-expire", 1, check.OK)
+	stale := saveFixture(t, dir, "old-name-setnx-expire-broken", "setnx-expire", 0, check.Illegal)
 	old := time.Now().Add(-time.Hour)
 	if err := os.Chtimes(filepath.Join(stale.ReportDir, RunFile), old, old); err != nil {
 		t.Fatal(err)
 	}
-	saveFixture(t, dir, "1-setnx-expire-broken", "setnx-expire", 0, harness.OK)
+	saveFixture(t, dir, "1-setnx-expire-broken", "setnx-expire", 0, check.OK)
 	first := pitfalls.Catalogue()[0]
 	if err := SaveRun(SkippedRun(first, first.Cases()[0], 1, filepath.Join(dir, "zz-unknown"), "gone")); err != nil {
 		t.Fatal(err)
@@ -398,7 +398,7 @@ func TestLoadRuns(t *testing.T) {
 		t.Fatalf("runs from %v, want %v", got, want)
 	}
 	if r := runs[0]; r.Entry.ID != "1" || r.Result == nil || r.Result.Faults[0] != "fault of 1-setnx-expire-broken" ||
-		r.Verdicts[harness.CheckLock] != harness.OK || r.Pass {
+		r.Verdicts[check.CheckLock] != check.OK || r.Pass {
 		t.Errorf("run 0 = %+v", r)
 	}
 	if r := runs[2]; r.Entry.Name != "del-release" || !r.Pass || r.Result == nil {
@@ -445,7 +445,7 @@ func TestLockRunsKeepTheirOwnStory(t *testing.T) {
 	var runs []Run
 	var stories []runStory
 	for _, scenario := range []string{"contention", "pause-holder", "slow-work"} {
-		runs = append(runs, LockRun("token", &harness.Result{Scenario: scenario, Seed: 1, Duration: time.Second,
+		runs = append(runs, LockRun("token", &runner.Result{Scenario: scenario, Seed: 1, Duration: time.Second,
 			Dir: filepath.Join(dir, "token-"+scenario)}))
 		stories = append(stories, runStory{schedule: []string{"faults of " + scenario}})
 	}

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/check"
-	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/pitfalls"
+	"github.com/locklab/locklab/runner"
 )
 
 // Run is one run of a lock through one scenario: either a catalogue case
@@ -27,24 +27,24 @@ import (
 type Run struct {
 	// Pitfall and Variant name a catalogue case; Lock names a lock run.
 	// Exactly one of the two is set.
-	Pitfall    string                     `json:"pitfall,omitempty"`
-	Variant    pitfalls.Variant           `json:"variant,omitempty"`
-	Lock       string                     `json:"lock,omitempty"`
-	Scenario   string                     `json:"scenario"`
-	Seed       int64                      `json:"seed"`
-	Verdicts   map[string]harness.Verdict `json:"verdicts"`
-	Kinds      map[string]check.Kind      `json:"kinds,omitempty"`
-	KindWhy    map[string]string          `json:"kind_why,omitempty"`
-	Expected   map[string]harness.Verdict `json:"expected,omitempty"`
-	Pass       bool                       `json:"pass"`
-	DetectMS   *float64                   `json:"detect_ms"`
-	DurationMS float64                    `json:"duration_ms"`
-	ReportDir  string                     `json:"report_dir"`
+	Pitfall    string                   `json:"pitfall,omitempty"`
+	Variant    pitfalls.Variant         `json:"variant,omitempty"`
+	Lock       string                   `json:"lock,omitempty"`
+	Scenario   string                   `json:"scenario"`
+	Seed       int64                    `json:"seed"`
+	Verdicts   map[string]check.Verdict `json:"verdicts"`
+	Kinds      map[string]check.Kind    `json:"kinds,omitempty"`
+	KindWhy    map[string]string        `json:"kind_why,omitempty"`
+	Expected   map[string]check.Verdict `json:"expected,omitempty"`
+	Pass       bool                     `json:"pass"`
+	DetectMS   *float64                 `json:"detect_ms"`
+	DurationMS float64                  `json:"duration_ms"`
+	ReportDir  string                   `json:"report_dir"`
 	// Reference holds the verdicts of the reference lock's last run in the
 	// same scenario and seed, and ReferenceRuns how many times it ran,
 	// when the history alone could not tell a failing verdict's kind.
-	Reference     map[string]harness.Verdict `json:"reference,omitempty"`
-	ReferenceRuns int                        `json:"reference_runs,omitempty"`
+	Reference     map[string]check.Verdict `json:"reference,omitempty"`
+	ReferenceRuns int                      `json:"reference_runs,omitempty"`
 	// NotExercised says what of the scenario did not happen; the verdicts
 	// are then all unknown and the run does not pass.
 	NotExercised []string `json:"not_exercised,omitempty"`
@@ -59,11 +59,11 @@ type Run struct {
 
 	Entry     pitfalls.Pitfall `json:"-"` // the catalogue entry of a catalogue case
 	LockEntry locks.Lock       `json:"-"` // the registry's entry of a lock run, when it has one
-	Result    *harness.Result  `json:"-"` // everything the run found
+	Result    *runner.Result   `json:"-"` // everything the run found
 }
 
 // NewRun compares the result of one case of p with what the catalogue expects.
-func NewRun(p pitfalls.Pitfall, c pitfalls.Case, res *harness.Result) Run {
+func NewRun(p pitfalls.Pitfall, c pitfalls.Case, res *runner.Result) Run {
 	r := fromResult(res)
 	r.Pitfall, r.Variant, r.Expected, r.Entry = p.Name, c.Variant, c.Expected, p
 	r.Pass = r.status() == asExpected
@@ -74,7 +74,7 @@ func NewRun(p pitfalls.Pitfall, c pitfalls.Case, res *harness.Result) Run {
 // nothing expected of it, it passes when it took place as written, every
 // checker could judge it (no unknown verdict), and every failing verdict is
 // inherent to the fault; an own or untold one fails it.
-func LockRun(lockName string, res *harness.Result) Run {
+func LockRun(lockName string, res *runner.Result) Run {
 	r := fromResult(res)
 	r.Lock = lockName
 	r.LockEntry, _ = locks.Lookup(lockName) // an attendee's own lock has no entry
@@ -83,7 +83,7 @@ func LockRun(lockName string, res *harness.Result) Run {
 }
 
 // fromResult is what every kind of run takes from its result.
-func fromResult(res *harness.Result) Run {
+func fromResult(res *runner.Result) Run {
 	r := Run{Scenario: res.Scenario, Seed: res.Seed, Verdicts: res.Verdicts,
 		DurationMS: millis(res.Duration), ReportDir: res.Dir,
 		Reference: res.Reference, ReferenceRuns: res.ReferenceRuns,
@@ -197,7 +197,7 @@ func (r Run) ownFailures() []string {
 func (r Run) unknowns() []string {
 	var unknown []string
 	for _, c := range check.Checkers {
-		if r.Verdicts[c] == harness.Unknown {
+		if r.Verdicts[c] == check.Unknown {
 			unknown = append(unknown, c)
 		}
 	}

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/pitfalls"
+	"github.com/locklab/locklab/runner"
 )
 
 // RunFile is the file SaveRun writes into a run's folder: the run's JSON,
@@ -184,13 +184,13 @@ func loadRun(folder string) (*Run, time.Time, error) {
 	if r.Skipped != "" {
 		return &r, info.ModTime(), nil
 	}
-	resultPath := filepath.Join(folder, harness.ResultFile)
+	resultPath := filepath.Join(folder, runner.ResultFile)
 	b, err = os.ReadFile(resultPath)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &r, info.ModTime(), nil
 	}
 	if err == nil {
-		var res harness.Result
+		var res runner.Result
 		if err = json.Unmarshal(b, &res); err == nil {
 			r.Result = &res
 			return &r, info.ModTime(), nil

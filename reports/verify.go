@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 
 	"github.com/locklab/locklab/check"
-	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
 )
 
@@ -17,7 +17,7 @@ import (
 type Change struct {
 	Run      string // the run's name, as the table calls it
 	Checker  string
-	Was, Now harness.Verdict
+	Was, Now check.Verdict
 }
 
 // String says what changed in one line: "no-ttl/fixed: lock was illegal,
@@ -63,7 +63,7 @@ func Verify(dir string) ([]Run, []Change, error) {
 			}
 		}
 		if len(folders) == 0 {
-			return nil, nil, fmt.Errorf("verify: %s holds no run (no folder with %s and %s)", dir, RunFile, harness.HistoryFile)
+			return nil, nil, fmt.Errorf("verify: %s holds no run (no folder with %s and %s)", dir, RunFile, runner.HistoryFile)
 		}
 	}
 	var changes []Change
@@ -97,7 +97,7 @@ func Verify(dir string) ([]Run, []Change, error) {
 
 // isRunFolder reports whether dir holds a saved run and its history.
 func isRunFolder(dir string) bool {
-	for _, name := range []string{RunFile, harness.HistoryFile} {
+	for _, name := range []string{RunFile, runner.HistoryFile} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			return false
 		}
@@ -128,7 +128,7 @@ func verifyRun(folder string) ([]Change, error) {
 	if r.Skipped != "" {
 		return nil, nil // it never ran: there is nothing to re-check
 	}
-	path := filepath.Join(folder, harness.HistoryFile)
+	path := filepath.Join(folder, runner.HistoryFile)
 	ops, err := history.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("verify: %w", err)
@@ -145,7 +145,7 @@ func verifyRun(folder string) ([]Change, error) {
 
 	old := r.Result
 	if old == nil {
-		old = &harness.Result{Scenario: r.Scenario, Lock: r.Lock, Seed: r.Seed}
+		old = &runner.Result{Scenario: r.Scenario, Lock: r.Lock, Seed: r.Seed}
 	}
 	res := *old
 	res.Dir = folder
@@ -175,7 +175,7 @@ func verifyRun(folder string) ([]Change, error) {
 	if err != nil {
 		return nil, fmt.Errorf("verify %s: %w", folder, err)
 	}
-	if err := writeFileAtomic(filepath.Join(folder, harness.ResultFile), append(b, '\n')); err != nil {
+	if err := writeFileAtomic(filepath.Join(folder, runner.ResultFile), append(b, '\n')); err != nil {
 		return nil, fmt.Errorf("verify %s: %w", folder, err)
 	}
 	again := fromResult(&res)
@@ -229,17 +229,17 @@ func VerifyCode(runs []Run) int {
 	return code
 }
 
-// KeepRun makes dir, a run's folder that harness.Run wrote for the lock
+// KeepRun makes dir, a run's folder that runner.Run wrote for the lock
 // named lockName, a run that reports show: it saves the run's run.json and
 // writes its run.html. `check explore` keeps the run it found this way.
 func KeepRun(dir, lockName string) error {
-	b, err := os.ReadFile(filepath.Join(dir, harness.ResultFile))
+	b, err := os.ReadFile(filepath.Join(dir, runner.ResultFile))
 	if err != nil {
 		return fmt.Errorf("keep run: %w", err)
 	}
-	var res harness.Result
+	var res runner.Result
 	if err := json.Unmarshal(b, &res); err != nil {
-		return fmt.Errorf("keep run: %s: %w", filepath.Join(dir, harness.ResultFile), err)
+		return fmt.Errorf("keep run: %s: %w", filepath.Join(dir, runner.ResultFile), err)
 	}
 	res.Dir = dir // the run was made in a scratch folder, then moved here
 	r := LockRun(lockName, &res)

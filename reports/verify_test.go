@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/locklab/locklab/check"
-	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/runner"
 )
 
 // goldenDir holds run folders copied from a real catalogue run (see its
@@ -37,7 +37,7 @@ func TestVerifyReproducesGoldenVerdicts(t *testing.T) {
 	if len(changes) > 0 {
 		t.Errorf("re-checking changed verdicts: %v", changes)
 	}
-	want := map[string]map[string]harness.Verdict{
+	want := map[string]map[string]check.Verdict{
 		"3-no-ttl-broken":              {"lock": "ok", "resource": "ok", "liveness": "stuck", "handover": "ok"},
 		"3-no-ttl-fixed":               {"lock": "ok", "resource": "ok", "liveness": "ok", "handover": "ok"},
 		"4-no-release-broken":          {"lock": "ok", "resource": "ok", "liveness": "ok", "handover": "slow"},
@@ -64,7 +64,7 @@ func TestVerifyReproducesGoldenVerdicts(t *testing.T) {
 		if folder == "5-del-release-broken" && r.Kinds["lock"] != check.Own {
 			t.Errorf("%s: the lock verdict lost its kind: %v", folder, r.Kinds)
 		}
-		for _, name := range []string{RunPageFile, harness.ResultFile, RunFile, harness.LockFile} {
+		for _, name := range []string{RunPageFile, runner.ResultFile, RunFile, runner.LockFile} {
 			if _, err := os.Stat(filepath.Join(r.ReportDir, name)); err != nil {
 				t.Errorf("%s: %v", folder, err)
 			}
@@ -146,14 +146,14 @@ func TestVerifyChangedVerdict(t *testing.T) {
 	if len(changes) != 1 || changes[0].String() != "no-ttl/fixed: lock was illegal, is now ok" {
 		t.Errorf("changes %v", changes)
 	}
-	if runs[0].Verdicts["lock"] != harness.OK {
+	if runs[0].Verdicts["lock"] != check.OK {
 		t.Errorf("run.json keeps lock %s", runs[0].Verdicts["lock"])
 	}
 }
 
 func TestVerifyRefuses(t *testing.T) {
 	dir, _, _ := goldenReport(t)
-	old := filepath.Join(dir, "3-no-ttl-fixed", harness.HistoryFile)
+	old := filepath.Join(dir, "3-no-ttl-fixed", runner.HistoryFile)
 	b, err := os.ReadFile(old)
 	if err != nil {
 		t.Fatal(err)
@@ -189,13 +189,13 @@ func TestVerifyRefuses(t *testing.T) {
 
 func TestVerifyCode(t *testing.T) {
 	for _, tc := range []struct {
-		verdicts []map[string]harness.Verdict
+		verdicts []map[string]check.Verdict
 		want     int
 	}{
-		{[]map[string]harness.Verdict{{"lock": "ok", "liveness": "ok"}}, VerifyOK},
-		{[]map[string]harness.Verdict{{"lock": "ok"}, {"lock": "unknown"}}, VerifyUnknown},
-		{[]map[string]harness.Verdict{{"lock": "unknown"}, {"handover": "slow"}}, VerifyViolation},
-		{[]map[string]harness.Verdict{nil}, VerifyUnknown},
+		{[]map[string]check.Verdict{{"lock": "ok", "liveness": "ok"}}, VerifyOK},
+		{[]map[string]check.Verdict{{"lock": "ok"}, {"lock": "unknown"}}, VerifyUnknown},
+		{[]map[string]check.Verdict{{"lock": "unknown"}, {"handover": "slow"}}, VerifyViolation},
+		{[]map[string]check.Verdict{nil}, VerifyUnknown},
 	} {
 		var runs []Run
 		for _, v := range tc.verdicts {

@@ -9,9 +9,11 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/pitfalls"
+	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
 )
 
@@ -211,20 +213,20 @@ func TestBlindScenarios(t *testing.T) {
 		scenario string
 		broken   harness.NewLocker
 		checker  string
-		want     harness.Verdict
+		want     check.Verdict
 		fix      harness.NewLocker
 	}{
 		{"lost-release-reply", func(c *harness.Client) harness.Locker { return &blindLock{c: c, fallbackDel: true} },
-			harness.CheckLock, harness.Illegal, pitfalls.NewWatchdogLock},
+			check.CheckLock, check.Illegal, pitfalls.NewWatchdogLock},
 		{"lost-acquire-reply", func(c *harness.Client) harness.Locker { return &blindLock{c: c, timeoutIsSuccess: true} },
-			harness.CheckLock, harness.Illegal, pitfalls.NewWatchdogLock},
+			check.CheckLock, check.Illegal, pitfalls.NewWatchdogLock},
 		{"holder-cut-off", func(c *harness.Client) harness.Locker { return &blindLock{c: c, zombieWatchdog: true} },
-			harness.CheckLiveness, harness.Stuck, pitfalls.NewWatchdogLock},
+			check.CheckLiveness, check.Stuck, pitfalls.NewWatchdogLock},
 		{"redlock-slow-nodes", func(c *harness.Client) harness.Locker { return &slowRedlock{c: c} },
-			harness.CheckLock, harness.Illegal, pitfalls.NewRedlock},
+			check.CheckLock, check.Illegal, pitfalls.NewRedlock},
 	} {
 		t.Run(tc.scenario, func(t *testing.T) {
-			res, err := scenarios.Run(context.Background(), tc.scenario, tc.broken, harness.Options{Dir: t.TempDir()})
+			res, err := scenarios.Run(context.Background(), tc.scenario, tc.broken, runner.Options{Dir: t.TempDir()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -232,12 +234,12 @@ func TestBlindScenarios(t *testing.T) {
 				t.Errorf("broken lock: %s checker says %s, want %s", tc.checker, got, tc.want)
 				logChecks(t, res)
 			}
-			res, err = scenarios.Run(context.Background(), tc.scenario, tc.fix, harness.Options{Dir: t.TempDir()})
+			res, err = scenarios.Run(context.Background(), tc.scenario, tc.fix, runner.Options{Dir: t.TempDir()})
 			if err != nil {
 				t.Fatal(err)
 			}
 			for checker, v := range res.Verdicts {
-				if v != harness.OK {
+				if v != check.OK {
 					t.Errorf("correct lock: %s checker says %s, want ok", checker, v)
 					logChecks(t, res)
 				}
@@ -246,7 +248,7 @@ func TestBlindScenarios(t *testing.T) {
 	}
 }
 
-func logChecks(t *testing.T, res *harness.Result) {
+func logChecks(t *testing.T, res *runner.Result) {
 	t.Helper()
 	for _, c := range res.Checks {
 		t.Logf("%s: %s: %s", c.Checker, c.Verdict, c.Detail)
@@ -256,7 +258,7 @@ func logChecks(t *testing.T, res *harness.Result) {
 // TestDroppedConnection: the holder's connections closed right after it
 // acquires cost a correct lock nothing, and the drop did strike.
 func TestDroppedConnection(t *testing.T) {
-	res, err := scenarios.Run(context.Background(), "dropped-connection", pitfalls.NewWatchdogLock, harness.Options{Dir: t.TempDir()})
+	res, err := scenarios.Run(context.Background(), "dropped-connection", pitfalls.NewWatchdogLock, runner.Options{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +266,7 @@ func TestDroppedConnection(t *testing.T) {
 		t.Errorf("the drop did not strike: %q %q", res.NotExercised, res.Unmet)
 	}
 	for checker, v := range res.Verdicts {
-		if v != harness.OK {
+		if v != check.OK {
 			t.Errorf("%s checker says %s, want ok", checker, v)
 			logChecks(t, res)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
 )
 
@@ -85,10 +86,10 @@ func TestNoExclusionIsOwn(t *testing.T) {
 				continue // the redlock runs need a lock that sends commands for their failpoints
 			}
 			t.Run(l.name+"/"+name, func(t *testing.T) {
-				var res *harness.Result
+				var res *runner.Result
 				for try := 1; ; try++ {
 					var err error
-					res, err = scenarios.Run(context.Background(), name, l.new, harness.Options{ReferenceRuns: -1})
+					res, err = scenarios.Run(context.Background(), name, l.new, runner.Options{ReferenceRuns: -1})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -111,7 +112,7 @@ func TestNoExclusionIsOwn(t *testing.T) {
 	}
 }
 
-func verdictOf(res *harness.Result, checker string) check.Check {
+func verdictOf(res *runner.Result, checker string) check.Check {
 	for _, c := range res.Checks {
 		if c.Checker == checker {
 			return c

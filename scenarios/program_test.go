@@ -16,11 +16,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/program"
+	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
 )
 
@@ -63,10 +64,10 @@ func needFaketime(t testing.TB) {
 }
 
 // runProgram puts a lock program through one scenario.
-func runProgram(t *testing.T, scenario, command string) *harness.Result {
+func runProgram(t *testing.T, scenario, command string) *runner.Result {
 	t.Helper()
 	res, err := scenarios.Run(context.Background(), scenario, program.New(command),
-		harness.Options{Seed: 1, Dir: t.TempDir()})
+		runner.Options{Seed: 1, Dir: t.TempDir()})
 	if err != nil {
 		t.Fatalf("%s: %v", scenario, err)
 	}
@@ -96,8 +97,8 @@ func TestSeed004ClockSkew(t *testing.T) {
 	if len(res.NotExercised) > 0 {
 		t.Fatalf("not exercised: %v", res.NotExercised)
 	}
-	if res.Verdicts[harness.CheckLock] != harness.Illegal {
-		t.Errorf("lock: %s, want illegal: %+v", res.Verdicts[harness.CheckLock], res.Checks)
+	if res.Verdicts[check.CheckLock] != check.Illegal {
+		t.Errorf("lock: %s, want illegal: %+v", res.Verdicts[check.CheckLock], res.Checks)
 	}
 }
 
@@ -120,20 +121,20 @@ func TestRedisPyIsTheTokenLock(t *testing.T) {
 			continue
 		}
 		t.Run(s.Name, func(t *testing.T) {
-			opts := func() harness.Options { return harness.Options{Seed: 1, Dir: t.TempDir()} }
-			var want, got *harness.Result
+			opts := func() runner.Options { return runner.Options{Seed: 1, Dir: t.TempDir()} }
+			var want, got *runner.Result
 			// A run the machine stalled is unknown and says "run again": on a
 			// loaded machine, so does this test, a few times.
 			for try := 1; ; try++ {
 				var err error
-				want, err = harness.Run(context.Background(), s, token.New, opts())
+				want, err = runner.Run(context.Background(), s, token.New, opts())
 				if errors.Is(err, cluster.ErrNoMariaDB) {
 					t.Skip(err)
 				}
 				if err != nil {
 					t.Fatalf("token: %v", err)
 				}
-				got, err = harness.Run(context.Background(), s, program.New(redisPy), opts())
+				got, err = runner.Run(context.Background(), s, program.New(redisPy), opts())
 				if err != nil {
 					t.Fatalf("redis-py: %v (not exercised: %q)", err, got.NotExercised)
 				}
@@ -142,7 +143,7 @@ func TestRedisPyIsTheTokenLock(t *testing.T) {
 				}
 				t.Logf("try %d: the machine stalled a client; running again", try)
 			}
-			for _, c := range []string{harness.CheckLock, harness.CheckResource, harness.CheckLiveness, harness.CheckHandover} {
+			for _, c := range []string{check.CheckLock, check.CheckResource, check.CheckLiveness, check.CheckHandover} {
 				if fewHandovers(got, c) || fewHandovers(want, c) {
 					// Luck, in either lock: with nested, a non-reentrant lock
 					// changes hands two or three times a run, by expiry.
@@ -150,7 +151,7 @@ func TestRedisPyIsTheTokenLock(t *testing.T) {
 						c, got.Verdicts[c], want.Verdicts[c], detail(got, c), detail(want, c))
 					continue
 				}
-				if got.Verdicts[c] == harness.Unknown {
+				if got.Verdicts[c] == check.Unknown {
 					t.Errorf("redis-py: %s unknown (%s)", c, detail(got, c))
 				}
 				if got.Verdicts[c] != want.Verdicts[c] {
@@ -171,7 +172,7 @@ func TestRedisPyIsTheTokenLock(t *testing.T) {
 }
 
 // detail is what checker c of res found.
-func detail(res *harness.Result, c string) string {
+func detail(res *runner.Result, c string) string {
 	for _, ch := range res.Checks {
 		if ch.Checker == c {
 			return ch.Detail
@@ -182,12 +183,12 @@ func detail(res *harness.Result, c string) string {
 
 // fewHandovers reports whether checker c of res is the handover check
 // declining to judge from too few handovers.
-func fewHandovers(res *harness.Result, c string) bool {
-	return c == harness.CheckHandover && res.Verdicts[c] == harness.Unknown && strings.Contains(detail(res, c), "too few handovers")
+func fewHandovers(res *runner.Result, c string) bool {
+	return c == check.CheckHandover && res.Verdicts[c] == check.Unknown && strings.Contains(detail(res, c), "too few handovers")
 }
 
 // commandFaults reports whether s strikes the lock's own Redis commands.
-func commandFaults(s harness.Scenario) bool {
+func commandFaults(s runner.Scenario) bool {
 	for _, f := range s.Failpoints {
 		if strings.HasPrefix(f.Name, "before ") || strings.HasPrefix(f.Name, "after ") {
 			return true
@@ -204,7 +205,7 @@ var struckCommand = regexp.MustCompile(`[A-Z]+ \((acquire|release|background) co
 // each crash, pause, delay or dropped reply with the command it struck.
 func struck(t *testing.T, dir string) []string {
 	t.Helper()
-	ops, err := history.ReadFile(filepath.Join(dir, harness.HistoryFile))
+	ops, err := history.ReadFile(filepath.Join(dir, runner.HistoryFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +241,7 @@ func TestBadPrograms(t *testing.T) {
 		{"not found", "no-such-locklab-program", "no-such-locklab-program: not found"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := harness.Run(context.Background(), s, program.New(tc.command), harness.Options{Seed: 1})
+			res, err := runner.Run(context.Background(), s, program.New(tc.command), runner.Options{Seed: 1})
 			if err != nil {
 				t.Fatalf("err %v: a run that ran returns its result and no error", err)
 			}
@@ -248,7 +249,7 @@ func TestBadPrograms(t *testing.T) {
 				t.Errorf("not exercised: %q, want one line with %q", res.NotExercised, tc.want)
 			}
 			for c, v := range res.Verdicts {
-				if v != harness.Unknown {
+				if v != check.Unknown {
 					t.Errorf("%s: %s, want unknown", c, v)
 				}
 			}
@@ -333,7 +334,7 @@ func TestProgramHelper(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = harness.Run(ctx, s, program.New(redisPy+" "+mark), harness.Options{Seed: 1, Duration: time.Minute})
+	_, err = runner.Run(ctx, s, program.New(redisPy+" "+mark), runner.Options{Seed: 1, Duration: time.Minute})
 	t.Logf("run ended: %v", err)
 }
 
@@ -342,12 +343,12 @@ func TestShippedPrograms(t *testing.T) {
 	for _, tc := range []struct {
 		scenario, command string
 		need              func(testing.TB)
-		lock              harness.Verdict
+		lock              check.Verdict
 		struck            []string // what a command fault may strike, each time it fired; none for no fault
 	}{
-		{"slow-work", redisPyRenw, needRedisPy, harness.OK, nil},
+		{"slow-work", redisPyRenw, needRedisPy, check.OK, nil},
 		// SIGSTOP stops the renewal thread too: a real stop-the-world pause.
-		{"pause-holder", redisPyRenw, needRedisPy, harness.Illegal, nil},
+		{"pause-holder", redisPyRenw, needRedisPy, check.Illegal, nil},
 		// Seed 004 through its relay: the crash strikes right after the
 		// command that took the key: its SET NX EX, or, when that acquire
 		// was the seed's takeover (SET NX refused, GET, GETSET, which its
@@ -363,8 +364,8 @@ func TestShippedPrograms(t *testing.T) {
 			if len(res.NotExercised) > 0 {
 				t.Fatalf("not exercised: %v", res.NotExercised)
 			}
-			if tc.lock != "" && res.Verdicts[harness.CheckLock] != tc.lock {
-				t.Errorf("lock: %s, want %s: %+v", res.Verdicts[harness.CheckLock], tc.lock, res.Checks)
+			if tc.lock != "" && res.Verdicts[check.CheckLock] != tc.lock {
+				t.Errorf("lock: %s, want %s: %+v", res.Verdicts[check.CheckLock], tc.lock, res.Checks)
 			}
 			if tc.struck != nil {
 				got := struck(t, res.Dir)
@@ -379,9 +380,9 @@ func TestShippedPrograms(t *testing.T) {
 
 // machineStalled reports whether a verdict of res is unknown because the
 // machine stalled a client: the checkers' way of saying "run again".
-func machineStalled(res *harness.Result) bool {
+func machineStalled(res *runner.Result) bool {
 	for _, c := range res.Checks {
-		if c.Verdict == harness.Unknown && strings.Contains(c.Detail, "the machine stalled") {
+		if c.Verdict == check.Unknown && strings.Contains(c.Detail, "the machine stalled") {
 			return true
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/fault"
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/runner"
 )
 
 // ttl is the lease of the single-node scenarios: short, so that a run that
@@ -19,27 +20,27 @@ import (
 const ttl = 200 * time.Millisecond
 
 // All lists every scenario, sorted by name.
-func All() []harness.Scenario {
-	all := []harness.Scenario{
+func All() []runner.Scenario {
+	all := []runner.Scenario{
 		{
 			Name:        "contention",
 			Description: "Four clients compete for one lock with short critical sections and no fault at all.",
 			Topology:    cluster.Single,
-			Workload:    harness.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond},
+			Workload:    runner.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond},
 		},
 		{
 			Name: "crash-after-setnx",
 			Description: "Client 0 crashes (connections closed, no cleanup) right after the command of its third successful acquire " +
 				"that took the key (its reply said so), before the lock sees the reply or sends anything else.",
 			Topology:   cluster.Single,
-			Workload:   harness.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond},
+			Workload:   runner.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond},
 			Failpoints: []harness.Failpoint{{Name: harness.AfterTook, Client: 0, Skip: 2, Action: harness.Crash(), Crux: true}},
 		},
 		{
 			Name:        "crash-holder",
 			Description: "Client 0 crashes (connections closed, no cleanup) inside its third critical section, holding the lock.",
 			Topology:    cluster.Single,
-			Workload:    harness.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond},
+			Workload:    runner.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond},
 			Failpoints:  []harness.Failpoint{{Name: harness.FailpointCriticalSection, Client: 0, Skip: 2, Action: harness.Crash(), Crux: true}},
 		},
 		{
@@ -48,7 +49,7 @@ func All() []harness.Scenario {
 				"release's first command, each time until its lease (200 ms TTL, 100 ms of work) has expired and another client holds the lock (at most 1 s): " +
 				"a DEL that arrives late, and a DEL sent after a check that was true when it ran.",
 			Topology:   cluster.Single,
-			Workload:   harness.Workload{TTL: ttl, Work: 100 * time.Millisecond, Duration: 2 * time.Second},
+			Workload:   runner.Workload{TTL: ttl, Work: 100 * time.Millisecond, Duration: 2 * time.Second},
 			Failpoints: pauseInRelease(4, harness.PauseUntil(harness.FailpointAcquired, time.Second)),
 		},
 		{
@@ -56,7 +57,7 @@ func All() []harness.Scenario {
 			Description: "Client 0's second critical section takes 500 ms, two and a half TTLs (only its worker is slow; " +
 				"the rest of the client, a watchdog included, keeps running).",
 			Topology:   cluster.Single,
-			Workload:   harness.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond},
+			Workload:   runner.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond},
 			Failpoints: []harness.Failpoint{{Name: harness.FailpointCriticalSection, Client: 0, Skip: 1, Action: harness.Sleep(5 * ttl / 2), Crux: true}},
 		},
 		{
@@ -64,8 +65,8 @@ func All() []harness.Scenario {
 			Description: "From 300 ms on, client 0's wall clock (Client.Now) runs 1 s ahead for one second; " +
 				"Redis and the other clients keep true time. Critical sections take 50 ms.",
 			Topology: cluster.Single,
-			Workload: harness.Workload{TTL: ttl, Work: 50 * time.Millisecond, Duration: 1500 * time.Millisecond},
-			Faults: []harness.ScheduledFault{{At: 300 * time.Millisecond, For: time.Second,
+			Workload: runner.Workload{TTL: ttl, Work: 50 * time.Millisecond, Duration: 1500 * time.Millisecond},
+			Faults: []runner.ScheduledFault{{At: 300 * time.Millisecond, For: time.Second,
 				Fault: fault.ClockSkew{Client: 0, By: time.Second}, Crux: true}},
 		},
 		{
@@ -73,8 +74,8 @@ func All() []harness.Scenario {
 			Description: "clock-skew for locks that count in whole seconds (seed 004's PHP lock): a 2 s TTL; from 300 ms on, " +
 				"client 0's wall clock runs 3 s ahead, past the TTL, for 1.2 s. Critical sections take 50 ms.",
 			Topology: cluster.Single,
-			Workload: harness.Workload{TTL: 2 * time.Second, Work: 50 * time.Millisecond, Duration: 2 * time.Second},
-			Faults: []harness.ScheduledFault{{At: 300 * time.Millisecond, For: 1200 * time.Millisecond,
+			Workload: runner.Workload{TTL: 2 * time.Second, Work: 50 * time.Millisecond, Duration: 2 * time.Second},
+			Faults: []runner.ScheduledFault{{At: 300 * time.Millisecond, For: 1200 * time.Millisecond,
 				Fault: fault.ClockSkew{Client: 0, By: 3 * time.Second}, Crux: true}},
 		},
 		{
@@ -82,14 +83,14 @@ func All() []harness.Scenario {
 			Description: "Client 0 is paused (stop-the-world, its watchdog included) for 500 ms inside its second " +
 				"critical section, after reading the stock: two and a half TTLs.",
 			Topology:   cluster.Single,
-			Workload:   harness.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond},
+			Workload:   runner.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond},
 			Failpoints: []harness.Failpoint{{Name: harness.FailpointCriticalSection, Client: 0, Skip: 1, Action: harness.Pause(5 * ttl / 2), Crux: true}},
 		},
 		{
 			Name:        "nested",
 			Description: "Every critical section calls a function that takes the same lock again, as code that nests locked calls does. No fault.",
 			Topology:    cluster.Single,
-			Workload:    harness.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond, Nested: true},
+			Workload:    runner.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond, Nested: true},
 		},
 	}
 	all = append(all, blind()...)
@@ -117,24 +118,24 @@ func pauseInRelease(n int, a harness.Action) []harness.Failpoint {
 }
 
 // Lookup finds a scenario by name.
-func Lookup(name string) (harness.Scenario, error) {
+func Lookup(name string) (runner.Scenario, error) {
 	for _, s := range All() {
 		if s.Name == name {
 			return s, nil
 		}
 	}
-	return harness.Scenario{}, fmt.Errorf("unknown scenario %q (see `check list`)", name)
+	return runner.Scenario{}, fmt.Errorf("unknown scenario %q (see `check list`)", name)
 }
 
 // Run puts the lock built by newLocker through the named scenario and returns
 // what every checker found. It is how a test checks any lock, a workshop
 // attendee's own included.
-func Run(ctx context.Context, name string, newLocker harness.NewLocker, opts harness.Options) (*harness.Result, error) {
+func Run(ctx context.Context, name string, newLocker harness.NewLocker, opts runner.Options) (*runner.Result, error) {
 	s, err := Lookup(name)
 	if err != nil {
 		return nil, err
 	}
-	return harness.Run(ctx, s, newLocker, opts)
+	return runner.Run(ctx, s, newLocker, opts)
 }
 
 // redlockTTL is the lease of the Redlock scenarios: long enough for five
@@ -145,14 +146,14 @@ const redlockTTL = 300 * time.Millisecond
 // is cut off from nodes 3 and 4 for the whole run, so its holds sit on nodes
 // 0–2 only, and the failpoint strikes node 2 while client 0 is inside its
 // critical section.
-func redlock() []harness.Scenario {
-	work := harness.Workload{TTL: redlockTTL, Work: 100 * time.Millisecond, Duration: 2 * time.Second}
-	cutOff := []harness.ScheduledFault{{For: harness.WholeRun, Fault: fault.Partition{Client: 0, Nodes: []int{3, 4}}}}
+func redlock() []runner.Scenario {
+	work := runner.Workload{TTL: redlockTTL, Work: 100 * time.Millisecond, Duration: 2 * time.Second}
+	cutOff := []runner.ScheduledFault{{For: harness.WholeRun, Fault: fault.Partition{Client: 0, Nodes: []int{3, 4}}}}
 	strike := func(a harness.Action) []harness.Failpoint {
 		return []harness.Failpoint{{Name: harness.FailpointCriticalSection, Client: 0, Skip: 1, Times: 2, Action: a, Crux: true}}
 	}
 	const setting = "Redlock over five masters; client 0 reaches only nodes 0-2 (partitioned from 3 and 4). "
-	return []harness.Scenario{
+	return []runner.Scenario{
 		{
 			Name:        "redlock-restart",
 			Description: setting + "While client 0 holds the lock, node 2 is killed (SIGKILL) and restarted at once, empty (no persistence).",
@@ -185,7 +186,7 @@ func redlock() []harness.Scenario {
 			Topology: cluster.Redlock,
 			// Two clients, so that client 0 often wins the lock and the
 			// pause strikes an acquire that gets its majority.
-			Workload: harness.Workload{Clients: 2, TTL: redlockTTL, Work: 100 * time.Millisecond, Duration: 2 * time.Second},
+			Workload: runner.Workload{Clients: 2, TTL: redlockTTL, Work: 100 * time.Millisecond, Duration: 2 * time.Second},
 			Failpoints: []harness.Failpoint{
 				{Name: harness.AfterTook, Client: 0, Times: 3, Action: harness.Inject(fault.PauseNode{Node: 3}, 400*time.Millisecond), Crux: true},
 				{Name: harness.AfterTook, Client: 0, Times: 3, Action: harness.Inject(fault.PauseNode{Node: 4}, 400*time.Millisecond), Crux: true},
@@ -195,7 +196,7 @@ func redlock() []harness.Scenario {
 			Name:        "redlock-pause",
 			Description: "Redlock over five masters. Client 0 is paused (stop-the-world) inside its second critical section for two TTLs, longer than any validity.",
 			Topology:    cluster.Redlock,
-			Workload:    harness.Workload{TTL: redlockTTL, Work: 10 * time.Millisecond, Duration: 2 * time.Second},
+			Workload:    runner.Workload{TTL: redlockTTL, Work: 10 * time.Millisecond, Duration: 2 * time.Second},
 			Failpoints: []harness.Failpoint{{Name: harness.FailpointCriticalSection, Client: 0, Skip: 1,
 				Action: harness.Pause(2 * redlockTTL), Crux: true}},
 		},
@@ -205,11 +206,11 @@ func redlock() []harness.Scenario {
 // blind builds the scenarios that make a lock's hidden error paths run
 // without any hook in it: replies lost on the way back, and a holder cut off
 // past its lease while its background work keeps trying.
-func blind() []harness.Scenario {
+func blind() []runner.Scenario {
 	// Commands give up after 500 ms, so a lost reply costs half a second
 	// and the lease (200 ms) is gone by the time the client learns nothing.
-	work := harness.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond, Timeout: 500 * time.Millisecond}
-	return []harness.Scenario{
+	work := runner.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond, Timeout: 500 * time.Millisecond}
+	return []runner.Scenario{
 		{
 			Name: "lost-release-reply",
 			Description: "Twice, the reply to the first command of client 0's release is dropped: the command runs on Redis, " +
@@ -258,19 +259,19 @@ func blind() []harness.Scenario {
 
 // commit builds the two transaction scenarios of pitfall 8: the same slow
 // COMMIT, with the lock released before it or after it.
-func commit() []harness.Scenario {
+func commit() []runner.Scenario {
 	// The COMMIT is slow until another client has read the stock in its own
 	// critical section, at most 300 ms: with the lock released first that
 	// is soon, with it held it is the whole 300 ms.
 	slow := []harness.Failpoint{{Name: harness.FailpointBeforeCommit, Client: 0, Skip: 1, Times: 3,
 		Action: harness.SleepUntil(harness.FailpointCriticalSection, 300*time.Millisecond), Crux: true}}
-	work := func(releaseFirst bool) harness.Workload {
-		return harness.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond,
-			Resource: harness.MariaDBResource, ReleaseBeforeCommit: releaseFirst}
+	work := func(releaseFirst bool) runner.Workload {
+		return runner.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond,
+			Resource: runner.MariaDBResource, ReleaseBeforeCommit: releaseFirst}
 	}
 	const setting = "The inventory is a MariaDB row; each critical section is one REPEATABLE READ transaction " +
 		"(SELECT stock, UPDATE stock = read − 1). Three times, client 0's COMMIT is slow: it waits until another client has read the stock, at most 300 ms. "
-	return []harness.Scenario{
+	return []runner.Scenario{
 		{
 			Name:        "unlock-before-commit",
 			Description: setting + "The lock is released before COMMIT, as a lock inside a @Transactional method is.",
@@ -302,8 +303,8 @@ const failoverTTL = 6 * time.Second
 // empty), so its lock is written on the master only; inside that critical
 // section the master is killed and the section lasts until Sentinel has
 // promoted a replica and another client is in its critical section, or 3 s.
-func failover() []harness.Scenario {
-	work := harness.Workload{TTL: failoverTTL, Work: 200 * time.Millisecond, Duration: 6 * time.Second}
+func failover() []runner.Scenario {
+	work := runner.Workload{TTL: failoverTTL, Work: 200 * time.Millisecond, Duration: 6 * time.Second}
 	cycle := func(cut []int) []harness.Failpoint {
 		var fps []harness.Failpoint
 		if len(cut) > 0 {
@@ -326,7 +327,7 @@ func failover() []harness.Scenario {
 	const kill = "inside client 0's third critical section the master is killed (SIGKILL), Sentinel promotes a replica, " +
 		"and the section goes on until another client is in its critical section (at most 3 s); " +
 		"the old master comes back empty 500 ms after the promotion."
-	return []harness.Scenario{
+	return []runner.Scenario{
 		{
 			Name:        "failover",
 			Description: setting + "Before client 0's third acquire, replication to both replicas is cut; " + kill,
@@ -345,7 +346,7 @@ func failover() []harness.Scenario {
 				"replication to data node 2 only is cut, so data node 1 acknowledges a WAIT; " + kill + " Sentinel picks data node 2, " +
 				"by priority, though it never had the lock.",
 			Topology: cluster.Replicated, Workload: work, MinDuration: failoverStory,
-			Faults:     []harness.ScheduledFault{{For: harness.WholeRun, Fault: fault.PreferReplica{Node: 2}}},
+			Faults:     []runner.ScheduledFault{{For: harness.WholeRun, Fault: fault.PreferReplica{Node: 2}}},
 			Failpoints: cycle([]int{2}),
 		},
 	}

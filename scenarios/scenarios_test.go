@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/pitfalls"
+	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
 )
 
@@ -28,7 +28,7 @@ func TestScenariosAreValidAndUnique(t *testing.T) {
 }
 
 func TestRunUnknownScenario(t *testing.T) {
-	_, err := scenarios.Run(context.Background(), "nope", pitfalls.NewTokenLock, harness.Options{})
+	_, err := scenarios.Run(context.Background(), "nope", pitfalls.NewTokenLock, runner.Options{})
 	if err == nil || !strings.Contains(err.Error(), `unknown scenario "nope"`) {
 		t.Errorf("error %v", err)
 	}
@@ -54,7 +54,7 @@ func TestCatalogueNamesExistingScenarios(t *testing.T) {
 // failover story; the run is refused before anything starts.
 func TestFailoverRefusesAShortDuration(t *testing.T) {
 	for _, name := range []string{"failover", "failover-wait"} {
-		_, err := scenarios.Run(context.Background(), name, pitfalls.NewTokenLock, harness.Options{Duration: time.Second})
+		_, err := scenarios.Run(context.Background(), name, pitfalls.NewTokenLock, runner.Options{Duration: time.Second})
 		if err == nil || !strings.Contains(err.Error(), "needs at least 5s") {
 			t.Errorf("%s with -duration 1s: error %v, want a refusal naming the 5s minimum", name, err)
 		}

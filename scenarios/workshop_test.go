@@ -5,10 +5,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/explore"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/locks"
+	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
 )
 
@@ -43,12 +45,12 @@ func (myLease) Token() uint64 { return 0 }
 func TestWorkshopLock(t *testing.T) {
 	res, err := scenarios.Run(context.Background(), "pause-before-del",
 		func(c *harness.Client) harness.Locker { return MyLock{c} },
-		harness.Options{Seed: 1, Clients: 4, Dir: t.TempDir()})
+		runner.Options{Seed: 1, Clients: 4, Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Verdicts[harness.CheckLock] != harness.Illegal {
-		t.Errorf("lock checker: %s, want illegal for a plain-DEL release", res.Verdicts[harness.CheckLock])
+	if res.Verdicts[check.CheckLock] != check.Illegal {
+		t.Errorf("lock checker: %s, want illegal for a plain-DEL release", res.Verdicts[check.CheckLock])
 	}
 }
 

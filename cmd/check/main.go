@@ -64,11 +64,11 @@ import (
 
 	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/pitfalls"
 	"github.com/locklab/locklab/program"
 	"github.com/locklab/locklab/reports"
+	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
 )
 
@@ -317,7 +317,7 @@ func storyFits(cfg config) error {
 	if cfg.duration == 0 {
 		return nil
 	}
-	var chosen []harness.Scenario
+	var chosen []runner.Scenario
 	for _, p := range cfg.pitfalls {
 		for _, c := range p.Cases() {
 			s, err := scenarios.Lookup(c.Scenario)
@@ -439,7 +439,7 @@ func catalogue(ctx context.Context, cfg config, progress io.Writer) ([]reports.R
 			// A failing verdict sends the topology's reference lock (Run's
 			// default) through the same scenario and seed, to tell own
 			// failures from inherent ones.
-			res, err := harness.Run(ctx, s, c.Locker, harness.Options{
+			res, err := runner.Run(ctx, s, c.Locker, runner.Options{
 				Seed: cfg.seed, Dir: dir, Lock: p.Name + "/" + string(c.Variant), Duration: cfg.duration,
 				Backend: cfg.backend,
 			})

@@ -14,9 +14,9 @@ import (
 
 	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/pitfalls"
 	"github.com/locklab/locklab/reports"
+	"github.com/locklab/locklab/runner"
 )
 
 func TestUsageErrors(t *testing.T) {
@@ -208,9 +208,9 @@ func TestIndexKeepsEarlierRuns(t *testing.T) {
 	// and result.json.
 	first := pitfalls.Catalogue()[0]
 	earlier := filepath.Join(out, "1-setnx-expire-broken")
-	res := &harness.Result{Scenario: first.Scenario, Seed: 1, Duration: 2 * time.Second, Dir: earlier,
-		Verdicts: map[string]harness.Verdict{harness.CheckLock: harness.OK, harness.CheckResource: harness.OK,
-			harness.CheckLiveness: harness.Stuck, harness.CheckHandover: harness.OK},
+	res := &runner.Result{Scenario: first.Scenario, Seed: 1, Duration: 2 * time.Second, Dir: earlier,
+		Verdicts: map[string]check.Verdict{check.CheckLock: check.OK, check.CheckResource: check.OK,
+			check.CheckLiveness: check.Stuck, check.CheckHandover: check.OK},
 		Faults: []string{"failpoint: an earlier run's fault"}}
 	if err := os.MkdirAll(earlier, 0o755); err != nil {
 		t.Fatal(err)
@@ -219,7 +219,7 @@ func TestIndexKeepsEarlierRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(earlier, harness.ResultFile), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(earlier, runner.ResultFile), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := reports.SaveRun(reports.NewRun(first, first.Cases()[0], res)); err != nil {
@@ -304,11 +304,11 @@ func TestMissingMariaDB(t *testing.T) {
 // TestProgressLine: the progress line says how each kind of run turned out.
 func TestProgressLine(t *testing.T) {
 	p := pitfalls.Catalogue()[0]
-	unknown := map[string]harness.Verdict{}
+	unknown := map[string]check.Verdict{}
 	for _, c := range check.Checkers {
-		unknown[c] = harness.Unknown
+		unknown[c] = check.Unknown
 	}
-	notRun := reports.NewRun(p, p.Cases()[0], &harness.Result{Scenario: p.Scenario, Verdicts: unknown,
+	notRun := reports.NewRun(p, p.Cases()[0], &runner.Result{Scenario: p.Scenario, Verdicts: unknown,
 		Duration: 1500 * time.Millisecond, NotExercised: []string{"failpoint after-setnx never fired"}})
 	tests := []struct {
 		r    reports.Run

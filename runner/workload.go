@@ -1,4 +1,4 @@
-package harness
+package runner
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 )
@@ -23,8 +24,8 @@ const (
 
 // worker is one client running the workload.
 type worker struct {
-	c       *Client
-	lock    Locker
+	c       *harness.Client
+	lock    harness.Locker
 	w       Workload
 	h       *history.Recorder
 	rng     *rand.Rand
@@ -36,7 +37,7 @@ type worker struct {
 // run loops acquire → critical section → release until stop or the client's end.
 func (w *worker) run(ctx context.Context) {
 	for !w.stop.Load() && ctx.Err() == nil && !w.c.Crashed() {
-		if w.c.Failpoint(ctx, FailpointBeforeAcquire) != nil {
+		if w.c.Failpoint(ctx, harness.FailpointBeforeAcquire) != nil {
 			return
 		}
 		lease, ok := w.acquire(ctx, false)
@@ -44,7 +45,7 @@ func (w *worker) run(ctx context.Context) {
 			return
 		}
 		w.inCycle.Store(true)
-		if w.c.Failpoint(ctx, FailpointAcquired) != nil {
+		if w.c.Failpoint(ctx, harness.FailpointAcquired) != nil {
 			return
 		}
 		if w.w.Resource == MariaDBResource {
@@ -66,22 +67,22 @@ func (w *worker) run(ctx context.Context) {
 // gets the lock. An outer acquire gives up when the workload stops; a nested
 // one does not, because its caller already holds the lock and is inside its
 // critical section.
-func (w *worker) acquire(ctx context.Context, nested bool) (Lease, bool) {
+func (w *worker) acquire(ctx context.Context, nested bool) (harness.Lease, bool) {
 	for {
 		if (!nested && w.stop.Load()) || ctx.Err() != nil || w.c.Crashed() {
 			return nil, false
 		}
 		call := w.h.Now()
-		actx, leave := w.c.enter(ctx, PhaseAcquire)
+		actx, leave := w.c.Enter(ctx, harness.PhaseAcquire)
 		lease, err := w.lock.Acquire(actx, w.w.Key)
 		leave()
-		op := history.Op{Client: w.c.id, Kind: history.KindAcquire, Key: w.w.Key, Call: call, Return: w.h.Now(), Nested: nested, Probe: w.probe}
+		op := history.Op{Client: w.c.ID(), Kind: history.KindAcquire, Key: w.w.Key, Call: call, Return: w.h.Now(), Nested: nested, Probe: w.probe}
 		switch {
 		case err == nil:
 			op.Outcome, op.Token = models.OK, lease.Token()
-		case errors.Is(err, ErrNotAcquired):
+		case errors.Is(err, harness.ErrNotAcquired):
 			op.Outcome = models.Failed
-			if err != ErrNotAcquired {
+			if err != harness.ErrNotAcquired {
 				op.Error = err.Error() // the lock's own reason, e.g. no replica acknowledged it
 			}
 		default:
@@ -109,19 +110,19 @@ func (w *worker) retryDelay() time.Duration {
 }
 
 // release gives the lease back and records what the client saw.
-func (w *worker) release(ctx context.Context, lease Lease, nested bool) {
+func (w *worker) release(ctx context.Context, lease harness.Lease, nested bool) {
 	if w.c.Crashed() {
 		return
 	}
 	call := w.h.Now()
-	rctx, leave := w.c.enter(ctx, PhaseRelease)
+	rctx, leave := w.c.Enter(ctx, harness.PhaseRelease)
 	err := lease.Release(rctx)
 	leave()
-	op := history.Op{Client: w.c.id, Kind: history.KindRelease, Key: w.w.Key, Call: call, Return: w.h.Now(), Nested: nested, Probe: w.probe, Token: lease.Token()}
+	op := history.Op{Client: w.c.ID(), Kind: history.KindRelease, Key: w.w.Key, Call: call, Return: w.h.Now(), Nested: nested, Probe: w.probe, Token: lease.Token()}
 	switch {
 	case err == nil:
 		op.Outcome = models.OK
-	case errors.Is(err, ErrNotHeld):
+	case errors.Is(err, harness.ErrNotHeld):
 		op.Outcome, op.Error = models.Failed, err.Error()
 	default:
 		op.Outcome, op.Return, op.Error = models.Unknown, history.NeverReturned, err.Error()
@@ -134,11 +135,11 @@ func (w *worker) release(ctx context.Context, lease Lease, nested bool) {
 
 // section is the critical section: read the stock, work, maybe take the lock
 // again, and write stock−1 unless sold out.
-func (w *worker) section(ctx context.Context, lease Lease) {
-	ctx, leave := w.c.enter(ctx, PhaseSection)
+func (w *worker) section(ctx context.Context, lease harness.Lease) {
+	ctx, leave := w.c.Enter(ctx, harness.PhaseSection)
 	defer leave()
-	inv := w.c.inventory
-	op := history.Op{Client: w.c.id, Kind: history.KindSection, Call: w.h.Now(), Token: lease.Token(), Result: models.NoWrite}
+	inv := w.c.Inventory()
+	op := history.Op{Client: w.c.ID(), Kind: history.KindSection, Call: w.h.Now(), Token: lease.Token(), Result: models.NoWrite}
 	observed, err := read(ctx, inv, lease.Token())
 	if err != nil {
 		// Nothing was read (or a stale token was refused), so the resource
@@ -150,7 +151,7 @@ func (w *worker) section(ctx context.Context, lease Lease) {
 		w.h.Add(op)
 	}()
 	op.Observed = observed
-	if err := w.c.Failpoint(ctx, FailpointCriticalSection); err != nil {
+	if err := w.c.Failpoint(ctx, harness.FailpointCriticalSection); err != nil {
 		op.Error = err.Error()
 		return
 	}
@@ -176,7 +177,7 @@ func (w *worker) section(ctx context.Context, lease Lease) {
 		op.Result = models.Wrote
 	case err == nil:
 		op.Result = models.Rejected
-	case errors.Is(err, errNotSent), errors.Is(err, redis.ErrClosed):
+	case errors.Is(err, harness.ErrNotSent), errors.Is(err, redis.ErrClosed):
 		op.Error = err.Error()
 	default:
 		op.Result, op.Error = models.WriteUnknown, err.Error()

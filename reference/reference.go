@@ -1,14 +1,17 @@
-package harness
+package reference
 
-import "github.com/locklab/locklab/cluster"
+import (
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/harness"
+)
 
-// Reference is the correct lock another lock is measured against on
+// For is the correct lock another lock is measured against on
 // topology t, and its name in `check list`: the watchdog token lock on one
 // master, Redlock on five, and the reentrant lock where critical sections
 // nest on one master (there is no reentrant Redlock). A failure it shows
 // too is inherent to the fault, not the lock's own. Run uses it when
 // Options.Reference is nil.
-func Reference(t cluster.Topology, nested bool) (name string, newLocker NewLocker) {
+func For(t cluster.Topology, nested bool) (name string, newLocker harness.NewLocker) {
 	switch {
 	case t == cluster.Redlock:
 		return "redlock", NewRedlock

@@ -1,4 +1,4 @@
-package harness_test
+package runner_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/fault"
 	"github.com/locklab/locklab/harness"
@@ -17,14 +18,15 @@ import (
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/network"
 	"github.com/locklab/locklab/pitfalls"
+	"github.com/locklab/locklab/runner"
 )
 
 func TestRunUnderNetworkAndNodeFaults(t *testing.T) {
-	s := harness.Scenario{
+	s := runner.Scenario{
 		Name:     "faults",
 		Topology: cluster.Single,
-		Workload: harness.Workload{TTL: 200 * time.Millisecond, Work: 5 * time.Millisecond, Duration: 1500 * time.Millisecond, Timeout: 300 * time.Millisecond},
-		Faults: []harness.ScheduledFault{
+		Workload: runner.Workload{TTL: 200 * time.Millisecond, Work: 5 * time.Millisecond, Duration: 1500 * time.Millisecond, Timeout: 300 * time.Millisecond},
+		Faults: []runner.ScheduledFault{
 			{At: 200 * time.Millisecond, For: 300 * time.Millisecond, Fault: fault.Partition{Client: 0}},
 			{At: 200 * time.Millisecond, For: 300 * time.Millisecond, Fault: fault.BlackHole{Client: 1, Direction: network.Downstream}},
 			{At: 600 * time.Millisecond, For: 200 * time.Millisecond, Fault: fault.Latency{Client: 2, Delay: 20 * time.Millisecond}},
@@ -32,12 +34,12 @@ func TestRunUnderNetworkAndNodeFaults(t *testing.T) {
 		},
 	}
 	dir := t.TempDir()
-	res, err := harness.Run(context.Background(), s, pitfalls.NewTokenLock, harness.Options{Dir: dir})
+	res, err := runner.Run(context.Background(), s, pitfalls.NewTokenLock, runner.Options{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []string{harness.CheckLock, harness.CheckResource, harness.CheckLiveness} {
-		if res.Verdicts[c] != harness.OK {
+	for _, c := range []string{check.CheckLock, check.CheckResource, check.CheckLiveness} {
+		if res.Verdicts[c] != check.OK {
 			t.Errorf("%s: %s with a correct lock", c, res.Verdicts[c])
 		}
 	}
@@ -60,7 +62,7 @@ func TestRunUnderNetworkAndNodeFaults(t *testing.T) {
 	if unknown == 0 {
 		t.Error("black-holed replies gave client 1 no unknown outcome")
 	}
-	for _, file := range []string{harness.ResultFile, harness.LockFile, harness.ResourceFile} {
+	for _, file := range []string{runner.ResultFile, runner.LockFile, runner.ResourceFile} {
 		if _, err := os.Stat(filepath.Join(dir, file)); err != nil {
 			t.Error(err)
 		}
@@ -75,9 +77,9 @@ func TestRunCancelledLeavesNothing(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
 	before := runtime.NumGoroutine()
 	ctx, cancel := context.WithCancel(context.Background())
-	s := harness.Scenario{Name: "cancelled", Workload: harness.Workload{Duration: time.Minute}}
+	s := runner.Scenario{Name: "cancelled", Workload: runner.Workload{Duration: time.Minute}}
 	time.AfterFunc(500*time.Millisecond, cancel)
-	if _, err := harness.Run(ctx, s, pitfalls.NewWatchdogLock, harness.Options{}); err == nil {
+	if _, err := runner.Run(ctx, s, pitfalls.NewWatchdogLock, runner.Options{}); err == nil {
 		t.Fatal("a cancelled run returned no error")
 	}
 	if n := redisChildren(t); n != 0 {
@@ -100,20 +102,20 @@ func TestRunCancelledLeavesNothing(t *testing.T) {
 func TestRunRejectsBadInput(t *testing.T) {
 	tests := []struct {
 		name string
-		s    harness.Scenario
-		opts harness.Options
+		s    runner.Scenario
+		opts runner.Options
 		want string
 	}{
-		{"no name", harness.Scenario{}, harness.Options{}, "no name"},
-		{"negative duration", harness.Scenario{Name: "x", Workload: harness.Workload{Work: -1}}, harness.Options{}, "negative"},
-		{"unknown topology", harness.Scenario{Name: "x", Topology: "ring"}, harness.Options{}, "unknown topology"},
-		{"negative clients", harness.Scenario{Name: "x"}, harness.Options{Clients: -1}, "negative"},
-		{"too short for the story", harness.Scenario{Name: "x", MinDuration: 3 * time.Second}, harness.Options{Duration: time.Second},
+		{"no name", runner.Scenario{}, runner.Options{}, "no name"},
+		{"negative duration", runner.Scenario{Name: "x", Workload: runner.Workload{Work: -1}}, runner.Options{}, "negative"},
+		{"unknown topology", runner.Scenario{Name: "x", Topology: "ring"}, runner.Options{}, "unknown topology"},
+		{"negative clients", runner.Scenario{Name: "x"}, runner.Options{Clients: -1}, "negative"},
+		{"too short for the story", runner.Scenario{Name: "x", MinDuration: 3 * time.Second}, runner.Options{Duration: time.Second},
 			"too short for this scenario's story; it needs at least 3s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := harness.Run(context.Background(), tt.s, pitfalls.NewTokenLock, tt.opts)
+			_, err := runner.Run(context.Background(), tt.s, pitfalls.NewTokenLock, tt.opts)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %v, want one containing %q", err, tt.want)
 			}
@@ -159,12 +161,12 @@ func locklabDirs(t *testing.T) int {
 // TestRunWaitsForItsFailpoints: a run goes on past its Duration until the
 // failpoint it arms has fired, so an unlucky client cannot skip the story.
 func TestRunWaitsForItsFailpoints(t *testing.T) {
-	s := harness.Scenario{
+	s := runner.Scenario{
 		Name:       "late",
-		Workload:   harness.Workload{TTL: 200 * time.Millisecond, Work: 5 * time.Millisecond, Duration: 50 * time.Millisecond},
+		Workload:   runner.Workload{TTL: 200 * time.Millisecond, Work: 5 * time.Millisecond, Duration: 50 * time.Millisecond},
 		Failpoints: []harness.Failpoint{{Name: harness.FailpointCriticalSection, Client: 0, Skip: 15, Action: harness.Sleep(time.Millisecond)}},
 	}
-	res, err := harness.Run(context.Background(), s, pitfalls.NewTokenLock, harness.Options{})
+	res, err := runner.Run(context.Background(), s, pitfalls.NewTokenLock, runner.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,23 +182,23 @@ func TestRunWaitsForItsFailpoints(t *testing.T) {
 // after the run ended, make every verdict unknown and the result say why;
 // the run ran, so Run returns no error.
 func TestRunNotExercised(t *testing.T) {
-	work := harness.Workload{TTL: 200 * time.Millisecond, Work: 5 * time.Millisecond, Duration: 100 * time.Millisecond}
+	work := runner.Workload{TTL: 200 * time.Millisecond, Work: 5 * time.Millisecond, Duration: 100 * time.Millisecond}
 	tests := []struct {
 		name string
-		s    harness.Scenario
+		s    runner.Scenario
 		want string
 	}{
-		{"hook the lock lacks", harness.Scenario{Name: "no-hook", Workload: work,
+		{"hook the lock lacks", runner.Scenario{Name: "no-hook", Workload: work,
 			Failpoints: []harness.Failpoint{{Name: "no-such-hook", Client: 0, Action: harness.Crash()}}},
 			`failpoint no-such-hook never fired`},
-		{"fault after the end", harness.Scenario{Name: "late-fault", Workload: work,
-			Faults: []harness.ScheduledFault{{At: time.Minute, For: time.Second, Fault: fault.ClockSkew{Client: 0, By: time.Second}}}},
+		{"fault after the end", runner.Scenario{Name: "late-fault", Workload: work,
+			Faults: []runner.ScheduledFault{{At: time.Minute, For: time.Second, Fault: fault.ClockSkew{Client: 0, By: time.Second}}}},
 			"was never injected"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel() // the run waits 15 s for the failpoint before it gives up
-			res, err := harness.Run(context.Background(), tt.s, pitfalls.NewTokenLock, harness.Options{})
+			res, err := runner.Run(context.Background(), tt.s, pitfalls.NewTokenLock, runner.Options{})
 			if err != nil {
 				t.Fatalf("error %v: a run that ran returns its result and no error", err)
 			}
@@ -204,7 +206,7 @@ func TestRunNotExercised(t *testing.T) {
 				t.Errorf("not exercised: %q, want one line naming %q", res.NotExercised, tt.want)
 			}
 			for _, c := range res.Checks {
-				if c.Verdict != harness.Unknown || !strings.Contains(c.Detail, tt.want) {
+				if c.Verdict != check.Unknown || !strings.Contains(c.Detail, tt.want) {
 					t.Errorf("%s: %s: %s", c.Checker, c.Verdict, c.Detail)
 				}
 			}
@@ -217,15 +219,15 @@ func TestRunNotExercised(t *testing.T) {
 // critical section) ends while the other clients still cycle, instead of
 // waiting out its cap after they stopped.
 func TestRunFinishesTheStory(t *testing.T) {
-	s := harness.Scenario{
+	s := runner.Scenario{
 		Name:     "story",
-		Workload: harness.Workload{TTL: 200 * time.Millisecond, Work: 5 * time.Millisecond, Duration: 100 * time.Millisecond},
+		Workload: runner.Workload{TTL: 200 * time.Millisecond, Work: 5 * time.Millisecond, Duration: 100 * time.Millisecond},
 		Failpoints: []harness.Failpoint{
 			{Name: harness.FailpointBeforeAcquire, Client: 0, Skip: 1, Action: harness.Sleep(300 * time.Millisecond)},
 			{Name: harness.FailpointBeforeAcquire, Client: 0, Skip: 1, Action: harness.SleepUntil(harness.FailpointCriticalSection, 5*time.Second)},
 		},
 	}
-	res, err := harness.Run(context.Background(), s, pitfalls.NewTokenLock, harness.Options{Dir: t.TempDir()})
+	res, err := runner.Run(context.Background(), s, pitfalls.NewTokenLock, runner.Options{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +246,7 @@ func TestRunFinishesTheStory(t *testing.T) {
 // readHistory reads the history a run wrote into dir.
 func readHistory(t *testing.T, dir string) []history.Op {
 	t.Helper()
-	ops, err := history.ReadFile(filepath.Join(dir, harness.HistoryFile))
+	ops, err := history.ReadFile(filepath.Join(dir, runner.HistoryFile))
 	if err != nil {
 		t.Fatal(err)
 	}

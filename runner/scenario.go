@@ -1,4 +1,4 @@
-package harness
+package runner
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/fault"
+	"github.com/locklab/locklab/harness"
 )
 
 // Scenario is one experiment: a topology, a workload, and the faults that hit
@@ -17,7 +18,7 @@ type Scenario struct {
 	Topology    cluster.Topology
 	Persistence cluster.Persistence // what the lock nodes keep on disk across a restart
 	Workload    Workload
-	Failpoints  []Failpoint
+	Failpoints  []harness.Failpoint
 	Faults      []ScheduledFault
 	// Handover is the longest median wait between two holders that still
 	// counts as a prompt handover; 0 means 100 ms.
@@ -130,13 +131,9 @@ type ScheduledFault struct {
 	Crux bool
 }
 
-// WholeRun is how long a fault lasts that is healed only when the run ends;
-// no run is that long.
-const WholeRun = time.Hour
-
 // lasting says how long a fault lasts, in a label's words.
 func lasting(d time.Duration) string {
-	if d >= WholeRun {
+	if d >= harness.WholeRun {
 		return "until the run ends"
 	}
 	return "for " + d.String()

@@ -1,4 +1,4 @@
-package harness_test
+package runner_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
 )
 
@@ -55,8 +56,8 @@ func TestCrashAfterSetNXGet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := harness.Run(context.Background(), s, func(c *harness.Client) harness.Locker { return &setNXGetExpire{c: c} },
-		harness.Options{Dir: t.TempDir(), ReferenceRuns: -1})
+	res, err := runner.Run(context.Background(), s, func(c *harness.Client) harness.Locker { return &setNXGetExpire{c: c} },
+		runner.Options{Dir: t.TempDir(), ReferenceRuns: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

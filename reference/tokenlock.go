@@ -1,10 +1,11 @@
-package harness
+package reference
 
 import (
 	"context"
 	"fmt"
 	"time"
 
+	"github.com/locklab/locklab/harness"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -13,16 +14,16 @@ import (
 // in one Lua script. The watchdog variant also renews the lease every TTL/3
 // while it is held; it is the reference lock on one master.
 type TokenLock struct {
-	c        *Client
+	c        *harness.Client
 	watchdog bool
 	n        int // acquires so far, to make each token unique
 }
 
 // NewTokenLock builds a TokenLock without renewal.
-func NewTokenLock(c *Client) Locker { return &TokenLock{c: c} }
+func NewTokenLock(c *harness.Client) harness.Locker { return &TokenLock{c: c} }
 
 // NewWatchdogLock builds a TokenLock that renews its lease while held.
-func NewWatchdogLock(c *Client) Locker { return &TokenLock{c: c, watchdog: true} }
+func NewWatchdogLock(c *harness.Client) harness.Locker { return &TokenLock{c: c, watchdog: true} }
 
 // releaseScript deletes the key only if it still holds our token.
 var releaseScript = redis.NewScript(`
@@ -40,14 +41,14 @@ return 0`)
 
 // Acquire sets the key with our token and the TTL in one command. The lease
 // is a *TokenLease.
-func (l *TokenLock) Acquire(ctx context.Context, key string) (Lease, error) {
+func (l *TokenLock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
 	token := newToken(l.c, &l.n)
 	ok, err := l.c.Redis().SetNX(ctx, key, token, l.c.TTL()).Result()
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		return nil, fmt.Errorf("%s: %w", key, ErrNotAcquired)
+		return nil, fmt.Errorf("%s: %w", key, harness.ErrNotAcquired)
 	}
 	lease := &TokenLease{c: l.c, key: key, token: token, stop: make(chan struct{})}
 	if l.watchdog {
@@ -58,7 +59,7 @@ func (l *TokenLock) Acquire(ctx context.Context, key string) (Lease, error) {
 
 // TokenLease is a lease of a TokenLock.
 type TokenLease struct {
-	c     *Client
+	c     *harness.Client
 	key   string
 	token string
 	stop  chan struct{} // closed by Release: the watchdog ends
@@ -79,7 +80,7 @@ func (l *TokenLease) Release(ctx context.Context) error {
 		return err
 	}
 	if n == 0 {
-		return fmt.Errorf("%s: %w", l.key, ErrNotHeld)
+		return fmt.Errorf("%s: %w", l.key, harness.ErrNotHeld)
 	}
 	return nil
 }
@@ -113,7 +114,7 @@ func watchdog(ctx context.Context, ttl time.Duration, stop <-chan struct{}, rene
 
 // newToken makes a value no other lease of this run uses: the client's ID
 // and a counter of its acquires.
-func newToken(c *Client, n *int) string {
+func newToken(c *harness.Client, n *int) string {
 	*n++
 	return fmt.Sprintf("c%d-%d", c.ID(), *n)
 }

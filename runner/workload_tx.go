@@ -1,34 +1,22 @@
-package harness
+package runner
 
 import (
 	"context"
 	"database/sql"
 	"errors"
 
-	_ "github.com/go-sql-driver/mysql" // the MariaDB driver database/sql uses
-
+	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 )
-
-// FailpointBeforeCommit is in a transactional critical section, after the
-// UPDATE and before COMMIT.
-const FailpointBeforeCommit = "before-commit"
-
-// openDB opens a client's own connection pool to the MariaDB inventory.
-func openDB(dsn string) *sql.DB {
-	db, _ := sql.Open("mysql", dsn) // only fails for an unknown driver name
-	db.SetMaxOpenConns(2)
-	return db
-}
 
 // sectionTx is the critical section when the inventory is a MariaDB row: one
 // REPEATABLE READ transaction that reads the stock, works, and writes the
 // stock it read minus one. It releases the lock before COMMIT when the
 // workload says so, and reports whether it did.
-func (w *worker) sectionTx(ctx context.Context, lease Lease) (released bool) {
-	op := history.Op{Client: w.c.id, Kind: history.KindSection, Call: w.h.Now(), Token: lease.Token(), Result: models.NoWrite}
-	tx, err := w.c.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead})
+func (w *worker) sectionTx(ctx context.Context, lease harness.Lease) (released bool) {
+	op := history.Op{Client: w.c.ID(), Kind: history.KindSection, Call: w.h.Now(), Token: lease.Token(), Result: models.NoWrite}
+	tx, err := w.c.DB().BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead})
 	if err != nil {
 		return false
 	}
@@ -40,7 +28,7 @@ func (w *worker) sectionTx(ctx context.Context, lease Lease) (released bool) {
 		op.Return = w.h.Now()
 		w.h.Add(op)
 	}()
-	if err := w.c.Failpoint(ctx, FailpointCriticalSection); err != nil {
+	if err := w.c.Failpoint(ctx, harness.FailpointCriticalSection); err != nil {
 		op.Error = err.Error()
 		return false
 	}
@@ -59,7 +47,7 @@ func (w *worker) sectionTx(ctx context.Context, lease Lease) (released bool) {
 		w.release(ctx, lease, false)
 		released = true
 	}
-	if err := w.c.Failpoint(ctx, FailpointBeforeCommit); err != nil {
+	if err := w.c.Failpoint(ctx, harness.FailpointBeforeCommit); err != nil {
 		op.Error = err.Error()
 		return released
 	}

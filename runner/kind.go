@@ -1,4 +1,4 @@
-package harness
+package runner
 
 import (
 	"context"
@@ -130,8 +130,8 @@ type tally struct {
 // references are the reference runs made for one classification.
 type references struct {
 	runs     int
-	verdicts map[string]Verdict // of the last run
-	tallies  map[string]*tally  // by checker
+	verdicts map[string]check.Verdict // of the last run
+	tallies  map[string]*tally        // by checker
 }
 
 // Beyond the reference: the subject's unexplained overlaps must be more

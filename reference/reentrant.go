@@ -1,10 +1,11 @@
-package harness
+package reference
 
 import (
 	"context"
 	"fmt"
 	"sync"
 
+	"github.com/locklab/locklab/harness"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -13,7 +14,7 @@ import (
 // a watchdog that renews the key while the owner holds it. It is the
 // reference lock where critical sections nest on one master.
 type ReentrantLock struct {
-	c     *Client
+	c     *harness.Client
 	owner string
 
 	mu    sync.Mutex
@@ -26,7 +27,7 @@ type reentrantHold struct {
 }
 
 // NewReentrantLock builds a ReentrantLock; one client is one owner.
-func NewReentrantLock(c *Client) Locker {
+func NewReentrantLock(c *harness.Client) harness.Locker {
 	return &ReentrantLock{c: c, owner: fmt.Sprintf("c%d", c.ID()), holds: map[string]*reentrantHold{}}
 }
 
@@ -60,21 +61,21 @@ end
 return 0`)
 
 // Acquire takes the lock, or takes it once more if this client holds it.
-func (l *ReentrantLock) Acquire(ctx context.Context, key string) (Lease, error) {
+func (l *ReentrantLock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
 	return l.AcquireOn(ctx, l.c.Redis(), key)
 }
 
 // AcquireOn is Acquire through rdb, one of the client's connections or its
 // pool: a lock that follows the acquire with a command that must share its
 // connection (WAIT) passes that connection.
-func (l *ReentrantLock) AcquireOn(ctx context.Context, rdb redis.Scripter, key string) (Lease, error) {
+func (l *ReentrantLock) AcquireOn(ctx context.Context, rdb redis.Scripter, key string) (harness.Lease, error) {
 	ttl := l.c.TTL().Milliseconds()
 	n, err := reentrantAcquire.Run(ctx, rdb, []string{key}, l.owner, ttl).Int()
 	if err != nil {
 		return nil, err
 	}
 	if n == 0 {
-		return nil, fmt.Errorf("%s: %w", key, ErrNotAcquired)
+		return nil, fmt.Errorf("%s: %w", key, harness.ErrNotAcquired)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -111,7 +112,7 @@ func (r *reentrantLease) Release(ctx context.Context) error {
 		return err
 	}
 	if n < 0 {
-		return fmt.Errorf("%s: %w", r.key, ErrNotHeld)
+		return fmt.Errorf("%s: %w", r.key, harness.ErrNotHeld)
 	}
 	return nil
 }

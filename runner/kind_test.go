@@ -1,4 +1,4 @@
-package harness_test
+package runner_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/pitfalls"
+	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
 )
 
@@ -77,13 +78,13 @@ func TestKinds(t *testing.T) {
 			// packages' tests: a Redlock restart whose window the load let
 			// pass unseen is tried again, at most twice, as the pitfalls'
 			// tests retry a stalled run.
-			var res *harness.Result
+			var res *runner.Result
 			var got check.Check
 			dir := ""
 			for try := 1; ; try++ {
 				var err error
 				dir = t.TempDir()
-				res, err = harness.Run(context.Background(), s, tt.lock, harness.Options{Dir: dir, Reference: tt.reference, ReferenceRuns: tt.referenceRuns})
+				res, err = runner.Run(context.Background(), s, tt.lock, runner.Options{Dir: dir, Reference: tt.reference, ReferenceRuns: tt.referenceRuns})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -107,8 +108,8 @@ func TestKinds(t *testing.T) {
 				}
 			}
 
-			var saved harness.Result
-			b, err := os.ReadFile(filepath.Join(dir, harness.ResultFile))
+			var saved runner.Result
+			b, err := os.ReadFile(filepath.Join(dir, runner.ResultFile))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -116,11 +117,11 @@ func TestKinds(t *testing.T) {
 				t.Fatal(err)
 			}
 			if k := kindOf(saved.Checks, tt.checker); k.Kind != got.Kind || k.KindWhy != got.KindWhy {
-				t.Errorf("%s holds kind %q (%s), the result %q", harness.ResultFile, k.Kind, k.KindWhy, got.Kind)
+				t.Errorf("%s holds kind %q (%s), the result %q", runner.ResultFile, k.Kind, k.KindWhy, got.Kind)
 			}
 
 			// The classifier reads what each fault can do from the history.
-			ops, err := history.ReadFile(filepath.Join(dir, harness.HistoryFile))
+			ops, err := history.ReadFile(filepath.Join(dir, runner.HistoryFile))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -130,17 +131,17 @@ func TestKinds(t *testing.T) {
 				}
 			}
 
-			_, err = os.Stat(filepath.Join(dir, harness.ReferenceDir, harness.HistoryFile))
+			_, err = os.Stat(filepath.Join(dir, runner.ReferenceDir, runner.HistoryFile))
 			switch {
 			case tt.refRuns > 0 && err != nil:
 				t.Errorf("no reference history: %v", err)
 			case tt.refRuns == 0 && !errors.Is(err, fs.ErrNotExist):
 				t.Errorf("the reference ran though the history decided: %v", err)
 			case tt.refRuns > 0 && saved.Reference[tt.checker] == "":
-				t.Errorf("%s holds no reference verdicts: %v", harness.ResultFile, saved.Reference)
+				t.Errorf("%s holds no reference verdicts: %v", runner.ResultFile, saved.Reference)
 			}
 			if saved.ReferenceRuns != tt.refRuns {
-				t.Errorf("%s says the reference ran %d times, want %d", harness.ResultFile, saved.ReferenceRuns, tt.refRuns)
+				t.Errorf("%s says the reference ran %d times, want %d", runner.ResultFile, saved.ReferenceRuns, tt.refRuns)
 			}
 		})
 	}

@@ -1,10 +1,11 @@
-package harness
+package reference
 
 import (
 	"context"
 	"fmt"
 	"time"
 
+	"github.com/locklab/locklab/harness"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -14,16 +15,16 @@ import (
 // random retry delay is the workload's. It is the reference lock of the
 // redlock topology.
 type Redlock struct {
-	c *Client
+	c *harness.Client
 	n int // acquires so far, to make each token unique
 }
 
 // NewRedlock builds a Redlock over the client's Nodes.
-func NewRedlock(c *Client) Locker { return &Redlock{c: c} }
+func NewRedlock(c *harness.Client) harness.Locker { return &Redlock{c: c} }
 
 // Acquire tries every node once and keeps the lock only with a quorum and
 // time left.
-func (l *Redlock) Acquire(ctx context.Context, key string) (Lease, error) {
+func (l *Redlock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
 	nodes := l.c.Nodes()
 	ttl := l.c.TTL()
 	token := newToken(l.c, &l.n)
@@ -46,7 +47,7 @@ func (l *Redlock) Acquire(ctx context.Context, key string) (Lease, error) {
 	quorum := len(nodes)/2 + 1
 	if votes < quorum || validity <= 0 {
 		unlockAll(ctx, nodes, key, token)
-		return nil, fmt.Errorf("%s: %d of %d nodes, validity %s: %w", key, votes, len(nodes), validity, ErrNotAcquired)
+		return nil, fmt.Errorf("%s: %d of %d nodes, validity %s: %w", key, votes, len(nodes), validity, harness.ErrNotAcquired)
 	}
 	return &redlockLease{nodes: nodes, key: key, token: token}, nil
 }
@@ -65,7 +66,7 @@ func (l *redlockLease) Token() uint64 { return 0 }
 // Release deletes our key on every node; it was ours if a majority still had it.
 func (l *redlockLease) Release(ctx context.Context) error {
 	if deleted := unlockAll(ctx, l.nodes, l.key, l.token); deleted < len(l.nodes)/2+1 {
-		return fmt.Errorf("%s: only %d nodes still held it: %w", l.key, deleted, ErrNotHeld)
+		return fmt.Errorf("%s: only %d nodes still held it: %w", l.key, deleted, harness.ErrNotHeld)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package harness
+package runner
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,7 +18,10 @@ import (
 	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/fault"
+	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/reference"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -38,7 +42,7 @@ type Options struct {
 	// means the reference lock of the scenario's topology and nesting
 	// (Reference: the watchdog token lock, the reentrant lock, Redlock); a
 	// user may pass their lock's bug-free twin instead.
-	Reference NewLocker
+	Reference harness.NewLocker
 	// ReferenceRuns is how many times the reference may run when the
 	// history alone cannot tell a failure's kind: own by comparison needs
 	// it ok in every one, and the runs stop at the first that fails. 0
@@ -51,11 +55,11 @@ type Options struct {
 
 // Result is what one run found.
 type Result struct {
-	Scenario string             `json:"scenario"`
-	Lock     string             `json:"lock"`
-	Seed     int64              `json:"seed"`
-	Verdicts map[string]Verdict `json:"verdicts"`
-	Checks   []Check            `json:"checks"`
+	Scenario string                   `json:"scenario"`
+	Lock     string                   `json:"lock"`
+	Seed     int64                    `json:"seed"`
+	Verdicts map[string]check.Verdict `json:"verdicts"`
+	Checks   []check.Check            `json:"checks"`
 	// Detect is when the first violation became visible, since the start.
 	Detect   *time.Duration `json:"detect_ns"`
 	Duration time.Duration  `json:"duration_ns"`
@@ -73,7 +77,7 @@ type Result struct {
 	// Reference holds the verdicts of Options.Reference in the same
 	// scenario and seed, when a failing verdict made it run: those of its
 	// last run, the one that failed if one did.
-	Reference map[string]Verdict `json:"reference,omitempty"`
+	Reference map[string]check.Verdict `json:"reference,omitempty"`
 	// ReferenceRuns is how many times the reference ran.
 	ReferenceRuns int `json:"reference_runs,omitempty"`
 }
@@ -93,7 +97,7 @@ const (
 // not happen as written: then every verdict is unknown and
 // Result.NotExercised says what did not happen. An error means the run
 // could not run or could not be judged, and comes with no result.
-func Run(ctx context.Context, s Scenario, newLocker NewLocker, opts Options) (*Result, error) {
+func Run(ctx context.Context, s Scenario, newLocker harness.NewLocker, opts Options) (*Result, error) {
 	res, _, err := runOps(ctx, s, newLocker, opts)
 	return res, err
 }
@@ -101,7 +105,7 @@ func Run(ctx context.Context, s Scenario, newLocker NewLocker, opts Options) (*R
 // runOps is Run, also handing back the run's history (nil when it has
 // none), so that the classifier can judge a reference run's overlaps
 // without reading a file.
-func runOps(ctx context.Context, s Scenario, newLocker NewLocker, opts Options) (*Result, []history.Op, error) {
+func runOps(ctx context.Context, s Scenario, newLocker harness.NewLocker, opts Options) (*Result, []history.Op, error) {
 	if err := s.Validate(); err != nil {
 		return nil, nil, err
 	}
@@ -124,7 +128,7 @@ func runOps(ctx context.Context, s Scenario, newLocker NewLocker, opts Options) 
 		opts.Seed = 1
 	}
 	if opts.Reference == nil {
-		_, opts.Reference = Reference(s.Topology, s.Workload.Nested)
+		_, opts.Reference = reference.For(s.Topology, s.Workload.Nested)
 	}
 	if opts.Dir != "" {
 		if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
@@ -153,7 +157,7 @@ func runOps(ctx context.Context, s Scenario, newLocker NewLocker, opts Options) 
 	}
 	defer h.Close()
 
-	r := &run{s: s, w: w, opts: opts, cluster: cl, h: h, points: newFailpoints(s.Failpoints)}
+	r := &run{s: s, w: w, opts: opts, cluster: cl, h: h, points: harness.NewFailpoints(s.Failpoints)}
 	if err := r.execute(ctx, newLocker); err != nil {
 		return nil, nil, fmt.Errorf("run %s: %w", s.Name, err)
 	}
@@ -193,12 +197,12 @@ type run struct {
 	opts    Options
 	cluster *cluster.Cluster
 	h       *history.Recorder
-	points  *failpoints
+	points  *harness.Failpoints
 }
 
 // execute starts the clients, runs the workload under the scenario's
 // faults, lets the clients finish, probes liveness and records the end.
-func (r *run) execute(ctx context.Context, newLocker NewLocker) error {
+func (r *run) execute(ctx context.Context, newLocker harness.NewLocker) error {
 	if err := r.setupInventory(ctx); err != nil {
 		return fmt.Errorf("set up inventory: %w", err)
 	}
@@ -206,12 +210,12 @@ func (r *run) execute(ctx context.Context, newLocker NewLocker) error {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	env := fault.NewEnv(r.cluster, r.h)
-	var clients []*Client
+	var clients []*harness.Client
 	// Client r.w.Clients is the liveness probe: a fresh process that only
 	// comes to the lock after the workload stopped.
 	for id := 0; id <= r.w.Clients; id++ {
-		c, links, err := connect(runCtx, r.cluster, clientConfig{id: id, ttl: r.w.TTL, key: r.w.Key, timeout: r.w.Timeout,
-			history: r.h, points: r.points})
+		c, links, err := harness.Join(runCtx, r.cluster, harness.ClientOptions{ID: id, TTL: r.w.TTL, Key: r.w.Key, Timeout: r.w.Timeout},
+			r.h, r.points)
 		if err != nil {
 			return err
 		}
@@ -223,7 +227,7 @@ func (r *run) execute(ctx context.Context, newLocker NewLocker) error {
 	}
 	probe := clients[r.w.Clients]
 	clients = clients[:r.w.Clients]
-	r.points.start(runCtx, env)
+	r.points.Start(runCtx, env)
 
 	var stop atomic.Bool
 	workers := make([]*worker, r.w.Clients)
@@ -246,7 +250,7 @@ func (r *run) execute(ctx context.Context, newLocker NewLocker) error {
 		cancel()
 		wg.Wait()
 		faultsDone()
-		r.points.healAll()
+		r.points.HealAll()
 		return err
 	}
 	stop.Store(true)
@@ -256,11 +260,11 @@ func (r *run) execute(ctx context.Context, newLocker NewLocker) error {
 	if !finished {
 		for _, wk := range workers {
 			if wk.inCycle.Load() {
-				stuck = append(stuck, wk.c.id)
+				stuck = append(stuck, wk.c.ID())
 			}
 		}
 	}
-	heals := errors.Join(faultsDone(), r.points.healAll())
+	heals := errors.Join(faultsDone(), r.points.HealAll())
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -268,10 +272,10 @@ func (r *run) execute(ctx context.Context, newLocker NewLocker) error {
 	logf(r.opts.Log, "%s: probing liveness (bound %s)", r.s.Name, bound)
 	end := &history.End{Initial: r.w.Stock, Stuck: stuck, Bound: bound, TTL: r.w.TTL, Work: r.w.Work,
 		Timed:        r.cluster.Topology() == cluster.Redlock,
-		NotExercised: append(r.points.unfired(), notInjected()...)}
+		NotExercised: append(r.points.Unfired(), notInjected()...)}
 	r.probe(runCtx, probe, newLocker, bound, end)
-	end.NotExercised = append(end.NotExercised, r.points.spoiledBy()...)
-	end.Unmet = r.points.unmet(r.h.Ops())
+	end.NotExercised = append(end.NotExercised, r.points.SpoiledBy()...)
+	end.Unmet = r.points.Unmet(func(client int) string { return refusals(r.h.Ops(), client) })
 	if err := r.readEnd(ctx, end); err != nil {
 		return err
 	}
@@ -304,10 +308,10 @@ func (r *run) wait(ctx context.Context) error {
 	deadline, cancel := context.WithTimeout(ctx, failpointWait)
 	defer cancel()
 	select {
-	case <-r.points.allFired:
+	case <-r.points.AllFired():
 	default:
 		select {
-		case <-r.points.allFired:
+		case <-r.points.AllFired():
 			if !sleepCtx(ctx, settle) {
 				return ctx.Err()
 			}
@@ -315,16 +319,16 @@ func (r *run) wait(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			logf(r.opts.Log, "%s: failpoints never fired: %v", r.s.Name, r.points.unfired())
+			logf(r.opts.Log, "%s: failpoints never fired: %v", r.s.Name, r.points.Unfired())
 		}
 	}
-	r.points.awaitIdle(deadline)
+	r.points.AwaitIdle(deadline)
 	return ctx.Err()
 }
 
-func (r *run) newWorker(c *Client, newLocker NewLocker, stop *atomic.Bool) *worker {
+func (r *run) newWorker(c *harness.Client, newLocker harness.NewLocker, stop *atomic.Bool) *worker {
 	return &worker{c: c, lock: newLocker(c), w: r.w, h: r.h, stop: stop,
-		rng: rand.New(rand.NewPCG(uint64(r.opts.Seed), uint64(c.id)))}
+		rng: rand.New(rand.NewPCG(uint64(r.opts.Seed), uint64(c.ID())))}
 }
 
 // schedule runs the scenario's timed faults in the background. The first
@@ -375,8 +379,8 @@ func (r *run) inject(ctx context.Context, env *fault.Env, sf ScheduledFault) (bo
 }
 
 // probe lets a fresh client try to take and give back the lock within bound.
-func (r *run) probe(ctx context.Context, c *Client, newLocker NewLocker, bound time.Duration, end *history.End) {
-	if len(r.points.spoiledBy()) > 0 {
+func (r *run) probe(ctx context.Context, c *harness.Client, newLocker harness.NewLocker, bound time.Duration, end *history.End) {
+	if len(r.points.SpoiledBy()) > 0 {
 		// Every verdict is unknown already; a broken lock program would
 		// only make the probe wait for it.
 		end.ProbeErr = "not tried: the run was spoiled"
@@ -520,9 +524,48 @@ func warm(ctx context.Context, workers ...*worker) {
 	defer cancel()
 	var wg sync.WaitGroup
 	for _, wk := range workers {
-		if w, ok := wk.lock.(Warmer); ok {
+		if w, ok := wk.lock.(harness.Warmer); ok {
 			wg.Go(func() { w.Warm(ctx) })
 		}
 	}
 	wg.Wait()
+}
+
+// refusals says how often client held the lock, and when anyone last
+// held it, with what refused every acquire since: a lock that refuses
+// service (WAIT with replication cut) refuses them all.
+func refusals(ops []history.Op, client int) string {
+	held, last := 0, time.Duration(0)
+	for _, op := range ops {
+		if op.Kind != history.KindAcquire || op.Nested || op.Probe || op.Outcome != models.OK {
+			continue
+		}
+		if op.Client == client {
+			held++
+		}
+		last = max(last, op.Return)
+	}
+	refused, reasons := 0, map[string]int{}
+	for _, op := range ops {
+		if op.Kind != history.KindAcquire || op.Nested || op.Probe || op.Call <= last {
+			continue
+		}
+		refused++
+		why := op.Error
+		if why == "" {
+			why = "not acquired"
+		}
+		reasons[why]++
+	}
+	line := fmt.Sprintf("client %d held the lock %d time(s)", client, held)
+	if refused == 0 {
+		return line
+	}
+	why := make([]string, 0, len(reasons))
+	for r, n := range reasons {
+		why = append(why, fmt.Sprintf("%d× %s", n, r))
+	}
+	slices.Sort(why)
+	return line + fmt.Sprintf("; nobody held it after %s: all %d acquires since were refused (%s)",
+		last.Round(time.Millisecond), refused, strings.Join(why, "; "))
 }
