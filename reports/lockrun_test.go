@@ -61,7 +61,7 @@ func lockRuns(t *testing.T, reportDir string) []Run {
 		LockRun("redislock", own),
 		LockRun("redislock", stalled),
 		LockRun("redislock", notRun),
-		skippedLockRun("redislock", "unlock-before-commit", 7, filepath.Join(reportDir, "redislock-unlock-before-commit"), "MariaDB not found: run `make deps`"),
+		SkippedLockRun("redislock", "unlock-before-commit", 7, filepath.Join(reportDir, "redislock-unlock-before-commit"), "MariaDB not found: run `make deps`"),
 	}
 }
 

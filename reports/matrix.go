@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/locks"
@@ -78,7 +77,7 @@ func Matrix(ctx context.Context, name string, newLocker harness.NewLocker, opts 
 			break
 		}
 		runs = append(runs, r)
-		matrixProgress(progress, r)
+		fmt.Fprint(progress, r.Outcome())
 	}
 	// The index shows what the folder holds even when a run failed; a
 	// folder it cannot read is left out of it, not a reason to fail.
@@ -127,46 +126,13 @@ func matrixRun(ctx context.Context, name string, newLocker harness.NewLocker, s 
 	res, err := harness.Run(ctx, s, newLocker, o)
 	var r Run
 	if why, missing := MissingComponent(err); missing {
-		r = skippedLockRun(name, s.Name, opts.Seed, dir, why)
+		r = SkippedLockRun(name, s.Name, opts.Seed, dir, why)
 	} else if err == nil {
 		r = LockRun(name, res)
 	} else {
 		return Run{}, err
 	}
 	return r, SaveRun(r)
-}
-
-// matrixProgress ends a lock run's progress line with how it turned out.
-func matrixProgress(w io.Writer, r Run) {
-	took := time.Duration(r.DurationMS * float64(time.Millisecond)).Round(time.Millisecond)
-	var inherent []string
-	for _, c := range check.Checkers {
-		if r.Kinds[c] == check.Inherent {
-			inherent = append(inherent, c+" "+string(r.Verdicts[c]))
-		}
-	}
-	switch r.status() {
-	case skipped:
-		fmt.Fprintf(w, "skipped: %s\n", r.Skipped)
-	case notExercised:
-		fmt.Fprintf(w, "not exercised (%s)\n", took)
-		for _, why := range r.NotExercised {
-			fmt.Fprintf(w, "    not exercised: %s\n", why)
-		}
-	case ownFailure:
-		fmt.Fprintf(w, "own failures: %s (%s)\n", strings.Join(r.ownFailures(), ", "), took)
-	case undecided:
-		fmt.Fprintf(w, "unknown verdicts: %s (%s)\n", strings.Join(r.unknowns(), ", "), took)
-	case asExpected:
-		if len(inherent) > 0 {
-			fmt.Fprintf(w, "no own failures; inherent: %s (%s)\n", strings.Join(inherent, ", "), took)
-			return
-		}
-		fmt.Fprintf(w, "no own failures (%s)\n", took)
-	}
-	for _, note := range r.unmetNotes() {
-		fmt.Fprintf(w, "    %s\n", note)
-	}
 }
 
 // MissingComponent says whether err means a run could not start because

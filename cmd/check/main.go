@@ -457,31 +457,10 @@ func catalogue(ctx context.Context, cfg config, progress io.Writer) ([]reports.R
 				return runs, err
 			}
 			runs = append(runs, r)
-			progressLine(progress, r)
+			fmt.Fprint(progress, r.Outcome())
 		}
 	}
 	return runs, nil
-}
-
-// progressLine ends a run's progress line with how it turned out.
-func progressLine(w io.Writer, r reports.Run) {
-	took := time.Duration(r.DurationMS * float64(time.Millisecond)).Round(time.Millisecond)
-	switch {
-	case r.Skipped != "":
-		fmt.Fprintf(w, "skipped: %s\n", r.Skipped)
-	case len(r.NotExercised) > 0:
-		fmt.Fprintf(w, "not exercised (%s)\n", took)
-		for _, why := range r.NotExercised {
-			fmt.Fprintf(w, "    not exercised: %s\n", why)
-		}
-	case !r.Pass:
-		fmt.Fprintf(w, "NOT as expected: %s (%s)\n", strings.Join(check.Mismatches(r.Expected, r.Verdicts), "; "), took)
-	default:
-		fmt.Fprintf(w, "as expected (%s)\n", took)
-		for _, why := range r.Unmet {
-			fmt.Fprintf(w, "    not struck by its fault: %s\n", why)
-		}
-	}
 }
 
 // list prints the catalogue, the locks and the scenarios.

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/pitfalls"
@@ -298,31 +297,6 @@ func TestMissingMariaDB(t *testing.T) {
 	}
 	if !strings.Contains(string(page), `href="4-no-release-broken/lock.html"`) {
 		t.Error("index.html lacks the runs that did run")
-	}
-}
-
-// TestProgressLine: the progress line says how each kind of run turned out.
-func TestProgressLine(t *testing.T) {
-	p := pitfalls.Catalogue()[0]
-	unknown := map[string]harness.Verdict{}
-	for _, c := range check.Checkers {
-		unknown[c] = harness.Unknown
-	}
-	notRun := reports.NewRun(p, p.Cases()[0], &harness.Result{Scenario: p.Scenario, Verdicts: unknown,
-		Duration: 1500 * time.Millisecond, NotExercised: []string{"failpoint after-setnx never fired"}})
-	tests := []struct {
-		r    reports.Run
-		want string
-	}{
-		{notRun, "not exercised (1.5s)\n    not exercised: failpoint after-setnx never fired\n"},
-		{reports.SkippedRun(p, p.Cases()[1], 1, "", "MariaDB not found: install it"), "skipped: MariaDB not found: install it\n"},
-	}
-	for _, tt := range tests {
-		var buf bytes.Buffer
-		progressLine(&buf, tt.r)
-		if buf.String() != tt.want {
-			t.Errorf("progress %q, want %q", buf.String(), tt.want)
-		}
 	}
 }
 
