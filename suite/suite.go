@@ -8,6 +8,7 @@ package suite
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -220,4 +221,24 @@ func missingComponent(err error) (why string, missing bool) {
 		return msg, true
 	}
 	return "", false
+}
+
+// Keep makes dir, a run's folder that harness.Run wrote for the lock named
+// lock, a run the report shows: it saves the run's run.json and draws its
+// run.html. `check explore` keeps each bug's run this way.
+func Keep(dir, lock string) error {
+	b, err := os.ReadFile(filepath.Join(dir, harness.ResultFile))
+	if err != nil {
+		return fmt.Errorf("keep run: %w", err)
+	}
+	var res harness.Result
+	if err := json.Unmarshal(b, &res); err != nil {
+		return fmt.Errorf("keep run: %s: %w", filepath.Join(dir, harness.ResultFile), err)
+	}
+	res.Dir = dir // the run was made in a scratch folder, then moved here
+	r := reports.LockRun(lock, &res)
+	if err := reports.SaveRun(r); err != nil {
+		return err
+	}
+	return reports.WriteRunPages(filepath.Dir(dir), []reports.Run{r})
 }

@@ -3,6 +3,7 @@ package suite
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/pitfalls"
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/scenarios"
@@ -193,5 +195,42 @@ func TestInterrupted(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, reports.IndexFile)); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestKeep: a run folder that harness.Run wrote becomes a lock run the
+// report shows, with its run.json and run.html; a folder without a result
+// is an error of one line.
+func TestKeep(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "explore-token-single-1")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res := harness.Result{Scenario: "explore", Seed: 5, Duration: time.Second, Dir: "/scratch/1",
+		Verdicts: map[string]harness.Verdict{harness.CheckLock: harness.Illegal, harness.CheckResource: harness.OK,
+			harness.CheckLiveness: harness.OK, harness.CheckHandover: harness.OK}}
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, harness.ResultFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Keep(dir, "token"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, reports.RunPageFile)); err != nil {
+		t.Error(err)
+	}
+	runs, err := reports.LoadRuns(filepath.Dir(dir))
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs %v, err %v", runs, err)
+	}
+	if r := runs[0]; r.Lock != "token" || r.Scenario != "explore" || r.Seed != 5 || r.Pass || r.ReportDir != dir {
+		t.Errorf("kept run = %+v", r)
+	}
+	err = Keep(t.TempDir(), "token")
+	if err == nil || !strings.HasPrefix(err.Error(), "keep run: ") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("keep of a folder without a result: %v", err)
 	}
 }
