@@ -39,7 +39,9 @@ type Options struct {
 // Catalogue runs every case of each pitfall in ps (its broken lock, its
 // fixes and controls) in the scenario the case names, and compares each
 // run with what the catalogue expects. Each run goes into its own folder,
-// <id>-<name>-<variant>[-<scenario>]; the rest is as for Lock.
+// <id>-<name>-<variant>[-<scenario>]. A case whose scenario is unknown is
+// refused before any run; running, skipping, saving and the index are as
+// for Lock.
 func Catalogue(ctx context.Context, ps []pitfalls.Pitfall, opts Options) ([]reports.Run, error) {
 	var todo []job
 	for _, p := range ps {
