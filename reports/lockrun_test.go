@@ -2,9 +2,7 @@ package reports
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,8 +12,6 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/check"
-	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/pitfalls"
 	"github.com/locklab/locklab/runner"
 )
 
@@ -61,7 +57,7 @@ func lockRuns(t *testing.T, reportDir string) []Run {
 		LockRun("redislock", own),
 		LockRun("redislock", stalled),
 		LockRun("redislock", notRun),
-		skippedLockRun("redislock", "unlock-before-commit", 7, filepath.Join(reportDir, "redislock-unlock-before-commit"), "MariaDB not found: run `make deps`"),
+		SkippedLockRun("redislock", "unlock-before-commit", 7, filepath.Join(reportDir, "redislock-unlock-before-commit"), "MariaDB not found: run `make deps`"),
 	}
 }
 
@@ -331,60 +327,6 @@ func TestLoadLockRuns(t *testing.T) {
 		runs, err := LoadRuns(dir)
 		if err == nil || !strings.Contains(err.Error(), "not a run") || len(runs) != len(want) {
 			t.Errorf("%s: %d runs, err %v", body, len(runs), err)
-		}
-	}
-}
-
-// TestMatrixRefuses: what would stop a matrix halfway is refused before any
-// run, without Redis.
-func TestMatrixRefuses(t *testing.T) {
-	newLocker := pitfalls.NewTokenLock
-	out := t.TempDir()
-	single := []cluster.Topology{cluster.Single}
-	tests := []struct {
-		name string
-		lock string
-		opts MatrixOptions
-		want string
-	}{
-		{"no topology", "x", MatrixOptions{Out: out}, "no topology given"},
-		{"unknown topology", "x", MatrixOptions{Out: out, Topologies: []cluster.Topology{"ring"}}, `unknown topology "ring"`},
-		{"empty topology", "x", MatrixOptions{Out: out, Topologies: []cluster.Topology{""}}, `unknown topology ""`},
-		{"no name", "", MatrixOptions{Out: out, Topologies: single}, `the lock's name "" cannot name a folder`},
-		{"a path for a name", "../x", MatrixOptions{Out: out, Topologies: single}, "cannot name a folder"},
-		{"no folder", "x", MatrixOptions{Topologies: single}, "no report folder"},
-		{"negative duration", "x", MatrixOptions{Out: out, Topologies: single, Duration: -time.Second}, "must not be negative"},
-		{"too short", "x", MatrixOptions{Out: out, Topologies: []cluster.Topology{cluster.Replicated}, Duration: time.Second},
-			"too short for scenario failover"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			runs, err := Matrix(context.Background(), tt.lock, newLocker, tt.opts)
-			if err == nil || !strings.Contains(err.Error(), tt.want) || runs != nil {
-				t.Errorf("runs %v, err %v: want %q", runs, err, tt.want)
-			}
-		})
-	}
-	if entries, _ := os.ReadDir(out); len(entries) != 0 {
-		t.Errorf("a refused matrix wrote %v", entries)
-	}
-}
-
-func TestMissingComponent(t *testing.T) {
-	tests := []struct {
-		err     error
-		why     string
-		missing bool
-	}{
-		{nil, "", false},
-		{errors.New("boom"), "", false},
-		{fmt.Errorf("run x: %w", cluster.ErrNoMariaDB), cluster.ErrNoMariaDB.Error(), true},
-		{fmt.Errorf("run x: %w", cluster.ErrNoRedisServer), cluster.ErrNoRedisServer.Error(), true},
-	}
-	for _, tt := range tests {
-		why, missing := MissingComponent(tt.err)
-		if missing != tt.missing || !strings.HasPrefix(why, tt.why) {
-			t.Errorf("MissingComponent(%v) = %q, %v; want %q, %v", tt.err, why, missing, tt.why, tt.missing)
 		}
 	}
 }

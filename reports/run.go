@@ -124,9 +124,10 @@ func SkippedRun(p pitfalls.Pitfall, c pitfalls.Case, seed int64, dir, why string
 		Expected: c.Expected, ReportDir: dir, Skipped: why, Entry: p}
 }
 
-// skippedLockRun is the run of lockName through scenario that could not
-// start, for the reason why.
-func skippedLockRun(lockName, scenario string, seed int64, dir, why string) Run {
+// SkippedLockRun is the run of the lock named lockName through scenario
+// that could not start, for the reason why. It has no verdicts and does not
+// pass.
+func SkippedLockRun(lockName, scenario string, seed int64, dir, why string) Run {
 	if why == "" {
 		why = "could not start"
 	}

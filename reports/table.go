@@ -166,6 +166,51 @@ func asExpectedText(r Run) string {
 	return strings.Join(append([]string{"yes"}, r.unmetNotes()...), "; ")
 }
 
+// Outcome says how r turned out, as the end of its progress line: one line
+// with the run's length, then an indented line for each note (what did not
+// happen, why its fault never struck).
+func (r Run) Outcome() string {
+	took := durationText(r.DurationMS)
+	var lines []string
+	notes := r.Lock != "" // a case's notes follow only "as expected"; a lock run's all but one
+	switch r.status() {
+	case skipped:
+		lines = append(lines, "skipped: "+r.Skipped)
+	case notExercised:
+		lines = append(lines, fmt.Sprintf("not exercised (%s)", took))
+		for _, why := range r.NotExercised {
+			lines = append(lines, "    not exercised: "+why)
+		}
+	case notAsExpected:
+		lines = append(lines, fmt.Sprintf("NOT as expected: %s (%s)", strings.Join(check.Mismatches(r.Expected, r.Verdicts), "; "), took))
+	case ownFailure:
+		lines = append(lines, fmt.Sprintf("own failures: %s (%s)", strings.Join(r.ownFailures(), ", "), took))
+	case undecided:
+		lines = append(lines, fmt.Sprintf("unknown verdicts: %s (%s)", strings.Join(r.unknowns(), ", "), took))
+	case asExpected:
+		var inherent []string
+		for _, c := range check.Checkers {
+			if r.Kinds[c] == check.Inherent {
+				inherent = append(inherent, c+" "+string(r.Verdicts[c]))
+			}
+		}
+		switch {
+		case r.Lock == "":
+			lines, notes = append(lines, fmt.Sprintf("as expected (%s)", took)), true
+		case len(inherent) > 0:
+			lines, notes = append(lines, fmt.Sprintf("no own failures; inherent: %s (%s)", strings.Join(inherent, ", "), took)), false
+		default:
+			lines = append(lines, fmt.Sprintf("no own failures (%s)", took))
+		}
+	}
+	if notes {
+		for _, note := range r.unmetNotes() {
+			lines = append(lines, "    "+note)
+		}
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
 // unmetNotes say, one each, why the fault r's scenario is about never
 // struck its lock.
 func (r Run) unmetNotes() []string {

@@ -88,7 +88,7 @@ func Verify(dir string) ([]Run, []Change, error) {
 		}
 		if _, err := os.Stat(filepath.Join(report, IndexFile)); err != nil {
 			// No report around the run: only its own page is rewritten.
-			return mine, changes, writeRunPages(report, mine)
+			return mine, changes, WriteRunPages(report, mine)
 		}
 		return mine, changes, WriteIndex(report, runs)
 	}
@@ -189,8 +189,10 @@ func verifyRun(folder string) ([]Change, error) {
 	return changes, nil
 }
 
-// writeRunPages writes the page of each run, with no index around them.
-func writeRunPages(dir string, runs []Run) error {
+// WriteRunPages writes the page of each run, run.html, into the run's
+// folder, with no index around them; dir is the report folder the pages
+// link back to.
+func WriteRunPages(dir string, runs []Run) error {
 	var errs []error
 	for _, r := range runs {
 		st := readStory(r)
@@ -227,24 +229,4 @@ func VerifyCode(runs []Run) int {
 		}
 	}
 	return code
-}
-
-// KeepRun makes dir, a run's folder that runner.Run wrote for the lock
-// named lockName, a run that reports show: it saves the run's run.json and
-// writes its run.html. `check explore` keeps the run it found this way.
-func KeepRun(dir, lockName string) error {
-	b, err := os.ReadFile(filepath.Join(dir, runner.ResultFile))
-	if err != nil {
-		return fmt.Errorf("keep run: %w", err)
-	}
-	var res runner.Result
-	if err := json.Unmarshal(b, &res); err != nil {
-		return fmt.Errorf("keep run: %s: %w", filepath.Join(dir, runner.ResultFile), err)
-	}
-	res.Dir = dir // the run was made in a scratch folder, then moved here
-	r := LockRun(lockName, &res)
-	if err := SaveRun(r); err != nil {
-		return err
-	}
-	return writeRunPages(filepath.Dir(dir), []Run{r})
 }

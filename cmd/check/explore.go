@@ -16,7 +16,7 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/explore"
 	"github.com/locklab/locklab/locks"
-	"github.com/locklab/locklab/reports"
+	"github.com/locklab/locklab/suite"
 )
 
 // exploreFlags are the flags of `check explore`.
@@ -266,7 +266,7 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	for _, b := range rep.Bugs {
 		if b.ReportDir != "" {
 			// Each bug's run gets its page, like every run of a report.
-			err = errors.Join(err, reports.KeepRun(b.ReportDir, in.cfg.Lock))
+			err = errors.Join(err, suite.Keep(b.ReportDir, in.cfg.Lock))
 		}
 	}
 	if in.json {

@@ -70,6 +70,7 @@ import (
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/suite"
 )
 
 // Exit codes.
@@ -143,27 +144,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "check:", err)
 		return exitMismatch
 	}
+	opts := suite.Options{Out: cfg.out, Seed: cfg.seed, Duration: cfg.duration, Progress: stderr, Backend: cfg.backend}
 	var runs []reports.Run
 	if cfg.lock.Name != "" {
-		runs, err = reports.Matrix(ctx, cfg.lock.Name, cfg.lock.New, reports.MatrixOptions{
-			Topologies: cfg.topologies, Out: cfg.out, Seed: cfg.seed, Duration: cfg.duration, Progress: stderr, Backend: cfg.backend})
+		runs, err = suite.Lock(ctx, cfg.lock.Name, cfg.lock.New, cfg.topologies, opts)
 	} else {
-		runs, err = catalogue(ctx, cfg, stderr)
+		runs, err = suite.Catalogue(ctx, cfg.pitfalls, opts)
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "check:", err)
 		// The runs made so far are in their folders; the index shows them.
-		writeIndex(cfg.out, runs, io.Discard)
+		fmt.Fprintln(stderr, "check:", err)
 		if ctx.Err() != nil {
 			return 130 // interrupted, as shells report Ctrl-C
 		}
 		return exitMismatch
 	}
-	indexed, err := writeIndex(cfg.out, runs, stderr)
-	if err != nil {
-		fmt.Fprintln(stderr, "check:", err)
-		return exitMismatch
-	}
+	indexed := indexed(cfg.out, runs, stderr)
 	if cfg.json {
 		err = reports.WriteJSON(stdout, runs)
 	} else {
@@ -186,10 +182,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// writeIndex writes out/index.html from every run folder in out, and returns
-// how many runs it shows. Folders it cannot read are left out with a warning
-// on stderr; if out itself cannot be read, the index shows runs.
-func writeIndex(out string, runs []reports.Run, stderr io.Writer) (int, error) {
+// indexed is how many runs out/index.html shows: every run folder in out
+// that could be read, with a warning on stderr for those that could not;
+// if out itself cannot be read, the index shows runs.
+func indexed(out string, runs []reports.Run, stderr io.Writer) int {
 	all, err := reports.LoadRuns(out)
 	if err != nil {
 		fmt.Fprintln(stderr, "check: warning: the index leaves out what it cannot read:", err)
@@ -197,7 +193,7 @@ func writeIndex(out string, runs []reports.Run, stderr io.Writer) (int, error) {
 			all = runs
 		}
 	}
-	return len(all), reports.WriteIndex(out, all)
+	return len(all)
 }
 
 // flags are the command line's flags, before they are checked.
@@ -405,83 +401,6 @@ func prepareOut(out string) error {
 	f.Close()
 	os.Remove(f.Name())
 	return nil
-}
-
-// catalogue runs both variants of each pitfall, one run at a time because
-// scenarios are timed against real clocks, and reports progress on stderr.
-// Each run is saved in its folder as it ends. A run that cannot start for
-// want of redis-server or MariaDB is skipped; any other error stops the
-// catalogue and is returned with the runs made so far.
-func catalogue(ctx context.Context, cfg config, progress io.Writer) ([]reports.Run, error) {
-	var runs []reports.Run
-	total := 0
-	for _, p := range cfg.pitfalls {
-		total += len(p.Cases())
-	}
-	for _, p := range cfg.pitfalls {
-		for _, c := range p.Cases() {
-			if err := ctx.Err(); err != nil {
-				return runs, err
-			}
-			name := fmt.Sprintf("%s-%s-%s", p.ID, p.Name, c.Variant)
-			if c.Scenario != p.Scenario {
-				name += "-" + c.Scenario
-			}
-			dir := filepath.Join(cfg.out, name)
-			if err := os.RemoveAll(dir); err != nil {
-				return runs, err
-			}
-			s, err := scenarios.Lookup(c.Scenario)
-			if err != nil {
-				return runs, err
-			}
-			fmt.Fprintf(progress, "[%d/%d] %s %s in %s … ", len(runs)+1, total, p.Name, c.Variant, c.Scenario)
-			// A failing verdict sends the topology's reference lock (Run's
-			// default) through the same scenario and seed, to tell own
-			// failures from inherent ones.
-			res, err := runner.Run(ctx, s, c.Locker, runner.Options{
-				Seed: cfg.seed, Dir: dir, Lock: p.Name + "/" + string(c.Variant), Duration: cfg.duration,
-				Backend: cfg.backend,
-			})
-			var r reports.Run
-			if why, missing := reports.MissingComponent(err); missing {
-				r = reports.SkippedRun(p, c, cfg.seed, dir, why)
-			} else if err == nil {
-				r = reports.NewRun(p, c, res)
-			} else {
-				fmt.Fprintln(progress, "error")
-				return runs, err
-			}
-			if err := reports.SaveRun(r); err != nil {
-				fmt.Fprintln(progress, "error")
-				return runs, err
-			}
-			runs = append(runs, r)
-			progressLine(progress, r)
-		}
-	}
-	return runs, nil
-}
-
-// progressLine ends a run's progress line with how it turned out.
-func progressLine(w io.Writer, r reports.Run) {
-	took := time.Duration(r.DurationMS * float64(time.Millisecond)).Round(time.Millisecond)
-	switch {
-	case r.Skipped != "":
-		fmt.Fprintf(w, "skipped: %s\n", r.Skipped)
-	case len(r.NotExercised) > 0:
-		fmt.Fprintf(w, "not exercised (%s)\n", took)
-		for _, why := range r.NotExercised {
-			fmt.Fprintf(w, "    not exercised: %s\n", why)
-		}
-	case !r.Pass:
-		fmt.Fprintf(w, "NOT as expected: %s (%s)\n", strings.Join(check.Mismatches(r.Expected, r.Verdicts), "; "), took)
-	default:
-		fmt.Fprintf(w, "as expected (%s)\n", took)
-		for _, why := range r.Unmet {
-			fmt.Fprintf(w, "    not struck by its fault: %s\n", why)
-		}
-	}
 }
 
 // list prints the catalogue, the locks and the scenarios.

@@ -301,31 +301,6 @@ func TestMissingMariaDB(t *testing.T) {
 	}
 }
 
-// TestProgressLine: the progress line says how each kind of run turned out.
-func TestProgressLine(t *testing.T) {
-	p := pitfalls.Catalogue()[0]
-	unknown := map[string]check.Verdict{}
-	for _, c := range check.Checkers {
-		unknown[c] = check.Unknown
-	}
-	notRun := reports.NewRun(p, p.Cases()[0], &runner.Result{Scenario: p.Scenario, Verdicts: unknown,
-		Duration: 1500 * time.Millisecond, NotExercised: []string{"failpoint after-setnx never fired"}})
-	tests := []struct {
-		r    reports.Run
-		want string
-	}{
-		{notRun, "not exercised (1.5s)\n    not exercised: failpoint after-setnx never fired\n"},
-		{reports.SkippedRun(p, p.Cases()[1], 1, "", "MariaDB not found: install it"), "skipped: MariaDB not found: install it\n"},
-	}
-	for _, tt := range tests {
-		var buf bytes.Buffer
-		progressLine(&buf, tt.r)
-		if buf.String() != tt.want {
-			t.Errorf("progress %q, want %q", buf.String(), tt.want)
-		}
-	}
-}
-
 // BenchmarkCatalogue is the wall time of the whole `check` run (target: under
 // 60 s for the single-node catalogue). Run it with -benchtime 1x.
 func BenchmarkCatalogue(b *testing.B) {

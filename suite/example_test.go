@@ -1,4 +1,4 @@
-package reports_test
+package suite_test
 
 import (
 	"context"
@@ -8,18 +8,16 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/pitfalls"
 	"github.com/locklab/locklab/reports"
+	"github.com/locklab/locklab/suite"
 )
 
 // An attendee's go test puts their lock through every single-node scenario
 // and fails on any failure of the lock's own; the report folder holds the
 // matrix in index.html, and every run's files. (Not run here: it starts
 // Redis for each of a dozen scenarios.)
-func ExampleMatrix() {
-	runs, err := reports.Matrix(context.Background(), "my-lock", pitfalls.NewTokenLock, reports.MatrixOptions{
-		Topologies: []cluster.Topology{cluster.Single},
-		Out:        "my-lock-report",
-		Progress:   os.Stderr,
-	})
+func ExampleLock() {
+	runs, err := suite.Lock(context.Background(), "my-lock", pitfalls.NewTokenLock,
+		[]cluster.Topology{cluster.Single}, suite.Options{Out: "my-lock-report", Progress: os.Stderr})
 	if err != nil {
 		fmt.Println(err)
 		return

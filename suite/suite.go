@@ -1,0 +1,247 @@
+// Package suite runs a set of runs, one at a time, and keeps what each
+// found. It exists so that the catalogue (check), one lock through every
+// scenario of its topologies (check -lock, or a go test of an attendee's
+// lock) and a run that explore found share one loop: run, skip a run that
+// cannot start for want of a server, save, report progress, rebuild the
+// index. Package reports only draws what this loop saves.
+package suite
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/locks"
+	"github.com/locklab/locklab/pitfalls"
+	"github.com/locklab/locklab/reports"
+	"github.com/locklab/locklab/runner"
+	"github.com/locklab/locklab/scenarios"
+)
+
+// Options say where and how a suite runs.
+type Options struct {
+	// Out is the report folder: one folder per run and index.html. Made
+	// when missing.
+	Out      string
+	Seed     int64           // seeds the clients' retry jitter; 0 means 1
+	Duration time.Duration   // overrides each workload's length when > 0
+	Progress io.Writer       // one line per run; nil for none
+	Backend  cluster.Backend // where the servers run; nil means local processes
+}
+
+// Catalogue runs every case of each pitfall in ps (its broken lock, its
+// fixes and controls) in the scenario the case names, and compares each
+// run with what the catalogue expects. Each run goes into its own folder,
+// <id>-<name>-<variant>[-<scenario>]. A case whose scenario is unknown is
+// refused before any run; running, skipping, saving and the index are as
+// for Lock.
+func Catalogue(ctx context.Context, ps []pitfalls.Pitfall, opts Options) ([]reports.Run, error) {
+	var todo []job
+	for _, p := range ps {
+		for _, c := range p.Cases() {
+			s, err := scenarios.Lookup(c.Scenario)
+			if err != nil {
+				return nil, err
+			}
+			folder := fmt.Sprintf("%s-%s-%s", p.ID, p.Name, c.Variant)
+			if c.Scenario != p.Scenario {
+				folder += "-" + c.Scenario
+			}
+			// A failing verdict sends the topology's reference lock (Run's
+			// default) through the same scenario and seed, to tell own
+			// failures from inherent ones.
+			todo = append(todo, job{
+				label: fmt.Sprintf("%s %s in %s", p.Name, c.Variant, c.Scenario), folder: folder,
+				scenario: s, newLocker: c.Locker, lock: p.Name + "/" + string(c.Variant),
+				run: func(res *runner.Result) reports.Run { return reports.NewRun(p, c, res) },
+				skipped: func(seed int64, dir, why string) reports.Run {
+					return reports.SkippedRun(p, c, seed, dir, why)
+				},
+			})
+		}
+	}
+	return runAll(ctx, todo, opts)
+}
+
+// Lock puts the lock newLocker builds, called name, through every scenario
+// of each of topologies, in this order. Each run is judged against the
+// reference lock of its scenario (locks.Reference), so every failing verdict
+// gets a kind, and goes into its own folder, <name>-<scenario>. A name that
+// cannot name a folder, no topology, or a duration too short for a
+// scenario is refused before any run, and nothing is written.
+//
+// Runs are made one at a time, because scenarios are timed against real
+// clocks. Each is saved in its folder as it ends, replacing what an earlier
+// run of the same folder left there, and index.html is rebuilt at the end
+// from every run folder in opts.Out. A run that cannot start for want of
+// redis-server or MariaDB is skipped; any other error stops the suite and
+// is returned with the runs made so far, which the index shows.
+func Lock(ctx context.Context, name string, newLocker harness.NewLocker, topologies []cluster.Topology, opts Options) ([]reports.Run, error) {
+	var todo []job
+	for _, t := range topologies {
+		if t == "" || !cluster.Known(t) {
+			return nil, fmt.Errorf("matrix of %s: unknown topology %q", name, t)
+		}
+		for _, s := range scenarios.All() {
+			if s.Topology != t {
+				continue
+			}
+			j := job{label: fmt.Sprintf("%s in %s", name, s.Name), folder: name + "-" + s.Name,
+				scenario: s, newLocker: newLocker, lock: name,
+				run: func(res *runner.Result) reports.Run { return reports.LockRun(name, res) },
+				skipped: func(seed int64, dir, why string) reports.Run {
+					return reports.SkippedLockRun(name, s.Name, seed, dir, why)
+				},
+			}
+			if locks.Reference(s.Topology, s.Workload.Nested).Name == name {
+				// The lock is its own reference: a run of it that stays ok
+				// only raced differently, and proves nothing.
+				j.referenceRuns = -1
+			}
+			todo = append(todo, j)
+		}
+	}
+	if err := fits(name, todo, opts); err != nil {
+		return nil, fmt.Errorf("matrix of %s: %w", name, err)
+	}
+	if opts.Seed == 0 {
+		opts.Seed = 1 // as runner.Run takes it, so that run.json says so
+	}
+	return runAll(ctx, todo, opts)
+}
+
+// fits refuses, before any run, what would stop a lock's suite halfway: a
+// name that cannot name a folder, no scenario to run, or a duration too
+// short for a scenario's story.
+func fits(name string, todo []job, opts Options) error {
+	switch {
+	case name == "" || name == "." || name == ".." || strings.ContainsAny(name, `/\`):
+		return fmt.Errorf("the lock's name %q cannot name a folder", name)
+	case opts.Out == "":
+		return errors.New("no report folder (Options.Out)")
+	case len(todo) == 0:
+		return errors.New("no topology given, so no scenario to run")
+	case opts.Duration < 0:
+		return fmt.Errorf("the duration must not be negative, got %s", opts.Duration)
+	}
+	for _, j := range todo {
+		if opts.Duration > 0 && opts.Duration < j.scenario.MinDuration {
+			return fmt.Errorf("duration %s is too short for scenario %s, whose story needs at least %s", opts.Duration, j.scenario.Name, j.scenario.MinDuration)
+		}
+	}
+	return nil
+}
+
+// job is one run of a suite: a lock through a scenario into its folder,
+// and how its result becomes a run of the report.
+type job struct {
+	label         string // "no-release broken in contention", for the progress line
+	folder        string // under Options.Out
+	scenario      runner.Scenario
+	newLocker     harness.NewLocker
+	lock          string // the lock's name in the history
+	referenceRuns int    // runner.Options.ReferenceRuns
+	run           func(res *runner.Result) reports.Run
+	skipped       func(seed int64, dir, why string) reports.Run
+}
+
+// runAll makes the runs of todo one after the other, with a progress line
+// each, and then rebuilds the index; see Lock.
+func runAll(ctx context.Context, todo []job, opts Options) ([]reports.Run, error) {
+	progress := opts.Progress
+	if progress == nil {
+		progress = io.Discard
+	}
+	var runs []reports.Run
+	var err error
+	for i, j := range todo {
+		if err = ctx.Err(); err != nil {
+			break
+		}
+		fmt.Fprintf(progress, "[%d/%d] %s … ", i+1, len(todo), j.label)
+		var r reports.Run
+		if r, err = runOne(ctx, j, opts); err != nil {
+			fmt.Fprintln(progress, "error")
+			break
+		}
+		runs = append(runs, r)
+		fmt.Fprint(progress, r.Outcome())
+	}
+	// The index shows what the folder holds even when a run failed; a
+	// folder it cannot read is left out of it, not a reason to fail.
+	all, loadErr := reports.LoadRuns(opts.Out)
+	if all == nil && loadErr != nil {
+		all = runs
+	}
+	return runs, errors.Join(err, reports.WriteIndex(opts.Out, all))
+}
+
+// runOne makes the run of j in its folder and saves it there.
+func runOne(ctx context.Context, j job, opts Options) (reports.Run, error) {
+	dir := filepath.Join(opts.Out, j.folder)
+	if err := os.RemoveAll(dir); err != nil {
+		return reports.Run{}, err
+	}
+	res, err := runner.Run(ctx, j.scenario, j.newLocker, runner.Options{
+		Seed: opts.Seed, Dir: dir, Lock: j.lock, Duration: opts.Duration,
+		Backend: opts.Backend, ReferenceRuns: j.referenceRuns,
+	})
+	var r reports.Run
+	if why, missing := missingComponent(err); missing {
+		r = j.skipped(opts.Seed, dir, why)
+	} else if err == nil {
+		r = j.run(res)
+	} else {
+		return reports.Run{}, err
+	}
+	return r, reports.SaveRun(r)
+}
+
+// missingComponent says whether err means a run could not start because
+// redis-server or MariaDB is missing, and if so what is missing and how to
+// install it.
+func missingComponent(err error) (why string, missing bool) {
+	if err == nil {
+		return "", false
+	}
+	for _, sentinel := range []error{cluster.ErrNoRedisServer, cluster.ErrNoMariaDB} {
+		if !errors.Is(err, sentinel) {
+			continue
+		}
+		// The hint starts at the sentinel; what wraps it only names the run.
+		msg := err.Error()
+		if i := strings.Index(msg, sentinel.Error()); i >= 0 {
+			msg = msg[i:]
+		}
+		return msg, true
+	}
+	return "", false
+}
+
+// Keep makes dir, a run's folder that runner.Run wrote for the lock named
+// lock, a run the report shows: it saves the run's run.json and draws its
+// run.html. `check explore` keeps each bug's run this way.
+func Keep(dir, lock string) error {
+	b, err := os.ReadFile(filepath.Join(dir, runner.ResultFile))
+	if err != nil {
+		return fmt.Errorf("keep run: %w", err)
+	}
+	var res runner.Result
+	if err := json.Unmarshal(b, &res); err != nil {
+		return fmt.Errorf("keep run: %s: %w", filepath.Join(dir, runner.ResultFile), err)
+	}
+	res.Dir = dir // the run was made in a scratch folder, then moved here
+	r := reports.LockRun(lock, &res)
+	if err := reports.SaveRun(r); err != nil {
+		return err
+	}
+	return reports.WriteRunPages(filepath.Dir(dir), []reports.Run{r})
+}
