@@ -47,7 +47,7 @@ type Cluster struct {
 	// replicated runs the Sentinels of the replicated topology; its data
 	// nodes are masters, the first one the master at the start.
 	replicated *ReplicaSet
-	session    RunSession // what a RunBackend keeps for this run, or nil
+	session    RunSession // the backend's run, which started the servers
 }
 
 // Config says what a cluster starts.
@@ -71,11 +71,7 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	}
 	backend := cfg.Backend
 	if backend == nil {
-		server, err := RedisServerPath()
-		if err != nil {
-			return nil, err
-		}
-		backend = Local{Server: server}
+		backend = Local{}
 	}
 	dir, err := NewRunDir()
 	if err != nil {
@@ -87,15 +83,13 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 			c.Close()
 		}
 	}()
-	if rb, ok := backend.(RunBackend); ok {
-		if c.session, err = rb.StartRun(ctx); err != nil {
-			return nil, err
-		}
-		backend = c.session
+	if c.session, err = backend.StartRun(ctx); err != nil {
+		return nil, err
 	}
+	run := c.session
 	// MariaDB first: a backend that lacks it says so before any node starts.
 	if cfg.MariaDB {
-		if c.mariadb, err = backend.StartMariaDB(ctx, dir.Path()); err != nil {
+		if c.mariadb, err = run.StartMariaDB(ctx, dir.Path()); err != nil {
 			return nil, err
 		}
 	}
@@ -103,19 +97,19 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 		return nil, err
 	}
 	if topo == Replicated {
-		if c.replicated, err = StartReplicaSet(ctx, backend, dir.Path(), c.network); err != nil {
+		if c.replicated, err = StartReplicaSet(ctx, run, dir.Path(), c.network); err != nil {
 			return nil, err
 		}
 		c.masters = c.replicated.Nodes()
 	}
 	for i := range masters {
-		n, err := backend.StartNode(ctx, NodeConfig{Name: fmt.Sprintf("n%d", i+1), Dir: dir.Path(), Persistence: cfg.Persistence})
+		n, err := run.StartNode(ctx, NodeConfig{Name: fmt.Sprintf("n%d", i+1), Dir: dir.Path(), Persistence: cfg.Persistence})
 		if err != nil {
 			return nil, err
 		}
 		c.masters = append(c.masters, n)
 	}
-	if c.inventory, err = backend.StartNode(ctx, NodeConfig{Name: "inventory", Dir: dir.Path()}); err != nil {
+	if c.inventory, err = run.StartNode(ctx, NodeConfig{Name: "inventory", Dir: dir.Path()}); err != nil {
 		return nil, err
 	}
 	return c, nil

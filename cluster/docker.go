@@ -125,17 +125,6 @@ type Docker struct {
 // Name is "docker".
 func (Docker) Name() string { return "docker" }
 
-// StartNode fails: a Docker starts servers only within a run (StartRun),
-// which cluster.Start makes.
-func (Docker) StartNode(context.Context, NodeConfig) (Node, error) {
-	return nil, errors.New("docker backend: start a run first (cluster.Start does)")
-}
-
-// StartMariaDB fails, as StartNode does.
-func (Docker) StartMariaDB(context.Context, string) (Database, error) {
-	return nil, errors.New("docker backend: start a run first (cluster.Start does)")
-}
-
 // FaultNotes says how the docker backend's node and replication faults are done.
 func (Docker) FaultNotes() map[Operation]string {
 	return map[Operation]string{
@@ -259,9 +248,6 @@ type dockerPair struct {
 
 // Name is "docker".
 func (r *dockerRun) Name() string { return "docker" }
-
-// Ready is nil: the run's network is up, its images were found.
-func (r *dockerRun) Ready(context.Context, bool) error { return nil }
 
 // PeerAddr is name:6379: names resolve inside the containers.
 func (r *dockerRun) PeerAddr(name string) string {

@@ -96,10 +96,10 @@ type replPair struct{ replica, master Node }
 
 // StartReplicaSet starts the data nodes and the Sentinels as Dir/n1…n3 and
 // Dir/s1…s3, and returns once both replicas are in sync and every Sentinel
-// sees the master, both replicas and the two other Sentinels. The backend
-// starts the servers; the detour links are made in proxy, which the caller
-// closes after Close.
-func StartReplicaSet(ctx context.Context, backend Backend, dir string, proxy *network.Proxy) (_ *ReplicaSet, err error) {
+// sees the master, both replicas and the two other Sentinels. The run, a
+// backend's RunSession, starts the servers; the detour links are made in
+// proxy, which the caller closes after Close.
+func StartReplicaSet(ctx context.Context, run RunSession, dir string, proxy *network.Proxy) (_ *ReplicaSet, err error) {
 	if proxy == nil {
 		return nil, errors.New("start replicated: no network")
 	}
@@ -107,7 +107,7 @@ func StartReplicaSet(ctx context.Context, backend Backend, dir string, proxy *ne
 		return nil, fmt.Errorf("start replicated: %w", err)
 	}
 	r := &ReplicaSet{proxy: proxy, links: make(map[replPair]*network.Link), detours: make(map[*network.Link]int)}
-	r.net, _ = backend.(Networked)
+	r.net, _ = run.(Networked)
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, r.Close())
@@ -120,7 +120,7 @@ func StartReplicaSet(ctx context.Context, backend Backend, dir string, proxy *ne
 			peers = append(peers, fmt.Sprintf("n%d", i+1))
 		}
 	}
-	master, err := backend.StartNode(ctx, NodeConfig{Name: "n1", Dir: dir, Args: r.dataNodeArgs("n1"), Peers: peers})
+	master, err := run.StartNode(ctx, NodeConfig{Name: "n1", Dir: dir, Args: r.dataNodeArgs("n1"), Peers: peers})
 	if err != nil {
 		return nil, fmt.Errorf("start replicated: %w", err)
 	}
@@ -132,7 +132,7 @@ func StartReplicaSet(ctx context.Context, backend Backend, dir string, proxy *ne
 	for i := range replicatedReplicas {
 		name := fmt.Sprintf("n%d", i+2)
 		args := append(r.dataNodeArgs(name), "--replicaof", host, port)
-		n, err := backend.StartNode(ctx, NodeConfig{Name: name, Dir: dir, Args: args, Peers: peers})
+		n, err := run.StartNode(ctx, NodeConfig{Name: name, Dir: dir, Args: args, Peers: peers})
 		if err != nil {
 			return nil, fmt.Errorf("start replicated: %w", err)
 		}
@@ -165,7 +165,7 @@ func StartReplicaSet(ctx context.Context, backend Backend, dir string, proxy *ne
 		fmt.Sprintf("sentinel parallel-syncs %s 1", SentinelMaster),
 	), "\n")
 	for i := range sentinelCount {
-		s, err := backend.StartNode(ctx, NodeConfig{Name: fmt.Sprintf("s%d", i+1), Dir: dir, Sentinel: conf})
+		s, err := run.StartNode(ctx, NodeConfig{Name: fmt.Sprintf("s%d", i+1), Dir: dir, Sentinel: conf})
 		if err != nil {
 			return nil, fmt.Errorf("start replicated: %w", err)
 		}

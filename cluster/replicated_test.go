@@ -27,7 +27,7 @@ const failoverBudget = 5 * time.Second
 func startTestReplicated(tb testing.TB) *ReplicaSet {
 	tb.Helper()
 	network := startTestNetwork(tb)
-	r, err := StartReplicaSet(within(tb, 20*time.Second), Local{}, tb.TempDir(), network)
+	r, err := StartReplicaSet(within(tb, 20*time.Second), localRunOf(tb), tb.TempDir(), network)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -38,6 +38,16 @@ func startTestReplicated(tb testing.TB) *ReplicaSet {
 		}
 	})
 	return r
+}
+
+// localRunOf returns a run of the local backend, which starts processes.
+func localRunOf(tb testing.TB) RunSession {
+	tb.Helper()
+	run, err := Local{}.StartRun(tb.Context())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return run
 }
 
 // awaitValue polls n until key holds want ("" for absent), within 3 s.
@@ -383,7 +393,7 @@ func TestFailoverLosesUnreplicatedWrite(t *testing.T) {
 func TestReplicatedClose(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	r, err := StartReplicaSet(within(t, 20*time.Second), Local{}, dir, startTestNetwork(t))
+	r, err := StartReplicaSet(within(t, 20*time.Second), localRunOf(t), dir, startTestNetwork(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -428,7 +438,7 @@ func BenchmarkFailover(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		r, err := StartReplicaSet(b.Context(), Local{}, b.TempDir(), network)
+		r, err := StartReplicaSet(b.Context(), localRunOf(b), b.TempDir(), network)
 		if err != nil {
 			b.Fatal(err)
 		}
