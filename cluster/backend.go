@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/locklab/locklab/network"
 	"github.com/redis/go-redis/v9"
@@ -179,6 +180,44 @@ func (l localRun) StartNode(ctx context.Context, cfg NodeConfig) (Node, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// The files of a Sentinel started by the local backend: the script it runs
+// instead of redis-server, and the config file the script writes.
+const (
+	sentinelScriptName = "sentinel.sh"
+	sentinelConfName   = "sentinel.conf"
+)
+
+// writeSentinelScript writes to path the script a Sentinel node runs instead
+// of redis-server, with conf as its config. A Sentinel refuses to start without a config file, which
+// redis-server takes only as its first argument, before the ones every node
+// gets; and it rewrites that file, so each Sentinel needs its own, in its own
+// directory. The script, run in the node's directory, writes the file there
+// on the first start (a restart without data writes it afresh) and execs
+// redis-server, which keeps its pid.
+func writeSentinelScript(path, server, conf string) (string, error) {
+	script := fmt.Sprintf("#!/bin/sh\n# Written by locklab: starts a Sentinel with a config file of its own.\n"+
+		"[ -f %[1]s ] || cat > %[1]s <<'EOF'\n%[2]s\nEOF\nexec %[3]s %[1]s --sentinel \"$@\"\n",
+		sentinelConfName, conf, shellQuote(server))
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
+	if err != nil {
+		return "", fmt.Errorf("sentinel script: %w", err)
+	}
+	_, err = f.WriteString(script)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return "", fmt.Errorf("sentinel script: %w", err)
+	}
+	return path, nil
+}
+
+// shellQuote quotes s for /bin/sh.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // sentinelProcess is a Sentinel started through its script, which Stop removes.

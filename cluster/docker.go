@@ -29,6 +29,7 @@ import (
 	dc "github.com/ory/dockertest/v3/docker"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/locklab/locklab/cluster/internal/backendkit"
 	"github.com/locklab/locklab/network"
 )
 
@@ -88,6 +89,8 @@ const (
 	dockerMariaDBPort  = 3306
 	dockerDataDir      = "/data"
 	dockerStartTrials  = 3
+	dockerLogTailLines = 10 // the lines of a container's log an error quotes
+	dockerSentinelConf = "sentinel.conf"
 	dockerStopTimeout  = 10 * time.Second
 	// The run networks' subnets are /24s of this range: the run network is
 	// the first /26, the pair networks are /29s after it.
@@ -375,14 +378,14 @@ func (r *dockerRun) StartNode(ctx context.Context, cfg NodeConfig) (Node, error)
 	r.nodes[cfg.Name] = n
 	r.mu.Unlock()
 
-	args := append([]string{"--port", strconv.Itoa(dockerRedisPort), "--dir", dockerDataDir}, serverArgs(cfg)...)
+	args := append([]string{"--port", strconv.Itoa(dockerRedisPort), "--dir", dockerDataDir}, cfg.ServerArgs()...)
 	init := []string{"-ctl", ":" + strconv.Itoa(dockerInitPort), "-data", dockerDataDir}
 	server := append([]string{"/usr/bin/redis-server"}, args...)
 	if cfg.Sentinel != "" {
 		// A Sentinel wants its config file first, and writes to it: it
 		// lives in the volume, and locklab-init copies it there afresh
 		// after a wipe.
-		conf := dockerDataDir + "/" + sentinelConfName
+		conf := dockerDataDir + "/" + dockerSentinelConf
 		init = append(init, "-seed", dockerSentinelSeed+":"+conf)
 		server = append([]string{"/usr/bin/redis-server", conf, "--sentinel"}, args...)
 		n.sentinel = cfg.Sentinel + "\n" + fmt.Sprintf("sentinel announce-ip %s\n", cfg.Name)
@@ -393,7 +396,7 @@ func (r *dockerRun) StartNode(ctx context.Context, cfg NodeConfig) (Node, error)
 		return nil, fmt.Errorf("start node %s: %w", cfg.Name, err)
 	}
 	n.admin = redis.NewClient(&redis.Options{Addr: n.addr, ContextTimeoutEnabled: true, DialerRetries: 1})
-	if err := waitAdmin(ctx, n.admin); err != nil {
+	if err := backendkit.WaitAdmin(ctx, n.admin); err != nil {
 		err = fmt.Errorf("start node %s: admin client: %w", cfg.Name, err)
 		return nil, errors.Join(err, n.Stop())
 	}
@@ -503,7 +506,7 @@ func (r *dockerRun) StartMariaDB(ctx context.Context, _ string) (Database, error
 		return nil, err
 	}
 	r.mu.Lock()
-	n := &dockerNode{run: r, name: "mariadb", image: image, port: dockerMariaDBPort, cmd: mariaDBInnoDBArgs(), noVolume: true}
+	n := &dockerNode{run: r, name: "mariadb", image: image, port: dockerMariaDBPort, cmd: backendkit.MariaDBInnoDBArgs(), noVolume: true}
 	if r.nodes[n.name] != nil {
 		r.mu.Unlock()
 		return nil, errors.New("start mariadb: one runs already")
@@ -524,7 +527,7 @@ func (r *dockerRun) StartMariaDB(ctx context.Context, _ string) (Database, error
 	}
 	cfg := mysql.NewConfig()
 	cfg.User, cfg.Net, cfg.Addr = "root", "tcp", n.addr
-	cfg.Timeout = mariaDBDialTimeout
+	cfg.Timeout = backendkit.MariaDBDialTimeout
 	connector, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("start mariadb: %w", err), n.Stop())
@@ -540,9 +543,9 @@ func (r *dockerRun) StartMariaDB(ctx context.Context, _ string) (Database, error
 	}
 	probe := sql.OpenDB(probeConnector)
 	defer probe.Close()
-	sctx, cancel := context.WithTimeout(ctx, mariaDBStartCap)
+	sctx, cancel := context.WithTimeout(ctx, backendkit.MariaDBStartCap)
 	defer cancel()
-	err = pollUntil(sctx, "await mariadb", func(ctx context.Context) (string, error) {
+	err = backendkit.PollUntil(sctx, "await mariadb", func(ctx context.Context) (string, error) {
 		if err := probe.PingContext(ctx); err != nil {
 			return err.Error(), nil
 		}
@@ -643,14 +646,14 @@ func (n *dockerNode) create(ctx context.Context) error {
 	}
 	for trial := 1; ; trial++ {
 		if n.hostPort == 0 {
-			port, err := freeLoopbackPort()
+			port, err := backendkit.FreeLoopbackPort()
 			if err != nil {
 				return err
 			}
 			n.hostPort = port
 		}
 		if n.supervised && n.initPort == 0 {
-			port, err := freeLoopbackPort()
+			port, err := backendkit.FreeLoopbackPort()
 			if err != nil {
 				return err
 			}
@@ -873,7 +876,7 @@ func (n *dockerNode) Restart(ctx context.Context, keepData bool) error {
 		return fmt.Errorf("restart node %s: %w", n.name, err)
 	}
 	n.running = true
-	if err := waitAdmin(ctx, n.admin); err != nil {
+	if err := backendkit.WaitAdmin(ctx, n.admin); err != nil {
 		return fmt.Errorf("restart node %s: admin client: %w; log tail:\n%s", n.name, err, n.logTail())
 	}
 	return nil
@@ -959,7 +962,7 @@ func (n *dockerNode) logTail() string {
 	}
 	var out bytes.Buffer
 	err := n.run.pool.Client.Logs(dc.LogsOptions{Container: n.container, OutputStream: &out, ErrorStream: &out,
-		Stdout: true, Stderr: true, Tail: strconv.Itoa(nodeLogTailLines)})
+		Stdout: true, Stderr: true, Tail: strconv.Itoa(dockerLogTailLines)})
 	if err != nil {
 		return fmt.Sprintf("(cannot read log: %v)", err)
 	}
@@ -978,12 +981,12 @@ func (m *dockerMariaDB) DSN() string { return m.cfg.FormatDSN() }
 
 // SetupInventory creates the inventory row, as the local MariaDB does.
 func (m *dockerMariaDB) SetupInventory(ctx context.Context, stock int64) error {
-	return (&MariaDB{db: m.db}).SetupInventory(ctx, stock)
+	return backendkit.SetupInventory(ctx, m.db, stock)
 }
 
 // Stock reads the committed stock, as the local MariaDB does.
 func (m *dockerMariaDB) Stock(ctx context.Context) (int64, error) {
-	return (&MariaDB{db: m.db}).Stock(ctx)
+	return backendkit.Stock(ctx, m.db)
 }
 
 // Stop removes the container and closes the pool; it may be called twice.

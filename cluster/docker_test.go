@@ -15,6 +15,8 @@ import (
 
 	dc "github.com/ory/dockertest/v3/docker"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/locklab/locklab/cluster/internal/backendkit"
 )
 
 var (
@@ -227,7 +229,7 @@ func TestDockerCutReplication(t *testing.T) {
 // awaitValueWithin polls n until key holds want, within d.
 func awaitValueWithin(t *testing.T, n Node, key, want string, d time.Duration) {
 	t.Helper()
-	err := pollUntil(within(t, d), "await "+key+" on "+n.Name(), func(ctx context.Context) (string, error) {
+	err := backendkit.PollUntil(within(t, d), "await "+key+" on "+n.Name(), func(ctx context.Context) (string, error) {
 		got, err := n.Admin().Get(ctx, key).Result()
 		if err != nil || got != want {
 			return fmt.Sprintf("GET %s = %q, %v", key, got, err), nil
@@ -304,7 +306,7 @@ func TestDockerFailover(t *testing.T) {
 func awaitReplicaOfWithin(t *testing.T, n, master Node, d time.Duration) {
 	t.Helper()
 	rs := "" // the address n reports, for the error
-	err := pollUntil(within(t, d), "await "+n.Name()+" replica of "+master.Name(), func(ctx context.Context) (string, error) {
+	err := backendkit.PollUntil(within(t, d), "await "+n.Name()+" replica of "+master.Name(), func(ctx context.Context) (string, error) {
 		info, err := n.Admin().Info(ctx, "replication").Result()
 		if err != nil {
 			return err.Error(), nil

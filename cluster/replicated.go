@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/locklab/locklab/cluster/internal/backendkit"
 	"github.com/locklab/locklab/network"
 	"github.com/redis/go-redis/v9"
 )
@@ -68,11 +69,8 @@ const (
 
 	replicatedReadyCap = 15 * time.Second
 	failoverCap        = 30 * time.Second
-	replicatedPoll     = 5 * time.Millisecond
 	sentinelAskTimeout = 250 * time.Millisecond
 	repointTimeout     = 5 * time.Second
-	sentinelScriptName = "sentinel.sh"
-	sentinelConfName   = "sentinel.conf"
 )
 
 // ReplicaSet is a master, its replicas and the Sentinels that watch them.
@@ -204,37 +202,6 @@ func (r *ReplicaSet) peerAddr(n Node) string {
 	return n.Addr()
 }
 
-// writeSentinelScript writes to path the script a Sentinel node runs instead
-// of redis-server, with conf as its config. A Sentinel refuses to start without a config file, which
-// redis-server takes only as its first argument, before the ones every node
-// gets; and it rewrites that file, so each Sentinel needs its own, in its own
-// directory. The script, run in the node's directory, writes the file there
-// on the first start (a restart without data writes it afresh) and execs
-// redis-server, which keeps its pid.
-func writeSentinelScript(path, server, conf string) (string, error) {
-	script := fmt.Sprintf("#!/bin/sh\n# Written by locklab: starts a Sentinel with a config file of its own.\n"+
-		"[ -f %[1]s ] || cat > %[1]s <<'EOF'\n%[2]s\nEOF\nexec %[3]s %[1]s --sentinel \"$@\"\n",
-		sentinelConfName, conf, shellQuote(server))
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
-	if err != nil {
-		return "", fmt.Errorf("sentinel script: %w", err)
-	}
-	_, err = f.WriteString(script)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(path)
-		return "", fmt.Errorf("sentinel script: %w", err)
-	}
-	return path, nil
-}
-
-// shellQuote quotes s for /bin/sh.
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
 // tuneSentinel shortens the Sentinel's timers, which the config file cannot
 // set, from their production values (seconds) to sentinelPeriod, so that a
 // failover takes seconds.
@@ -256,7 +223,7 @@ func tuneSentinel(ctx context.Context, s Node) error {
 func (r *ReplicaSet) awaitReady(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, replicatedReadyCap)
 	defer cancel()
-	return pollUntil(ctx, "await replicas and sentinels", func(ctx context.Context) (string, error) {
+	return backendkit.PollUntil(ctx, "await replicas and sentinels", func(ctx context.Context) (string, error) {
 		for _, n := range r.nodes[1:] {
 			status, err := infoField(ctx, n, "replication", "master_link_status")
 			if err != nil {
@@ -360,7 +327,7 @@ func (r *ReplicaSet) AwaitFailover(ctx context.Context, from Node) (to Node, too
 	}
 	ctx, cancel := context.WithTimeout(ctx, failoverCap)
 	defer cancel()
-	err = pollUntil(ctx, "await failover from "+from.Name(), func(ctx context.Context) (string, error) {
+	err = backendkit.PollUntil(ctx, "await failover from "+from.Name(), func(ctx context.Context) (string, error) {
 		addr, err := r.namedMaster(ctx)
 		switch {
 		case err != nil:
@@ -579,7 +546,7 @@ func replicaMasterAddr(ctx context.Context, n Node) (string, error) {
 func awaitLinkUp(ctx context.Context, replica Node) error {
 	ctx, cancel := context.WithTimeout(ctx, repointTimeout)
 	defer cancel()
-	return pollUntil(ctx, "await replication link of "+replica.Name(), func(ctx context.Context) (string, error) {
+	return backendkit.PollUntil(ctx, "await replication link of "+replica.Name(), func(ctx context.Context) (string, error) {
 		status, err := infoField(ctx, replica, "replication", "master_link_status")
 		if err != nil {
 			return err.Error(), nil
@@ -696,28 +663,6 @@ func infoValue(info, field string) string {
 		}
 	}
 	return ""
-}
-
-// pollUntil calls check every few milliseconds until it reports nothing left
-// to wait for (an empty string) or fails, or ctx ends; the error then says
-// what it was still waiting for.
-func pollUntil(ctx context.Context, what string, check func(ctx context.Context) (waiting string, err error)) error {
-	tick := time.NewTicker(replicatedPoll)
-	defer tick.Stop()
-	for {
-		waiting, err := check(ctx)
-		if err != nil {
-			return fmt.Errorf("%s: %w", what, err)
-		}
-		if waiting == "" {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s: %w (still: %s)", what, ctx.Err(), waiting)
-		case <-tick.C:
-		}
-	}
 }
 
 // noHeal is the heal of a fault that applied nothing.

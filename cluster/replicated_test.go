@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locklab/locklab/cluster/internal/backendkit"
 	"github.com/locklab/locklab/network"
 	"github.com/redis/go-redis/v9"
 )
@@ -55,7 +56,7 @@ func awaitValue(t *testing.T, n Node, key, want string) {
 	t.Helper()
 	ctx := within(t, 3*time.Second)
 	var got string
-	err := pollUntil(ctx, "await "+key+" on "+n.Name(), func(ctx context.Context) (string, error) {
+	err := backendkit.PollUntil(ctx, "await "+key+" on "+n.Name(), func(ctx context.Context) (string, error) {
 		var err error
 		got, err = n.Admin().Get(ctx, key).Result()
 		if errors.Is(err, redis.Nil) {
@@ -75,7 +76,7 @@ func awaitValue(t *testing.T, n Node, key, want string) {
 func awaitReplicaOf(t *testing.T, n, master Node) {
 	t.Helper()
 	ctx := within(t, 10*time.Second)
-	err := pollUntil(ctx, n.Name()+" becomes a replica of "+master.Name(), func(ctx context.Context) (string, error) {
+	err := backendkit.PollUntil(ctx, n.Name()+" becomes a replica of "+master.Name(), func(ctx context.Context) (string, error) {
 		from, err := replicaMasterAddr(ctx, n)
 		if err != nil {
 			return err.Error(), nil
@@ -97,7 +98,7 @@ func awaitReplicaOf(t *testing.T, n, master Node) {
 // awaitAllSentinelsName polls until every Sentinel names master, within 3 s.
 func awaitAllSentinelsName(t *testing.T, r *ReplicaSet, master Node) {
 	t.Helper()
-	err := pollUntil(within(t, 3*time.Second), "every Sentinel names "+master.Name(), func(ctx context.Context) (string, error) {
+	err := backendkit.PollUntil(within(t, 3*time.Second), "every Sentinel names "+master.Name(), func(ctx context.Context) (string, error) {
 		for _, s := range r.Sentinels() {
 			hostPort, err := s.Admin().Do(ctx, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", SentinelMaster).StringSlice()
 			if err != nil || len(hostPort) != 2 || net.JoinHostPort(hostPort[0], hostPort[1]) != master.Addr() {
