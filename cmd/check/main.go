@@ -64,6 +64,7 @@ import (
 
 	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/docker"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/pitfalls"
@@ -521,7 +522,7 @@ func parseBackend(name string) (cluster.Backend, error) {
 	case "local":
 		return cluster.Local{}, nil
 	case "docker":
-		return cluster.Docker{}, nil
+		return docker.Docker{}, nil
 	}
 	return nil, fmt.Errorf("unknown -backend %q (local or docker)", name)
 }

@@ -1,4 +1,9 @@
-package cluster
+// Package docker is the cluster backend that runs every server of a run in a
+// container of its own, with dockertest, on a Docker network made for the
+// run: the same topologies and faults as local processes, on servers that
+// share no host with the harness or each other. Its images are built offline
+// from this machine's binaries by docker/build.sh (make docker).
+package docker
 
 import (
 	"archive/tar"
@@ -29,6 +34,7 @@ import (
 	dc "github.com/ory/dockertest/v3/docker"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/internal/backendkit"
 	"github.com/locklab/locklab/network"
 )
@@ -129,12 +135,12 @@ type Docker struct {
 func (Docker) Name() string { return "docker" }
 
 // FaultNotes says how the docker backend's node and replication faults are done.
-func (Docker) FaultNotes() map[Operation]string {
-	return map[Operation]string{
-		NodeKill: "docker backend: a node kill is SIGKILL of redis-server by its container's init, " +
+func (Docker) FaultNotes() map[cluster.Operation]string {
+	return map[cluster.Operation]string{
+		cluster.NodeKill: "docker backend: a node kill is SIGKILL of redis-server by its container's init, " +
 			"which keeps the container's network and volume; the restart starts it again there",
-		NodePause: "docker backend: a node pause is docker pause (the cgroup freezer), not SIGSTOP",
-		ReplicationCut: "docker backend: a replication cut disconnects the replica from the network it shares with the master " +
+		cluster.NodePause: "docker backend: a node pause is docker pause (the cgroup freezer), not SIGSTOP",
+		cluster.ReplicationCut: "docker backend: a replication cut disconnects the replica from the network it shares with the master " +
 			"(docker network disconnect); the replica learns of it only by timeout, and the heal resets its replication connection",
 	}
 }
@@ -199,7 +205,7 @@ func (Docker) image(pool *dockertest.Pool, name, repo string) (string, error) {
 
 // StartRun removes what killed runs left, checks the Redis image and makes
 // the run's network.
-func (d Docker) StartRun(ctx context.Context) (RunSession, error) {
+func (d Docker) StartRun(ctx context.Context) (cluster.RunSession, error) {
 	pool, err := d.pool(ctx)
 	if err != nil {
 		return nil, err
@@ -353,7 +359,7 @@ func (p *dockerPair) addrOf(name string) netip.Addr {
 // StartNode starts redis-server in a container as cfg says and returns once
 // it answers on its published port. cfg.Dir is not used: the node's data
 // lives in a volume of its own.
-func (r *dockerRun) StartNode(ctx context.Context, cfg NodeConfig) (Node, error) {
+func (r *dockerRun) StartNode(ctx context.Context, cfg cluster.NodeConfig) (cluster.Node, error) {
 	if cfg.Name == "" || strings.ContainsAny(cfg.Name, "/: \t") {
 		return nil, fmt.Errorf("start node %q: name must be a non-empty word", cfg.Name)
 	}
@@ -405,7 +411,7 @@ func (r *dockerRun) StartNode(ctx context.Context, cfg NodeConfig) (Node, error)
 
 // nodeHosts returns the /etc/hosts entries of a node and the pair networks it
 // joins. Called with r.mu held.
-func (r *dockerRun) nodeHosts(ctx context.Context, cfg NodeConfig) ([]string, []*dockerPair, error) {
+func (r *dockerRun) nodeHosts(ctx context.Context, cfg cluster.NodeConfig) ([]string, []*dockerPair, error) {
 	var hosts []string
 	var pairs []*dockerPair
 	peer := map[string]bool{}
@@ -449,7 +455,7 @@ func (r *dockerRun) forget(n *dockerNode) {
 
 // CutReplication disconnects replica from the pair network it shares with
 // master. Faults may overlap; the last heal connects it again.
-func (r *dockerRun) CutReplication(ctx context.Context, replica, master Node) (network.Heal, error) {
+func (r *dockerRun) CutReplication(ctx context.Context, replica, master cluster.Node) (network.Heal, error) {
 	rn, ok1 := replica.(*dockerNode)
 	mn, ok2 := master.(*dockerNode)
 	if !ok1 || !ok2 || rn.run != r || mn.run != r {
@@ -491,6 +497,10 @@ func (r *dockerRun) CutReplication(ctx context.Context, replica, master Node) (n
 	}, nil
 }
 
+// noHeal is the heal of a fault that applied nothing.
+func noHeal() error { return nil }
+
+// pairKey names the pair network of a and b in dockerRun.pairs.
 func pairKey(a, b string) [2]string {
 	if b < a {
 		a, b = b, a
@@ -500,7 +510,7 @@ func pairKey(a, b string) [2]string {
 
 // StartMariaDB starts MariaDB in a container from the image, whose data
 // directory was made when the image was built, and returns once it answers.
-func (r *dockerRun) StartMariaDB(ctx context.Context, _ string) (Database, error) {
+func (r *dockerRun) StartMariaDB(ctx context.Context, _ string) (cluster.Database, error) {
 	image, err := r.docker.image(r.pool, r.docker.MariaDBImage, dockerMariaDBRepo)
 	if err != nil {
 		return nil, err
@@ -513,7 +523,7 @@ func (r *dockerRun) StartMariaDB(ctx context.Context, _ string) (Database, error
 	}
 	n.ip, err = r.hostAddr(n.name)
 	if err == nil {
-		n.hosts, _, err = r.nodeHosts(ctx, NodeConfig{Name: n.name})
+		n.hosts, _, err = r.nodeHosts(ctx, cluster.NodeConfig{Name: n.name})
 	}
 	if err != nil {
 		r.mu.Unlock()
