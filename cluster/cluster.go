@@ -1,8 +1,10 @@
 // Package cluster starts and stops what a run talks to: the Redis topology
 // (single, replicated with Sentinels, or five Redlock masters), the inventory
 // node that no fault touches, MariaDB for the transaction pitfall, and the
-// in-process toxiproxy network every client link goes through. Servers are
-// started by a Backend: local processes by default, or containers (Docker).
+// in-process toxiproxy network every client link goes through. It holds what
+// every backend shares; the servers themselves are started by a Backend from
+// a package of its own, cluster/local (processes) or cluster/docker
+// (containers), which the caller names in Config.
 package cluster
 
 import (
@@ -55,7 +57,7 @@ type Config struct {
 	Topology    Topology    // "" means Single
 	Persistence Persistence // what the lock nodes keep on disk across a restart
 	MariaDB     bool        // also start MariaDB for the inventory
-	Backend     Backend     // nil means Local{}
+	Backend     Backend     // starts the servers: local.Local{} or docker.Docker{}; required
 }
 
 // Start starts a topology in a fresh run directory. Close stops every
@@ -71,7 +73,7 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	}
 	backend := cfg.Backend
 	if backend == nil {
-		backend = Local{}
+		return nil, errors.New("cluster: Config.Backend is nil: name the backend that starts the servers (local.Local{}, docker.Docker{})")
 	}
 	dir, err := NewRunDir()
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/local"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/pitfalls"
 )
@@ -378,8 +379,8 @@ func TestMissingComponent(t *testing.T) {
 	}{
 		{nil, "", false},
 		{errors.New("boom"), "", false},
-		{fmt.Errorf("run x: %w", cluster.ErrNoMariaDB), cluster.ErrNoMariaDB.Error(), true},
-		{fmt.Errorf("run x: %w", cluster.ErrNoRedisServer), cluster.ErrNoRedisServer.Error(), true},
+		{fmt.Errorf("run x: %w", local.ErrNoMariaDB), local.ErrNoMariaDB.Error(), true},
+		{fmt.Errorf("run x: %w", local.ErrNoRedisServer), local.ErrNoRedisServer.Error(), true},
 	}
 	for _, tt := range tests {
 		why, missing := MissingComponent(tt.err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/local"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/scenarios"
@@ -176,7 +177,7 @@ func MissingComponent(err error) (why string, missing bool) {
 	if err == nil {
 		return "", false
 	}
-	for _, sentinel := range []error{cluster.ErrNoRedisServer, cluster.ErrNoMariaDB} {
+	for _, sentinel := range []error{local.ErrNoRedisServer, local.ErrNoMariaDB} {
 		if !errors.Is(err, sentinel) {
 			continue
 		}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/local"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/locks"
@@ -127,7 +128,7 @@ func TestRedisPyIsTheTokenLock(t *testing.T) {
 			for try := 1; ; try++ {
 				var err error
 				want, err = harness.Run(context.Background(), s, token.New, opts())
-				if errors.Is(err, cluster.ErrNoMariaDB) {
+				if errors.Is(err, local.ErrNoMariaDB) {
 					t.Skip(err)
 				}
 				if err != nil {

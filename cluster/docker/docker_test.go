@@ -18,6 +18,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/internal/backendkit"
+	"github.com/locklab/locklab/cluster/local"
 )
 
 var (
@@ -490,7 +491,7 @@ func BenchmarkStart(b *testing.B) {
 	for _, backend := range []string{"local", "docker"} {
 		for _, topo := range []cluster.Topology{cluster.Single, cluster.Replicated, cluster.Redlock} {
 			b.Run(backend+"/"+string(topo), func(b *testing.B) {
-				cfg := cluster.Config{Topology: topo}
+				cfg := cluster.Config{Topology: topo, Backend: local.Local{}}
 				if backend == "docker" {
 					cfg.Backend = testDocker(b)
 				}

@@ -65,6 +65,7 @@ import (
 	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/docker"
+	"github.com/locklab/locklab/cluster/local"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/pitfalls"
@@ -520,7 +521,7 @@ func list(w io.Writer) {
 func parseBackend(name string) (cluster.Backend, error) {
 	switch name {
 	case "local":
-		return cluster.Local{}, nil
+		return local.Local{}, nil
 	case "docker":
 		return docker.Docker{}, nil
 	}

@@ -1,4 +1,4 @@
-package cluster
+package local
 
 import (
 	"bufio"
@@ -20,6 +20,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/internal/backendkit"
 	"github.com/locklab/locklab/network"
 )
@@ -68,7 +69,7 @@ func (p *nodeProcess) exited() bool {
 
 // StartProcess starts redis-server as cfg says and returns once it answers PING.
 // When it cannot start, the error carries the last lines of its log.
-func StartProcess(ctx context.Context, cfg NodeConfig) (*Process, error) {
+func StartProcess(ctx context.Context, cfg cluster.NodeConfig) (*Process, error) {
 	if cfg.Name == "" || cfg.Name != filepath.Base(cfg.Name) || cfg.Name == "." || cfg.Name == ".." {
 		return nil, fmt.Errorf("start node %q: name must be a non-empty file name", cfg.Name)
 	}
