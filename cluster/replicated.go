@@ -41,7 +41,7 @@ import (
 //
 // A Networked backend (containers) needs no detour: replication and Sentinel
 // run on its network, by name, and CutReplication cuts the network path of
-// the one replica there (see docker.go), which Sentinel has no way to undo.
+// the one replica there (see cluster/docker), which Sentinel has no way to undo.
 // That network has no delay, so DelayReplication needs the local backend.
 
 // SentinelMaster is the name the Sentinels know the master by.
