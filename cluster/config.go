@@ -33,12 +33,12 @@ func (p Persistence) String() string {
 // NodeConfig describes one redis-server node, a data node or a Sentinel,
 // whichever backend runs it.
 type NodeConfig struct {
-	Name        string // e.g. "n1", "inventory"; used in logs and errors
-	Dir         string // parent directory; the node makes and owns Dir/Name
-	Port        int    // 0 picks a free loopback port
-	Persistence Persistence
-	Args        []string // extra redis-server arguments, e.g. "--replicaof", "127.0.0.1", "7001"
-	Server      string   // local backend: the redis-server binary; "" means local.RedisServerPath()
+	Name        string      // e.g. "n1", "inventory"; used in logs and errors
+	Dir         string      // parent directory; the node makes and owns Dir/Name
+	Port        int         // 0 picks a free loopback port
+	Persistence Persistence // what the node keeps on disk across a restart
+	Args        []string    // extra redis-server arguments, e.g. "--replicaof", "127.0.0.1", "7001"
+	Server      string      // local backend: the redis-server binary; "" means local.RedisServerPath()
 	// Sentinel, when set, is the config file of a Sentinel: the node runs
 	// as one (redis-server --sentinel) instead of as a data node.
 	Sentinel string
