@@ -2,10 +2,6 @@ package cluster
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/locklab/locklab/network"
 	"github.com/redis/go-redis/v9"
@@ -48,8 +44,9 @@ type Database interface {
 	Stop() error
 }
 
-// Backend starts the servers of a cluster. Local processes are the default;
-// another backend (containers) plugs in here.
+// Backend starts the servers of runs: local processes, or containers. Every
+// run's servers are started through the RunSession that StartRun returns,
+// and Ready says beforehand, in one line, why none could start.
 type Backend interface {
 	// Name is the backend's name, as the CLI's -backend flag takes it.
 	Name() string
@@ -57,38 +54,33 @@ type Backend interface {
 	// a run's servers, or nil; mariaDB says whether the run needs MariaDB
 	// too (a backend that skips such runs one by one may ignore it).
 	Ready(ctx context.Context, mariaDB bool) error
+	// StartRun readies what one run's servers share (the docker backend's
+	// network, say) and returns the RunSession that starts them. Start
+	// calls it first and closes the session last.
+	StartRun(ctx context.Context) (RunSession, error)
+}
+
+// RunSession starts the servers of one run of a Backend.
+type RunSession interface {
+	// Name is the name of the Backend that started the run.
+	Name() string
 	// StartNode starts one redis-server as cfg says and returns once it
 	// answers. With cfg.Sentinel set it runs as a Sentinel.
 	StartNode(ctx context.Context, cfg NodeConfig) (Node, error)
 	// StartMariaDB starts a MariaDB server whose files live under dir.
 	StartMariaDB(ctx context.Context, dir string) (Database, error)
-}
-
-// RunBackend is a Backend that keeps something for one run, as the docker
-// backend keeps the run's network: Start calls StartRun first, starts every
-// server of the run through the Backend it returns, and closes that last.
-type RunBackend interface {
-	Backend
-	// StartRun readies what one run's servers share and returns the Backend
-	// that starts them.
-	StartRun(ctx context.Context) (RunSession, error)
-}
-
-// RunSession is the Backend of one run of a RunBackend.
-type RunSession interface {
-	Backend
 	// Close removes what the run left that its servers' Stop did not; it may
 	// be called twice.
 	Close() error
 }
 
-// Networked is a Backend whose servers reach each other by name on a network
-// of their own, as containers do, rather than on 127.0.0.1. The replicated
-// topology then runs replication and Sentinel on that network, where the
-// path from one replica to its master can be cut on its own, with no
-// re-pointing; its data nodes are started with NodeConfig.Peers.
+// Networked is a RunSession whose servers reach each other by name on a
+// network of their own, as containers do, rather than on 127.0.0.1. The
+// replicated topology then runs replication and Sentinel on that network,
+// where the path from one replica to its master can be cut on its own, with
+// no re-pointing; its data nodes are started with NodeConfig.Peers.
 type Networked interface {
-	Backend
+	RunSession
 	// PeerAddr is the host:port by which the other servers of the run reach
 	// the node called name; the Sentinels report nodes by it.
 	PeerAddr(name string) string
@@ -114,74 +106,4 @@ const (
 type FaultNoter interface {
 	// FaultNotes says, per operation done otherwise, how this backend does it.
 	FaultNotes() map[Operation]string
-}
-
-// Local runs every server as a process of this machine on 127.0.0.1.
-type Local struct {
-	// Server is the redis-server binary; "" means RedisServerPath().
-	Server string
-}
-
-// Name is "local".
-func (Local) Name() string { return "local" }
-
-// Ready finds redis-server; a missing MariaDB skips only the runs that need it.
-func (Local) Ready(context.Context, bool) error {
-	_, err := RedisServerPath()
-	return err
-}
-
-// StartNode starts a redis-server process.
-func (l Local) StartNode(ctx context.Context, cfg NodeConfig) (Node, error) {
-	if cfg.Server == "" {
-		cfg.Server = l.Server
-	}
-	if cfg.Sentinel != "" {
-		if cfg.Server == "" {
-			server, err := RedisServerPath()
-			if err != nil {
-				return nil, fmt.Errorf("start node %s: %w", cfg.Name, err)
-			}
-			cfg.Server = server
-		}
-		script, err := writeSentinelScript(filepath.Join(cfg.Dir, cfg.Name+"-"+sentinelScriptName), cfg.Server, cfg.Sentinel)
-		if err != nil {
-			return nil, err
-		}
-		cfg.Server = script
-		p, err := StartProcess(ctx, cfg)
-		if err != nil {
-			os.Remove(script)
-			return nil, err
-		}
-		return sentinelProcess{p, script}, nil
-	}
-	p, err := StartProcess(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	return p, nil
-}
-
-// sentinelProcess is a Sentinel started through its script, which Stop removes.
-type sentinelProcess struct {
-	*Process
-	script string
-}
-
-func (s sentinelProcess) Stop() error {
-	err := s.Process.Stop()
-	if rerr := os.Remove(s.script); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
-		err = errors.Join(err, rerr)
-	}
-	return err
-}
-
-// StartMariaDB starts a mariadbd process.
-func (Local) StartMariaDB(ctx context.Context, dir string) (Database, error) {
-	m, err := StartMariaDB(ctx, dir)
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
 }

@@ -1,8 +1,10 @@
 // Package cluster starts and stops what a run talks to: the Redis topology
 // (single, replicated with Sentinels, or five Redlock masters), the inventory
 // node that no fault touches, MariaDB for the transaction pitfall, and the
-// in-process toxiproxy network every client link goes through. Servers are
-// started by a Backend: local processes by default, or containers (Docker).
+// in-process toxiproxy network every client link goes through. It holds what
+// every backend shares; the servers themselves are started by a Backend from
+// a package of its own, cluster/local (processes) or cluster/docker
+// (containers), which the caller names in Config.
 package cluster
 
 import (
@@ -47,7 +49,7 @@ type Cluster struct {
 	// replicated runs the Sentinels of the replicated topology; its data
 	// nodes are masters, the first one the master at the start.
 	replicated *ReplicaSet
-	session    RunSession // what a RunBackend keeps for this run, or nil
+	session    RunSession // the backend's run, which started the servers
 }
 
 // Config says what a cluster starts.
@@ -55,7 +57,7 @@ type Config struct {
 	Topology    Topology    // "" means Single
 	Persistence Persistence // what the lock nodes keep on disk across a restart
 	MariaDB     bool        // also start MariaDB for the inventory
-	Backend     Backend     // nil means Local{}
+	Backend     Backend     // starts the servers: local.Local{} or docker.Docker{}; required
 }
 
 // Start starts a topology in a fresh run directory. Close stops every
@@ -71,11 +73,7 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	}
 	backend := cfg.Backend
 	if backend == nil {
-		server, err := RedisServerPath()
-		if err != nil {
-			return nil, err
-		}
-		backend = Local{Server: server}
+		return nil, errors.New("cluster: Config.Backend is nil: name the backend that starts the servers (local.Local{}, docker.Docker{})")
 	}
 	dir, err := NewRunDir()
 	if err != nil {
@@ -87,15 +85,13 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 			c.Close()
 		}
 	}()
-	if rb, ok := backend.(RunBackend); ok {
-		if c.session, err = rb.StartRun(ctx); err != nil {
-			return nil, err
-		}
-		backend = c.session
+	if c.session, err = backend.StartRun(ctx); err != nil {
+		return nil, err
 	}
+	run := c.session
 	// MariaDB first: a backend that lacks it says so before any node starts.
 	if cfg.MariaDB {
-		if c.mariadb, err = backend.StartMariaDB(ctx, dir.Path()); err != nil {
+		if c.mariadb, err = run.StartMariaDB(ctx, dir.Path()); err != nil {
 			return nil, err
 		}
 	}
@@ -103,19 +99,19 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 		return nil, err
 	}
 	if topo == Replicated {
-		if c.replicated, err = StartReplicaSet(ctx, backend, dir.Path(), c.network); err != nil {
+		if c.replicated, err = StartReplicaSet(ctx, run, dir.Path(), c.network); err != nil {
 			return nil, err
 		}
 		c.masters = c.replicated.Nodes()
 	}
 	for i := range masters {
-		n, err := backend.StartNode(ctx, NodeConfig{Name: fmt.Sprintf("n%d", i+1), Dir: dir.Path(), Persistence: cfg.Persistence})
+		n, err := run.StartNode(ctx, NodeConfig{Name: fmt.Sprintf("n%d", i+1), Dir: dir.Path(), Persistence: cfg.Persistence})
 		if err != nil {
 			return nil, err
 		}
 		c.masters = append(c.masters, n)
 	}
-	if c.inventory, err = backend.StartNode(ctx, NodeConfig{Name: "inventory", Dir: dir.Path()}); err != nil {
+	if c.inventory, err = run.StartNode(ctx, NodeConfig{Name: "inventory", Dir: dir.Path()}); err != nil {
 		return nil, err
 	}
 	return c, nil

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/locklab/locklab/cluster/internal/backendkit"
 	"github.com/locklab/locklab/network"
 	"github.com/redis/go-redis/v9"
 )
@@ -40,7 +41,7 @@ import (
 //
 // A Networked backend (containers) needs no detour: replication and Sentinel
 // run on its network, by name, and CutReplication cuts the network path of
-// the one replica there (see docker.go), which Sentinel has no way to undo.
+// the one replica there (see cluster/docker), which Sentinel has no way to undo.
 // That network has no delay, so DelayReplication needs the local backend.
 
 // SentinelMaster is the name the Sentinels know the master by.
@@ -68,11 +69,8 @@ const (
 
 	replicatedReadyCap = 15 * time.Second
 	failoverCap        = 30 * time.Second
-	replicatedPoll     = 5 * time.Millisecond
 	sentinelAskTimeout = 250 * time.Millisecond
 	repointTimeout     = 5 * time.Second
-	sentinelScriptName = "sentinel.sh"
-	sentinelConfName   = "sentinel.conf"
 )
 
 // ReplicaSet is a master, its replicas and the Sentinels that watch them.
@@ -96,10 +94,10 @@ type replPair struct{ replica, master Node }
 
 // StartReplicaSet starts the data nodes and the Sentinels as Dir/n1…n3 and
 // Dir/s1…s3, and returns once both replicas are in sync and every Sentinel
-// sees the master, both replicas and the two other Sentinels. The backend
-// starts the servers; the detour links are made in proxy, which the caller
-// closes after Close.
-func StartReplicaSet(ctx context.Context, backend Backend, dir string, proxy *network.Proxy) (_ *ReplicaSet, err error) {
+// sees the master, both replicas and the two other Sentinels. The run, a
+// backend's RunSession, starts the servers; the detour links are made in
+// proxy, which the caller closes after Close.
+func StartReplicaSet(ctx context.Context, run RunSession, dir string, proxy *network.Proxy) (_ *ReplicaSet, err error) {
 	if proxy == nil {
 		return nil, errors.New("start replicated: no network")
 	}
@@ -107,7 +105,7 @@ func StartReplicaSet(ctx context.Context, backend Backend, dir string, proxy *ne
 		return nil, fmt.Errorf("start replicated: %w", err)
 	}
 	r := &ReplicaSet{proxy: proxy, links: make(map[replPair]*network.Link), detours: make(map[*network.Link]int)}
-	r.net, _ = backend.(Networked)
+	r.net, _ = run.(Networked)
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, r.Close())
@@ -120,7 +118,7 @@ func StartReplicaSet(ctx context.Context, backend Backend, dir string, proxy *ne
 			peers = append(peers, fmt.Sprintf("n%d", i+1))
 		}
 	}
-	master, err := backend.StartNode(ctx, NodeConfig{Name: "n1", Dir: dir, Args: r.dataNodeArgs("n1"), Peers: peers})
+	master, err := run.StartNode(ctx, NodeConfig{Name: "n1", Dir: dir, Args: r.dataNodeArgs("n1"), Peers: peers})
 	if err != nil {
 		return nil, fmt.Errorf("start replicated: %w", err)
 	}
@@ -132,7 +130,7 @@ func StartReplicaSet(ctx context.Context, backend Backend, dir string, proxy *ne
 	for i := range replicatedReplicas {
 		name := fmt.Sprintf("n%d", i+2)
 		args := append(r.dataNodeArgs(name), "--replicaof", host, port)
-		n, err := backend.StartNode(ctx, NodeConfig{Name: name, Dir: dir, Args: args, Peers: peers})
+		n, err := run.StartNode(ctx, NodeConfig{Name: name, Dir: dir, Args: args, Peers: peers})
 		if err != nil {
 			return nil, fmt.Errorf("start replicated: %w", err)
 		}
@@ -165,7 +163,7 @@ func StartReplicaSet(ctx context.Context, backend Backend, dir string, proxy *ne
 		fmt.Sprintf("sentinel parallel-syncs %s 1", SentinelMaster),
 	), "\n")
 	for i := range sentinelCount {
-		s, err := backend.StartNode(ctx, NodeConfig{Name: fmt.Sprintf("s%d", i+1), Dir: dir, Sentinel: conf})
+		s, err := run.StartNode(ctx, NodeConfig{Name: fmt.Sprintf("s%d", i+1), Dir: dir, Sentinel: conf})
 		if err != nil {
 			return nil, fmt.Errorf("start replicated: %w", err)
 		}
@@ -204,37 +202,6 @@ func (r *ReplicaSet) peerAddr(n Node) string {
 	return n.Addr()
 }
 
-// writeSentinelScript writes to path the script a Sentinel node runs instead
-// of redis-server, with conf as its config. A Sentinel refuses to start without a config file, which
-// redis-server takes only as its first argument, before the ones every node
-// gets; and it rewrites that file, so each Sentinel needs its own, in its own
-// directory. The script, run in the node's directory, writes the file there
-// on the first start (a restart without data writes it afresh) and execs
-// redis-server, which keeps its pid.
-func writeSentinelScript(path, server, conf string) (string, error) {
-	script := fmt.Sprintf("#!/bin/sh\n# Written by locklab: starts a Sentinel with a config file of its own.\n"+
-		"[ -f %[1]s ] || cat > %[1]s <<'EOF'\n%[2]s\nEOF\nexec %[3]s %[1]s --sentinel \"$@\"\n",
-		sentinelConfName, conf, shellQuote(server))
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
-	if err != nil {
-		return "", fmt.Errorf("sentinel script: %w", err)
-	}
-	_, err = f.WriteString(script)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(path)
-		return "", fmt.Errorf("sentinel script: %w", err)
-	}
-	return path, nil
-}
-
-// shellQuote quotes s for /bin/sh.
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
 // tuneSentinel shortens the Sentinel's timers, which the config file cannot
 // set, from their production values (seconds) to sentinelPeriod, so that a
 // failover takes seconds.
@@ -256,7 +223,7 @@ func tuneSentinel(ctx context.Context, s Node) error {
 func (r *ReplicaSet) awaitReady(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, replicatedReadyCap)
 	defer cancel()
-	return pollUntil(ctx, "await replicas and sentinels", func(ctx context.Context) (string, error) {
+	return backendkit.PollUntil(ctx, "await replicas and sentinels", func(ctx context.Context) (string, error) {
 		for _, n := range r.nodes[1:] {
 			status, err := infoField(ctx, n, "replication", "master_link_status")
 			if err != nil {
@@ -360,7 +327,7 @@ func (r *ReplicaSet) AwaitFailover(ctx context.Context, from Node) (to Node, too
 	}
 	ctx, cancel := context.WithTimeout(ctx, failoverCap)
 	defer cancel()
-	err = pollUntil(ctx, "await failover from "+from.Name(), func(ctx context.Context) (string, error) {
+	err = backendkit.PollUntil(ctx, "await failover from "+from.Name(), func(ctx context.Context) (string, error) {
 		addr, err := r.namedMaster(ctx)
 		switch {
 		case err != nil:
@@ -579,7 +546,7 @@ func replicaMasterAddr(ctx context.Context, n Node) (string, error) {
 func awaitLinkUp(ctx context.Context, replica Node) error {
 	ctx, cancel := context.WithTimeout(ctx, repointTimeout)
 	defer cancel()
-	return pollUntil(ctx, "await replication link of "+replica.Name(), func(ctx context.Context) (string, error) {
+	return backendkit.PollUntil(ctx, "await replication link of "+replica.Name(), func(ctx context.Context) (string, error) {
 		status, err := infoField(ctx, replica, "replication", "master_link_status")
 		if err != nil {
 			return err.Error(), nil
@@ -696,28 +663,6 @@ func infoValue(info, field string) string {
 		}
 	}
 	return ""
-}
-
-// pollUntil calls check every few milliseconds until it reports nothing left
-// to wait for (an empty string) or fails, or ctx ends; the error then says
-// what it was still waiting for.
-func pollUntil(ctx context.Context, what string, check func(ctx context.Context) (waiting string, err error)) error {
-	tick := time.NewTicker(replicatedPoll)
-	defer tick.Stop()
-	for {
-		waiting, err := check(ctx)
-		if err != nil {
-			return fmt.Errorf("%s: %w", what, err)
-		}
-		if waiting == "" {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s: %w (still: %s)", what, ctx.Err(), waiting)
-		case <-tick.C:
-		}
-	}
 }
 
 // noHeal is the heal of a fault that applied nothing.

@@ -1,18 +1,18 @@
-package cluster
+package cluster_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"net"
-	"os"
-	"path/filepath"
 	"slices"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/internal/backendkit"
+	"github.com/locklab/locklab/cluster/local"
 	"github.com/locklab/locklab/network"
 	"github.com/redis/go-redis/v9"
 )
@@ -24,10 +24,10 @@ const failoverBudget = 5 * time.Second
 
 // startTestReplicated starts the replicated topology on a network of its own;
 // both are closed when the test ends.
-func startTestReplicated(tb testing.TB) *ReplicaSet {
+func startTestReplicated(tb testing.TB) *cluster.ReplicaSet {
 	tb.Helper()
 	network := startTestNetwork(tb)
-	r, err := StartReplicaSet(within(tb, 20*time.Second), Local{}, tb.TempDir(), network)
+	r, err := cluster.StartReplicaSet(within(tb, 20*time.Second), localRunOf(tb), tb.TempDir(), network)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -40,12 +40,22 @@ func startTestReplicated(tb testing.TB) *ReplicaSet {
 	return r
 }
 
+// localRunOf returns a run of the local backend, which starts processes.
+func localRunOf(tb testing.TB) cluster.RunSession {
+	tb.Helper()
+	run, err := local.Local{}.StartRun(tb.Context())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return run
+}
+
 // awaitValue polls n until key holds want ("" for absent), within 3 s.
-func awaitValue(t *testing.T, n Node, key, want string) {
+func awaitValue(t *testing.T, n cluster.Node, key, want string) {
 	t.Helper()
 	ctx := within(t, 3*time.Second)
 	var got string
-	err := pollUntil(ctx, "await "+key+" on "+n.Name(), func(ctx context.Context) (string, error) {
+	err := backendkit.PollUntil(ctx, "await "+key+" on "+n.Name(), func(ctx context.Context) (string, error) {
 		var err error
 		got, err = n.Admin().Get(ctx, key).Result()
 		if errors.Is(err, redis.Nil) {
@@ -62,18 +72,18 @@ func awaitValue(t *testing.T, n Node, key, want string) {
 }
 
 // awaitReplicaOf polls until n is a replica of master with its link up, within 10 s.
-func awaitReplicaOf(t *testing.T, n, master Node) {
+func awaitReplicaOf(t *testing.T, n, master cluster.Node) {
 	t.Helper()
 	ctx := within(t, 10*time.Second)
-	err := pollUntil(ctx, n.Name()+" becomes a replica of "+master.Name(), func(ctx context.Context) (string, error) {
-		from, err := replicaMasterAddr(ctx, n)
+	err := backendkit.PollUntil(ctx, n.Name()+" becomes a replica of "+master.Name(), func(ctx context.Context) (string, error) {
+		from, err := cluster.ReplicaMasterAddr(ctx, n)
 		if err != nil {
 			return err.Error(), nil
 		}
 		if from != master.Addr() {
 			return "replicates from " + from, nil
 		}
-		status, err := infoField(ctx, n, "replication", "master_link_status")
+		status, err := cluster.InfoField(ctx, n, "replication", "master_link_status")
 		if err != nil || status != "up" {
 			return "master_link_status " + status, nil
 		}
@@ -85,11 +95,11 @@ func awaitReplicaOf(t *testing.T, n, master Node) {
 }
 
 // awaitAllSentinelsName polls until every Sentinel names master, within 3 s.
-func awaitAllSentinelsName(t *testing.T, r *ReplicaSet, master Node) {
+func awaitAllSentinelsName(t *testing.T, r *cluster.ReplicaSet, master cluster.Node) {
 	t.Helper()
-	err := pollUntil(within(t, 3*time.Second), "every Sentinel names "+master.Name(), func(ctx context.Context) (string, error) {
+	err := backendkit.PollUntil(within(t, 3*time.Second), "every Sentinel names "+master.Name(), func(ctx context.Context) (string, error) {
 		for _, s := range r.Sentinels() {
-			hostPort, err := s.Admin().Do(ctx, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", SentinelMaster).StringSlice()
+			hostPort, err := s.Admin().Do(ctx, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", cluster.SentinelMaster).StringSlice()
 			if err != nil || len(hostPort) != 2 || net.JoinHostPort(hostPort[0], hostPort[1]) != master.Addr() {
 				return fmt.Sprintf("%s names %v (%v)", s.Name(), hostPort, err), nil
 			}
@@ -102,7 +112,7 @@ func awaitAllSentinelsName(t *testing.T, r *ReplicaSet, master Node) {
 }
 
 // set writes key=value on n.
-func set(t *testing.T, n Node, key, value string) {
+func set(t *testing.T, n cluster.Node, key, value string) {
 	t.Helper()
 	if err := n.Admin().Set(within(t, 2*time.Second), key, value, 0).Err(); err != nil {
 		t.Fatalf("SET %s on %s: %v", key, n.Name(), err)
@@ -110,7 +120,7 @@ func set(t *testing.T, n Node, key, value string) {
 }
 
 // waitReplicas runs WAIT on n: how many replicas acknowledged its writes within timeout.
-func waitReplicas(t *testing.T, n Node, replicas int, timeout time.Duration) int64 {
+func waitReplicas(t *testing.T, n cluster.Node, replicas int, timeout time.Duration) int64 {
 	t.Helper()
 	acked, err := n.Admin().Wait(within(t, timeout+2*time.Second), replicas, timeout).Result()
 	if err != nil {
@@ -161,7 +171,7 @@ func TestReplicatedCutReplication(t *testing.T) {
 	if err := cut.Admin().Get(within(t, time.Second), "k").Err(); !errors.Is(err, redis.Nil) {
 		t.Errorf("GET k on the cut replica: %v, want nil", err)
 	}
-	if status, err := infoField(within(t, time.Second), cut, "replication", "master_link_status"); err != nil || status != "down" {
+	if status, err := cluster.InfoField(within(t, time.Second), cut, "replication", "master_link_status"); err != nil || status != "down" {
 		t.Errorf("cut replica's master_link_status = %q, %v; want down", status, err)
 	}
 
@@ -380,44 +390,6 @@ func TestFailoverLosesUnreplicatedWrite(t *testing.T) {
 	}
 }
 
-func TestReplicatedClose(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	r, err := StartReplicaSet(within(t, 20*time.Second), Local{}, dir, startTestNetwork(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pids []int
-	for _, n := range append(r.Nodes(), r.Sentinels()...) {
-		p, ok := n.(*Process)
-		if s, sentinel := n.(sentinelProcess); sentinel {
-			p, ok = s.Process, true
-		}
-		if !ok {
-			t.Fatalf("node %s is a %T, not a local process", n.Name(), n)
-		}
-		pids = append(pids, p.proc.Load().pid)
-	}
-	if err := r.Close(); err != nil {
-		t.Fatal(err)
-	}
-	for _, pid := range pids {
-		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-			t.Errorf("process %d after Close: kill -0 = %v, want ESRCH", pid, err)
-		}
-	}
-	if err := r.Close(); err != nil {
-		t.Errorf("second Close: %v", err)
-	}
-	left, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range left {
-		t.Errorf("Close left %s", filepath.Join(dir, e.Name()))
-	}
-}
-
 // BenchmarkFailover measures a failover: from the master's SIGKILL until a
 // majority of Sentinels name a new master (ns/op). Start-up and tear-down are
 // not counted.
@@ -428,7 +400,7 @@ func BenchmarkFailover(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		r, err := StartReplicaSet(b.Context(), Local{}, b.TempDir(), network)
+		r, err := cluster.StartReplicaSet(b.Context(), localRunOf(b), b.TempDir(), network)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -447,6 +419,13 @@ func BenchmarkFailover(b *testing.B) {
 		}
 		b.StartTimer()
 	}
+}
+
+// within returns a context that ends after d, for commands expected to answer.
+func within(tb testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(tb.Context(), d)
+	tb.Cleanup(cancel)
+	return ctx
 }
 
 // startTestNetwork starts a network the test closes when it ends.

@@ -144,7 +144,7 @@ else
 	cp -R "$SHARE/english" "$SHARE/charsets" "$ctx/root/usr/share/mysql/"
 	# The data directory is made once, here, and baked into the image, so a
 	# container starts in a second with no init step. The InnoDB settings
-	# must match the server's (cluster/docker.go: mariaDBInnoDBArgs).
+	# must match the server's (cluster/internal/backendkit: MariaDBInnoDBArgs).
 	data=$ctx/root/var/lib/locklab
 	mkdir -p "$data" "$work/tmp"
 	user=

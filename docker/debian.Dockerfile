@@ -9,7 +9,7 @@ RUN apt-get update \
 # MariaDB's data directory, made once and baked in as in the scratch image:
 # root may connect from anywhere with no password (the published port
 # comes from the bridge's gateway). The InnoDB settings must match the
-# server's (cluster/docker.go: mariaDBInnoDBArgs).
+# server's (cluster/internal/backendkit: MariaDBInnoDBArgs).
 RUN mkdir -p /var/lib/locklab /tmp/install \
 	&& mariadb-install-db --no-defaults --datadir=/var/lib/locklab --tmpdir=/tmp/install \
 		--auth-root-authentication-method=normal --skip-test-db --force -uroot \

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/local"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/pitfalls"
 )
@@ -14,7 +15,7 @@ import (
 func BenchmarkStartSingle(b *testing.B) {
 	ctx := context.Background()
 	for b.Loop() {
-		c, err := cluster.Start(ctx, cluster.Config{Topology: cluster.Single})
+		c, err := cluster.Start(ctx, cluster.Config{Topology: cluster.Single, Backend: local.Local{}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -28,7 +29,7 @@ func BenchmarkStartSingle(b *testing.B) {
 // the node directly and through the client's toxiproxy link.
 func BenchmarkAcquireRelease(b *testing.B) {
 	ctx := context.Background()
-	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.Single})
+	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.Single, Backend: local.Local{}})
 	if err != nil {
 		b.Fatal(err)
 	}

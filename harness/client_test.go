@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/local"
 	"github.com/locklab/locklab/history"
 )
 
 // newTestClient starts one node and a client dialing it directly.
 func newTestClient(t *testing.T, points []Failpoint) (*Client, cluster.Node) {
 	t.Helper()
-	n, err := cluster.StartProcess(context.Background(), cluster.NodeConfig{Name: "n1", Dir: t.TempDir()})
+	n, err := local.StartProcess(context.Background(), cluster.NodeConfig{Name: "n1", Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

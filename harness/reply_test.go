@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/local"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 )
@@ -21,7 +22,7 @@ func newTestNodes(t *testing.T, n int, points []Failpoint) (*Client, []cluster.N
 	var nodes []cluster.Node
 	var addrs []string
 	for range n {
-		nd, err := cluster.StartProcess(context.Background(), cluster.NodeConfig{Name: "n", Dir: t.TempDir()})
+		nd, err := local.StartProcess(context.Background(), cluster.NodeConfig{Name: "n", Dir: t.TempDir()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/local"
 	"github.com/locklab/locklab/harness"
 )
 
@@ -163,8 +164,8 @@ func TestReadValue(t *testing.T) {
 // from SUBSCRIBE on), and a crash that drops every connection.
 func TestRelay(t *testing.T) {
 	ctx := context.Background()
-	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.Single})
-	if errors.Is(err, cluster.ErrNoRedisServer) {
+	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.Single, Backend: local.Local{}})
+	if errors.Is(err, local.ErrNoRedisServer) {
 		t.Skip(err)
 	}
 	if err != nil {

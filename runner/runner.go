@@ -17,6 +17,7 @@ import (
 
 	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/local"
 	"github.com/locklab/locklab/fault"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
@@ -136,8 +137,12 @@ func runOps(ctx context.Context, s Scenario, newLocker harness.NewLocker, opts O
 		}
 	}
 	started := time.Now()
+	backend := opts.Backend
+	if backend == nil {
+		backend = local.Local{}
+	}
 	cl, err := cluster.Start(ctx, cluster.Config{Topology: s.Topology, Persistence: s.Persistence,
-		MariaDB: w.Resource == MariaDBResource, Backend: opts.Backend})
+		MariaDB: w.Resource == MariaDBResource, Backend: backend})
 	if err != nil {
 		return nil, nil, fmt.Errorf("run %s: %w", s.Name, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/local"
 	"github.com/locklab/locklab/explore"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/locks"
@@ -28,7 +29,7 @@ func BenchmarkProgramStart(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			newLocker := tc.new(b)
 			ctx := context.Background()
-			cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.Single})
+			cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.Single, Backend: local.Local{}})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/local"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/program"
@@ -128,7 +129,7 @@ func TestRedisPyIsTheTokenLock(t *testing.T) {
 			for try := 1; ; try++ {
 				var err error
 				want, err = runner.Run(context.Background(), s, token.New, opts())
-				if errors.Is(err, cluster.ErrNoMariaDB) {
+				if errors.Is(err, local.ErrNoMariaDB) {
 					t.Skip(err)
 				}
 				if err != nil {

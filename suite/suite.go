@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/local"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/pitfalls"
@@ -212,7 +213,7 @@ func missingComponent(err error) (why string, missing bool) {
 	if err == nil {
 		return "", false
 	}
-	for _, sentinel := range []error{cluster.ErrNoRedisServer, cluster.ErrNoMariaDB} {
+	for _, sentinel := range []error{local.ErrNoRedisServer, local.ErrNoMariaDB} {
 		if !errors.Is(err, sentinel) {
 			continue
 		}

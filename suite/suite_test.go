@@ -14,6 +14,7 @@ import (
 
 	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/local"
 	"github.com/locklab/locklab/pitfalls"
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/runner"
@@ -64,8 +65,8 @@ func TestMissingComponent(t *testing.T) {
 	}{
 		{nil, "", false},
 		{errors.New("boom"), "", false},
-		{fmt.Errorf("run x: %w", cluster.ErrNoMariaDB), cluster.ErrNoMariaDB.Error(), true},
-		{fmt.Errorf("run x: %w", cluster.ErrNoRedisServer), cluster.ErrNoRedisServer.Error(), true},
+		{fmt.Errorf("run x: %w", local.ErrNoMariaDB), local.ErrNoMariaDB.Error(), true},
+		{fmt.Errorf("run x: %w", local.ErrNoRedisServer), local.ErrNoRedisServer.Error(), true},
 	}
 	for _, tt := range tests {
 		why, missing := missingComponent(tt.err)

@@ -64,6 +64,8 @@ import (
 
 	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/docker"
+	"github.com/locklab/locklab/cluster/local"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/pitfalls"
 	"github.com/locklab/locklab/program"
@@ -438,9 +440,9 @@ func list(w io.Writer) {
 func parseBackend(name string) (cluster.Backend, error) {
 	switch name {
 	case "local":
-		return cluster.Local{}, nil
+		return local.Local{}, nil
 	case "docker":
-		return cluster.Docker{}, nil
+		return docker.Docker{}, nil
 	}
 	return nil, fmt.Errorf("unknown -backend %q (local or docker)", name)
 }

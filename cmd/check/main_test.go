@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/check"
-	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/local"
 	"github.com/locklab/locklab/pitfalls"
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/runner"
@@ -259,7 +259,7 @@ func TestIndexKeepsEarlierRuns(t *testing.T) {
 // exits 1.
 func TestMissingMariaDB(t *testing.T) {
 	t.Setenv("MARIADB_BIN_DIR", t.TempDir())
-	if _, _, err := cluster.MariaDBPath(); err == nil {
+	if _, _, err := local.MariaDBPath(); err == nil {
 		t.Fatal("MariaDB found in an empty MARIADB_BIN_DIR")
 	}
 	out := t.TempDir()

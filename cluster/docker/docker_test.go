@@ -1,4 +1,4 @@
-package cluster
+package docker
 
 import (
 	"bufio"
@@ -15,6 +15,10 @@ import (
 
 	dc "github.com/ory/dockertest/v3/docker"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/internal/backendkit"
+	"github.com/locklab/locklab/cluster/local"
 )
 
 var (
@@ -35,7 +39,7 @@ func testDocker(tb testing.TB) Docker {
 			dockerSkip = true
 			return
 		}
-		out, err := exec.CommandContext(ctx, "../docker/build.sh").CombinedOutput()
+		out, err := exec.CommandContext(ctx, "../../docker/build.sh").CombinedOutput()
 		if err != nil {
 			dockerErr = fmt.Errorf("docker/build.sh: %w\n%s", err, out)
 			return
@@ -53,14 +57,14 @@ func testDocker(tb testing.TB) Docker {
 
 // startDockerCluster starts cfg on the docker backend; at the end of the
 // test it is closed and nothing of its run may be left.
-func startDockerCluster(tb testing.TB, cfg Config) (*Cluster, string) {
+func startDockerCluster(tb testing.TB, cfg cluster.Config) (*cluster.Cluster, string) {
 	tb.Helper()
 	cfg.Backend = testDocker(tb)
-	c, err := Start(within(tb, time.Minute), cfg)
+	c, err := cluster.Start(within(tb, time.Minute), cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	id := c.session.(*dockerRun).id
+	id := runOf(c).id
 	tb.Cleanup(func() {
 		if err := c.Close(); err != nil {
 			tb.Error(err)
@@ -70,6 +74,60 @@ func startDockerCluster(tb testing.TB, cfg Config) (*Cluster, string) {
 		}
 	})
 	return c, id
+}
+
+// runOf is the docker run that started c's servers.
+func runOf(c *cluster.Cluster) *dockerRun {
+	return c.Inventory().(*dockerNode).run
+}
+
+// within returns a context that ends after d, for commands expected to answer.
+func within(tb testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(tb.Context(), d)
+	tb.Cleanup(cancel)
+	return ctx
+}
+
+// failoverBudget is how long a failover may take, from the master's death to
+// a majority of Sentinels naming a new one (as in the cluster package's tests).
+const failoverBudget = 5 * time.Second
+
+// set writes key=value on n.
+func set(t *testing.T, n cluster.Node, key, value string) {
+	t.Helper()
+	if err := n.Admin().Set(within(t, 2*time.Second), key, value, 0).Err(); err != nil {
+		t.Fatalf("SET %s on %s: %v", key, n.Name(), err)
+	}
+}
+
+// awaitValue polls n until key holds want ("" for absent), within 3 s.
+func awaitValue(t *testing.T, n cluster.Node, key, want string) {
+	t.Helper()
+	var got string
+	err := backendkit.PollUntil(within(t, 3*time.Second), "await "+key+" on "+n.Name(), func(ctx context.Context) (string, error) {
+		var err error
+		got, err = n.Admin().Get(ctx, key).Result()
+		if errors.Is(err, redis.Nil) {
+			got, err = "", nil
+		}
+		if err != nil || got != want {
+			return "GET " + key + " = " + got, nil
+		}
+		return "", nil
+	})
+	if err != nil {
+		t.Fatalf("%v; want %q", err, want)
+	}
+}
+
+// infoValue returns the value of field in the text of an INFO reply, "" if absent.
+func infoValue(info, field string) string {
+	for line := range strings.Lines(info) {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
 }
 
 // labelled lists the containers, networks and volumes that carry label.
@@ -106,11 +164,11 @@ func labelled(tb testing.TB, label string) []string {
 
 func TestDockerTopologies(t *testing.T) {
 	for _, tc := range []struct {
-		topology Topology
+		topology cluster.Topology
 		masters  int
-	}{{Single, 1}, {Replicated, 3}, {Redlock, 5}} {
+	}{{cluster.Single, 1}, {cluster.Replicated, 3}, {cluster.Redlock, 5}} {
 		t.Run(string(tc.topology), func(t *testing.T) {
-			c, _ := startDockerCluster(t, Config{Topology: tc.topology})
+			c, _ := startDockerCluster(t, cluster.Config{Topology: tc.topology})
 			if got := len(c.LockNodes()); got != tc.masters {
 				t.Fatalf("%d lock nodes, want %d", got, tc.masters)
 			}
@@ -124,7 +182,7 @@ func TestDockerTopologies(t *testing.T) {
 				t.Fatal(err)
 			}
 			set(t, master, "k", "v")
-			if tc.topology == Replicated {
+			if tc.topology == cluster.Replicated {
 				for _, n := range c.LockNodes()[1:] {
 					awaitValue(t, n, "k", "v")
 				}
@@ -134,7 +192,7 @@ func TestDockerTopologies(t *testing.T) {
 }
 
 func TestDockerNodeFaults(t *testing.T) {
-	c, _ := startDockerCluster(t, Config{Topology: Single, Persistence: AOFAlways})
+	c, _ := startDockerCluster(t, cluster.Config{Topology: cluster.Single, Persistence: cluster.AOFAlways})
 	n := c.LockNodes()[0]
 	set(t, n, "k", "v")
 	ctx := within(t, 30*time.Second)
@@ -175,7 +233,7 @@ func TestDockerNodeFaults(t *testing.T) {
 }
 
 func TestDockerCutReplication(t *testing.T) {
-	c, id := startDockerCluster(t, Config{Topology: Replicated})
+	c, id := startDockerCluster(t, cluster.Config{Topology: cluster.Replicated})
 	rs := c.ReplicaSet()
 	master, cut, other := rs.Nodes()[0], rs.Nodes()[1], rs.Nodes()[2]
 	heal, err := rs.CutReplication(within(t, 5*time.Second), cut)
@@ -225,9 +283,9 @@ func TestDockerCutReplication(t *testing.T) {
 }
 
 // awaitValueWithin polls n until key holds want, within d.
-func awaitValueWithin(t *testing.T, n Node, key, want string, d time.Duration) {
+func awaitValueWithin(t *testing.T, n cluster.Node, key, want string, d time.Duration) {
 	t.Helper()
-	err := pollUntil(within(t, d), "await "+key+" on "+n.Name(), func(ctx context.Context) (string, error) {
+	err := backendkit.PollUntil(within(t, d), "await "+key+" on "+n.Name(), func(ctx context.Context) (string, error) {
 		got, err := n.Admin().Get(ctx, key).Result()
 		if err != nil || got != want {
 			return fmt.Sprintf("GET %s = %q, %v", key, got, err), nil
@@ -256,7 +314,7 @@ func sameSet(a, b []string) bool {
 }
 
 func TestDockerFailover(t *testing.T) {
-	c, _ := startDockerCluster(t, Config{Topology: Replicated})
+	c, _ := startDockerCluster(t, cluster.Config{Topology: cluster.Replicated})
 	rs := c.ReplicaSet()
 	master := rs.Nodes()[0]
 	// With both replicas cut, Sentinel still promotes one: it reaches them
@@ -301,10 +359,10 @@ func TestDockerFailover(t *testing.T) {
 }
 
 // awaitReplicaOfWithin polls until n replicates from master with its link up.
-func awaitReplicaOfWithin(t *testing.T, n, master Node, d time.Duration) {
+func awaitReplicaOfWithin(t *testing.T, n, master cluster.Node, d time.Duration) {
 	t.Helper()
 	rs := "" // the address n reports, for the error
-	err := pollUntil(within(t, d), "await "+n.Name()+" replica of "+master.Name(), func(ctx context.Context) (string, error) {
+	err := backendkit.PollUntil(within(t, d), "await "+n.Name()+" replica of "+master.Name(), func(ctx context.Context) (string, error) {
 		info, err := n.Admin().Info(ctx, "replication").Result()
 		if err != nil {
 			return err.Error(), nil
@@ -321,7 +379,7 @@ func awaitReplicaOfWithin(t *testing.T, n, master Node, d time.Duration) {
 }
 
 func TestDockerMariaDB(t *testing.T) {
-	c, _ := startDockerCluster(t, Config{Topology: Single, MariaDB: true})
+	c, _ := startDockerCluster(t, cluster.Config{Topology: cluster.Single, MariaDB: true})
 	ctx := within(t, 10*time.Second)
 	db := c.MariaDB()
 	if err := db.SetupInventory(ctx, 7); err != nil {
@@ -342,7 +400,7 @@ func TestDockerMissingImage(t *testing.T) {
 	if !errors.Is(err, ErrNoDocker) || !strings.Contains(err.Error(), "make docker") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("Check = %v, want one line naming make docker", err)
 	}
-	_, err = Start(context.Background(), Config{Backend: Docker{Endpoint: "unix:///nonexistent/docker.sock"}})
+	_, err = cluster.Start(context.Background(), cluster.Config{Backend: Docker{Endpoint: "unix:///nonexistent/docker.sock"}})
 	if !errors.Is(err, ErrNoDocker) || !strings.Contains(err.Error(), "no Docker daemon") {
 		t.Errorf("Start with no daemon = %v", err)
 	}
@@ -406,7 +464,7 @@ func TestDockerSweepAfterKill(t *testing.T) {
 		t.Fatalf("the killed run left only %v; want its container, network and volume", left)
 	}
 	// The next start sweeps them.
-	startDockerCluster(t, Config{Topology: Single})
+	startDockerCluster(t, cluster.Config{Topology: cluster.Single})
 	if left := labelled(t, dockerRunLabel+"="+id); len(left) > 0 {
 		t.Errorf("the next start left the killed run's %v", left)
 	}
@@ -416,12 +474,12 @@ func TestDockerSweepAfterKill(t *testing.T) {
 func dockerChild() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, err := Start(ctx, Config{Topology: Single, Backend: Docker{}})
+	c, err := cluster.Start(ctx, cluster.Config{Topology: cluster.Single, Backend: Docker{}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		os.Exit(1)
 	}
-	fmt.Printf("run %s\n", c.session.(*dockerRun).id)
+	fmt.Printf("run %s\n", runOf(c).id)
 	<-ctx.Done() // killed long before; the deadline bounds a child whose parent died
 	c.Close()
 	os.Exit(0)
@@ -431,14 +489,14 @@ func dockerChild() {
 // from cluster.Start to every node answering (Sentinels in agreement).
 func BenchmarkStart(b *testing.B) {
 	for _, backend := range []string{"local", "docker"} {
-		for _, topo := range []Topology{Single, Replicated, Redlock} {
+		for _, topo := range []cluster.Topology{cluster.Single, cluster.Replicated, cluster.Redlock} {
 			b.Run(backend+"/"+string(topo), func(b *testing.B) {
-				cfg := Config{Topology: topo}
+				cfg := cluster.Config{Topology: topo, Backend: local.Local{}}
 				if backend == "docker" {
 					cfg.Backend = testDocker(b)
 				}
 				for b.Loop() {
-					c, err := Start(within(b, time.Minute), cfg)
+					c, err := cluster.Start(within(b, time.Minute), cfg)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -459,7 +517,7 @@ func BenchmarkDockerFailover(b *testing.B) {
 	backend := testDocker(b)
 	for b.Loop() {
 		b.StopTimer()
-		c, err := Start(within(b, time.Minute), Config{Topology: Replicated, Backend: backend})
+		c, err := cluster.Start(within(b, time.Minute), cluster.Config{Topology: cluster.Replicated, Backend: backend})
 		if err != nil {
 			b.Fatal(err)
 		}

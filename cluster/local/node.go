@@ -1,4 +1,4 @@
-package cluster
+package local
 
 import (
 	"bufio"
@@ -20,53 +20,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/internal/backendkit"
 	"github.com/locklab/locklab/network"
 )
-
-// Persistence says what a node keeps on disk, so a restart can keep or lose its data.
-// Kill is a process crash, not a power loss: what redis-server has written survives in
-// the page cache even when it was never fsynced, so to lose it restart with keepData=false.
-type Persistence int
-
-const (
-	// NoPersistence turns off snapshots and the AOF: a kill loses everything, except
-	// that a replica keeps the RDB file of its last full sync and a restart loads it.
-	NoPersistence Persistence = iota
-	// AOFEverySec appends every write to the AOF and fsyncs once a second.
-	AOFEverySec
-	// AOFAlways appends and fsyncs every write before replying.
-	AOFAlways
-)
-
-// String returns a short name for p, as used in test and scenario names.
-func (p Persistence) String() string {
-	switch p {
-	case NoPersistence:
-		return "none"
-	case AOFEverySec:
-		return "aof-everysec"
-	case AOFAlways:
-		return "aof-always"
-	}
-	return "Persistence(" + strconv.Itoa(int(p)) + ")"
-}
-
-// NodeConfig describes one redis-server process.
-type NodeConfig struct {
-	Name        string // e.g. "n1", "inventory"; used in logs and errors
-	Dir         string // parent directory; the node makes and owns Dir/Name
-	Port        int    // 0 picks a free loopback port
-	Persistence Persistence
-	Args        []string // extra redis-server arguments, e.g. "--replicaof", "127.0.0.1", "7001"
-	Server      string   // redis-server binary; "" means RedisServerPath()
-	// Sentinel, when set, is the config file of a Sentinel: the node runs
-	// as one (redis-server --sentinel) instead of as a data node.
-	Sentinel string
-	// Peers are the data nodes this one replicates with, itself included,
-	// for a Networked backend, which gives each pair a path of its own.
-	// Local processes ignore it.
-	Peers []string
-}
 
 const (
 	nodeLogName        = "redis.log"
@@ -112,7 +69,7 @@ func (p *nodeProcess) exited() bool {
 
 // StartProcess starts redis-server as cfg says and returns once it answers PING.
 // When it cannot start, the error carries the last lines of its log.
-func StartProcess(ctx context.Context, cfg NodeConfig) (*Process, error) {
+func StartProcess(ctx context.Context, cfg cluster.NodeConfig) (*Process, error) {
 	if cfg.Name == "" || cfg.Name != filepath.Base(cfg.Name) || cfg.Name == "." || cfg.Name == ".." {
 		return nil, fmt.Errorf("start node %q: name must be a non-empty file name", cfg.Name)
 	}
@@ -130,7 +87,7 @@ func StartProcess(ctx context.Context, cfg NodeConfig) (*Process, error) {
 		name:   cfg.Name,
 		dir:    filepath.Join(cfg.Dir, cfg.Name),
 		server: server,
-		args:   append([]string{"--bind", "127.0.0.1"}, serverArgs(cfg)...),
+		args:   append([]string{"--bind", "127.0.0.1"}, cfg.ServerArgs()...),
 	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("start node %s: %w", n.name, err)
@@ -221,29 +178,10 @@ func (n *Process) Restart(ctx context.Context, keepData bool) error {
 	}
 	// Commands that failed while the node was down may have tripped the pool's dial
 	// circuit breaker, which would fail Admin for up to a second after we return.
-	if err := waitAdmin(ctx, n.admin); err != nil {
+	if err := backendkit.WaitAdmin(ctx, n.admin); err != nil {
 		return fmt.Errorf("restart node %s: admin client: %w", n.name, err)
 	}
 	return nil
-}
-
-// waitAdmin polls until admin answers PING, bounded by ctx and the start-up cap.
-func waitAdmin(ctx context.Context, admin *redis.Client) error {
-	ctx, cancel := context.WithTimeout(ctx, nodeReadyCap)
-	defer cancel()
-	tick := time.NewTicker(nodeReadyPoll)
-	defer tick.Stop()
-	for {
-		err := admin.Ping(ctx).Err()
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-tick.C:
-		}
-	}
 }
 
 // Pause stops the process with SIGSTOP: it keeps its connections but answers nothing
@@ -434,36 +372,6 @@ func pingNode(ctx context.Context, addr string, pid int) bool {
 		return false
 	}
 	return bytes.Contains(body, []byte("\r\nprocess_id:"+strconv.Itoa(pid)+"\r\n"))
-}
-
-// serverArgs returns the redis-server arguments that do not change across
-// restarts, whichever backend runs it; a backend adds where it listens.
-func serverArgs(cfg NodeConfig) []string {
-	args := []string{
-		"--daemonize", "no",
-		"--protected-mode", "no",
-		"--save", "",
-		"--logfile", "", // stdout, which start sends to the node's log
-	}
-	switch cfg.Persistence {
-	case AOFEverySec:
-		args = append(args, "--appendonly", "yes", "--appendfsync", "everysec")
-	case AOFAlways:
-		args = append(args, "--appendonly", "yes", "--appendfsync", "always")
-	default:
-		args = append(args, "--appendonly", "no")
-	}
-	return append(args, cfg.Args...)
-}
-
-// freeLoopbackPort returns a loopback port that was free a moment ago.
-func freeLoopbackPort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // nodeLogTail returns the last lines of the log written from offset on.

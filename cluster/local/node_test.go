@@ -1,4 +1,4 @@
-package cluster
+package local
 
 import (
 	"context"
@@ -14,11 +14,13 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/locklab/locklab/cluster"
 )
 
 // startTestNode starts a node in a fresh temporary directory and stops it when the
 // test ends. A missing redis-server fails the test: CI must not pass by skipping.
-func startTestNode(tb testing.TB, cfg NodeConfig) *Process {
+func startTestNode(tb testing.TB, cfg cluster.NodeConfig) *Process {
 	tb.Helper()
 	if cfg.Name == "" {
 		cfg.Name = "n1"
@@ -47,7 +49,7 @@ func within(tb testing.TB, d time.Duration) context.Context {
 
 func TestNodeSetGet(t *testing.T) {
 	t.Parallel()
-	n := startTestNode(t, NodeConfig{Name: "inventory"})
+	n := startTestNode(t, cluster.NodeConfig{Name: "inventory"})
 
 	if got := n.Name(); got != "inventory" {
 		t.Errorf("Name() = %q, want inventory", got)
@@ -69,7 +71,7 @@ func TestNodeSetGet(t *testing.T) {
 
 func TestNodeKill(t *testing.T) {
 	t.Parallel()
-	n := startTestNode(t, NodeConfig{})
+	n := startTestNode(t, cluster.NodeConfig{})
 
 	if err := n.Kill(); err != nil {
 		t.Fatal(err)
@@ -89,17 +91,17 @@ func TestNodeKill(t *testing.T) {
 func TestNodeRestart(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		persistence Persistence
+		persistence cluster.Persistence
 		kill        bool // Kill before Restart; otherwise Restart kills
 		keepData    bool
 		wantKept    bool
 	}{
-		{AOFAlways, true, true, true},
-		{AOFAlways, false, true, true},
-		{AOFAlways, true, false, false},
-		{AOFEverySec, true, false, false},
-		{NoPersistence, true, true, false},
-		{NoPersistence, true, false, false},
+		{cluster.AOFAlways, true, true, true},
+		{cluster.AOFAlways, false, true, true},
+		{cluster.AOFAlways, true, false, false},
+		{cluster.AOFEverySec, true, false, false},
+		{cluster.NoPersistence, true, true, false},
+		{cluster.NoPersistence, true, false, false},
 	}
 	for _, tt := range tests {
 		name := tt.persistence.String()
@@ -113,7 +115,7 @@ func TestNodeRestart(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			n := startTestNode(t, NodeConfig{Persistence: tt.persistence})
+			n := startTestNode(t, cluster.NodeConfig{Persistence: tt.persistence})
 			addr := n.Addr()
 			ctx := within(t, 5*time.Second)
 			if err := n.Admin().Set(ctx, "lock", "owner-1", 0).Err(); err != nil {
@@ -149,7 +151,7 @@ func TestNodeRestart(t *testing.T) {
 // again, which is what makes a restart a fault rather than a new node.
 func TestNodeRestartSamePort(t *testing.T) {
 	t.Parallel()
-	n := startTestNode(t, NodeConfig{})
+	n := startTestNode(t, cluster.NodeConfig{})
 	other := redis.NewClient(&redis.Options{Addr: n.Addr()})
 	defer other.Close()
 
@@ -165,7 +167,7 @@ func TestNodeRestartSamePort(t *testing.T) {
 
 func TestNodePause(t *testing.T) {
 	t.Parallel()
-	n := startTestNode(t, NodeConfig{})
+	n := startTestNode(t, cluster.NodeConfig{})
 	if err := n.Admin().Set(within(t, 2*time.Second), "k", "v", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +214,7 @@ func TestNodeStop(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			n := startTestNode(t, NodeConfig{Persistence: AOFEverySec})
+			n := startTestNode(t, cluster.NodeConfig{Persistence: cluster.AOFEverySec})
 			pid := n.proc.Load().pid
 			if err := tt.before(n); err != nil {
 				t.Fatal(err)
@@ -245,15 +247,15 @@ func TestNodeStop(t *testing.T) {
 
 func TestStartNodeFails(t *testing.T) {
 	t.Parallel()
-	taken := startTestNode(t, NodeConfig{Name: "owner"})
+	taken := startTestNode(t, cluster.NodeConfig{Name: "owner"})
 
 	tests := []struct {
 		name      string
-		cfg       NodeConfig
+		cfg       cluster.NodeConfig
 		wantInLog string
 	}{
-		{"port taken", NodeConfig{Port: taken.Port()}, "Address already in use"},
-		{"bad argument", NodeConfig{Args: []string{"--no-such-option", "1"}}, "no-such-option"},
+		{"port taken", cluster.NodeConfig{Port: taken.Port()}, "Address already in use"},
+		{"bad argument", cluster.NodeConfig{Args: []string{"--no-such-option", "1"}}, "no-such-option"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -334,7 +336,7 @@ func TestRedisServerPath(t *testing.T) {
 func BenchmarkStartNode(b *testing.B) {
 	dir := b.TempDir()
 	for b.Loop() {
-		n, err := StartProcess(b.Context(), NodeConfig{Name: "bench", Dir: dir})
+		n, err := StartProcess(b.Context(), cluster.NodeConfig{Name: "bench", Dir: dir})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -348,7 +350,7 @@ func BenchmarkStartNode(b *testing.B) {
 // after the harness hammered the dead node, which trips go-redis's dial circuit breaker.
 func TestNodeAdminAfterDowntime(t *testing.T) {
 	t.Parallel()
-	n := startTestNode(t, NodeConfig{})
+	n := startTestNode(t, cluster.NodeConfig{})
 	if err := n.Kill(); err != nil {
 		t.Fatal(err)
 	}

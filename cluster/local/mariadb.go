@@ -1,4 +1,4 @@
-package cluster
+package local
 
 import (
 	"bytes"
@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/locklab/locklab/cluster/internal/backendkit"
 )
 
 // ErrNoMariaDB means no usable MariaDB installation was found.
@@ -29,9 +31,7 @@ const (
 	mariaDBDirName      = "mariadb"
 	mariaDBLogName      = "mariadbd.log"
 	mariaDBSocketName   = "mysqld.sock"
-	mariaDBStartCap     = 30 * time.Second
 	mariaDBReadyPoll    = 10 * time.Millisecond
-	mariaDBDialTimeout  = 5 * time.Second
 	mariaDBLogTailLines = 20
 	mariaDBReapCap      = 5 * time.Second
 )
@@ -123,7 +123,7 @@ func StartMariaDB(ctx context.Context, dir string) (*MariaDB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start mariadb: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, mariaDBStartCap)
+	ctx, cancel := context.WithTimeout(ctx, backendkit.MariaDBStartCap)
 	defer cancel()
 
 	m, err := newMariaDB(dir)
@@ -135,7 +135,7 @@ func StartMariaDB(ctx context.Context, dir string) (*MariaDB, error) {
 		return nil, err
 	}
 	for trial := 1; ; trial++ {
-		port, err := freeLoopbackPort()
+		port, err := backendkit.FreeLoopbackPort()
 		if err == nil {
 			err = m.start(ctx, server, port)
 		}
@@ -222,41 +222,12 @@ func (m *MariaDB) Stop() error {
 // as needed and sets the stock of its one row, id 1, to stock. Calling it again
 // resets the stock.
 func (m *MariaDB) SetupInventory(ctx context.Context, stock int64) error {
-	for _, q := range []string{
-		"CREATE DATABASE IF NOT EXISTS locklab",
-		"CREATE TABLE IF NOT EXISTS locklab.inventory (id INT PRIMARY KEY, stock BIGINT NOT NULL) ENGINE=InnoDB",
-	} {
-		if _, err := m.db.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("mariadb: set up inventory: %w", err)
-		}
-	}
-	const upsert = "INSERT INTO locklab.inventory (id, stock) VALUES (1, ?) ON DUPLICATE KEY UPDATE stock = VALUES(stock)"
-	if _, err := m.db.ExecContext(ctx, upsert, stock); err != nil {
-		return fmt.Errorf("mariadb: set up inventory: %w", err)
-	}
-	return nil
+	return backendkit.SetupInventory(ctx, m.db, stock)
 }
 
 // Stock returns the committed stock of row 1 of locklab.inventory.
 func (m *MariaDB) Stock(ctx context.Context) (int64, error) {
-	var stock int64
-	if err := m.db.QueryRowContext(ctx, "SELECT stock FROM locklab.inventory WHERE id = 1").Scan(&stock); err != nil {
-		return 0, fmt.Errorf("mariadb: read stock: %w", err)
-	}
-	return stock, nil
-}
-
-// mariaDBInnoDBArgs are the storage settings of both the bootstrap and the server,
-// so that the server finds the redo log at the size it wants. They trade durability
-// for speed: the data lives for one run, and no fault touches MariaDB itself.
-func mariaDBInnoDBArgs() []string {
-	return []string{
-		"--innodb-buffer-pool-size=16M",
-		"--innodb-log-file-size=8M", // the default, 96 MiB, is written out for every run
-		"--innodb-flush-log-at-trx-commit=2",
-		"--skip-innodb-doublewrite",
-		"--skip-log-bin",
-	}
+	return backendkit.Stock(ctx, m.db)
 }
 
 // install runs mariadb-install-db on the empty data directory.
@@ -281,7 +252,7 @@ func (m *MariaDB) install(ctx context.Context, installDB string) error {
 		// script's own --user would also chown the system's PAM plugin directory.
 		args = append(args, "-uroot")
 	}
-	args = append(args, mariaDBInnoDBArgs()...)
+	args = append(args, backendkit.MariaDBInnoDBArgs()...)
 	cmd := exec.CommandContext(ctx, installDB, args...)
 	cmd.Dir = m.dataDir()
 	cmd.Stdout = logFile
@@ -385,7 +356,7 @@ func (m *MariaDB) start(ctx context.Context, server string, port int) error {
 	m.cfg.User = "root"
 	m.cfg.Net = "tcp"
 	m.cfg.Addr = m.addr
-	m.cfg.Timeout = mariaDBDialTimeout
+	m.cfg.Timeout = backendkit.MariaDBDialTimeout
 
 	args := []string{
 		"--no-defaults", // first, or the system's my.cnf applies
@@ -405,7 +376,7 @@ func (m *MariaDB) start(ctx context.Context, server string, port int) error {
 	if os.Geteuid() == 0 {
 		args = append(args, "--user=root") // mariadbd refuses to run as root otherwise
 	}
-	args = append(args, mariaDBInnoDBArgs()...)
+	args = append(args, backendkit.MariaDBInnoDBArgs()...)
 	// Not exec.CommandContext: the server must outlive ctx, which bounds only the start.
 	cmd := exec.Command(server, args...)
 	cmd.Dir = m.dataDir()

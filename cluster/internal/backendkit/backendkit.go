@@ -1,0 +1,122 @@
+// Package backendkit holds what the cluster package and its backends
+// (cluster/local, cluster/docker) do alike and nothing else needs: polling
+// until a server answers, finding a free loopback port, and the settings and
+// inventory table of MariaDB, which both backends run. It lives apart so that
+// the backends need not import each other.
+package backendkit
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+const (
+	// AdminCap bounds how long WaitAdmin waits for a node's admin client.
+	AdminCap = 5 * time.Second
+	// MariaDBStartCap bounds the start of a MariaDB server, from nothing to
+	// answering a query.
+	MariaDBStartCap = 30 * time.Second
+	// MariaDBDialTimeout is the dial timeout of every MariaDB connection.
+	MariaDBDialTimeout = 5 * time.Second
+
+	pollPeriod = 5 * time.Millisecond
+)
+
+// PollUntil calls check every few milliseconds until it reports nothing left
+// to wait for (an empty string) or fails, or ctx ends; the error then says
+// what it was still waiting for.
+func PollUntil(ctx context.Context, what string, check func(ctx context.Context) (waiting string, err error)) error {
+	tick := time.NewTicker(pollPeriod)
+	defer tick.Stop()
+	for {
+		waiting, err := check(ctx)
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		if waiting == "" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s: %w (still: %s)", what, ctx.Err(), waiting)
+		case <-tick.C:
+		}
+	}
+}
+
+// WaitAdmin polls until admin answers PING, bounded by ctx and AdminCap.
+func WaitAdmin(ctx context.Context, admin *redis.Client) error {
+	ctx, cancel := context.WithTimeout(ctx, AdminCap)
+	defer cancel()
+	tick := time.NewTicker(pollPeriod)
+	defer tick.Stop()
+	for {
+		err := admin.Ping(ctx).Err()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-tick.C:
+		}
+	}
+}
+
+// FreeLoopbackPort returns a loopback port that was free a moment ago.
+func FreeLoopbackPort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// MariaDBInnoDBArgs are the storage settings of both the bootstrap and the
+// server, so that the server finds the redo log at the size it wants; the
+// docker backend's image is bootstrapped with them too (docker/build.sh). They
+// trade durability for speed: the data lives for one run, and no fault
+// touches MariaDB itself.
+func MariaDBInnoDBArgs() []string {
+	return []string{
+		"--innodb-buffer-pool-size=16M",
+		"--innodb-log-file-size=8M", // the default, 96 MiB, is written out for every run
+		"--innodb-flush-log-at-trx-commit=2",
+		"--skip-innodb-doublewrite",
+		"--skip-log-bin",
+	}
+}
+
+// SetupInventory creates the table locklab.inventory (id INT PRIMARY KEY,
+// stock BIGINT) in db as needed and sets the stock of its one row, id 1, to
+// stock. Calling it again resets the stock.
+func SetupInventory(ctx context.Context, db *sql.DB, stock int64) error {
+	for _, q := range []string{
+		"CREATE DATABASE IF NOT EXISTS locklab",
+		"CREATE TABLE IF NOT EXISTS locklab.inventory (id INT PRIMARY KEY, stock BIGINT NOT NULL) ENGINE=InnoDB",
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("mariadb: set up inventory: %w", err)
+		}
+	}
+	const upsert = "INSERT INTO locklab.inventory (id, stock) VALUES (1, ?) ON DUPLICATE KEY UPDATE stock = VALUES(stock)"
+	if _, err := db.ExecContext(ctx, upsert, stock); err != nil {
+		return fmt.Errorf("mariadb: set up inventory: %w", err)
+	}
+	return nil
+}
+
+// Stock returns the committed stock of row 1 of locklab.inventory in db.
+func Stock(ctx context.Context, db *sql.DB) (int64, error) {
+	var stock int64
+	if err := db.QueryRowContext(ctx, "SELECT stock FROM locklab.inventory WHERE id = 1").Scan(&stock); err != nil {
+		return 0, fmt.Errorf("mariadb: read stock: %w", err)
+	}
+	return stock, nil
+}
