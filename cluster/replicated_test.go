@@ -53,21 +53,8 @@ func localRunOf(tb testing.TB) cluster.RunSession {
 // awaitValue polls n until key holds want ("" for absent), within 3 s.
 func awaitValue(t *testing.T, n cluster.Node, key, want string) {
 	t.Helper()
-	ctx := within(t, 3*time.Second)
-	var got string
-	err := backendkit.PollUntil(ctx, "await "+key+" on "+n.Name(), func(ctx context.Context) (string, error) {
-		var err error
-		got, err = n.Admin().Get(ctx, key).Result()
-		if errors.Is(err, redis.Nil) {
-			got, err = "", nil
-		}
-		if err != nil || got != want {
-			return "GET " + key + " = " + got, nil
-		}
-		return "", nil
-	})
-	if err != nil {
-		t.Fatalf("%v; want %q", err, want)
+	if err := backendkit.AwaitValue(within(t, 3*time.Second), n.Admin(), n.Name(), key, want); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -8,6 +8,7 @@ package backendkit
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net"
 	"time"
@@ -119,4 +120,23 @@ func Stock(ctx context.Context, db *sql.DB) (int64, error) {
 		return 0, fmt.Errorf("mariadb: read stock: %w", err)
 	}
 	return stock, nil
+}
+
+// AwaitValue polls a node, through its admin client, until key holds want
+// ("" for absent) or ctx ends; node names it in the error.
+func AwaitValue(ctx context.Context, admin *redis.Client, node, key, want string) error {
+	err := PollUntil(ctx, "await "+key+" on "+node, func(ctx context.Context) (string, error) {
+		got, err := admin.Get(ctx, key).Result()
+		if errors.Is(err, redis.Nil) {
+			got, err = "", nil
+		}
+		if err != nil || got != want {
+			return "GET " + key + " = " + got, nil
+		}
+		return "", nil
+	})
+	if err != nil {
+		return fmt.Errorf("%w; want %q", err, want)
+	}
+	return nil
 }
