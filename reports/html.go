@@ -164,6 +164,7 @@ type variant struct {
 	NotExercised []string
 	Unmet        []string // why the scenario's own fault never came
 	Skipped      string
+	Alone        string // what the run showed in parallel, when it was made again alone
 	HasResult    bool
 	Checks       []checkView
 	Faults       []string // in plain words with times, from the history when it can be read
@@ -326,7 +327,7 @@ func newRow(r Run, s *section, mismatches []string, runPage string) row {
 // went wrong: the catalogue's mismatches, or a lock run's own failures.
 func newVariant(dir string, r Run, mismatches []string, st runStory) variant {
 	v := variant{Variant: r.Variant, Scenario: r.Scenario, Seed: r.Seed, Mismatches: mismatches,
-		NotExercised: r.NotExercised, Unmet: r.Unmet, Skipped: r.Skipped, Links: runLinks(dir, r.ReportDir)}
+		NotExercised: r.NotExercised, Unmet: r.Unmet, Skipped: r.Skipped, Alone: r.Alone, Links: runLinks(dir, r.ReportDir)}
 	v.Status, v.Class = statusText(r)
 	if info, err := os.Stat(r.ReportDir); err == nil && info.IsDir() {
 		v.Page = path.Join(relativeTo(dir, r.ReportDir), RunPageFile)

@@ -56,6 +56,10 @@ type Run struct {
 	// MariaDB, with how to install it); it then has no verdicts and does
 	// not pass.
 	Skipped string `json:"skipped,omitempty"`
+	// Alone is set on a run made again on its own after a run of the same
+	// case, made in parallel with others, was unsettled (see Unsettled):
+	// what that first run showed.
+	Alone string `json:"alone,omitempty"`
 
 	Entry     pitfalls.Pitfall `json:"-"` // the catalogue entry of a catalogue case
 	LockEntry locks.Lock       `json:"-"` // the registry's entry of a lock run, when it has one
@@ -171,6 +175,14 @@ func (r Run) status() status {
 		return notAsExpected
 	}
 	return asExpected
+}
+
+// Unsettled reports whether r's outcome may owe to the load of the runs
+// made beside it: not exercised, not as expected, or with unknown
+// verdicts. A suite made in parallel makes such a run again alone.
+func (r Run) Unsettled() bool {
+	s := r.status()
+	return s == notExercised || s == notAsExpected || s == undecided
 }
 
 // ownFailures lists, in checker order, the failing verdicts of r that are

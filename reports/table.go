@@ -208,6 +208,9 @@ func (r Run) Outcome() string {
 			lines = append(lines, "    "+note)
 		}
 	}
+	if r.Alone != "" {
+		lines = append(lines, "    made again alone; in parallel it was "+r.Alone)
+	}
 	return strings.Join(lines, "\n") + "\n"
 }
 

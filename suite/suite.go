@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/locklab/locklab/cluster"
@@ -36,6 +37,11 @@ type Options struct {
 	Duration time.Duration   // overrides each workload's length when > 0
 	Progress io.Writer       // one line per run; nil for none
 	Backend  cluster.Backend // where the servers run; nil means local processes
+	// Parallel is how many runs are made at once; 0 or 1 means one at a
+	// time. Each run has servers, ports and a folder of its own. A run
+	// that the load of the others may have unsettled (reports.Run.Unsettled)
+	// is made again alone, and says so.
+	Parallel int
 }
 
 // Catalogue runs every case of each pitfall in ps (its broken lock, its
@@ -154,8 +160,8 @@ type job struct {
 	skipped       func(seed int64, dir, why string) reports.Run
 }
 
-// runAll makes the runs of todo one after the other, with a progress line
-// each, and then rebuilds the index; see Lock.
+// runAll makes the runs of todo, opts.Parallel at a time, with a progress
+// line each, and then rebuilds the index; see Lock.
 func runAll(ctx context.Context, todo []job, opts Options) ([]reports.Run, error) {
 	progress := opts.Progress
 	if progress == nil {
@@ -163,18 +169,10 @@ func runAll(ctx context.Context, todo []job, opts Options) ([]reports.Run, error
 	}
 	var runs []reports.Run
 	var err error
-	for i, j := range todo {
-		if err = ctx.Err(); err != nil {
-			break
-		}
-		fmt.Fprintf(progress, "[%d/%d] %s … ", i+1, len(todo), j.label)
-		var r reports.Run
-		if r, err = runOne(ctx, j, opts); err != nil {
-			fmt.Fprintln(progress, "error")
-			break
-		}
-		runs = append(runs, r)
-		fmt.Fprint(progress, r.Outcome())
+	if opts.Parallel > 1 {
+		runs, err = runParallel(ctx, todo, opts, progress)
+	} else {
+		runs, err = runInTurn(ctx, todo, opts, progress)
 	}
 	// The index shows what the folder holds even when a run failed; a
 	// folder it cannot read is left out of it, not a reason to fail.
@@ -183,6 +181,105 @@ func runAll(ctx context.Context, todo []job, opts Options) ([]reports.Run, error
 		all = runs
 	}
 	return runs, errors.Join(err, reports.WriteIndex(opts.Out, all))
+}
+
+// runInTurn makes the runs of todo one after the other, each announced
+// before it starts.
+func runInTurn(ctx context.Context, todo []job, opts Options, progress io.Writer) ([]reports.Run, error) {
+	var runs []reports.Run
+	for i, j := range todo {
+		if err := ctx.Err(); err != nil {
+			return runs, err
+		}
+		fmt.Fprintf(progress, "[%d/%d] %s … ", i+1, len(todo), j.label)
+		r, err := runOne(ctx, j, opts)
+		if err != nil {
+			fmt.Fprintln(progress, "error")
+			return runs, err
+		}
+		runs = append(runs, r)
+		fmt.Fprint(progress, r.Outcome())
+	}
+	return runs, nil
+}
+
+// runParallel makes the runs of todo opts.Parallel at a time, each line
+// written when its run ends, then makes each unsettled one again alone.
+// The runs come back in todo's order; the first error stops the suite.
+func runParallel(ctx context.Context, todo []job, opts Options, progress io.Writer) ([]reports.Run, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	runs := make([]reports.Run, len(todo))
+	errs := make([]error, len(todo))
+	var mu sync.Mutex // guards progress and done
+	done := 0
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(opts.Parallel, len(todo)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				runs[i], errs[i] = runOne(ctx, todo[i], opts)
+				if errs[i] != nil {
+					cancel()
+				}
+				mu.Lock()
+				done++
+				outcome := "error\n"
+				if errs[i] == nil {
+					outcome = runs[i].Outcome()
+				}
+				fmt.Fprintf(progress, "[%d/%d] %s … %s", done, len(todo), todo[i].label, outcome)
+				mu.Unlock()
+			}
+		}()
+	}
+feed:
+	for i := range todo {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return madeOf(runs, errs), err
+	}
+	if err := ctx.Err(); err != nil {
+		return madeOf(runs, errs), err
+	}
+	for i, r := range runs {
+		if !r.Unsettled() {
+			continue
+		}
+		fmt.Fprintf(progress, "[again alone] %s … ", todo[i].label)
+		again, err := runOne(ctx, todo[i], opts)
+		if err != nil {
+			fmt.Fprintln(progress, "error")
+			return runs, err
+		}
+		again.Alone = strings.TrimSuffix(strings.SplitN(r.Outcome(), "\n", 2)[0], "\n")
+		if err := reports.SaveRun(again); err != nil {
+			return runs, err
+		}
+		runs[i] = again
+		fmt.Fprint(progress, again.Outcome())
+	}
+	return runs, nil
+}
+
+// madeOf keeps, in order, the runs that were made without error.
+func madeOf(runs []reports.Run, errs []error) []reports.Run {
+	var made []reports.Run
+	for i, r := range runs {
+		if errs[i] == nil && r.Scenario != "" {
+			made = append(made, r)
+		}
+	}
+	return made
 }
 
 // runOne makes the run of j in its folder and saves it there.

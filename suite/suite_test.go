@@ -236,3 +236,56 @@ func TestKeep(t *testing.T) {
 		t.Errorf("keep of a folder without a result: %v", err)
 	}
 }
+
+// TestParallel makes real runs four at a time: they come back in the
+// catalogue's order, as expected, and a run that is not as expected (here
+// a case that expects the fixed lock to fail, so on every run) is made
+// again alone and says what it was in parallel.
+func TestParallel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts redis-server")
+	}
+	var ps []pitfalls.Pitfall
+	for _, id := range []string{"1", "2"} {
+		p, err := pitfalls.Lookup(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps = append(ps, p...)
+	}
+	wrong := ps[1]
+	wrong.ID, wrong.Name = "x", "wrong-expectation"
+	wrong.Catches = map[string]check.Verdict{check.CheckLock: check.Illegal}
+	wrong.Broken, wrong.Controls = pitfalls.NewWatchdogLock, nil
+	wrong.Fixes = nil
+	ps = append(ps, wrong)
+	var progress bytes.Buffer
+	runs, err := Catalogue(context.Background(), ps, Options{Out: t.TempDir(), Parallel: 4, Progress: &progress})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, p := range ps {
+		for _, c := range p.Cases() {
+			want = append(want, p.Name+"/"+string(c.Variant))
+		}
+	}
+	if len(runs) != len(want) {
+		t.Fatalf("%d runs, want %d:\n%s", len(runs), len(want), progress.String())
+	}
+	for i, r := range runs {
+		if got := r.Pitfall + "/" + string(r.Variant); got != want[i] {
+			t.Errorf("run %d is %s, want %s", i, got, want[i])
+		}
+		last := i == len(runs)-1
+		if r.Pass == last {
+			t.Errorf("%s: pass %v, want %v", want[i], r.Pass, !last)
+		}
+		if last && !strings.HasPrefix(r.Alone, "NOT as expected") {
+			t.Errorf("%s: Alone = %q, want what the parallel run showed", want[i], r.Alone)
+		}
+	}
+	if !strings.Contains(progress.String(), "[again alone] wrong-expectation broken in ") {
+		t.Errorf("progress does not say the unsettled run was made again alone:\n%s", progress.String())
+	}
+}

@@ -54,6 +54,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -107,6 +108,7 @@ type config struct {
 	out        string
 	duration   time.Duration
 	json       bool
+	parallel   int
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -146,7 +148,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "check:", err)
 		return exitMismatch
 	}
-	opts := suite.Options{Out: cfg.out, Seed: cfg.seed, Duration: cfg.duration, Progress: stderr, Backend: cfg.backend}
+	opts := suite.Options{Out: cfg.out, Seed: cfg.seed, Duration: cfg.duration, Progress: stderr, Backend: cfg.backend, Parallel: cfg.parallel}
 	var runs []reports.Run
 	if cfg.lock.Name != "" {
 		runs, err = suite.Lock(ctx, cfg.lock.Name, cfg.lock.New, cfg.topologies, opts)
@@ -209,6 +211,7 @@ type flags struct {
 	duration *time.Duration
 	json     *bool
 	backend  *string
+	parallel *int
 }
 
 func newFlags() flags {
@@ -227,6 +230,7 @@ func newFlags() flags {
 		duration: fs.Duration("duration", 0, "how long each workload runs (0: the scenario's own)"),
 		json:     fs.Bool("json", false, "print a JSON array instead of the table"),
 		backend:  fs.String("backend", "local", "where the servers run: local (processes) or docker (containers, whose images make docker builds)"),
+		parallel: fs.Int("parallel", 2*runtime.NumCPU(), "how many runs at once, each with servers and ports of its own (runs mostly wait on timers); a run the others' load may have unsettled is made again alone"),
 	}
 }
 
@@ -277,7 +281,10 @@ func parse(args []string, stdout io.Writer) (config, error) {
 	if *f.out == "" {
 		return config{}, errors.New("-out must not be empty")
 	}
-	cfg := config{seed: *f.seed, out: *f.out, duration: *f.duration, json: *f.json}
+	if *f.parallel < 1 {
+		return config{}, fmt.Errorf("-parallel must be at least 1, got %d", *f.parallel)
+	}
+	cfg := config{seed: *f.seed, out: *f.out, duration: *f.duration, json: *f.json, parallel: *f.parallel}
 	var err error
 	if cfg.backend, err = parseBackend(*f.backend); err != nil {
 		return config{}, err
