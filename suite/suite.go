@@ -1,5 +1,5 @@
-// Package suite runs a set of runs, one at a time, and keeps what each
-// found. It exists so that the catalogue (check), one lock through every
+// Package suite runs a set of runs, one at a time or several at once
+// (Options.Parallel), and keeps what each found. It exists so that the catalogue (check), one lock through every
 // scenario of its topologies (check -lock, or a go test of an attendee's
 // lock) and a run that explore found share one loop: run, skip a run that
 // cannot start for want of a server, save, report progress, rebuild the
@@ -85,8 +85,9 @@ func Catalogue(ctx context.Context, ps []pitfalls.Pitfall, opts Options) ([]repo
 // cannot name a folder, no topology, or a duration too short for a
 // scenario is refused before any run, and nothing is written.
 //
-// Runs are made one at a time, because scenarios are timed against real
-// clocks. Each is saved in its folder as it ends, replacing what an earlier
+// Runs are made Options.Parallel at a time; scenarios are timed against
+// real clocks, so a run the others' load may have unsettled is made again
+// alone. Each is saved in its folder as it ends, replacing what an earlier
 // run of the same folder left there, and index.html is rebuilt at the end
 // from every run folder in opts.Out. A run that cannot start for want of
 // redis-server or MariaDB is skipped; any other error stops the suite and
