@@ -262,7 +262,7 @@ feed:
 			fmt.Fprintln(progress, "error")
 			return runs, err
 		}
-		again.Alone = strings.TrimSuffix(strings.SplitN(r.Outcome(), "\n", 2)[0], "\n")
+		again.Alone, _, _ = strings.Cut(r.Outcome(), "\n")
 		if err := reports.SaveRun(again); err != nil {
 			return runs, err
 		}
