@@ -17,6 +17,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/locklab/locklab/check"
@@ -66,6 +68,12 @@ type Config struct {
 	Progress io.Writer
 	Terminal bool
 	Backend  cluster.Backend // nil means local processes
+	// Parallel is how many runs are made at once, each with servers of its
+	// own; 0 or 1 means one at a time. Run i draws the same schedule
+	// whatever it is, and outcomes are judged in the order of the runs, so
+	// bugs are numbered alike; a confirming rerun or a shrink is made while
+	// the next runs go on.
+	Parallel int
 
 	space Space // Faults, read
 
@@ -118,6 +126,8 @@ type Report struct {
 	WallS float64 `json:"wall_s"`
 	// RunsPerMin is Runs per minute of WallS.
 	RunsPerMin float64 `json:"runs_per_min"`
+	// Parallel is how many runs were made at once.
+	Parallel int `json:"parallel"`
 	// FirstOwnS is the seconds from the start until the run that showed the
 	// first bug ended, not counting its confirming rerun or its shrink;
 	// null when no bug was found.
@@ -340,7 +350,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.fill(); err != nil {
 		return nil, err
 	}
-	rep := &Report{Lock: cfg.Lock, Topology: cfg.Topology, Seed: cfg.Seed, Faults: cfg.space.String(), Bugs: []Bug{}}
+	rep := &Report{Lock: cfg.Lock, Topology: cfg.Topology, Seed: cfg.Seed, Faults: cfg.space.String(), Bugs: []Bug{}, Parallel: max(cfg.Parallel, 1)}
 	base := cfg.Dir
 	if base == "" {
 		base = os.TempDir()
@@ -432,7 +442,7 @@ type explorer struct {
 	rep     *Report
 	scratch string
 	start   time.Time
-	made    int // run folders made in scratch
+	made    atomic.Int64 // run folders made in scratch
 }
 
 func (e *explorer) explore(ctx context.Context) error {
@@ -448,34 +458,132 @@ func (e *explorer) explore(ctx context.Context) error {
 		return nil
 	}
 	seeds := rand.New(rand.NewPCG(uint64(e.cfg.Seed), 0x5eed))
-	for errorsInRow := 0; ; {
-		if e.cfg.Runs > 0 && e.rep.Runs >= e.cfg.Runs {
-			break
-		}
-		if e.cfg.Time > 0 && time.Since(e.start) >= e.cfg.Time {
-			break
-		}
+	// Seeds short enough to type, never 0.
+	draw := func() Plan { return e.cfg.space.Schedule(e.cfg.Topology, e.cfg.Nested, 1+seeds.Int64N(1<<31-1)) }
+	if e.cfg.Parallel > 1 {
+		return e.exploreParallel(ctx, draw)
+	}
+	errorsInRow := 0
+	for !e.spent() {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		// Seeds short enough to type, never 0.
-		plan := e.cfg.space.Schedule(e.cfg.Topology, e.cfg.Nested, 1+seeds.Int64N(1<<31-1))
-		err := e.one(ctx, plan, true)
-		if errors.Is(err, errStop) {
-			break
-		}
-		if err != nil && ctx.Err() == nil {
-			if errorsInRow++; errorsInRow < maxErrors {
-				continue
-			}
-			return fmt.Errorf("explore: %d runs in a row could not run, the last: %w", errorsInRow, err)
-		}
-		if err != nil {
+		err := e.one(ctx, draw(), true)
+		if done, err := e.after(ctx, err, &errorsInRow); done {
 			return err
 		}
-		errorsInRow = 0
 	}
 	return nil
+}
+
+// spent reports whether the exploration's runs or time are spent.
+func (e *explorer) spent() bool {
+	return e.cfg.Runs > 0 && e.rep.Runs >= e.cfg.Runs || e.cfg.Time > 0 && time.Since(e.start) >= e.cfg.Time
+}
+
+// after says, from what judging a run returned, whether the exploration
+// is done, and with what error: a bug that stops it, ctx's end, or too
+// many runs in a row that could not run.
+func (e *explorer) after(ctx context.Context, err error, errorsInRow *int) (done bool, _ error) {
+	switch {
+	case errors.Is(err, errStop):
+		return true, nil
+	case err != nil && ctx.Err() == nil:
+		if *errorsInRow++; *errorsInRow < maxErrors {
+			return false, nil
+		}
+		return true, fmt.Errorf("explore: %d runs in a row could not run, the last: %w", *errorsInRow, err)
+	case err != nil:
+		return true, err
+	}
+	*errorsInRow = 0
+	return false, nil
+}
+
+// tried is the first run of the i-th plan, as a worker made it.
+type tried struct {
+	i    int
+	plan Plan
+	o    outcome
+	err  error
+}
+
+// exploreParallel makes the first run of each drawn plan Parallel at a
+// time and judges them in the order they were drawn, so that run i is
+// plan i and the report reads as one made in turn would. Runs still under
+// way when the exploration is done are dropped.
+func (e *explorer) exploreParallel(ctx context.Context, draw func() Plan) error {
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type drawn struct {
+		i    int
+		plan Plan
+	}
+	plans, results := make(chan drawn), make(chan tried)
+	go func() {
+		defer close(plans)
+		// Time bounds the drawing; Runs is counted as runs are judged.
+		for i := 0; e.cfg.Time == 0 || time.Since(e.start) < e.cfg.Time; i++ {
+			select {
+			case plans <- drawn{i, draw()}:
+			case <-runCtx.Done():
+				return
+			}
+		}
+	}()
+	var workers sync.WaitGroup
+	for range e.cfg.Parallel {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			for d := range plans {
+				o, err := e.try(runCtx, d.plan, true)
+				results <- tried{d.i, d.plan, o, err}
+			}
+		}()
+	}
+	go func() {
+		workers.Wait()
+		close(results)
+	}()
+	pending, next, errorsInRow := map[int]tried{}, 0, 0
+	var done bool
+	var err error
+	for t := range results {
+		if done {
+			dropRun(t) // made after the end, or cut short by it
+			continue
+		}
+		pending[t.i] = t
+		for !done {
+			t, ok := pending[next]
+			if !ok {
+				break
+			}
+			delete(pending, next)
+			next++
+			if done, err = e.after(ctx, e.judge(ctx, t.plan, t.o, t.err, true), &errorsInRow); !done && e.spent() {
+				done = true
+			}
+		}
+		if done {
+			cancel()
+			for _, t := range pending {
+				dropRun(t)
+			}
+		}
+	}
+	if err == nil && !done {
+		err = ctx.Err()
+	}
+	return err
+}
+
+// dropRun removes the folder of a run the exploration does not judge.
+func dropRun(t tried) {
+	if t.err == nil {
+		os.RemoveAll(t.o.dir)
+	}
 }
 
 // errStop says the exploration is done: a bug was found and the config
@@ -489,6 +597,12 @@ var errStop = errors.New("stop")
 // that name counts it, a new one keeps its folder.
 func (e *explorer) one(ctx context.Context, plan Plan, shrink bool) error {
 	o, err := e.try(ctx, plan, true)
+	return e.judge(ctx, plan, o, err, shrink)
+}
+
+// judge counts the first run of plan, made with o or err, and goes on as
+// one says.
+func (e *explorer) judge(ctx context.Context, plan Plan, o outcome, err error, shrink bool) error {
 	if err != nil {
 		if ctx.Err() == nil {
 			e.rep.Errors++
@@ -674,8 +788,7 @@ func (e *explorer) count(o outcome) {
 // try makes one run of plan in a new folder of the scratch folder; without
 // reference, no reference run tells the kind of its failing verdicts.
 func (e *explorer) try(ctx context.Context, plan Plan, reference bool) (outcome, error) {
-	e.made++
-	dir := filepath.Join(e.scratch, fmt.Sprint(e.made))
+	dir := filepath.Join(e.scratch, fmt.Sprint(e.made.Add(1)))
 	opts := runner.Options{Seed: plan.Seed, Dir: dir, Lock: e.cfg.Lock, Backend: e.cfg.Backend, Reference: e.cfg.Reference}
 	if !reference || e.cfg.SelfReference {
 		opts.ReferenceRuns = -1

@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -664,5 +665,41 @@ func TestFoldersCleared(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			t.Errorf("%s removed: %v", name, err)
 		}
+	}
+}
+
+// TestParallelJudgesLikeInTurn: made four at a time, an exploration draws
+// the same plans, judges them in the same order and reports the same bugs,
+// line for line, as one made in turn.
+func TestParallelJudgesLikeInTurn(t *testing.T) {
+	slowSection := func(_ context.Context, s runner.Scenario, _ harness.NewLocker, opts runner.Options) (*runner.Result, error) {
+		res := &runner.Result{Scenario: s.Name, Seed: opts.Seed}
+		c := check.Check{Checker: check.CheckLock, Verdict: check.OK}
+		if armed(s, harness.FailpointCriticalSection, harness.ActionSleep) {
+			c = check.Check{Checker: check.CheckLock, Verdict: check.Illegal, Kind: check.Own}
+		}
+		res.Checks = []check.Check{c, {Checker: check.CheckLiveness, Verdict: check.OK}}
+		return res, os.MkdirAll(opts.Dir, 0o755)
+	}
+	explore := func(parallel int) (*Report, string) {
+		var progress bytes.Buffer
+		rep, err := Run(context.Background(), Config{Lock: "fake", New: locks.Reference(cluster.Single, false).New,
+			Runs: 40, Seed: 5, Parallel: parallel, Progress: &progress, run: slowSection})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep, progress.String()
+	}
+	inTurn, inTurnLines := explore(1)
+	parallel, parallelLines := explore(4)
+	if inTurn.Own == 0 || len(inTurn.Bugs) == 0 {
+		t.Fatalf("the fake found no bug in turn: %+v", inTurn)
+	}
+	if parallelLines != inTurnLines {
+		t.Errorf("in parallel the progress differs:\n%s\nin turn:\n%s", parallelLines, inTurnLines)
+	}
+	if parallel.Runs != inTurn.Runs || parallel.Own != inTurn.Own || len(parallel.Bugs) != len(inTurn.Bugs) {
+		t.Errorf("in parallel %d runs, %d own, %d bugs; in turn %d, %d, %d",
+			parallel.Runs, parallel.Own, len(parallel.Bugs), inTurn.Runs, inTurn.Own, len(inTurn.Bugs))
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -35,6 +36,7 @@ type exploreFlags struct {
 	out         *string
 	backend     *string
 	faults      *string
+	parallel    *int
 }
 
 func newExploreFlags() exploreFlags {
@@ -55,6 +57,7 @@ func newExploreFlags() exploreFlags {
 		json:        fs.Bool("json", false, "print the report as one JSON object instead of the summary"),
 		out:         fs.String("out", "locklab-report", "report folder each bug's run folder goes into"),
 		backend:     fs.String("backend", "local", "where the servers run: local (processes) or docker (containers, whose images make docker builds)"),
+		parallel:    fs.Int("parallel", 2*runtime.NumCPU(), "how many runs at once, each with servers of its own (runs mostly wait on timers); run i draws the same schedule whatever it is"),
 		faults: fs.String("faults", "", "the fault kinds to draw, comma-separated: NAME,NAME draws only those, -NAME leaves one out "+
 			"(e.g. -faults -slow-work for a lock whose work is bounded); a replay needs the same; default every kind"),
 	}
@@ -148,6 +151,8 @@ func exploreFlagConflict(f exploreFlags, given map[string]bool) error {
 		return errors.New("-replay makes one run: it takes no -time, -runs, -seed, -stop-at-first or -keep-going")
 	case *f.stopAtFirst && *f.keepGoing:
 		return errors.New("give -stop-at-first or -keep-going, not both")
+	case *f.parallel < 1:
+		return fmt.Errorf("-parallel must be at least 1, got %d", *f.parallel)
 	case *f.stopAfter < 0:
 		return fmt.Errorf("-stop-after must not be negative, got %d", *f.stopAfter)
 	case given["replay"] && given["stop-after"]:
@@ -172,7 +177,7 @@ func exploreConfig(f exploreFlags, given map[string]bool) (explore.Config, error
 	t := ts[0] // the lock's first topology, unless -topology says
 	ref := locks.Reference(t, l.Nested)
 	cfg := explore.Config{Lock: l.Name, New: l.New, Reference: ref.New, SelfReference: ref.Name == l.Name, Topology: t,
-		Nested: l.Nested, Runs: *f.runs, Time: *f.time, Seed: *f.seed, StopAtFirst: *f.stopAtFirst, StopAfter: *f.stopAfter, Dir: *f.out}
+		Nested: l.Nested, Runs: *f.runs, Time: *f.time, Seed: *f.seed, StopAtFirst: *f.stopAtFirst, StopAfter: *f.stopAfter, Dir: *f.out, Parallel: *f.parallel}
 	if *f.faults != "" {
 		cfg.Faults = []string{*f.faults}
 	}
