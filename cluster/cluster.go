@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/locklab/locklab/network"
 )
@@ -104,17 +105,34 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 		}
 		c.masters = c.replicated.Nodes()
 	}
+	var cfgs []NodeConfig
 	for i := range masters {
-		n, err := run.StartNode(ctx, NodeConfig{Name: fmt.Sprintf("n%d", i+1), Dir: dir.Path(), Persistence: cfg.Persistence})
-		if err != nil {
-			return nil, err
-		}
-		c.masters = append(c.masters, n)
+		cfgs = append(cfgs, NodeConfig{Name: fmt.Sprintf("n%d", i+1), Dir: dir.Path(), Persistence: cfg.Persistence})
 	}
-	if c.inventory, err = run.StartNode(ctx, NodeConfig{Name: "inventory", Dir: dir.Path()}); err != nil {
+	nodes, err := startNodes(ctx, run, append(cfgs, NodeConfig{Name: "inventory", Dir: dir.Path()}))
+	c.masters, c.inventory = append(c.masters, nodes[:masters]...), nodes[masters]
+	if err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// startNodes starts a node for each of cfgs at once, since each start
+// mostly waits for its server to answer. It returns them in cfgs' order;
+// after an error, those that did not start are nil.
+func startNodes(ctx context.Context, run RunSession, cfgs []NodeConfig) ([]Node, error) {
+	nodes := make([]Node, len(cfgs))
+	errs := make([]error, len(cfgs))
+	var wg sync.WaitGroup
+	for i, cfg := range cfgs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			nodes[i], errs[i] = run.StartNode(ctx, cfg)
+		}()
+	}
+	wg.Wait()
+	return nodes, errors.Join(errs...)
 }
 
 // Topology is the deployment this cluster runs.
