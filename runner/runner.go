@@ -41,7 +41,7 @@ type Options struct {
 	// scenario with the same seed when the run fails a checker, to tell the
 	// lock's own failures from the fault's inherent ones (Check.Kind). Nil
 	// means the reference lock of the scenario's topology and nesting
-	// (Reference: the watchdog token lock, the reentrant lock, Redlock); a
+	// (reference.For: the watchdog token lock, the reentrant lock, Redlock); a
 	// user may pass their lock's bug-free twin instead.
 	Reference harness.NewLocker
 	// ReferenceRuns is how many times the reference may run when the
