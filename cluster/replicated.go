@@ -127,14 +127,16 @@ func StartReplicaSet(ctx context.Context, run RunSession, dir string, proxy *net
 	if err != nil {
 		return nil, fmt.Errorf("start replicated: %w", err)
 	}
+	var replicas []NodeConfig
 	for i := range replicatedReplicas {
 		name := fmt.Sprintf("n%d", i+2)
 		args := append(r.dataNodeArgs(name), "--replicaof", host, port)
-		n, err := run.StartNode(ctx, NodeConfig{Name: name, Dir: dir, Args: args, Peers: peers})
-		if err != nil {
-			return nil, fmt.Errorf("start replicated: %w", err)
-		}
-		r.nodes = append(r.nodes, n)
+		replicas = append(replicas, NodeConfig{Name: name, Dir: dir, Args: args, Peers: peers})
+	}
+	started, err := startNodes(ctx, run, replicas)
+	r.nodes = append(r.nodes, started...)
+	if err != nil {
+		return nil, fmt.Errorf("start replicated: %w", err)
 	}
 	// The detour links; a Networked backend cuts replication without them.
 	for _, replica := range r.nodes {
@@ -162,12 +164,14 @@ func StartReplicaSet(ctx context.Context, run RunSession, dir string, proxy *net
 		// One replica at a time resyncs with a new master: the other keeps serving.
 		fmt.Sprintf("sentinel parallel-syncs %s 1", SentinelMaster),
 	), "\n")
+	var sentinels []NodeConfig
 	for i := range sentinelCount {
-		s, err := run.StartNode(ctx, NodeConfig{Name: fmt.Sprintf("s%d", i+1), Dir: dir, Sentinel: conf})
-		if err != nil {
-			return nil, fmt.Errorf("start replicated: %w", err)
-		}
-		r.sentinels = append(r.sentinels, s)
+		sentinels = append(sentinels, NodeConfig{Name: fmt.Sprintf("s%d", i+1), Dir: dir, Sentinel: conf})
+	}
+	if r.sentinels, err = startNodes(ctx, run, sentinels); err != nil {
+		return nil, fmt.Errorf("start replicated: %w", err)
+	}
+	for _, s := range r.sentinels {
 		if err := tuneSentinel(ctx, s); err != nil {
 			return nil, fmt.Errorf("start replicated: %w", err)
 		}
@@ -641,7 +645,9 @@ func (r *ReplicaSet) Close() error {
 	var errs []error
 	// Sentinels first, so that none reconfigures a node on its way down.
 	for _, n := range append(slices.Clone(r.sentinels), r.nodes...) {
-		errs = append(errs, n.Stop())
+		if n != nil { // a node whose start failed
+			errs = append(errs, n.Stop())
+		}
 	}
 	return errors.Join(errs...)
 }

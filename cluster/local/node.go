@@ -264,6 +264,13 @@ func (n *Process) removeData() error {
 
 var errNodePortTaken = errors.New("port already in use")
 
+// How often, and how far apart, a start tries again to exec a server that
+// is "text file busy".
+const (
+	busyTries = 50
+	busyWait  = 10 * time.Millisecond
+)
+
 // start runs redis-server once on n.port and waits until it answers PING.
 // On failure nothing is left running and the error carries the log tail.
 func (n *Process) start(ctx context.Context) error {
@@ -281,13 +288,24 @@ func (n *Process) start(ctx context.Context) error {
 	}
 	logStart := info.Size()
 
-	// Not exec.CommandContext: the node must outlive ctx, which bounds only the start.
-	cmd := exec.Command(n.server, append([]string{"--port", strconv.Itoa(n.port), "--dir", n.dir}, n.args...)...)
-	cmd.Dir = n.dir
-	cmd.Stdout = logFile
-	cmd.Stderr = logFile
-	cmd.SysProcAttr = nodeSysProcAttr()
-	err = cmd.Start()
+	var cmd *exec.Cmd
+	for try := 1; ; try++ {
+		// Not exec.CommandContext: the node must outlive ctx, which bounds only the start.
+		cmd = exec.Command(n.server, append([]string{"--port", strconv.Itoa(n.port), "--dir", n.dir}, n.args...)...)
+		cmd.Dir = n.dir
+		cmd.Stdout = logFile
+		cmd.Stderr = logFile
+		cmd.SysProcAttr = nodeSysProcAttr()
+		err = cmd.Start()
+		// A script just written (a Sentinel's) is "text file busy" to exec
+		// while a fork elsewhere in this process still holds its write
+		// descriptor, as when runs or nodes start at once; that fork execs
+		// or exits within milliseconds (golang/go#22315).
+		if !errors.Is(err, syscall.ETXTBSY) || try == busyTries {
+			break
+		}
+		time.Sleep(busyWait)
+	}
 	logFile.Close() // the child has its own copy
 	if err != nil {
 		return fmt.Errorf("start node %s: %w", n.name, err)
