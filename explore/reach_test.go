@@ -65,28 +65,31 @@ func lease(d, ttl time.Duration) string {
 }
 
 // faultReach describes an injected or scheduled fault f that heals after
-// heal. The duration that decides its class is what the lock feels: a
-// skew's or jump's amount, a latency's delay, otherwise how long it lasts.
+// heal. Its target is its kind's (fault.Kinds), told apart further where a
+// fault names some nodes. The duration that decides its class is what the
+// lock feels: a skew's or jump's amount, a latency's delay, otherwise how
+// long it lasts.
 func faultReach(f fault.Fault, heal, ttl time.Duration) reach {
-	r := reach{kind: f.About().Name, target: "node", class: lease(heal, ttl)}
 	links := func(nodes []int) string {
 		if len(nodes) > 0 {
 			return "links to some lock nodes"
 		}
 		return "links to all lock nodes"
 	}
+	about := f.About()
+	r := reach{kind: about.Name, target: string(about.Target), class: lease(heal, ttl)}
+	if about.Target == fault.TargetLink {
+		r.target = links(nil)
+	}
 	switch f := f.(type) {
 	case fault.Partition:
 		r.target = links(f.Nodes)
 	case fault.Latency:
 		r.target, r.class = links(f.Nodes), lease(f.Delay, ttl)
-	case fault.BlackHole:
-		r.target = links(nil)
 	case fault.DropConnection:
-		// A drop is over at once.
-		r.target, r.class = links(nil), ""
+		r.class = "" // a drop is over at once
 	case fault.ClockSkew:
-		r.target, r.class = "client", lease(f.By, ttl)
+		r.class = lease(f.By, ttl)
 	case fault.ClockJump:
 		r.class = lease(f.By, ttl)
 	case fault.KillNode:
