@@ -74,6 +74,11 @@ type Config struct {
 	// bugs are numbered alike; a confirming rerun or a shrink is made while
 	// the next runs go on.
 	Parallel int
+	// Shard, when its Count is above 1, makes this exploration one share
+	// of a campaign split over Count processes with the same Seed: of the
+	// plans one process would draw, it runs those numbered Index modulo
+	// Count. Runs then counts the whole campaign's runs, not the shard's.
+	Shard Shard
 
 	space Space // Faults, read
 
@@ -128,6 +133,14 @@ type Report struct {
 	RunsPerMin float64 `json:"runs_per_min"`
 	// Parallel is how many runs were made at once.
 	Parallel int `json:"parallel"`
+	// Shard is the share of the campaign this report covers ("1/4"); ""
+	// when the exploration was not split. Shards is how many shard reports
+	// a merged one was built from.
+	Shard  string `json:"shard,omitempty"`
+	Shards int    `json:"shards,omitempty"`
+	// RunsFile lists every run with its number, seed and outcome, one JSON
+	// object a line (RunRecord); "" when none was written.
+	RunsFile string `json:"runs_file,omitempty"`
 	// FirstOwnS is the seconds from the start until the run that showed the
 	// first bug ended, not counting its confirming rerun or its shrink;
 	// null when no bug was found.
@@ -144,6 +157,7 @@ type Report struct {
 // Found is an own violation after its shrink.
 type Found struct {
 	Seed    int64         `json:"seed"`    // the run's seed, before the shrink
+	Run     int           `json:"run"`     // the run's number in the exploration, from 0
 	Drawn   int           `json:"drawn"`   // faults its schedule drew
 	Kept    int           `json:"kept"`    // faults the smallest run that still shows it keeps
 	Shrinks int           `json:"shrinks"` // reruns the shrink made
@@ -159,6 +173,8 @@ type Bug struct {
 	// FirstS is the seconds from the start until the first run that showed
 	// it ended, not counting its confirming rerun or its shrink.
 	FirstS float64 `json:"first_s"`
+	// FirstRun is the number of the first run that showed it.
+	FirstRun int `json:"first_run"`
 	// Runs counts the runs that showed it, the first included.
 	Runs      int    `json:"runs"`
 	Replay    string `json:"replay"`     // replays it, shrunk
@@ -190,6 +206,22 @@ type outcome struct {
 	unknown  bool
 	struck   bool   // a drawn fault struck
 	dir      string // the run's folder, in the scratch folder
+}
+
+// class is the outcome in one word, as the report counts it: own, untold,
+// inherent, unknown or ok.
+func (o outcome) class() string {
+	switch {
+	case len(o.own) > 0:
+		return "own"
+	case len(o.untold) > 0:
+		return "untold"
+	case len(o.inherent) > 0:
+		return "inherent"
+	case o.unknown:
+		return "unknown"
+	}
+	return "ok"
 }
 
 func (o outcome) failing() []check.Check {
@@ -351,6 +383,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	rep := &Report{Lock: cfg.Lock, Topology: cfg.Topology, Seed: cfg.Seed, Faults: cfg.space.String(), Bugs: []Bug{}, Parallel: max(cfg.Parallel, 1)}
+	if cfg.Shard.split() {
+		rep.Shard = cfg.Shard.String()
+	}
 	base := cfg.Dir
 	if base == "" {
 		base = os.TempDir()
@@ -369,12 +404,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	defer os.RemoveAll(scratch)
 	e := &explorer{cfg: cfg, rep: rep, scratch: scratch, start: start}
+	if err := e.openRuns(); err != nil {
+		return nil, err
+	}
 	err = e.explore(ctx)
 	rep.WallS = time.Since(start).Seconds()
 	if rep.WallS > 0 {
 		rep.RunsPerMin = float64(rep.Runs) / rep.WallS * 60
 	}
-	return rep, err
+	return rep, errors.Join(err, e.closeRuns())
 }
 
 // clearFolders removes the bug folders an earlier exploration of the same
@@ -406,6 +444,10 @@ func (cfg *Config) fill() error {
 		return errors.New("explore: negative run count or time")
 	case cfg.Runs > 0 && cfg.Time > 0:
 		return errors.New("explore: give a run count or a time, not both")
+	case cfg.Shard != Shard{} && cfg.Shard.check() != nil:
+		return fmt.Errorf("explore: %w", cfg.Shard.check())
+	case cfg.Shard.split() && cfg.Replay != nil:
+		return errors.New("explore: a replay makes one run: it is not sharded")
 	}
 	if cfg.Topology == "" {
 		cfg.Topology = cluster.Single
@@ -443,6 +485,8 @@ type explorer struct {
 	scratch string
 	start   time.Time
 	made    atomic.Int64 // run folders made in scratch
+	runs    *os.File     // the runs file; nil when none is written
+	runsErr error        // the first error writing it
 }
 
 func (e *explorer) explore(ctx context.Context) error {
@@ -457,9 +501,7 @@ func (e *explorer) explore(ctx context.Context) error {
 		}
 		return nil
 	}
-	seeds := rand.New(rand.NewPCG(uint64(e.cfg.Seed), 0x5eed))
-	// Seeds short enough to type, never 0.
-	draw := func() Plan { return e.cfg.space.Schedule(e.cfg.Topology, e.cfg.Nested, 1+seeds.Int64N(1<<31-1)) }
+	draw := e.drawer()
 	if e.cfg.Parallel > 1 {
 		return e.exploreParallel(ctx, draw)
 	}
@@ -476,9 +518,29 @@ func (e *explorer) explore(ctx context.Context) error {
 	return nil
 }
 
+// drawer returns the exploration's plans in turn: plan i is drawn from the
+// i-th seed the exploration's seed draws. A shard skips the others' plans,
+// drawing only their seeds, so its plan i is the one process's plan i.
+func (e *explorer) drawer() func() Plan {
+	seeds := rand.New(rand.NewPCG(uint64(e.cfg.Seed), 0x5eed))
+	i := -1
+	return func() Plan {
+		for {
+			i++
+			// Seeds short enough to type, never 0.
+			seed := 1 + seeds.Int64N(1<<31-1)
+			if e.cfg.Shard.has(i) {
+				p := e.cfg.space.Schedule(e.cfg.Topology, e.cfg.Nested, seed)
+				p.Run = i
+				return p
+			}
+		}
+	}
+}
+
 // spent reports whether the exploration's runs or time are spent.
 func (e *explorer) spent() bool {
-	return e.cfg.Runs > 0 && e.rep.Runs >= e.cfg.Runs || e.cfg.Time > 0 && time.Since(e.start) >= e.cfg.Time
+	return e.cfg.Runs > 0 && e.rep.Runs >= e.cfg.Shard.share(e.cfg.Runs) || e.cfg.Time > 0 && time.Since(e.start) >= e.cfg.Time
 }
 
 // after says, from what judging a run returned, whether the exploration
@@ -607,6 +669,7 @@ func (e *explorer) judge(ctx context.Context, plan Plan, o outcome, err error, s
 		if ctx.Err() == nil {
 			e.rep.Errors++
 			e.progress(plan, "could not run: "+err.Error())
+			e.record(RunRecord{Run: plan.Run, Seed: plan.Seed, Outcome: "error", Error: err.Error()})
 		}
 		return err
 	}
@@ -615,6 +678,7 @@ func (e *explorer) judge(ctx context.Context, plan Plan, o outcome, err error, s
 	if len(o.own) == 0 {
 		e.count(o)
 		e.progress(plan, o.summary())
+		e.record(recordOf(plan, o, ""))
 		os.RemoveAll(o.dir)
 		return nil
 	}
@@ -623,6 +687,7 @@ func (e *explorer) judge(ctx context.Context, plan Plan, o outcome, err error, s
 		e.rep.Bugs[n-1].Runs++
 		e.count(o)
 		e.progress(plan, fmt.Sprintf("%s: bug %d again", o.summary(), n))
+		e.record(recordOf(plan, o, e.rep.Bugs[n-1].Signature))
 		os.RemoveAll(o.dir)
 		return nil
 	}
@@ -642,12 +707,16 @@ func (e *explorer) judge(ctx context.Context, plan Plan, o outcome, err error, s
 	if err != nil || !again.fails(f) {
 		e.rep.Flaky++
 		e.progress(plan, o.summary()+"; not shown again by the same schedule")
+		r := recordOf(plan, o, "")
+		r.Outcome = "flaky"
+		e.record(r)
 		os.RemoveAll(o.dir)
 		return nil
 	}
 	e.count(o)
 	e.progress(plan, o.summary())
-	found := Found{Seed: plan.Seed, Drawn: len(plan.Faults), Kept: len(plan.Kept())}
+	rec := recordOf(plan, o, "") // its bug is named once shrunk
+	found := Found{Seed: plan.Seed, Run: plan.Run, Drawn: len(plan.Faults), Kept: len(plan.Kept())}
 	if shrink {
 		plan, o, found.Shrinks = e.shrink(ctx, plan, o, f)
 		found.Kept = len(plan.Kept())
@@ -655,6 +724,8 @@ func (e *explorer) judge(ctx context.Context, plan Plan, o outcome, err error, s
 	found.Plan, found.Checks = plan.String(), o.failing()
 	marks := marksOf(plan.Kept())
 	sig := signature(f, marks)
+	rec.Bug = sig
+	e.record(rec)
 	if i := slices.IndexFunc(e.rep.Bugs, func(b Bug) bool { return b.Signature == sig }); i >= 0 {
 		// Drawn among other faults, a known bug can look new until the
 		// shrink drops them.
@@ -682,7 +753,7 @@ func (e *explorer) judge(ctx context.Context, plan Plan, o outcome, err error, s
 		e.progress(plan, fmt.Sprintf("shrunk: bug %d, with fewer faults: %s", i+1, sig))
 		return ctx.Err()
 	}
-	b := Bug{Signature: sig, FirstS: ended, Runs: 1, Replay: plan.Replay().String(), Found: found, failure: f, marks: [][]mark{marks}}
+	b := Bug{Signature: sig, FirstS: ended, FirstRun: plan.Run, Runs: 1, Replay: plan.Replay().String(), Found: found, failure: f, marks: [][]mark{marks}}
 	if b.ReportDir, err = e.keep(o, len(e.rep.Bugs)+1); err != nil {
 		return err
 	}
@@ -770,14 +841,14 @@ func (e *explorer) keep(o outcome, n int) (string, error) {
 
 // count adds a run's outcome to the report.
 func (e *explorer) count(o outcome) {
-	switch {
-	case len(o.own) > 0:
+	switch o.class() {
+	case "own":
 		e.rep.Own++
-	case len(o.untold) > 0:
+	case "untold":
 		e.rep.Untold++
-	case len(o.inherent) > 0:
+	case "inherent":
 		e.rep.Inherent++
-	case o.unknown:
+	case "unknown":
 		e.rep.Unknown++
 	}
 	if !o.struck {

@@ -32,7 +32,10 @@ type Fault struct {
 // Plan is one run's schedule: the workload and the faults drawn from its
 // seed. Keep, when not nil, names the drawn faults a shrink kept.
 type Plan struct {
-	Seed     int64
+	Seed int64
+	// Run is the plan's number in its exploration, from 0: the Run-th seed
+	// the exploration's seed drew. A replay's plan is run 0.
+	Run      int
 	Topology cluster.Topology
 	Workload runner.Workload
 	Faults   []Fault

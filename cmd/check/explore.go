@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"text/tabwriter"
@@ -37,6 +38,7 @@ type exploreFlags struct {
 	backend     *string
 	faults      *string
 	parallel    *int
+	shard       *string
 }
 
 func newExploreFlags() exploreFlags {
@@ -58,6 +60,8 @@ func newExploreFlags() exploreFlags {
 		out:         fs.String("out", "locklab-report", "report folder each bug's run folder goes into"),
 		backend:     fs.String("backend", "local", "where the servers run: local (processes) or docker (containers, whose images make docker builds)"),
 		parallel:    fs.Int("parallel", 2*runtime.NumCPU(), "how many runs at once, each with servers of its own (runs mostly wait on timers); run i draws the same schedule whatever it is"),
+		shard: fs.String("shard", "", "run share I/N (I from 0) of the runs one process with the same -seed makes: those numbered I modulo N; "+
+			"default from JOB_COMPLETION_INDEX and "+shardsEnv+" when both are set (a Kubernetes Indexed Job); the report goes to -out/shard-I"),
 		faults: fs.String("faults", "", "the fault kinds to draw, comma-separated: NAME,NAME draws only those, -NAME leaves one out "+
 			"(e.g. -faults -slow-work for a lock whose work is bounded); a replay needs the same; default every kind"),
 	}
@@ -65,8 +69,9 @@ func newExploreFlags() exploreFlags {
 
 // exploreUsage prints how to call check explore.
 func exploreUsage(w io.Writer) {
-	fmt.Fprint(w, `usage: check explore -lock NAME [-topology T] [-time D | -runs N] [-seed S] [-faults KINDS] [-stop-at-first | -stop-after N] [-json] [-out DIR] [-backend local|docker]
+	fmt.Fprint(w, `usage: check explore -lock NAME [-topology T] [-time D | -runs N] [-seed S] [-faults KINDS] [-stop-at-first | -stop-after N] [-json] [-out DIR] [-backend local|docker] [-parallel N] [-shard I/N]
        check explore -lock NAME [-topology T] [-faults KINDS] -replay SEED[:i,j]
+       check merge [-out DIR] [-json] DIR...
 
 Runs the lock again and again, each run a few seconds under faults drawn at
 random from the run's seed, until -time or -runs are spent. A failing
@@ -75,6 +80,12 @@ lock's own. Own failures are grouped into distinct bugs by a signature: the
 checker and verdict, and the kind and phase of each fault the shrunk
 schedule keeps. Each bug is shrunk to the fewest faults that still show it
 and written to DIR/explore-NAME-T-N; a replay goes to DIR/explore-NAME-T-replay.
+The report is also written as DIR/explore-NAME-T-report.json, and every run,
+with its number, seed and outcome, to DIR/explore-NAME-T-runs.jsonl.
+
+A campaign too large for one machine is split into N shards with the same
+-seed, each run with -shard I/N (a Kubernetes Indexed Job sets it: see
+docker/k8s); check merge builds one report and one list of bugs from them.
 
 flags:
 `)
@@ -101,8 +112,10 @@ type exploreInput struct {
 	json bool
 }
 
-// parseExplore reads the flags of check explore; every error is one line.
-func parseExplore(args []string, stdout io.Writer) (exploreInput, error) {
+// parseExplore reads the flags of check explore, and the shard from the
+// environment (lookupEnv is os.LookupEnv but in tests); every error is one
+// line.
+func parseExplore(args []string, stdout io.Writer, lookupEnv func(string) (string, bool)) (exploreInput, error) {
 	f, given, err := parseExploreFlags(args, stdout)
 	if err != nil {
 		return exploreInput{}, err
@@ -114,11 +127,55 @@ func parseExplore(args []string, stdout io.Writer) (exploreInput, error) {
 	if err != nil {
 		return exploreInput{}, err
 	}
+	if cfg.Shard, err = shardOf(*f.shard, given, lookupEnv); err != nil {
+		return exploreInput{}, err
+	}
+	if cfg.Shard.Count > 1 {
+		if given["replay"] {
+			return exploreInput{}, errors.New("-replay makes one run: it is not sharded")
+		}
+		if !given["seed"] {
+			return exploreInput{}, fmt.Errorf("shard %s needs -seed: every shard of a campaign draws from the same seed", cfg.Shard)
+		}
+		cfg.Dir = filepath.Join(cfg.Dir, fmt.Sprintf("shard-%d", cfg.Shard.Index))
+	}
 	// Last, so that bad input never leaves a report folder behind.
-	if err := prepareOut(*f.out); err != nil {
+	if err := prepareOut(cfg.Dir); err != nil {
 		return exploreInput{}, err
 	}
 	return exploreInput{cfg: cfg, json: *f.json}, nil
+}
+
+// shardsEnv is the variable that tells a shard of a Kubernetes Indexed Job
+// how many shards there are; Kubernetes sets JOB_COMPLETION_INDEX alone.
+const shardsEnv = "LOCKLAB_SHARDS"
+
+// shardOf is the shard -shard names, or else the one the environment
+// names: JOB_COMPLETION_INDEX with LOCKLAB_SHARDS. The zero Shard is the
+// whole exploration.
+func shardOf(flagValue string, given map[string]bool, lookupEnv func(string) (string, bool)) (explore.Shard, error) {
+	if given["shard"] {
+		sh, err := explore.ParseShard(flagValue)
+		if err != nil {
+			return explore.Shard{}, fmt.Errorf("-shard: %w", err)
+		}
+		return sh, nil
+	}
+	index, hasIndex := lookupEnv("JOB_COMPLETION_INDEX")
+	count, hasCount := lookupEnv(shardsEnv)
+	switch {
+	case !hasIndex && !hasCount:
+		return explore.Shard{}, nil
+	case !hasCount:
+		return explore.Shard{}, fmt.Errorf("JOB_COMPLETION_INDEX is set but %s is not: set it to the Job's completions", shardsEnv)
+	case !hasIndex:
+		return explore.Shard{}, fmt.Errorf("%s is set but JOB_COMPLETION_INDEX is not: give -shard I/N", shardsEnv)
+	}
+	sh, err := explore.ParseShard(index + "/" + count)
+	if err != nil {
+		return explore.Shard{}, fmt.Errorf("JOB_COMPLETION_INDEX and %s: %w", shardsEnv, err)
+	}
+	return sh, nil
 }
 
 // parseExploreFlags is the flags of args, and which of them were given:
@@ -241,7 +298,7 @@ func topologyList(ts []cluster.Topology) string {
 // runExplore is `check explore`: progress on stderr, the summary or the
 // JSON object on stdout.
 func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	in, err := parseExplore(args, stdout)
+	in, err := parseExplore(args, stdout, os.LookupEnv)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
@@ -261,7 +318,11 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	in.cfg.Progress, in.cfg.Terminal = stderr, isTerminal(stderr)
 	if !in.json && in.cfg.Replay == nil {
-		fmt.Fprintf(stderr, "exploring %s on %s, seed %d\n", in.cfg.Lock, in.cfg.Topology, in.cfg.Seed)
+		shard := ""
+		if in.cfg.Shard.Count > 1 {
+			shard = fmt.Sprintf(", shard %s into %s", in.cfg.Shard, in.cfg.Dir)
+		}
+		fmt.Fprintf(stderr, "exploring %s on %s, seed %d%s\n", in.cfg.Lock, in.cfg.Topology, in.cfg.Seed, shard)
 	}
 	rep, err := explore.Run(ctx, in.cfg)
 	if rep == nil {

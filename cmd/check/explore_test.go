@@ -31,6 +31,9 @@ func TestExploreUsageErrors(t *testing.T) {
 		{"replay with stop at first", []string{"-lock", "token", "-replay", "12", "-stop-at-first", "-out", out}, "-replay makes one run"},
 		{"stop at first and keep going", []string{"-lock", "token", "-stop-at-first", "-keep-going", "-out", out}, "give -stop-at-first or -keep-going, not both"},
 		{"stray argument", []string{"-lock", "token", "now"}, `unexpected argument "now"`},
+		{"bad shard", []string{"-lock", "token", "-seed", "3", "-shard", "4/4", "-out", out}, "-shard: shard 4/4: want 0 <= index < count"},
+		{"shard without seed", []string{"-lock", "token", "-shard", "1/4", "-out", out}, "shard 1/4 needs -seed"},
+		{"shard of a replay", []string{"-lock", "token", "-replay", "12", "-shard", "1/4", "-out", out}, "-replay makes one run: it is not sharded"},
 		{"bad flag", []string{"-lock", "token", "-pitfall", "4"}, "flag provided but not defined: -pitfall"},
 	}
 	for _, tt := range tests {
@@ -71,7 +74,7 @@ func TestExploreStopFlags(t *testing.T) {
 		{[]string{"-stop-at-first"}, true, 0},
 		{[]string{"-stop-after", "2"}, false, 2},
 	} {
-		in, err := parseExplore(append([]string{"-lock", "token", "-out", t.TempDir()}, tc.flags...), &bytes.Buffer{})
+		in, err := parseExplore(append([]string{"-lock", "token", "-out", t.TempDir()}, tc.flags...), &bytes.Buffer{}, noEnv)
 		if err != nil {
 			t.Fatalf("%v: %v", tc.flags, err)
 		}
@@ -79,7 +82,7 @@ func TestExploreStopFlags(t *testing.T) {
 			t.Errorf("%v: stop at first %v after %d, want %v after %d", tc.flags, in.cfg.StopAtFirst, in.cfg.StopAfter, tc.stop, tc.after)
 		}
 	}
-	if _, err := parseExplore([]string{"-lock", "token", "-out", t.TempDir(), "-stop-after", "-1"}, &bytes.Buffer{}); err == nil {
+	if _, err := parseExplore([]string{"-lock", "token", "-out", t.TempDir(), "-stop-after", "-1"}, &bytes.Buffer{}, noEnv); err == nil {
 		t.Error("-stop-after -1 was taken")
 	}
 }
@@ -113,3 +116,6 @@ func TestExploreSummary(t *testing.T) {
 		t.Errorf("last line %q, want %q", last, want)
 	}
 }
+
+// noEnv is an environment with nothing set.
+func noEnv(string) (string, bool) { return "", false }

@@ -115,6 +115,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "explore" {
 		return runExplore(ctx, args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "merge" {
+		return runMerge(args[1:], stdout, stderr)
+	}
 	if len(args) > 0 && args[0] == "verify" {
 		return runVerify(args[1:], stdout, stderr)
 	}
@@ -241,6 +244,8 @@ func usage(w io.Writer) {
                        run one lock through every scenario of its topologies
        check list      list pitfalls, locks and scenarios
        check explore   random fault schedules for one lock (check explore -h)
+       check merge DIR...
+                       one report from the shards of an exploration (check merge -h)
        check verify DIR
                        re-check the saved histories of a run or report folder (check verify -h)
        check help      print this help

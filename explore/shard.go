@@ -1,0 +1,144 @@
+package explore
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/locklab/locklab/cluster"
+)
+
+// Shard is one share of an exploration split over Count processes, as a
+// Kubernetes Indexed Job runs it: Index is the completion index, from 0.
+type Shard struct {
+	Index int
+	Count int
+}
+
+// ParseShard reads a shard as -shard gives it: "I/N", with 0 <= I < N.
+func ParseShard(s string) (Shard, error) {
+	i, n, ok := strings.Cut(s, "/")
+	index, err1 := strconv.Atoi(i)
+	count, err2 := strconv.Atoi(n)
+	if !ok || err1 != nil || err2 != nil {
+		return Shard{}, fmt.Errorf("shard %q is not I/N (e.g. 0/4)", s)
+	}
+	sh := Shard{Index: index, Count: count}
+	return sh, sh.check()
+}
+
+func (s Shard) check() error {
+	if s.Count < 1 || s.Index < 0 || s.Index >= s.Count {
+		return fmt.Errorf("shard %d/%d: want 0 <= index < count", s.Index, s.Count)
+	}
+	return nil
+}
+
+func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
+
+// split reports whether s is a share of a larger exploration.
+func (s Shard) split() bool { return s.Count > 1 }
+
+// has reports whether run number i is the shard's.
+func (s Shard) has(i int) bool { return !s.split() || i%s.Count == s.Index }
+
+// share is how many of a campaign's first runs are the shard's.
+func (s Shard) share(runs int) int {
+	if !s.split() {
+		return runs
+	}
+	return max(0, (runs-s.Index+s.Count-1)/s.Count)
+}
+
+// RunRecord is one run of an exploration as its runs file lists it: enough
+// to tell that a sharded campaign made the same runs as one process, and
+// to count them again when shards are merged.
+type RunRecord struct {
+	Run  int   `json:"run"`  // the run's number in the exploration (Plan.Run)
+	Seed int64 `json:"seed"` // its schedule's seed: -replay SEED makes it again
+	// Outcome is own, inherent, untold, unknown or ok as the report counts
+	// runs; flaky for an own violation its rerun did not show; error for a
+	// run that could not run.
+	Outcome string `json:"outcome"`
+	Struck  bool   `json:"struck"` // a drawn fault struck
+	// Failing names each failing check: "lock illegal (own)".
+	Failing []string `json:"failing,omitempty"`
+	// Bug is the signature of the bug the run was counted to, as it was
+	// known when the run was judged (a later shrink may name it with fewer
+	// faults).
+	Bug   string `json:"bug,omitempty"`
+	Error string `json:"error,omitempty"`
+}
+
+// recordOf is plan's run with outcome o, counted to the bug sig ("" for none).
+func recordOf(plan Plan, o outcome, sig string) RunRecord {
+	r := RunRecord{Run: plan.Run, Seed: plan.Seed, Outcome: o.class(), Struck: o.struck, Bug: sig}
+	for _, c := range o.failing() {
+		kind := string(c.Kind)
+		if kind == "" {
+			kind = "untold"
+		}
+		r.Failing = append(r.Failing, fmt.Sprintf("%s %s (%s)", c.Checker, c.Verdict, kind))
+	}
+	return r
+}
+
+// ReportFileName is the name of the file, under Config.Dir, that holds an
+// exploration's report as JSON.
+func ReportFileName(lock string, t cluster.Topology) string {
+	return folderPrefix(lock, t) + "report.json"
+}
+
+// RunsFileName is the name of the file, under Config.Dir, that lists an
+// exploration's runs (RunRecord), one JSON object a line.
+func RunsFileName(lock string, t cluster.Topology) string {
+	return folderPrefix(lock, t) + "runs.jsonl"
+}
+
+// record writes r to the runs file, when the exploration keeps one. The
+// first error is kept for the end of the exploration: losing the list
+// must not lose the runs.
+func (e *explorer) record(r RunRecord) {
+	if e.runs == nil || e.runsErr != nil {
+		return
+	}
+	b, err := json.Marshal(r)
+	if err == nil {
+		_, err = e.runs.Write(append(b, '\n'))
+	}
+	e.runsErr = err
+}
+
+// openRuns starts the runs file of an exploration that writes a folder.
+func (e *explorer) openRuns() error {
+	if e.cfg.Dir == "" || e.cfg.Replay != nil {
+		return nil
+	}
+	name := filepath.Join(e.cfg.Dir, RunsFileName(e.cfg.Lock, e.cfg.Topology))
+	f, err := os.Create(name)
+	if err != nil {
+		return fmt.Errorf("explore: %w", err)
+	}
+	e.runs, e.rep.RunsFile = f, name
+	return nil
+}
+
+// closeRuns ends the runs file and writes the report next to it.
+func (e *explorer) closeRuns() error {
+	if e.runs == nil {
+		return nil
+	}
+	err := errors.Join(e.runsErr, e.runs.Close())
+	b, jerr := json.MarshalIndent(e.rep, "", "  ")
+	if jerr == nil {
+		jerr = os.WriteFile(filepath.Join(e.cfg.Dir, ReportFileName(e.cfg.Lock, e.cfg.Topology)), append(b, '\n'), 0o644)
+	}
+	if err = errors.Join(err, jerr); err != nil {
+		return fmt.Errorf("explore: %w", err)
+	}
+	return nil
+}
