@@ -158,6 +158,34 @@ func TestRun(t *testing.T) {
 		},
 		want: map[string]Verdict{CheckLock: Unknown, CheckResource: Unknown},
 	}, {
+		// A node killed and restarted at client 0's failpoint: the restart
+		// took 250 ms on a loaded machine, and client 0 waited for it
+		// inside its section. The node fault covers the same time, but the
+		// wait is the harness's, not the scenario's: unknown.
+		name: "the harness held the holder injecting a fault: unknown",
+		ops: []history.Op{
+			acq(0, 0, 1, models.OK), sec(0, 2, 352, 10, 9),
+			{Client: -1, Kind: history.KindFault, Call: 50 * msec, Return: 300 * msec, Fault: "kill lock node 2", Effect: history.EffectStall},
+			{Client: 0, Kind: history.KindFault, Call: 50 * msec, Return: 300 * msec, Fault: history.FaultInjecting, Effect: history.EffectHarness},
+			acq(1, 320, 321, models.OK), sec(1, 322, 330, 10, 9), rel(1, 331, 332),
+			rel(0, 354, 355),
+			endOp(400, history.End{Initial: 10, Stock: 9, Probe: true, PTTL: -2, TTL: 300 * msec, Work: 100 * msec}),
+		},
+		want: map[string]Verdict{CheckLock: Unknown, CheckResource: Unknown, CheckLiveness: OK},
+	}, {
+		// The same node fault, injected by the schedule with nobody
+		// waiting for it, stretches the hold as a fault: illegal.
+		name: "a node fault nobody waited for: illegal",
+		ops: []history.Op{
+			acq(0, 0, 1, models.OK), sec(0, 2, 352, 10, 9),
+			{Client: -1, Kind: history.KindFault, Call: 50 * msec, Return: 300 * msec, Fault: "kill lock node 2", Effect: history.EffectStall},
+			{Client: 0, Kind: history.KindFault, Call: 50 * msec, Return: 52 * msec, Fault: history.FaultInjecting, Effect: history.EffectHarness},
+			acq(1, 320, 321, models.OK), sec(1, 322, 330, 10, 9), rel(1, 331, 332),
+			rel(0, 354, 355),
+			endOp(400, history.End{Initial: 10, Stock: 9, Probe: true, PTTL: -2, TTL: 300 * msec, Work: 100 * msec}),
+		},
+		want: map[string]Verdict{CheckLock: Illegal, CheckResource: Illegal, CheckLiveness: OK},
+	}, {
 		name: "not exercised: every verdict unknown",
 		ops: []history.Op{
 			acq(0, 0, 1, models.OK), sec(0, 2, 5, 10, 9), rel(0, 6, 7),
@@ -189,6 +217,20 @@ func TestStallIsNamed(t *testing.T) {
 	c := Run(ops, Options{Initial: 10}).Checks[0]
 	if c.Verdict != Unknown || !strings.Contains(c.Detail, "the machine stalled client 2 for 220 ms") ||
 		!strings.Contains(c.Detail, "run again") {
+		t.Errorf("lock: %s: %s", c.Verdict, c.Detail)
+	}
+}
+
+// TestHarnessWaitIsNamed: a stall the harness's own injection caused says so.
+func TestHarnessWaitIsNamed(t *testing.T) {
+	ops := []history.Op{
+		acq(0, 0, 1, models.OK), sec(0, 2, 352, 10, 9),
+		{Client: 0, Kind: history.KindFault, Call: 50 * msec, Return: 300 * msec, Fault: history.FaultInjecting, Effect: history.EffectHarness},
+		acq(1, 320, 321, models.OK), rel(1, 331, 332), rel(0, 354, 355),
+		endOp(400, history.End{Initial: 10, Stock: 9, Probe: true, PTTL: -2, TTL: 300 * msec, Work: 100 * msec}),
+	}
+	c := Run(ops, Options{Initial: 10}).Checks[0]
+	if c.Verdict != Unknown || !strings.Contains(c.Detail, "the harness held client 0 for 250 ms") {
 		t.Errorf("lock: %s: %s", c.Verdict, c.Detail)
 	}
 }

@@ -263,7 +263,14 @@ func (c *Client) act(ctx context.Context, name string, a Action) error {
 	case a.Kind == ActionPause:
 		return c.pause(ctx, a.For, "failpoint "+name, func(ctx context.Context) { <-ctx.Done() }, a.crux)
 	case a.Kind == ActionFault:
+		start := c.history.Now()
 		c.points.inject(a, fmt.Sprintf("at failpoint %s of client %d", name, c.id))
+		// The wait is recorded so that a checker can tell it from the
+		// scenario's faults: a restart slowed by a loaded machine must not
+		// pass for a holder that outlived its lease by the lock's fault.
+		end := c.history.Now()
+		c.history.Add(history.Op{Client: c.id, Kind: history.KindFault, Call: start, Return: end, Fault: history.FaultInjecting,
+			Effect: history.EffectHarness, Detail: fmt.Sprintf("failpoint %s: %s took %s", name, a.Fault, (end - start).Round(time.Millisecond))})
 		return nil
 	default:
 		return c.slow(ctx, name, a)

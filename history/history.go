@@ -110,7 +110,17 @@ const (
 	// EffectWork is the workload's own time (FaultSlowWork), which a lock
 	// that renews its lease covers.
 	EffectWork Effect = "work"
+	// EffectHarness is time the harness itself held a client: a fault
+	// injected at one of the client's failpoints (a node killed and
+	// restarted at once) runs in that client's goroutine, which waits for
+	// it. No scenario plans that wait, so a checker counts it as a stall of
+	// the machine, never as a fault that explains a violation.
+	EffectHarness Effect = "harness"
 )
+
+// FaultInjecting labels the time a client waited at one of its
+// failpoints while the harness injected a fault (EffectHarness).
+const FaultInjecting = "waiting for a fault's injection"
 
 // Op is one line of a history. Times are since the start of the run, from one
 // monotonic clock.
