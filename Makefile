@@ -1,5 +1,5 @@
 # locklab: the two commands a user needs are `make check` and `make test`.
-.PHONY: deps check test bench vet docker acceptance
+.PHONY: deps check test bench vet docker acceptance image
 
 # Where `make check` runs the servers: local (processes) or docker (containers).
 BACKEND ?= local
@@ -16,6 +16,13 @@ check: deps $(if $(filter docker,$(BACKEND)),docker)
 # where no Docker daemon answers.
 docker: deps
 	@docker/build.sh
+
+# The image `check explore` runs in on Kubernetes (docker/k8s/, README:
+# "Exploring on Kubernetes"), built offline from this tree's check and this
+# machine's redis-server; prints its tag. Not part of `make test`, whose
+# TestK8sImage builds it itself.
+image: deps
+	@docker/build.sh check
 
 # The packages whose tests run scenarios against real clocks, one package
 # at a time; every other package (whatever `go list` finds, so a new one

@@ -14,12 +14,27 @@
 # same images from Debian's packages instead (docker/debian.Dockerfile, FROM
 # debian:bookworm-slim, so it needs a registry or that image loaded).
 #
+# `docker/build.sh check` builds a third image, apart: locklab/check, what
+# `check explore` runs in as a Kubernetes Job (docker/k8s/). It holds the check
+# binary, built here from this tree, and redis-server, since the local backend
+# runs the servers as processes inside the pod (toxiproxy is in-process Go).
+# Its tag is a hash of those two binaries, so a changed check gets a new tag
+# and a node cannot run a stale one under an old name; it also moves
+# locklab/check:latest, which docker/k8s/explore-job.yaml names. It prints
+# the tag alone on stdout. It needs this machine's redis-server and Go (the
+# host's binaries, whose architecture must be the daemon's): -debian does not
+# build it.
+#
 # Usage: docker/build.sh          build what is missing
 #        docker/build.sh -debian  build what is missing from Debian's packages
 #        docker/build.sh -tags    print the two tags and exit
+#        docker/build.sh check    build locklab/check if missing; print its tag
 set -eu
 cd "$(dirname "$0")/.."
 REVISION=2
+# What locklab/check holds besides its two binaries: bump it when check_image
+# changes the image's layout.
+CHECK_REVISION=1
 
 REDIS_SERVER=${REDIS_SERVER:-$(command -v redis-server || true)}
 MARIADBD=${MARIADBD:-$(command -v mariadbd || ls /usr/sbin/mariadbd 2>/dev/null || true)}
@@ -61,6 +76,96 @@ debian_images() {
 	exit 0
 }
 
+# copy_with_libs ROOT BINARY: BINARY and every library it links (ldd), at
+# their own paths under ROOT, symlinks resolved.
+copy_with_libs() {
+	root=$1 bin=$2
+	mkdir -p "$root$(dirname "$bin")"
+	cp -L "$bin" "$root$bin"
+	for lib in $(ldd "$bin" | awk '/=> \//{print $3} /^\t\/.*\(/{print $1}'); do
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib"
+	done
+}
+
+# common_files ROOT: what glibc wants to resolve names and users: /etc/hosts
+# first (each container's own, which the docker backend writes), then DNS.
+common_files() {
+	root=$1
+	mkdir -p "$root/etc" "$root/tmp" "$root/data"
+	chmod 1777 "$root/tmp"
+	echo 'hosts: files dns' >"$root/etc/nsswitch.conf"
+	echo 'root:x:0:0:root:/root:/sbin/nologin' >"$root/etc/passwd"
+	echo 'root:x:0:' >"$root/etc/group"
+}
+
+# check_image builds locklab/check (see the top) and prints its tag.
+check_image() {
+	# Its name is kept, not resolved: Debian's redis-server is a link to
+	# redis-check-rdb, and redis-server chooses its part by the name it runs as.
+	redis=
+	[ -z "$REDIS_SERVER" ] || redis=$(command -v "$REDIS_SERVER" || true)
+	case $redis in
+	/*) ;;
+	?*) redis=$PWD/$redis ;;
+	esac
+	if [ -z "$redis" ]; then
+		echo "docker/build.sh: the check image is built from this machine's redis-server, and there is none (make deps, or set REDIS_SERVER); -debian does not build it" >&2
+		exit 1
+	fi
+	# Unlike the backend's images, asked for by name: no daemon is a failure.
+	if ! docker version >/dev/null 2>&1; then
+		echo "docker/build.sh: no Docker daemon answers; locklab/check is not built" >&2
+		exit 1
+	fi
+	arch=$(docker version -f '{{.Server.Arch}}')
+	if [ "$(go env GOARCH)" != "$arch" ] || [ "$(go env GOOS)" != linux ]; then
+		echo "docker/build.sh: the check image takes this machine's redis-server, which is $(go env GOOS)/$(go env GOARCH), not the daemon's linux/$arch" >&2
+		exit 1
+	fi
+	work=$(mktemp -d "${TMPDIR:-/tmp}/locklab-images.XXXXXX")
+	trap 'rm -rf "$work"' EXIT INT TERM
+	ctx=$work/check
+	mkdir -p "$ctx/root/usr/bin"
+	# Static (no cgo), so the binary needs nothing of the image; -trimpath,
+	# so the same tree gives the same bytes, hence the same tag.
+	CGO_ENABLED=0 go build -trimpath -o "$ctx/root/usr/bin/check" ./cmd/check
+	hash=$(cat "$ctx/root/usr/bin/check" "$redis" | sha256sum | cut -c1-12)
+	tag=locklab/check:$hash-r$CHECK_REVISION
+	if docker image inspect "$tag" >/dev/null 2>&1; then
+		echo "docker/build.sh: $tag exists" >&2
+	else
+		copy_with_libs "$ctx/root" "$redis"
+		[ "$redis" = /usr/bin/redis-server ] || cp -L "$redis" "$ctx/root/usr/bin/redis-server"
+		# The replicated topology's Sentinels start through a shell script
+		# (cluster/local: writeSentinelScript), which runs cat.
+		copy_with_libs "$ctx/root" /bin/sh
+		copy_with_libs "$ctx/root" /bin/cat
+		common_files "$ctx/root"
+		# The report folder; the Job mounts its volume here, and a plain
+		# `docker run` without one still has somewhere to write.
+		mkdir -p "$ctx/root/out"
+		chmod 1777 "$ctx/root/out"
+		# PATH, since a scratch image has none and the local backend finds
+		# redis-server there.
+		cat >"$ctx/Dockerfile" <<'EOD'
+FROM scratch
+COPY root/ /
+ENV PATH=/usr/bin:/bin
+WORKDIR /out
+ENTRYPOINT ["/usr/bin/check"]
+EOD
+		docker build -q --label locklab.image=check --label locklab.revision=$CHECK_REVISION -t "$tag" "$ctx" >/dev/null 2>"$work/build.log" || { cat "$work/build.log" >&2; exit 1; }
+		echo "docker/build.sh: built $tag" >&2
+	fi
+	docker tag "$tag" locklab/check:latest
+	echo "$tag"
+	exit 0
+}
+
+if [ "${1:-}" = "check" ]; then
+	check_image
+fi
 if [ "${1:-}" = "-debian" ]; then
 	debian_images
 fi
@@ -87,29 +192,6 @@ fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/locklab-images.XXXXXX")
 trap 'rm -rf "$work"' EXIT INT TERM
-
-# copy_with_libs ROOT BINARY: BINARY and every library it links (ldd), at
-# their own paths under ROOT, symlinks resolved.
-copy_with_libs() {
-	root=$1 bin=$2
-	mkdir -p "$root$(dirname "$bin")"
-	cp -L "$bin" "$root$bin"
-	for lib in $(ldd "$bin" | awk '/=> \//{print $3} /^\t\/.*\(/{print $1}'); do
-		mkdir -p "$root$(dirname "$lib")"
-		cp -L "$lib" "$root$lib"
-	done
-}
-
-# common_files ROOT: what glibc wants to resolve names and users: /etc/hosts
-# first (each container's own, which the docker backend writes), then DNS.
-common_files() {
-	root=$1
-	mkdir -p "$root/etc" "$root/tmp" "$root/data"
-	chmod 1777 "$root/tmp"
-	echo 'hosts: files dns' >"$root/etc/nsswitch.conf"
-	echo 'root:x:0:0:root:/root:/sbin/nologin' >"$root/etc/passwd"
-	echo 'root:x:0:' >"$root/etc/group"
-}
 
 if docker image inspect "$redis_tag" >/dev/null 2>&1; then
 	echo "docker/build.sh: $redis_tag exists"
