@@ -159,6 +159,11 @@ EOD
 		echo "docker/build.sh: built $tag" >&2
 	fi
 	docker tag "$tag" locklab/check:latest
+	# Each change of check makes a new image: the older ones are removed, so
+	# that running the tests again and again does not fill the disk.
+	for old in $(docker images --format '{{.Repository}}:{{.Tag}}' --filter reference='locklab/check'); do
+		case $old in "$tag" | locklab/check:latest) ;; *) docker rmi "$old" >/dev/null 2>&1 || true ;; esac
+	done
 	echo "$tag"
 	exit 0
 }

@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/explore"
 	"gopkg.in/yaml.v2"
 )
 
@@ -372,8 +374,8 @@ func TestK8sImage(t *testing.T) {
 	runCtx, cancelRun := context.WithTimeout(ctx, 60*time.Second)
 	defer cancelRun()
 	run := exec.CommandContext(runCtx, "docker", "run", "--rm", "--name", name,
-		"--user", fmt.Sprintf("%d:%d", user, user), "-v", out+":/out", tag,
-		"explore", "-lock", "token-watchdog", "-runs", "1", "-parallel", "1", "-seed", "7", "-out", "/out", "-json")
+		"--user", fmt.Sprintf("%d:%d", user, user), "-v", out+":/out", "-e", "JOB_COMPLETION_INDEX=1", "-e", shardsEnv+"=2", tag,
+		"explore", "-lock", "token-watchdog", "-runs", "2", "-parallel", "1", "-seed", "7", "-out", "/out", "-json")
 	stderr.Reset()
 	run.Stderr = &stderr
 	start = time.Now()
@@ -386,17 +388,23 @@ func TestK8sImage(t *testing.T) {
 		Lock   string `json:"lock"`
 		Runs   int    `json:"runs"`
 		Errors int    `json:"errors"`
+		Shard  string `json:"shard"`
 	}
 	if err := json.Unmarshal(stdout, &rep); err != nil {
 		t.Fatalf("check explore -json printed no report: %v\n%s", err, stdout)
 	}
-	if rep.Lock != "token-watchdog" || rep.Runs != 1 || rep.Errors != 0 {
-		t.Errorf("report: lock %q, %d runs, %d could not run; want token-watchdog, 1 run that ran", rep.Lock, rep.Runs, rep.Errors)
+	// Shard 1 of 2 of a 2-run campaign makes run 1 alone, as an Indexed
+	// Job's pod with that completion index would.
+	if rep.Lock != "token-watchdog" || rep.Runs != 1 || rep.Errors != 0 || rep.Shard != "1/2" {
+		t.Errorf("report: lock %q, shard %q, %d runs, %d could not run; want token-watchdog, shard 1/2, 1 run that ran", rep.Lock, rep.Shard, rep.Runs, rep.Errors)
 	}
-	// A run with no bug leaves no report folder, but explore takes its lock
-	// in -out (.check.lock): a file there shows the mounted folder was the
-	// -out it wrote to, writable by the pod's user.
-	if entries, err := os.ReadDir(out); err != nil || len(entries) == 0 {
-		t.Errorf("nothing of explore's landed in the mounted -out (%v)", err)
+	// The shard wrote into its own folder of the mounted -out, where check
+	// merge reads it.
+	shard := filepath.Join(out, "shard-1")
+	if _, err := readReport(filepath.Join(shard, explore.ReportFileName("token-watchdog", cluster.Single))); err != nil {
+		t.Errorf("no shard report in the mounted -out: %v", err)
+	}
+	if runs, err := readRuns(filepath.Join(shard, explore.RunsFileName("token-watchdog", cluster.Single))); err != nil || len(runs) != 1 || runs[0].Run != 1 {
+		t.Errorf("the shard's runs %+v, %v; want run 1 alone", runs, err)
 	}
 }
