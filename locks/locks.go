@@ -60,6 +60,8 @@ var (
 // then the libraries.
 func All() []Lock {
 	all := []Lock{
+		{Name: "in-process", Pitfall: "in-process", Topologies: single, New: pitfalls.NewInProcess,
+			About: "A mutex inside each client, as seed 003's ReentrantLock: nothing is shared between processes."},
 		{Name: "setnx-expire", Pitfall: "setnx-expire", Topologies: single, New: pitfalls.NewSetnxExpire,
 			About: "SETNX, then EXPIRE as a second command; released with DEL."},
 		{Name: "getset-timestamp", Pitfall: "getset-timestamp", Topologies: single, New: pitfalls.NewGetsetTimestamp,

@@ -106,6 +106,22 @@ func fixedBy(l harness.NewLocker) []Case { return []Case{{Locker: l}} }
 func Catalogue() []Pitfall {
 	return []Pitfall{
 		{
+			ID: "0", Name: "in-process", Title: "A mutex inside each process",
+			Article:  "003 (its first stage)",
+			Wrong:    "The sale is guarded by a mutex inside the service, but the service runs as several processes behind a load balancer, each with a mutex of its own. Two processes read the same stock at once and each writes back one less: two units sold, one taken off the stock, which is how seed 003's stock ended at -1.",
+			Fix:      "Take a lock that every process shares, held outside them all: the token lock in Redis (SET key token NX PX ttl, released by a Lua compare-and-delete). Every process then waits for that one lock, and the sales run one at a time.",
+			Scenario: "contention",
+			Catches:  map[string]check.Verdict{check.CheckLock: check.Illegal, check.CheckResource: check.Illegal},
+			Kind:     check.Own,
+			Broken:   NewInProcess, Fixes: fixedBy(NewTokenLock),
+			// The service run once: its one mutex then excludes everyone.
+			// Handover is not judged: one client hands the lock to nobody
+			// but the liveness probe, too few handovers to say anything.
+			Controls: []Case{{Scenario: "one-client", Expected: map[string]check.Verdict{
+				check.CheckLock: check.OK, check.CheckResource: check.OK, check.CheckLiveness: check.OK,
+			}}},
+		},
+		{
 			ID: "1", Name: "setnx-expire", Title: "SETNX and EXPIRE as two commands",
 			Article:  "000 item 1; 003",
 			Wrong:    "The lock is taken with SETNX and only then given a TTL with EXPIRE. A client that crashes between the two leaves a key that never expires, and nobody gets the lock again.",

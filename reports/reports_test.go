@@ -15,18 +15,23 @@ import (
 	"github.com/locklab/locklab/runner"
 )
 
-// testRuns builds, without Redis, the runs of the first catalogue pitfall:
-// a broken run that was caught as expected, and a fixed run whose liveness
+// entry is the catalogue entry named name.
+func entry(t *testing.T, name string) pitfalls.Pitfall {
+	t.Helper()
+	found, err := pitfalls.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found[0]
+}
+
+// testRuns builds, without Redis, the runs of setnx-expire (pitfall 1): a
+// broken run that was caught as expected, and a fixed run whose liveness
 // checker wrongly says stuck. A third run of del-release has its lock
 // verdict wrong, to test the "NO: lock: got ok, expected illegal" line.
 func testRuns(t *testing.T, reportDir string) []Run {
 	t.Helper()
-	cat := pitfalls.Catalogue()
-	first := cat[0]
-	found, err := pitfalls.Lookup("del-release")
-	if err != nil {
-		t.Fatal(err)
-	}
+	first, del := entry(t, "setnx-expire"), entry(t, "del-release")
 
 	detect := 420 * time.Millisecond
 	at := detect
@@ -44,7 +49,7 @@ func testRuns(t *testing.T, reportDir string) []Run {
 		check.CheckLiveness: check.Stuck, check.CheckHandover: check.OK,
 	})
 
-	missed := newResult(t, reportDir, found[0].Scenario, map[string]check.Verdict{
+	missed := newResult(t, reportDir, del.Scenario, map[string]check.Verdict{
 		check.CheckLock: check.OK, check.CheckResource: check.OK,
 		check.CheckLiveness: check.OK, check.CheckHandover: check.OK,
 	})
@@ -52,7 +57,7 @@ func testRuns(t *testing.T, reportDir string) []Run {
 	return []Run{
 		NewRun(first, first.Cases()[0], broken),
 		NewRun(first, first.Cases()[1], fixed),
-		NewRun(found[0], found[0].Cases()[0], missed),
+		NewRun(del, del.Cases()[0], missed),
 	}
 }
 
@@ -227,10 +232,10 @@ func TestRunLinks(t *testing.T) {
 }
 
 // oddRuns are a run that was not exercised and one that was skipped, as
-// the catalogue's first pitfall would give them.
+// setnx-expire would give them.
 func oddRuns(t *testing.T, reportDir string) []Run {
 	t.Helper()
-	first := pitfalls.Catalogue()[0]
+	first := entry(t, "setnx-expire")
 	unknown := map[string]check.Verdict{}
 	for _, c := range check.Checkers {
 		unknown[c] = check.Unknown
@@ -358,7 +363,7 @@ func TestLoadRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	saveFixture(t, dir, "1-setnx-expire-broken", "setnx-expire", 0, check.OK)
-	first := pitfalls.Catalogue()[0]
+	first := entry(t, "setnx-expire")
 	if err := SaveRun(SkippedRun(first, first.Cases()[0], 1, filepath.Join(dir, "zz-unknown"), "gone")); err != nil {
 		t.Fatal(err)
 	}

@@ -29,6 +29,14 @@ func All() []runner.Scenario {
 			Workload:    runner.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond},
 		},
 		{
+			// contention without its cause: a lock that only excludes
+			// within one process (pitfall 0) is correct here.
+			Name:        "one-client",
+			Description: "One client alone runs contention's workload (short critical sections, no fault): the service as a single process, before it is run twice.",
+			Topology:    cluster.Single,
+			Workload:    runner.Workload{Clients: 1, TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond},
+		},
+		{
 			Name: "crash-after-setnx",
 			Description: "Client 0 crashes (connections closed, no cleanup) right after the command of its third successful acquire " +
 				"that took the key (its reply said so), before the lock sees the reply or sends anything else.",

@@ -206,9 +206,13 @@ func TestIndexKeepsEarlierRuns(t *testing.T) {
 	out := t.TempDir()
 	// What `check -pitfall 1` would have left: a run folder with run.json
 	// and result.json.
-	first := pitfalls.Catalogue()[0]
+	found, err := pitfalls.Lookup("setnx-expire")
+	if err != nil {
+		t.Fatal(err)
+	}
+	setnx := found[0]
 	earlier := filepath.Join(out, "1-setnx-expire-broken")
-	res := &runner.Result{Scenario: first.Scenario, Seed: 1, Duration: 2 * time.Second, Dir: earlier,
+	res := &runner.Result{Scenario: setnx.Scenario, Seed: 1, Duration: 2 * time.Second, Dir: earlier,
 		Verdicts: map[string]check.Verdict{check.CheckLock: check.OK, check.CheckResource: check.OK,
 			check.CheckLiveness: check.Stuck, check.CheckHandover: check.OK},
 		Faults: []string{"failpoint: an earlier run's fault"}}
@@ -222,7 +226,7 @@ func TestIndexKeepsEarlierRuns(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(earlier, runner.ResultFile), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := reports.SaveRun(reports.NewRun(first, first.Cases()[0], res)); err != nil {
+	if err := reports.SaveRun(reports.NewRun(setnx, setnx.Cases()[0], res)); err != nil {
 		t.Fatal(err)
 	}
 

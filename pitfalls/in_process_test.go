@@ -1,0 +1,54 @@
+package pitfalls_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/pitfalls"
+)
+
+// TestInProcess: the mutex excludes within its own process and nowhere
+// else, which is the whole pitfall; no Redis is needed to show it. Each
+// step acquires (or releases the lease it names) in process 0 or 1.
+func TestInProcess(t *testing.T) {
+	type step struct {
+		process int
+		release int // 0: acquire; n: release the lease of step n-1
+		want    error
+	}
+	tests := []struct {
+		name  string
+		steps []step
+	}{
+		{"two processes both hold it", []step{{process: 0}, {process: 1}}},
+		{"one process holds it once", []step{{process: 0}, {process: 0, want: harness.ErrNotAcquired}}},
+		{"released, it is taken again", []step{{process: 0}, {process: 0, release: 1}, {process: 0}}},
+		// A second Unlock of a sync.Mutex would end the whole run.
+		{"a second release is refused", []step{{process: 0}, {process: 0, release: 1}, {process: 0, release: 1, want: harness.ErrNotHeld}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			// The Locker is built once per client, as the runner builds it;
+			// this lock never touches its client.
+			processes := []harness.Locker{pitfalls.NewInProcess(nil), pitfalls.NewInProcess(nil)}
+			leases := make([]harness.Lease, len(tt.steps))
+			for i, s := range tt.steps {
+				var err error
+				if s.release > 0 {
+					err = leases[s.release-1].Release(ctx)
+				} else {
+					leases[i], err = processes[s.process].Acquire(ctx, "lock")
+				}
+				if !errors.Is(err, s.want) {
+					t.Fatalf("step %d: error %v, want %v", i, err, s.want)
+				}
+				if s.release == 0 && err == nil && leases[i].Token() != 0 {
+					t.Errorf("step %d: token %d, want 0: the lock has none", i, leases[i].Token())
+				}
+			}
+		})
+	}
+}
