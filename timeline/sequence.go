@@ -18,7 +18,17 @@ func Sequence(ops []history.Op, checks []check.Check) ([]byte, bool) {
 	if len(story) == 0 {
 		return nil, false
 	}
-	return drawSequence(story), true
+	return drawSequence(story, lockName(ops)), true
+}
+
+// lockName names the lock's lifeline: by the service the lock spoke to, as
+// its recorded replies show; a lock that sent no command (each client's
+// own in-process mutex) is just "lock".
+func lockName(ops []history.Op) string {
+	if slices.ContainsFunc(ops, func(op history.Op) bool { return op.Kind == history.KindReply }) {
+		return "lock (Redis)"
+	}
+	return "lock"
 }
 
 // Sequence diagram geometry, in SVG units.
@@ -30,7 +40,7 @@ const (
 	seqTextW = 560
 )
 
-func drawSequence(story []Event) []byte {
+func drawSequence(story []Event, lock string) []byte {
 	var clients []int
 	stock := false
 	for _, e := range story {
@@ -45,7 +55,7 @@ func drawSequence(story []Event) []byte {
 		names = append(names, fmt.Sprintf("client %d", c))
 	}
 	lockAt := len(names)
-	names = append(names, "lock (Redis)")
+	names = append(names, lock)
 	stockAt := -1
 	if stock {
 		stockAt = len(names)
