@@ -13,6 +13,7 @@ import (
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
 	toxiproxyclient "github.com/Shopify/toxiproxy/v2/client"
+	"github.com/Shopify/toxiproxy/v2/stream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 )
@@ -58,7 +59,7 @@ func Start(ctx context.Context) (*Proxy, error) {
 	return n, nil
 }
 
-// Close deletes every proxy, which closes their listeners and connections, and shuts the API down.
+// Close deletes every proxy, closes the links' listeners and connections, and shuts the API down.
 // Calling it again does nothing and returns nil.
 func (n *Proxy) Close() error {
 	n.mu.Lock()
@@ -74,6 +75,7 @@ func (n *Proxy) Close() error {
 		if err := l.proxy.Delete(); err != nil && !isNotFound(err) {
 			errs = append(errs, fmt.Errorf("close link %s: %w", l.name, err))
 		}
+		l.down()
 		l.mu.Unlock()
 	}
 	// Backstop: even if an API call above failed, no listener or connection may
@@ -93,15 +95,27 @@ func (n *Proxy) Close() error {
 }
 
 // Link is one proxy: a listening address on 127.0.0.1 that forwards to one upstream node address.
+// Its toxics are those of the toxiproxy proxy of its name; its listener and
+// connections are its own (pump.go says why).
 type Link struct {
 	net                  *Proxy
 	name, addr, upstream string
+	toxics               *toxiproxy.ToxicCollection // the server side of proxy
 
 	// mu serialises the use of proxy, because the client rewrites its fields on
 	// every Save, and guards cuts.
 	mu    sync.Mutex
 	proxy *toxiproxyclient.Proxy
-	cuts  int // Cut faults now holding the link down; the proxy is disabled while cuts > 0
+	cuts  int // Cut faults now holding the link down; it listens only while cuts == 0
+
+	// connMu guards what the connections through the link share; a pump
+	// takes it, so it is never held while waiting for one.
+	connMu   sync.Mutex
+	listener net.Listener       // nil while the link is down
+	conns    map[*conn]struct{} // open connections, closed by a cut
+	seq      uint64             // numbers connections, for unique pipeline names
+	toxicsOn [2]int             // toxics per stream.Direction: while > 0, toxiproxy carries that direction
+	serving  sync.WaitGroup     // the accept loop
 }
 
 // Link creates a proxy named name that listens on a random stable port (StablePort) of 127.0.0.1 and forwards to upstream.
@@ -120,23 +134,38 @@ func (n *Proxy) Link(ctx context.Context, name, upstream string) (*Link, error) 
 	if n.closed {
 		return nil, fmt.Errorf("link %s: network closed: %w", name, net.ErrClosed)
 	}
+	l := &Link{net: n, name: name, upstream: upstream, conns: map[*conn]struct{}{}}
 	// A stable port, since healing a cut rebinds it; another process may
 	// take one between StablePort and the bind, so a few are tried.
-	var p *toxiproxyclient.Proxy
 	var err error
 	for range 5 {
 		var port int
 		if port, err = StablePort(); err != nil {
 			break
 		}
-		if p, err = n.client.CreateProxy(name, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), upstream); err == nil {
+		l.addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		l.connMu.Lock()
+		err = l.listen()
+		l.connMu.Unlock()
+		if err == nil {
 			break
 		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("link %s: %w", name, err)
 	}
-	l := &Link{net: n, name: name, addr: p.Listen, upstream: upstream, proxy: p}
+	// Disabled, so that toxiproxy never binds the address itself: the
+	// proxy only holds the link's toxics.
+	p := n.client.NewProxy()
+	p.Name, p.Listen, p.Upstream, p.Enabled = name, l.addr, upstream, false
+	if err = p.Save(); err == nil {
+		l.toxics, err = toxicsOf(n.server, name)
+	}
+	if err != nil {
+		l.down()
+		return nil, fmt.Errorf("link %s: create: %w", name, err)
+	}
+	l.proxy = p
 	n.links = append(n.links, l)
 	return l, nil
 }
@@ -162,8 +191,8 @@ const (
 // A fault that returns an error has applied nothing, and its Heal does nothing.
 type Heal func() error
 
-// Cut partitions the links: their proxies are disabled, so open connections are closed
-// and new ones are refused until Heal; a command in flight has an unknown outcome.
+// Cut partitions the links: their listeners close, and so do open connections,
+// so new ones are refused until Heal; a command in flight has an unknown outcome.
 // Honest label: the client notices at once (connection reset, EOF or refused);
 // this is not a silent drop, for which see BlackHole.
 // Cuts may overlap: a link comes back when the last Cut on it is healed.
@@ -210,16 +239,26 @@ type action func(l *Link) (undo func() error, err error)
 
 // toxic returns the action that adds the named toxic to a link.
 func toxic(name, typ string, dir Direction, attrs toxiproxyclient.Attributes) action {
+	sdir := stream.Upstream
+	if dir == Downstream {
+		sdir = stream.Downstream
+	}
 	return func(l *Link) (func() error, error) {
 		l.mu.Lock()
 		defer l.mu.Unlock()
+		l.divert(sdir)
 		if _, err := l.proxy.AddToxic(name, typ, string(dir), 1, attrs); err != nil {
+			l.undivert(sdir)
 			return nil, err
 		}
 		return func() error {
 			l.mu.Lock()
 			defer l.mu.Unlock()
-			return l.proxy.RemoveToxic(name)
+			if err := l.proxy.RemoveToxic(name); err != nil {
+				return err
+			}
+			l.undivert(sdir)
+			return nil
 		}, nil
 	}
 }
@@ -324,9 +363,7 @@ func (l *Link) cut() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.cuts == 0 {
-		if err := l.proxy.Disable(); err != nil {
-			return err
-		}
+		l.down()
 	}
 	l.cuts++
 	return nil
@@ -337,7 +374,7 @@ func (l *Link) uncut() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.cuts == 1 {
-		if err := l.proxy.Enable(); err != nil {
+		if err := l.up(); err != nil {
 			return err
 		}
 	}
