@@ -3,6 +3,7 @@ package explore
 import (
 	"context"
 	"os"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -25,13 +26,15 @@ type quiet struct{}
 func (quiet) Printf(context.Context, string, ...any) {}
 
 // BenchmarkExploreRuns is the pace of exploration on each topology, with
-// the correct lock of the topology (so no run stops it): runs per minute.
+// the correct lock of the topology (so no run stops it), runs made as many
+// at once as check explore makes by default: runs per minute. Give it a
+// few dozen runs (-benchtime 24x) for the runs at once to fill.
 func BenchmarkExploreRuns(b *testing.B) {
 	for _, topology := range []cluster.Topology{cluster.Single, cluster.Replicated, cluster.Redlock} {
 		b.Run(string(topology), func(b *testing.B) {
 			l := locks.Reference(topology, false)
 			rep, err := Run(context.Background(), Config{Lock: l.Name, New: l.New, Reference: l.New, Topology: topology,
-				Runs: b.N, Seed: 1, Dir: b.TempDir()})
+				Runs: b.N, Seed: 1, Dir: b.TempDir(), Parallel: 2 * runtime.NumCPU()})
 			if err != nil {
 				b.Fatal(err)
 			}
