@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"database/sql"
 
 	"github.com/locklab/locklab/network"
 	"github.com/redis/go-redis/v9"
@@ -32,7 +33,8 @@ type Node interface {
 	Stop() error
 }
 
-// Database is the SQL inventory of the transaction pitfall.
+// Database is a MariaDB server: the SQL inventory of the transaction
+// pitfall, or the lock table of the SQL topology.
 type Database interface {
 	// DSN is a data source name for sql.Open("mysql", dsn).
 	DSN() string
@@ -40,6 +42,9 @@ type Database interface {
 	SetupInventory(ctx context.Context, stock int64) error
 	// Stock reads the committed stock.
 	Stock(ctx context.Context) (int64, error)
+	// Admin is a pool past any link, as root with no default database,
+	// for the harness's own use.
+	Admin() *sql.DB
 	// Stop ends the server and removes its files; it may be called twice.
 	Stop() error
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/locklab/locklab/network"
 )
 
-// Topology names a Redis deployment.
+// Topology names a deployment of a lock service.
 type Topology string
 
 // Topologies.
@@ -24,11 +24,37 @@ const (
 	Single     Topology = "single"     // one Redis master
 	Replicated Topology = "replicated" // a master, two replicas, three Sentinels
 	Redlock    Topology = "redlock"    // five independent masters
+	// SQL is one MariaDB server holding the lock table (LockTable): the
+	// lock is a row, and each client reaches the server through its own
+	// link.
+	SQL Topology = "mariadb"
 )
 
-// topologies maps each topology to the number of independent lock masters it
-// starts; the replicated one starts its own set.
-var topologies = map[Topology]int{Single: 1, Replicated: 0, Redlock: 5}
+// Service is what a family of locks keeps its state on, and so what a
+// client is handed to reach it (harness.Client.Redis or .SQL).
+type Service string
+
+// Services.
+const (
+	Redis   Service = "redis"
+	MariaDB Service = "mariadb"
+)
+
+// topologies maps each topology to its service and the number of
+// independent Redis lock masters it starts; the replicated one starts its
+// own set.
+var topologies = map[Topology]struct {
+	service Service
+	masters int
+}{Single: {Redis, 1}, Replicated: {Redis, 0}, Redlock: {Redis, 5}, SQL: {MariaDB, 0}}
+
+// Service is the lock service t deploys; "" counts as Single.
+func (t Topology) Service() Service {
+	if t == "" {
+		t = Single
+	}
+	return topologies[t].service
+}
 
 // Known reports whether t names a topology; "" counts as Single.
 func Known(t Topology) bool {
@@ -46,6 +72,7 @@ type Cluster struct {
 	masters   []Node
 	inventory Node
 	mariadb   Database // the inventory, when it lives in MariaDB
+	lockDB    Database // the lock table's server, on the SQL topology
 	network   *network.Proxy
 	// replicated runs the Sentinels of the replicated topology; its data
 	// nodes are masters, the first one the master at the start.
@@ -68,7 +95,8 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	if topo == "" {
 		topo = Single
 	}
-	masters, ok := topologies[topo]
+	spec, ok := topologies[topo]
+	masters := spec.masters
 	if !ok {
 		return nil, fmt.Errorf("unknown topology %q", topo)
 	}
@@ -91,9 +119,21 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	}
 	run := c.session
 	// MariaDB first: a backend that lacks it says so before any node starts.
-	if cfg.MariaDB {
-		if c.mariadb, err = run.StartMariaDB(ctx, dir.Path()); err != nil {
+	// One server holds both the lock table and an SQL inventory.
+	if cfg.MariaDB || spec.service == MariaDB {
+		db, err := run.StartMariaDB(ctx, dir.Path())
+		if err != nil {
 			return nil, err
+		}
+		if cfg.MariaDB {
+			c.mariadb = db
+		}
+		if spec.service == MariaDB {
+			c.lockDB = db
+			if err := setupLockTable(ctx, db.Admin()); err != nil {
+				db.Stop()
+				return nil, err
+			}
 		}
 	}
 	if c.network, err = network.Start(ctx); err != nil {
@@ -152,6 +192,9 @@ func (c *Cluster) Inventory() Node { return c.inventory }
 // MariaDB is the SQL inventory, or nil when the cluster has none.
 func (c *Cluster) MariaDB() Database { return c.mariadb }
 
+// LockDatabase is the server of the lock table on the SQL topology, or nil.
+func (c *Cluster) LockDatabase() Database { return c.lockDB }
+
 // Network is the toxiproxy server every client link goes through.
 func (c *Cluster) Network() *network.Proxy { return c.network }
 
@@ -163,6 +206,9 @@ func (c *Cluster) ReplicaSet() *ReplicaSet { return c.replicated }
 func (c *Cluster) Master(ctx context.Context) (Node, error) {
 	if c.replicated != nil {
 		return c.replicated.Master(ctx)
+	}
+	if len(c.masters) == 0 {
+		return nil, fmt.Errorf("topology %s has no Redis lock node", c.topology)
 	}
 	return c.masters[0], nil
 }
@@ -181,8 +227,10 @@ func (c *Cluster) Close() error {
 			errs = append(errs, n.Stop())
 		}
 	}
-	if c.mariadb != nil {
-		errs = append(errs, c.mariadb.Stop())
+	for _, db := range []Database{c.mariadb, c.lockDB} {
+		if db != nil {
+			errs = append(errs, db.Stop()) // once or twice: Stop may be
+		}
 	}
 	if c.session != nil {
 		errs = append(errs, c.session.Close())

@@ -260,6 +260,9 @@ type Kind struct {
 	Name       string
 	About      string             // what it does, in one line
 	Topologies []cluster.Topology // the topologies it is drawn on; nil: every one
+	// Services are the lock services it can strike; nil: every one. A
+	// fault at a Redis command has no command to strike on MariaDB.
+	Services []cluster.Service
 }
 
 // Kinds lists every kind of fault explore draws, for a user to choose from.
@@ -379,14 +382,17 @@ func (s Space) Check(t cluster.Topology) error {
 func (s Space) kindsFor(t cluster.Topology) []kind {
 	var ks []kind
 	for _, k := range allKinds {
-		if s.Has(k.Name) && (k.Topologies == nil || slices.Contains(k.Topologies, t)) {
+		if s.Has(k.Name) && (k.Topologies == nil || slices.Contains(k.Topologies, t)) && (k.Services == nil || slices.Contains(k.Services, t.Service())) {
 			ks = append(ks, k)
 		}
 	}
 	return ks
 }
 
-var onlyRedlock = []cluster.Topology{cluster.Redlock}
+var (
+	onlyRedlock = []cluster.Topology{cluster.Redlock}
+	onlyRedis   = []cluster.Service{cluster.Redis}
+)
 
 // allKinds is every kind of fault. Durations of pauses and delays are drawn
 // either well inside a lease (a quarter TTL at most) or well past it (two
@@ -396,29 +402,29 @@ var onlyRedlock = []cluster.Topology{cluster.Redlock}
 // one whose reply the client waits for in vain (a dropped reply, a link
 // slower than the timeout) costs the client its timeout, five leases.
 var allKinds = []kind{
-	{Kind: Kind{Name: "crash-acquire", About: "a client crashes just after an acquire's command (mostly the one that took the key)"},
+	{Kind: Kind{Name: "crash-acquire", About: "a client crashes just after an acquire's command (mostly the one that took the key)", Services: onlyRedis},
 		weight: 3, words: "crash", crash: true, draw: (*drawer).crashAcquire},
 	{Kind: Kind{Name: "crash", About: "a client crashes in its critical section, or at a command of its critical section, release or background work"},
 		weight: 1, crash: true, draw: (*drawer).crash},
-	{Kind: Kind{Name: "pause-release", About: "a client pauses (stop-the-world) at a release command until another client holds the lock"},
+	{Kind: Kind{Name: "pause-release", About: "a client pauses (stop-the-world) at a release command until another client holds the lock", Services: onlyRedis},
 		weight: 3, words: "pause", draw: (*drawer).pauseRelease},
 	{Kind: Kind{Name: "slow-work", About: "a critical section works two to three leases longer"},
 		weight: 3, draw: (*drawer).slowWork},
 	{Kind: Kind{Name: "pause-holder", About: "a holder pauses (stop-the-world) two to three leases in its critical section"},
 		weight: 1, words: "pause", draw: (*drawer).pauseHolder},
-	{Kind: Kind{Name: "command-pause", About: "a client pauses (stop-the-world) at a command of any phase"},
+	{Kind: Kind{Name: "command-pause", About: "a client pauses (stop-the-world) at a command of any phase", Services: onlyRedis},
 		weight: 1, words: "pause", draw: (*drawer).commandPause},
-	{Kind: Kind{Name: "command-delay", About: "a command of any phase is delayed, inside or past a lease"},
+	{Kind: Kind{Name: "command-delay", About: "a command of any phase is delayed, inside or past a lease", Services: onlyRedis},
 		weight: 1, words: "delay", draw: (*drawer).commandDelay},
-	{Kind: Kind{Name: "drop-reply", About: "a command of any phase runs but its reply is lost: the client waits its timeout"},
+	{Kind: Kind{Name: "drop-reply", About: "a command of any phase runs but its reply is lost: the client waits its timeout", Services: onlyRedis},
 		weight: 3, words: "lost reply", draw: (*drawer).dropReply},
-	{Kind: Kind{Name: "drop-release", About: "a release's first command runs but its reply is lost; a release command after it waits until another client acquires"},
+	{Kind: Kind{Name: "drop-release", About: "a release's first command runs but its reply is lost; a release command after it waits until another client acquires", Services: onlyRedis},
 		weight: 3, words: "lost reply of release command", draw: (*drawer).dropRelease},
-	{Kind: Kind{Name: "cut-renewal", About: "while a critical section works past its lease, one background command (a renewal) fails at once: the client is cut off briefly"},
+	{Kind: Kind{Name: "cut-renewal", About: "while a critical section works past its lease, one background command (a renewal) fails at once: the client is cut off briefly", Services: onlyRedis},
 		weight: 2, draw: (*drawer).cutRenewal},
-	{Kind: Kind{Name: "drop-renewal", About: "while a critical section works past its lease, the reply of one background command (a renewal) is lost"},
+	{Kind: Kind{Name: "drop-renewal", About: "while a critical section works past its lease, the reply of one background command (a renewal) is lost", Services: onlyRedis},
 		weight: 1, draw: (*drawer).dropRenewal},
-	{Kind: Kind{Name: "slow-renewal", About: "while a critical section works past its lease, the client's links turn slower than its timeout just before a background command (a renewal)"},
+	{Kind: Kind{Name: "slow-renewal", About: "while a critical section works past its lease, the client's links turn slower than its timeout just before a background command (a renewal)", Services: onlyRedis},
 		weight: 1, draw: (*drawer).slowRenewal},
 	{Kind: Kind{Name: "cut-holder", About: "right after an acquire, the holder is cut off from the lock nodes, briefly or past its lease"},
 		weight: 1, draw: (*drawer).cutHolder},
@@ -432,7 +438,7 @@ var allKinds = []kind{
 		weight: 1, draw: (*drawer).blackHole},
 	{Kind: Kind{Name: "drop-connection", About: "a client's connections to the lock nodes are closed right after an acquire or just before a command of any phase; new ones succeed at once"},
 		weight: 1, draw: (*drawer).dropConnection},
-	{Kind: Kind{Name: "pause-node", About: "a lock node is paused (SIGSTOP) at a drawn time, shorter than Sentinel's down-after"},
+	{Kind: Kind{Name: "pause-node", About: "a lock node is paused (SIGSTOP) at a drawn time, shorter than Sentinel's down-after", Services: onlyRedis},
 		weight: 1, draw: (*drawer).pauseNode},
 	{Kind: Kind{Name: "failover", About: "replication is cut, the master killed while it holds the lock, and Sentinel promotes a replica (sometimes the preferred one, which was cut)", Topologies: []cluster.Topology{cluster.Replicated}},
 		weight: 1, draw: (*drawer).failover},

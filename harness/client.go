@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	_ "github.com/go-sql-driver/mysql" // the MariaDB driver openDB names
+	"github.com/go-sql-driver/mysql"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/history"
 	"github.com/redis/go-redis/v9"
@@ -34,6 +34,7 @@ type Client struct {
 	nodes     []*redis.Client
 	inventory *redis.Client
 	db        *sql.DB // the inventory in MariaDB, when it lives there
+	sql       *sql.DB // the lock table's server on the SQL topology, through the client's link
 	history   *history.Recorder
 	points    *Failpoints
 
@@ -71,6 +72,7 @@ type clientConfig struct {
 	sentinels []string // the Sentinels of a replicated topology
 	inventory string   // the inventory node, direct: no fault touches it
 	mariaDSN  string   // the inventory in MariaDB, when it lives there
+	lockDSN   string   // the lock table's server, through this client's link; "" but on the SQL topology
 	// failover builds the Sentinel client of a replicated topology in place
 	// of a plain one to master.
 	failover func(*redis.Options) *redis.Client
@@ -102,10 +104,11 @@ func newClient(ctx context.Context, cfg clientConfig) *Client {
 	default:
 		c.endpoints = Endpoints{Redis: cfg.master}
 	}
-	if cfg.failover != nil {
+	switch {
+	case cfg.failover != nil:
 		c.redis = cfg.failover(options("", cfg.timeout))
 		c.redis.AddHook(clientHook{c: c, node: 0})
-	} else {
+	case cfg.master != "":
 		c.redis = c.dial(cfg.master, cfg.timeout, 0)
 	}
 	// With one master, Nodes is Redis itself rather than a second pool.
@@ -119,6 +122,9 @@ func newClient(ctx context.Context, cfg clientConfig) *Client {
 	if cfg.mariaDSN != "" {
 		c.db = openDB(cfg.mariaDSN)
 	}
+	if cfg.lockDSN != "" {
+		c.sql = c.openSQL(cfg.lockDSN)
+	}
 	return c
 }
 
@@ -127,6 +133,54 @@ func openDB(dsn string) *sql.DB {
 	db, _ := sql.Open("mysql", dsn) // only fails for an unknown driver name
 	db.SetMaxOpenConns(2)
 	return db
+}
+
+// openSQL opens the client's pool on the lock table's server. Its
+// connections stop while the client is paused, as a stopped process's
+// sockets do: nothing is sent, and a reply that arrives is read once the
+// client resumes. (Redis commands stop in the client's hook instead.)
+func (c *Client) openSQL(dsn string) *sql.DB {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return openDB(dsn) // cannot happen: the harness formatted it
+	}
+	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		var d net.Dialer
+		conn, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return pausable{Conn: conn, c: c}, nil
+	}
+	connector, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return openDB(dsn)
+	}
+	db := sql.OpenDB(connector)
+	db.SetMaxOpenConns(2)
+	return db
+}
+
+// pausable is a connection of a client that stops while the client is
+// paused.
+type pausable struct {
+	net.Conn
+	c *Client
+}
+
+func (p pausable) Read(b []byte) (int, error) {
+	n, err := p.Conn.Read(b)
+	if werr := p.c.waitResumed(context.Background()); werr != nil && err == nil {
+		err = werr
+	}
+	return n, err
+}
+
+func (p pausable) Write(b []byte) (int, error) {
+	if err := p.c.waitResumed(context.Background()); err != nil {
+		return 0, err
+	}
+	return p.Conn.Write(b)
 }
 
 // options are the go-redis settings of every connection of a client:
@@ -178,7 +232,7 @@ func (cfg clientConfig) probes() []*redis.Client {
 	if len(addrs) == 0 {
 		addrs = cfg.nodes
 	}
-	if len(addrs) == 0 {
+	if len(addrs) == 0 && cfg.master != "" {
 		addrs = []string{cfg.master}
 	}
 	var probes []*redis.Client
@@ -196,8 +250,14 @@ func (c *Client) ID() int { return c.id }
 // against this one.
 func (c *Client) TTL() time.Duration { return c.ttl }
 
-// Redis is this client's connection to the topology's lock master.
+// Redis is this client's connection to the topology's lock master; nil on
+// the SQL topology, which has none.
 func (c *Client) Redis() *redis.Client { return c.redis }
+
+// SQL is the client's pool on the lock table's server (cluster.LockTable),
+// through its own link, on the SQL topology; nil on the others. A crash
+// closes it, so the server sees the client's connections end.
+func (c *Client) SQL() *sql.DB { return c.sql }
 
 // Inventory is the client's connection to the inventory node, which no
 // fault touches: the workload's resource, not the lock's.
@@ -210,7 +270,7 @@ func (c *Client) DB() *sql.DB { return c.db }
 // Nodes is one connection per Redlock master; for other topologies it holds
 // just the master.
 func (c *Client) Nodes() []*redis.Client {
-	if len(c.nodes) == 0 {
+	if len(c.nodes) == 0 && c.redis != nil {
 		return []*redis.Client{c.redis}
 	}
 	return c.nodes
@@ -429,7 +489,12 @@ func (c *Client) waitResumed(ctx context.Context) error {
 }
 
 func (c *Client) closeConns() {
-	c.redis.Close()
+	if c.redis != nil {
+		c.redis.Close()
+	}
+	if c.sql != nil {
+		c.sql.Close()
+	}
 	for _, n := range c.nodes {
 		n.Close()
 	}

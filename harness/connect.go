@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/cluster"
@@ -36,9 +37,15 @@ func Connect(ctx context.Context, cl *cluster.Cluster, opts ClientOptions) (*Cli
 	h, _ := history.New("") // in memory: cannot fail
 	cfg := clientConfig{id: opts.ID, ttl: opts.TTL, key: opts.Key, timeout: opts.Timeout, history: h, points: NewFailpoints(nil)}
 	if opts.Direct {
-		cfg.master, cfg.inventory = cl.LockNodes()[0].Addr(), cl.Inventory().Addr()
+		cfg.inventory = cl.Inventory().Addr()
 		for _, n := range cl.LockNodes() {
 			cfg.nodes = append(cfg.nodes, n.Addr())
+		}
+		if len(cfg.nodes) > 0 {
+			cfg.master = cfg.nodes[0]
+		}
+		if db := cl.LockDatabase(); db != nil {
+			cfg.lockDSN = dsnVia(db.DSN(), "", cfg.timeout)
 		}
 		return newClient(ctx, cfg), nil
 	}
@@ -66,7 +73,19 @@ func connect(ctx context.Context, cl *cluster.Cluster, cfg clientConfig) (*Clien
 		cfg.nodes = append(cfg.nodes, l.Addr())
 		cfg.direct = append(cfg.direct, n.Addr())
 	}
-	cfg.master, cfg.inventory = cfg.nodes[0], cl.Inventory().Addr()
+	if db := cl.LockDatabase(); db != nil {
+		// The SQL topology's one lock node: the lock table's server.
+		l, err := cl.Network().Link(ctx, fmt.Sprintf("c%d-sql", cfg.id), serverAddr(db.DSN()))
+		if err != nil {
+			return nil, nil, err
+		}
+		links = append(links, l)
+		cfg.lockDSN = dsnVia(db.DSN(), l.Addr(), cfg.timeout)
+	}
+	if len(cfg.nodes) > 0 {
+		cfg.master = cfg.nodes[0]
+	}
+	cfg.inventory = cl.Inventory().Addr()
 	if rs := cl.ReplicaSet(); rs != nil {
 		// Sentinel reports real addresses; this client dials each node
 		// through its own link to it.
@@ -99,4 +118,30 @@ func connect(ctx context.Context, cl *cluster.Cluster, cfg clientConfig) (*Clien
 		cfg.mariaDSN = db.DSN()
 	}
 	return newClient(ctx, cfg), links, nil
+}
+
+// serverAddr is the host:port a MariaDB DSN dials.
+func serverAddr(dsn string) string {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return ""
+	}
+	return cfg.Addr
+}
+
+// dsnVia is dsn dialing addr instead ("" keeps its own), with every
+// timeout set to timeout, so that a cut or a black hole surfaces as an
+// error, as a Redis client's read timeout does.
+func dsnVia(dsn, addr string, timeout time.Duration) string {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return dsn
+	}
+	if addr != "" {
+		cfg.Addr = addr
+	}
+	cfg.Timeout, cfg.ReadTimeout, cfg.WriteTimeout = timeout, timeout, timeout
+	// An UPDATE that matches a row reports it even when nothing changed.
+	cfg.ClientFoundRows = true
+	return cfg.FormatDSN()
 }

@@ -54,6 +54,7 @@ var (
 	oneMaster  = []cluster.Topology{cluster.Single, cluster.Replicated}
 	replicated = []cluster.Topology{cluster.Replicated}
 	redlock    = []cluster.Topology{cluster.Redlock}
+	sqlServer  = []cluster.Topology{cluster.SQL}
 )
 
 // All lists every lock: the broken ones in ladder order, then the fixes,
@@ -78,6 +79,10 @@ func All() []Lock {
 			About: "The token lock (SET NX PX, Lua release) with a fixed TTL, under work that can outlive it."},
 		{Name: "non-reentrant", Pitfall: "non-reentrant", Topologies: single, New: pitfalls.NewWatchdogLock, Nested: true,
 			About: "The token lock with a watchdog, taken again by code that already holds it."},
+		{Name: "row-no-expiry", Pitfall: "row-no-expiry", Topologies: sqlServer, New: reference.NewUniqueRowLockNoLease,
+			About: "A MariaDB row with a unique name: INSERT to acquire, DELETE to release, no expiry (seed 001 §1)."},
+		{Name: "row-cleanup", Pitfall: "row-cleanup", Topologies: sqlServer, New: reference.NewUniqueRowLockLeased,
+			About: "The unique row with an expiry; each acquire first deletes an expired row (the seed's cleanup job)."},
 
 		{Name: "token", Topologies: oneMaster, New: pitfalls.NewTokenLock,
 			About: "SET key token NX PX ttl, released by a Lua compare-and-delete; no renewal."},
@@ -93,6 +98,8 @@ func All() []Lock {
 			About: "Redlock over five masters: a majority within the validity time, per-node timeouts of TTL/10."},
 		{Name: "fenced-redlock", Topologies: redlock, New: pitfalls.NewFencedRedlock,
 			About: "Redlock plus a fencing token from INCR on node 0, checked by the resource."},
+		{Name: "unique-row", Topologies: sqlServer, New: reference.NewUniqueRowLock,
+			About: "The unique row with an expiry and a watchdog that extends it every TTL/3 with an owner-checked UPDATE."},
 	}
 	for _, lib := range libraries.All() {
 		all = append(all, Lock{Name: lib.Name, About: lib.About, Topologies: lib.Topologies, New: lib.New})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/reference"
 )
 
 // Variant is the broken or the fixed lock of a pitfall.
@@ -278,6 +279,28 @@ func Catalogue() []Pitfall {
 			Kind:     check.Inherent,
 			Broken:   NewWatchdogLock,
 			Fixes:    []Case{{Locker: NewFencedLock, Expected: fencedGets, Kind: check.Inherent}},
+		},
+		{
+			ID: "d1", Name: "row-no-expiry", Title: "A database lock row that never expires",
+			Article:  "001 §1",
+			Wrong:    "The lock is a row with a unique name: INSERT takes it, DELETE gives it back. A holder that crashes before its DELETE leaves the row behind, and nobody ever gets the lock again.",
+			Fix:      "Give the row an expiry in the server's clock and have every acquire first delete a row whose expiry has passed: the seed's cleanup job, run by whoever wants the lock.",
+			Scenario: "crash-holder-sql",
+			Catches:  map[string]check.Verdict{check.CheckLiveness: check.Stuck},
+			Kind:     check.Own,
+			Broken:   reference.NewUniqueRowLockNoLease,
+			Fixes:    []Case{{Locker: reference.NewUniqueRowLockLeased}},
+		},
+		{
+			ID: "d2", Name: "row-cleanup", Title: "The cleanup job deletes a slow holder's row",
+			Article:  "001 §1",
+			Wrong:    "The cleanup that frees a dead holder's row cannot tell it from a slow one: once a critical section outlasts the expiry, its row is deleted and a second client inserts its own. Two holders work at once.",
+			Fix:      "A watchdog extends the row's expiry while its holder lives (an owner-checked UPDATE every TTL/3), as Redis's watchdog lock does; a paused holder still loses it, which the row's AUTO_INCREMENT id as a fencing token, or the write in the lock's own transaction, would catch.",
+			Scenario: "slow-work-sql",
+			Catches:  map[string]check.Verdict{check.CheckLock: check.Illegal},
+			Kind:     check.Own,
+			Broken:   reference.NewUniqueRowLockLeased,
+			Fixes:    []Case{{Locker: reference.NewUniqueRowLock}},
 		},
 	}
 }

@@ -23,7 +23,6 @@ import (
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/reference"
-	"github.com/redis/go-redis/v9"
 )
 
 // Options tune one run.
@@ -415,15 +414,10 @@ func (r *run) readEnd(ctx context.Context, end *history.End) error {
 		return fmt.Errorf("read stock: %w", err)
 	}
 	end.Stock = stock
-	master, err := r.cluster.Master(ctx)
+	pttl, err := r.cluster.LockState(ctx, r.w.Key)
 	if err != nil {
 		return err
 	}
-	pttl, err := master.Admin().PTTL(ctx, r.w.Key).Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return fmt.Errorf("read lock PTTL: %w", err)
-	}
-	// go-redis reports -1 (no expiry) and -2 (no key) as those many nanoseconds.
 	end.KeyExists = pttl != -2
 	end.PTTL = pttl
 	return nil

@@ -6,6 +6,7 @@ package scenarios
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -105,8 +106,27 @@ func All() []runner.Scenario {
 	all = append(all, commit()...)
 	all = append(all, failover()...)
 	all = append(all, redlock()...)
+	all = append(all, onSQL(all, "contention", "crash-holder", "slow-work", "pause-holder")...)
 	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
 	return all
+}
+
+// onSQL is the named scenarios of the single topology played on the SQL
+// topology, each named with "-sql": the same workload and faults, the lock
+// a row of one MariaDB server instead of a Redis key. Only scenarios whose
+// faults strike the client, its links or its critical sections carry over:
+// faults at Redis commands have no commands to strike there.
+func onSQL(all []runner.Scenario, names ...string) []runner.Scenario {
+	var out []runner.Scenario
+	for _, s := range all {
+		if slices.Contains(names, s.Name) && s.Topology == cluster.Single {
+			s.Name += "-sql"
+			s.Description = "On one MariaDB server, the lock a row: " + s.Description
+			s.Topology = cluster.SQL
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // pauseInRelease strikes client 0's releases 2 to n+1 with a, alternately

@@ -422,6 +422,9 @@ func (m *dockerMariaDB) SetupInventory(ctx context.Context, stock int64) error {
 	return backendkit.SetupInventory(ctx, m.db, stock)
 }
 
+// Admin is a pool as root, for the harness's own use.
+func (m *dockerMariaDB) Admin() *sql.DB { return m.db }
+
 // Stock reads the committed stock, as the local MariaDB does.
 func (m *dockerMariaDB) Stock(ctx context.Context) (int64, error) {
 	return backendkit.Stock(ctx, m.db)

@@ -225,6 +225,9 @@ func (m *MariaDB) SetupInventory(ctx context.Context, stock int64) error {
 	return backendkit.SetupInventory(ctx, m.db, stock)
 }
 
+// Admin is DB, as cluster.Database names it.
+func (m *MariaDB) Admin() *sql.DB { return m.db }
+
 // Stock returns the committed stock of row 1 of locklab.inventory.
 func (m *MariaDB) Stock(ctx context.Context) (int64, error) {
 	return backendkit.Stock(ctx, m.db)

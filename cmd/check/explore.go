@@ -48,7 +48,7 @@ func newExploreFlags() exploreFlags {
 	return exploreFlags{
 		fs:          fs,
 		lock:        fs.String("lock", "", "the lock to explore (see check list; exec:'COMMAND' for a lock program); required"),
-		topology:    fs.String("topology", "", "single, replicated or redlock (default: the lock's first)"),
+		topology:    fs.String("topology", "", "single, replicated, redlock or mariadb (default: the lock's first)"),
 		time:        fs.Duration("time", 0, "explore for this long (default 2m)"),
 		runs:        fs.Int("runs", 0, "explore this many runs instead of for a time"),
 		seed:        fs.Int64("seed", 0, "draws every run's seed (default: from the clock, printed)"),
@@ -95,8 +95,11 @@ flags:
 	fmt.Fprint(w, "\nfault kinds (-faults):\n")
 	for _, k := range explore.Kinds() {
 		only := ""
-		if k.Topologies != nil {
+		switch {
+		case k.Topologies != nil:
 			only = " (" + topologyList(k.Topologies) + " only)"
+		case k.Services != nil:
+			only = fmt.Sprintf(" (%s locks only)", k.Services[0])
 		}
 		fmt.Fprintf(w, "  %-14s %s%s\n", k.Name, k.About, only)
 	}

@@ -61,6 +61,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/check"
@@ -84,9 +85,11 @@ const (
 )
 
 func main() {
-	// go-redis logs every failed dial; under injected faults those are
-	// expected and the history records them.
+	// go-redis logs every failed dial, and the MariaDB driver every broken
+	// connection; under injected faults those are expected and the history
+	// records them.
 	redis.SetLogger(quiet{})
+	mysql.SetLogger(quiet{})
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
@@ -96,6 +99,8 @@ func main() {
 type quiet struct{}
 
 func (quiet) Printf(context.Context, string, ...any) {}
+
+func (quiet) Print(...any) {}
 
 // config is what the command line asked for: the pitfalls of the catalogue
 // to run, or one lock on some topologies.
@@ -227,7 +232,7 @@ func newFlags() flags {
 		fs:       fs,
 		only:     fs.String("pitfall", "", "run only these pitfalls: IDs or names, comma-separated (default: all)"),
 		lock:     fs.String("lock", "", "run this lock (see check list; exec:'COMMAND' for a lock program) through every scenario of its topologies, instead of the catalogue"),
-		topology: fs.String("topology", "", "with -lock: only this topology's scenarios (single, replicated or redlock)"),
+		topology: fs.String("topology", "", "with -lock: only this topology's scenarios (single, replicated, redlock or mariadb)"),
 		seed:     fs.Int64("seed", 1, "seed of the clients' retry jitter"),
 		out:      fs.String("out", "locklab-report", "report folder; made when missing, locked while check runs"),
 		duration: fs.Duration("duration", 0, "how long each workload runs (0: the scenario's own)"),

@@ -1,0 +1,64 @@
+package harness
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/local"
+)
+
+// TestSQLService: on the SQL topology a client reaches the lock table's
+// server through its own link, the lock's state reads as a Redis PTTL
+// does, and the client's SQL stops while the client is paused.
+func TestSQLService(t *testing.T) {
+	ctx := context.Background()
+	if err := (local.Local{}).Ready(ctx, true); err != nil {
+		t.Skip(err)
+	}
+	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.SQL, Backend: local.Local{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	c, err := Connect(ctx, cl, ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.Redis() != nil || c.SQL() == nil {
+		t.Fatalf("Redis %v, SQL %v: want only SQL on the SQL topology", c.Redis(), c.SQL())
+	}
+	for _, tc := range []struct {
+		stmt     string
+		min, max time.Duration
+	}{
+		{"DELETE FROM " + cluster.LockTable, -2, -2},
+		{"INSERT INTO " + cluster.LockTable + " (name, owner) VALUES ('k', 'me')", -1, -1},
+		{"UPDATE " + cluster.LockTable + " SET expires_at = NOW(3) + INTERVAL 1 SECOND", 1, time.Second},
+	} {
+		if _, err := c.SQL().ExecContext(ctx, tc.stmt); err != nil {
+			t.Fatalf("%s: %v", tc.stmt, err)
+		}
+		if got, err := cl.LockState(ctx, "k"); err != nil || got < tc.min || got > tc.max {
+			t.Errorf("after %s: lock state %v, %v; want %v to %v", tc.stmt, got, err, tc.min, tc.max)
+		}
+	}
+
+	// Paused for 200 ms, the client's ping waits until the pause ends; a
+	// ping that went through would take a millisecond.
+	started := make(chan struct{})
+	go c.pause(ctx, 200*time.Millisecond, "test", func(ctx context.Context) {
+		close(started)
+		<-ctx.Done()
+	}, false)
+	<-started
+	start := time.Now()
+	if err := c.SQL().PingContext(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took < 100*time.Millisecond {
+		t.Errorf("the client's ping took %s while it was paused for 200 ms", took)
+	}
+}
