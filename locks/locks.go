@@ -98,6 +98,8 @@ func All() []Lock {
 			About: "Redlock over five masters: a majority within the validity time, per-node timeouts of TTL/10."},
 		{Name: "fenced-redlock", Topologies: redlock, New: pitfalls.NewFencedRedlock,
 			About: "Redlock plus a fencing token from INCR on node 0, checked by the resource."},
+		{Name: "fenced-row", Topologies: sqlServer, New: reference.NewUniqueRowLockFenced,
+			About: "The unique row with an expiry and the cleanup, no watchdog; the row's AUTO_INCREMENT id fences the resource."},
 		{Name: "unique-row", Topologies: sqlServer, New: reference.NewUniqueRowLock,
 			About: "The unique row with an expiry and a watchdog that extends it every TTL/3 with an owner-checked UPDATE."},
 	}

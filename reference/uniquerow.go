@@ -16,12 +16,13 @@ import (
 // DELETEd (by its owner) to release. With a lease, the row carries an
 // expiry in the server's clock, and an acquire first deletes the row of a
 // lease run out, the seed's cleanup job; with a watchdog, the holder
-// extends its lease every TTL/3 while it holds the lock. The row's
-// AUTO_INCREMENT id is the lease's fencing token.
+// extends its lease every TTL/3 while it holds the lock. Fenced, the row's
+// AUTO_INCREMENT id is the lease's fencing token, which the resource checks.
 type UniqueRowLock struct {
 	c        *harness.Client
 	lease    bool
 	watchdog bool
+	fenced   bool
 	n        int
 }
 
@@ -34,6 +35,14 @@ func NewUniqueRowLock(c *harness.Client) harness.Locker {
 // NewUniqueRowLockNoLease is the unique-row lock as seed 001 first builds
 // it: the row never expires, so a holder that dies holds it for ever.
 func NewUniqueRowLockNoLease(c *harness.Client) harness.Locker { return &UniqueRowLock{c: c} }
+
+// NewUniqueRowLockFenced is the unique-row lock with a lease and the
+// cleanup job, without a watchdog, whose row id fences the resource: a
+// holder whose row the cleanup deleted still overlaps the next one, but
+// its stale write is refused.
+func NewUniqueRowLockFenced(c *harness.Client) harness.Locker {
+	return &UniqueRowLock{c: c, lease: true, fenced: true}
+}
 
 // NewUniqueRowLockLeased is the unique-row lock with a lease and the
 // cleanup job, without a watchdog.
@@ -72,7 +81,10 @@ func (l *UniqueRowLock) Acquire(ctx context.Context, key string) (harness.Lease,
 	if err != nil {
 		return nil, err
 	}
-	lease := &UniqueRowLease{c: l.c, key: key, owner: owner, token: uint64(id), stop: make(chan struct{})}
+	lease := &UniqueRowLease{c: l.c, key: key, owner: owner, stop: make(chan struct{})}
+	if l.fenced {
+		lease.token = uint64(id)
+	}
 	if l.watchdog {
 		l.c.Go(lease.renew)
 	}
@@ -84,11 +96,12 @@ type UniqueRowLease struct {
 	c     *harness.Client
 	key   string
 	owner string
-	token uint64
+	token uint64        // the row's id when the lock is fenced, else 0
 	stop  chan struct{} // closed by Release: the watchdog ends
 }
 
-// Token is the row's AUTO_INCREMENT id, which grows with every acquire.
+// Token is the row's AUTO_INCREMENT id, which grows with every acquire,
+// when the lock is fenced; 0 otherwise.
 func (l *UniqueRowLease) Token() uint64 { return l.token }
 
 // Release stops the watchdog and deletes the row if it is still ours.
