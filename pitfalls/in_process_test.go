@@ -52,3 +52,18 @@ func TestInProcess(t *testing.T) {
 		})
 	}
 }
+
+// TestCasesAreDistinct: no two cases of a pitfall share a variant and a
+// scenario, which name a case's run folder and its line in the report.
+func TestCasesAreDistinct(t *testing.T) {
+	for _, p := range pitfalls.Catalogue() {
+		seen := map[string]bool{}
+		for _, c := range p.Cases() {
+			key := string(c.Variant) + " in " + c.Scenario
+			if seen[key] {
+				t.Errorf("%s: two cases %s", p.Name, key)
+			}
+			seen[key] = true
+		}
+	}
+}
