@@ -76,6 +76,7 @@ func (n *Proxy) Close() error {
 			errs = append(errs, fmt.Errorf("close link %s: %w", l.name, err))
 		}
 		l.down()
+		ReleasePort(l.port)
 		l.mu.Unlock()
 	}
 	// Backstop: even if an API call above failed, no listener or connection may
@@ -100,6 +101,7 @@ func (n *Proxy) Close() error {
 type Link struct {
 	net                  *Proxy
 	name, addr, upstream string
+	port                 int                        // addr's, which StablePort reserved for it
 	toxics               *toxiproxy.ToxicCollection // the server side of proxy
 
 	// mu serialises the use of proxy, because the client rewrites its fields on
@@ -143,13 +145,14 @@ func (n *Proxy) Link(ctx context.Context, name, upstream string) (*Link, error) 
 		if port, err = StablePort(); err != nil {
 			break
 		}
-		l.addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		l.addr, l.port = net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), port
 		l.connMu.Lock()
 		err = l.listen()
 		l.connMu.Unlock()
 		if err == nil {
 			break
 		}
+		ReleasePort(port)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("link %s: %w", name, err)
@@ -163,6 +166,7 @@ func (n *Proxy) Link(ctx context.Context, name, upstream string) (*Link, error) 
 	}
 	if err != nil {
 		l.down()
+		ReleasePort(l.port)
 		return nil, fmt.Errorf("link %s: create: %w", name, err)
 	}
 	l.proxy = p

@@ -616,3 +616,30 @@ func BenchmarkPingThroughLink(b *testing.B) {
 	node := startTestRedis(b)
 	benchmarkPing(b, testLink(b, startTestNetwork(b), "c1-n1", node).Addr())
 }
+
+// TestStablePortSkipsReserved: a port handed out and not given back is
+// never handed out again, so that a cut link's heal finds it free; once
+// every port is held, StablePort says so rather than share one.
+func TestStablePortSkipsReserved(t *testing.T) {
+	var held []int
+	defer func() {
+		for _, p := range held {
+			ReleasePort(p)
+		}
+	}()
+	for p := stableLow; p <= stableHigh; p++ {
+		reserved.Lock()
+		if !reserved.ports[p] {
+			reserved.ports[p] = true
+			held = append(held, p)
+		}
+		reserved.Unlock()
+	}
+	if p, err := StablePort(); err == nil {
+		t.Errorf("StablePort handed out %d, which is held", p)
+	}
+	ReleasePort(held[0])
+	if p, err := StablePort(); err == nil && p != held[0] {
+		t.Errorf("StablePort handed out %d, which is held", p)
+	}
+}

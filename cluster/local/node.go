@@ -43,6 +43,9 @@ type Process struct {
 	addr   string
 	args   []string
 	admin  *redis.Client
+	// stablePort says port came from network.StablePort, which Stop gives
+	// back.
+	stablePort bool
 
 	// mu serializes the lifecycle (start, kill, pause, stop); proc is also read
 	// without it so that Running does not wait for a restart in progress.
@@ -106,12 +109,15 @@ func StartProcess(ctx context.Context, cfg cluster.NodeConfig) (*Process, error)
 				os.RemoveAll(n.dir)
 				return nil, fmt.Errorf("start node %s: %w", n.name, err)
 			}
-			n.port = port
+			n.port, n.stablePort = port, true
 		}
 		n.addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(n.port))
 		err := n.start(ctx)
 		if err == nil {
 			break
+		}
+		if cfg.Port == 0 {
+			network.ReleasePort(n.port)
 		}
 		// A free port can be taken by someone else between our probe and redis-server's bind.
 		if cfg.Port == 0 && errors.Is(err, errNodePortTaken) && trial < nodeFreePortTrials {
@@ -207,6 +213,9 @@ func (n *Process) Stop() error {
 		return err
 	}
 	n.stopped = true
+	if n.stablePort {
+		network.ReleasePort(n.port)
+	}
 	// The server is gone; errors from closing connections to it tell nothing.
 	_ = n.admin.Close()
 	if err := os.RemoveAll(n.dir); err != nil {
