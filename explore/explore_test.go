@@ -672,19 +672,10 @@ func TestFoldersCleared(t *testing.T) {
 // the same plans, judges them in the same order and reports the same bugs,
 // line for line, as one made in turn.
 func TestParallelJudgesLikeInTurn(t *testing.T) {
-	slowSection := func(_ context.Context, s runner.Scenario, _ harness.NewLocker, opts runner.Options) (*runner.Result, error) {
-		res := &runner.Result{Scenario: s.Name, Seed: opts.Seed}
-		c := check.Check{Checker: check.CheckLock, Verdict: check.OK}
-		if armed(s, harness.FailpointCriticalSection, harness.ActionSleep) {
-			c = check.Check{Checker: check.CheckLock, Verdict: check.Illegal, Kind: check.Own}
-		}
-		res.Checks = []check.Check{c, {Checker: check.CheckLiveness, Verdict: check.OK}}
-		return res, os.MkdirAll(opts.Dir, 0o755)
-	}
 	explore := func(parallel int) (*Report, string) {
 		var progress bytes.Buffer
 		rep, err := Run(context.Background(), Config{Lock: "fake", New: locks.Reference(cluster.Single, false).New,
-			Runs: 40, Seed: 5, Parallel: parallel, Progress: &progress, run: slowSection})
+			Runs: 40, Seed: 5, Parallel: parallel, Progress: &progress, run: slowSectionIsOwn})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,9 +1,11 @@
 package explore
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -106,11 +108,7 @@ func (e *explorer) record(r RunRecord) {
 	if e.runs == nil || e.runsErr != nil {
 		return
 	}
-	b, err := json.Marshal(r)
-	if err == nil {
-		_, err = e.runs.Write(append(b, '\n'))
-	}
-	e.runsErr = err
+	e.runsErr = WriteRuns(e.runs, r)
 }
 
 // openRuns starts the runs file of an exploration that writes a folder.
@@ -132,13 +130,61 @@ func (e *explorer) closeRuns() error {
 	if e.runs == nil {
 		return nil
 	}
-	err := errors.Join(e.runsErr, e.runs.Close())
-	b, jerr := json.MarshalIndent(e.rep, "", "  ")
-	if jerr == nil {
-		jerr = os.WriteFile(filepath.Join(e.cfg.Dir, ReportFileName(e.cfg.Lock, e.cfg.Topology)), append(b, '\n'), 0o644)
-	}
-	if err = errors.Join(err, jerr); err != nil {
+	if err := errors.Join(e.runsErr, e.runs.Close(), WriteReport(e.cfg.Dir, e.rep)); err != nil {
 		return fmt.Errorf("explore: %w", err)
 	}
 	return nil
+}
+
+// WriteReport writes rep as JSON into dir, named ReportFileName.
+func WriteReport(dir string, rep *Report) error {
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, ReportFileName(rep.Lock, rep.Topology)), append(b, '\n'), 0o644)
+}
+
+// ReadReport reads a report WriteReport wrote.
+func ReadReport(file string) (*Report, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var rep Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return &rep, nil
+}
+
+// WriteRuns writes runs to w as a runs file lists them: one JSON object a
+// line.
+func WriteRuns(w io.Writer, runs ...RunRecord) error {
+	enc := json.NewEncoder(w)
+	for _, r := range runs {
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ReadRuns reads a runs file.
+func ReadRuns(file string) ([]RunRecord, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var runs []RunRecord
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		var r RunRecord
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", file, line, err)
+		}
+		runs = append(runs, r)
+	}
+	return runs, sc.Err()
 }

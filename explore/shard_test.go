@@ -1,9 +1,7 @@
 package explore
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -77,7 +75,11 @@ func TestShardsMakeTheRunsOfOne(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return rep, readRunsFile(t, filepath.Join(dir, RunsFileName("fake", cluster.Single)))
+		runs, err := ReadRuns(filepath.Join(dir, RunsFileName("fake", cluster.Single)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep, runs
 	}
 	whole, wholeRuns := explore(Shard{}, 1)
 	if len(whole.Bugs) == 0 || whole.Runs != 40 {
@@ -123,25 +125,6 @@ func TestShardsMakeTheRunsOfOne(t *testing.T) {
 	if merged.Bugs[0].FirstRun != whole.Bugs[0].FirstRun {
 		t.Errorf("merged first bug at run %d, whole at %d", merged.Bugs[0].FirstRun, whole.Bugs[0].FirstRun)
 	}
-}
-
-func readRunsFile(t *testing.T, name string) []RunRecord {
-	t.Helper()
-	f, err := os.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var runs []RunRecord
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var r RunRecord
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatal(err)
-		}
-		runs = append(runs, r)
-	}
-	return runs
 }
 
 // TestMergeFolds: bugs of one signature are one; a bug named with faults

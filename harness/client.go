@@ -66,13 +66,13 @@ type Client struct {
 type clientConfig struct {
 	id        int
 	ttl       time.Duration
-	key       string   // the workload's lock key; "" means "lock"
-	master    string   // address of the lock node, through this client's link
-	nodes     []string // every lock master, through this client's links
-	sentinels []string // the Sentinels of a replicated topology
-	inventory string   // the inventory node, direct: no fault touches it
-	mariaDSN  string   // the inventory in MariaDB, when it lives there
-	lockDSN   string   // the lock table's server, through this client's link; "" but on the SQL topology
+	key       string        // the workload's lock key; "" means "lock"
+	master    string        // address of the lock node, through this client's link
+	nodes     []string      // every lock master, through this client's links
+	sentinels []string      // the Sentinels of a replicated topology
+	inventory string        // the inventory node, direct: no fault touches it
+	mariaDSN  string        // the inventory in MariaDB, when it lives there
+	lockDB    *mysql.Config // the lock table's server, through this client's link; nil but on the SQL topology
 	// failover builds the Sentinel client of a replicated topology in place
 	// of a plain one to master.
 	failover func(*redis.Options) *redis.Client
@@ -122,8 +122,8 @@ func newClient(ctx context.Context, cfg clientConfig) *Client {
 	if cfg.mariaDSN != "" {
 		c.db = openDB(cfg.mariaDSN)
 	}
-	if cfg.lockDSN != "" {
-		c.sql = c.openSQL(cfg.lockDSN)
+	if cfg.lockDB != nil {
+		c.sql = c.openSQL(cfg.lockDB)
 	}
 	return c
 }
@@ -139,11 +139,8 @@ func openDB(dsn string) *sql.DB {
 // connections stop while the client is paused, as a stopped process's
 // sockets do: nothing is sent, and a reply that arrives is read once the
 // client resumes. (Redis commands stop in the client's hook instead.)
-func (c *Client) openSQL(dsn string) *sql.DB {
-	cfg, err := mysql.ParseDSN(dsn)
-	if err != nil {
-		return openDB(dsn) // cannot happen: the harness formatted it
-	}
+func (c *Client) openSQL(cfg *mysql.Config) *sql.DB {
+	cfg = cfg.Clone()
 	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		var d net.Dialer
 		conn, err := d.DialContext(ctx, network, addr)
@@ -154,7 +151,7 @@ func (c *Client) openSQL(dsn string) *sql.DB {
 	}
 	connector, err := mysql.NewConnector(cfg)
 	if err != nil {
-		return openDB(dsn)
+		return openDB(cfg.FormatDSN()) // cannot happen: ParseDSN checked cfg
 	}
 	db := sql.OpenDB(connector)
 	db.SetMaxOpenConns(2)

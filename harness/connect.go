@@ -45,7 +45,10 @@ func Connect(ctx context.Context, cl *cluster.Cluster, opts ClientOptions) (*Cli
 			cfg.master = cfg.nodes[0]
 		}
 		if db := cl.LockDatabase(); db != nil {
-			cfg.lockDSN = dsnVia(db.DSN(), "", cfg.timeout)
+			var err error
+			if cfg.lockDB, err = lockDBConfig(db.DSN(), cfg.timeout); err != nil {
+				return nil, err
+			}
 		}
 		return newClient(ctx, cfg), nil
 	}
@@ -75,12 +78,16 @@ func connect(ctx context.Context, cl *cluster.Cluster, cfg clientConfig) (*Clien
 	}
 	if db := cl.LockDatabase(); db != nil {
 		// The SQL topology's one lock node: the lock table's server.
-		l, err := cl.Network().Link(ctx, fmt.Sprintf("c%d-sql", cfg.id), serverAddr(db.DSN()))
+		sqlCfg, err := lockDBConfig(db.DSN(), cfg.timeout)
+		if err != nil {
+			return nil, nil, err
+		}
+		l, err := cl.Network().Link(ctx, fmt.Sprintf("c%d-sql", cfg.id), sqlCfg.Addr)
 		if err != nil {
 			return nil, nil, err
 		}
 		links = append(links, l)
-		cfg.lockDSN = dsnVia(db.DSN(), l.Addr(), cfg.timeout)
+		sqlCfg.Addr, cfg.lockDB = l.Addr(), sqlCfg
 	}
 	if len(cfg.nodes) > 0 {
 		cfg.master = cfg.nodes[0]
@@ -120,28 +127,16 @@ func connect(ctx context.Context, cl *cluster.Cluster, cfg clientConfig) (*Clien
 	return newClient(ctx, cfg), links, nil
 }
 
-// serverAddr is the host:port a MariaDB DSN dials.
-func serverAddr(dsn string) string {
-	cfg, err := mysql.ParseDSN(dsn)
-	if err != nil {
-		return ""
-	}
-	return cfg.Addr
-}
-
-// dsnVia is dsn dialing addr instead ("" keeps its own), with every
+// lockDBConfig is the lock table server's DSN as a client dials it: every
 // timeout set to timeout, so that a cut or a black hole surfaces as an
 // error, as a Redis client's read timeout does.
-func dsnVia(dsn, addr string, timeout time.Duration) string {
+func lockDBConfig(dsn string, timeout time.Duration) (*mysql.Config, error) {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
-		return dsn
-	}
-	if addr != "" {
-		cfg.Addr = addr
+		return nil, fmt.Errorf("lock database: %w", err)
 	}
 	cfg.Timeout, cfg.ReadTimeout, cfg.WriteTimeout = timeout, timeout, timeout
 	// An UPDATE that matches a row reports it even when nothing changed.
 	cfg.ClientFoundRows = true
-	return cfg.FormatDSN()
+	return cfg, nil
 }

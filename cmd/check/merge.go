@@ -1,13 +1,12 @@
 package main
 
 import (
-	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -104,7 +103,7 @@ func readShards(dirs []string) ([]*explore.Report, []explore.RunRecord, error) {
 			return nil, nil, err
 		}
 		for _, file := range files {
-			rep, err := readReport(file)
+			rep, err := explore.ReadReport(file)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -115,7 +114,7 @@ func readShards(dirs []string) ([]*explore.Report, []explore.RunRecord, error) {
 			for i := range rep.Bugs {
 				rep.Bugs[i].ReportDir = filepath.Join(at, filepath.Base(rep.Bugs[i].ReportDir))
 			}
-			rs, err := readRuns(filepath.Join(at, explore.RunsFileName(rep.Lock, rep.Topology)))
+			rs, err := explore.ReadRuns(filepath.Join(at, explore.RunsFileName(rep.Lock, rep.Topology)))
 			if err != nil {
 				return nil, nil, err
 			}
@@ -139,43 +138,17 @@ func reportFiles(dir string) ([]string, error) {
 	return append(here, below...), nil
 }
 
-func readReport(file string) (*explore.Report, error) {
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return nil, err
-	}
-	var rep explore.Report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
-	}
-	return &rep, nil
-}
-
-func readRuns(file string) ([]explore.RunRecord, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var runs []explore.RunRecord
-	sc := bufio.NewScanner(f)
-	for line := 1; sc.Scan(); line++ {
-		var r explore.RunRecord
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", file, line, err)
-		}
-		runs = append(runs, r)
-	}
-	return runs, sc.Err()
-}
-
 // writeMerged writes the merged report and its runs into out, with a copy
 // of each bug's run folder, numbered as the merged report numbers them.
 func writeMerged(out string, rep *explore.Report, runs []explore.RunRecord) error {
 	for i := range rep.Bugs {
 		b := &rep.Bugs[i]
 		dir := filepath.Join(out, explore.FolderName(rep.Lock, rep.Topology, i+1))
-		if err := copyDir(b.ReportDir, dir); err != nil {
+		// Replacing what an earlier merge left there.
+		if err := os.RemoveAll(dir); err != nil {
+			return err
+		}
+		if err := os.CopyFS(dir, os.DirFS(b.ReportDir)); err != nil {
 			return err
 		}
 		b.ReportDir = dir
@@ -183,45 +156,15 @@ func writeMerged(out string, rep *explore.Report, runs []explore.RunRecord) erro
 	if len(rep.Bugs) > 0 {
 		rep.ReportDir = rep.Bugs[0].ReportDir
 	}
-	var lines []byte
-	for _, r := range runs {
-		b, err := json.Marshal(r)
-		if err != nil {
-			return err
-		}
-		lines = append(append(lines, b...), '\n')
+	var lines bytes.Buffer
+	if err := explore.WriteRuns(&lines, runs...); err != nil {
+		return err
 	}
 	rep.RunsFile = filepath.Join(out, explore.RunsFileName(rep.Lock, rep.Topology))
-	if err := os.WriteFile(rep.RunsFile, lines, 0o644); err != nil {
+	if err := os.WriteFile(rep.RunsFile, lines.Bytes(), 0o644); err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(out, explore.ReportFileName(rep.Lock, rep.Topology)), append(b, '\n'), 0o644)
-}
-
-// copyDir copies the folder from, with its files, to to, replacing to.
-func copyDir(from, to string) error {
-	if err := os.RemoveAll(to); err != nil {
-		return err
-	}
-	return filepath.WalkDir(from, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, path)
-		target := filepath.Join(to, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, 0o644)
-	})
+	return explore.WriteReport(out, rep)
 }
 
 func joinInts(xs []int) string {
