@@ -1,7 +1,6 @@
 package explore
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -145,19 +144,6 @@ func WriteReport(dir string, rep *Report) error {
 	return os.WriteFile(filepath.Join(dir, ReportFileName(rep.Lock, rep.Topology)), append(b, '\n'), 0o644)
 }
 
-// ReadReport reads a report WriteReport wrote.
-func ReadReport(file string) (*Report, error) {
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return nil, err
-	}
-	var rep Report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
-	}
-	return &rep, nil
-}
-
 // WriteRuns writes runs to w as a runs file lists them: one JSON object a
 // line.
 func WriteRuns(w io.Writer, runs ...RunRecord) error {
@@ -168,23 +154,4 @@ func WriteRuns(w io.Writer, runs ...RunRecord) error {
 		}
 	}
 	return nil
-}
-
-// ReadRuns reads a runs file.
-func ReadRuns(file string) ([]RunRecord, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var runs []RunRecord
-	sc := bufio.NewScanner(f)
-	for line := 1; sc.Scan(); line++ {
-		var r RunRecord
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", file, line, err)
-		}
-		runs = append(runs, r)
-	}
-	return runs, sc.Err()
 }

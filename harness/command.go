@@ -2,9 +2,7 @@ package harness
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/locklab/locklab/harness/rediscmd"
 	"github.com/locklab/locklab/history"
 )
 
@@ -127,15 +126,15 @@ func (c *Client) Enter(ctx context.Context, p Phase) (context.Context, func()) {
 // armed on the lock's commands (strike).
 func (c *Client) command(ctx context.Context, node int, cmds []redis.Cmder, send func() error) error {
 	pr := c.phaseOf(ctx)
-	if pr == nil || connectionSetup(cmds) {
+	if pr == nil || rediscmd.ConnectionSetup(cmds) {
 		return c.around(ctx, send)
 	}
 	sent := make([]sentCommand, len(cmds))
 	for i, cmd := range cmds {
-		sent[i] = sentCommand{args: commandArgs(cmd), reply: func() (any, error) { return replyOf(cmd) }}
+		sent[i] = sentCommand{args: rediscmd.Args(cmd), reply: func() (any, error) { return rediscmd.Reply(cmd) }}
 	}
 	x := &exchange{h: c.history}
-	return c.strike(ctx, pr, node, commandName(cmds), sent, x, func() error { return c.around(ctx, x.wrap(send)) })
+	return c.strike(ctx, pr, node, rediscmd.Name(cmds), sent, x, func() error { return c.around(ctx, x.wrap(send)) })
 }
 
 // strike runs one command (or pipeline) of the lock in phase run pr, sent
@@ -166,7 +165,7 @@ func (c *Client) strike(ctx context.Context, pr *phaseRun, node int, name string
 	if err != nil && c.crashed.Load() {
 		return err
 	}
-	if noScript(err) {
+	if rediscmd.NoScript(err) {
 		pr.refused()
 		return err
 	}
@@ -245,102 +244,4 @@ func (c *Client) dropReply(ctx context.Context, what string) error {
 		return err
 	}
 	return errReplyDropped{after: wait}
-}
-
-// noScript reports whether err is Redis refusing an EVALSHA whose script it
-// does not have.
-func noScript(err error) bool { return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") }
-
-// connectionSetup reports whether cmds are what go-redis sends on a new
-// connection before the first command (HELLO, AUTH, CLIENT …, SELECT,
-// READONLY): the client's, not the lock's, so they count in no phase.
-func connectionSetup(cmds []redis.Cmder) bool {
-	for _, cmd := range cmds {
-		if !setupCommand(cmd.Name()) {
-			return false
-		}
-	}
-	return len(cmds) > 0
-}
-
-// setupCommand reports whether a command named name sets up a connection
-// rather than doing the lock's work.
-func setupCommand(name string) bool {
-	switch strings.ToLower(name) {
-	case "hello", "auth", "client", "select", "readonly":
-		return true
-	}
-	return false
-}
-
-// commandName is the name of a command, or of a pipeline's first command.
-func commandName(cmds []redis.Cmder) string {
-	if len(cmds) == 0 {
-		return "empty pipeline"
-	}
-	name := strings.ToUpper(cmds[0].Name())
-	if len(cmds) > 1 {
-		name = fmt.Sprintf("pipeline of %d from %s", len(cmds), name)
-	}
-	return name
-}
-
-// commandArgs are the words of a go-redis command, as sent.
-func commandArgs(cmd redis.Cmder) []string {
-	args := make([]string, len(cmd.Args()))
-	for i, a := range cmd.Args() {
-		args[i] = fmt.Sprint(a)
-	}
-	return args
-}
-
-// replyOf is a go-redis command's reply and error in the terms of tookBy:
-// a string (a status, or a script's string), an int64, a bool, or nil for
-// a null (go-redis's redis.Nil) or a reply of another shape (an array).
-func replyOf(cmd redis.Cmder) (any, error) {
-	if err := cmd.Err(); err != nil {
-		if errors.Is(err, redis.Nil) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	switch cmd := cmd.(type) {
-	case *redis.BoolCmd:
-		return cmd.Val(), nil
-	case *redis.StatusCmd:
-		return cmd.Val(), nil
-	case *redis.StringCmd:
-		return cmd.Val(), nil
-	case *redis.IntCmd:
-		return cmd.Val(), nil
-	case *redis.Cmd:
-		switch v := cmd.Val().(type) {
-		case int64, string, bool:
-			return v, nil
-		}
-	}
-	return nil, nil
-}
-
-// namesKey reports whether a command with words args names key. Scripts
-// list their keys after the key count; other commands name their key
-// first.
-func namesKey(args []string, key string) bool {
-	if len(args) == 0 {
-		return false
-	}
-	switch strings.ToLower(args[0]) {
-	case "eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro":
-		if len(args) < 3 {
-			return false
-		}
-		n, _ := strconv.Atoi(args[2])
-		for i := 3; i < 3+n && i < len(args); i++ {
-			if args[i] == key {
-				return true
-			}
-		}
-		return false
-	}
-	return len(args) > 1 && args[1] == key
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/locklab/locklab/harness/rediscmd"
 	"github.com/locklab/locklab/history"
 )
 
@@ -122,42 +123,6 @@ func TestScriptRetryKeepsItsNumber(t *testing.T) {
 	}
 }
 
-// TestTookBy: a command whose meaning is known says by itself, from its
-// words and reply, whether it took the key; any other needs the key's state.
-func TestTookBy(t *testing.T) {
-	tests := []struct {
-		name        string
-		args        []string
-		reply       any
-		err         error
-		took, known bool
-	}{
-		{"SET NX took it", []string{"set", "lock", "t", "px", "100", "nx"}, "OK", nil, true, true},
-		{"SET NX refused", []string{"set", "lock", "t", "px", "100", "nx"}, nil, nil, false, true},
-		{"SET NX GET took it: nil", []string{"SET", "lock", "t", "NX", "GET", "PX", "100"}, nil, nil, true, true},
-		{"SET NX GET refused: the old value", []string{"SET", "lock", "t", "NX", "GET"}, "c1-1", nil, false, true},
-		{"SET XX GET wrote over a value", []string{"SET", "lock", "t", "XX", "GET"}, "c1-1", nil, true, true},
-		{"SET XX GET found nothing", []string{"SET", "lock", "t", "XX", "GET"}, nil, nil, false, true},
-		{"plain SET", []string{"SET", "lock", "t"}, "OK", nil, true, true},
-		{"SET failed", []string{"SET", "lock", "t", "NX"}, nil, errors.New("READONLY"), false, true},
-		{"SETNX took it", []string{"SETNX", "lock", "t"}, true, nil, true, true},
-		{"SETNX refused", []string{"SETNX", "lock", "t"}, int64(0), nil, false, true},
-		{"GETSET writes", []string{"GETSET", "lock", "t"}, "old", nil, true, true},
-		{"PEXPIRE only renews", []string{"PEXPIRE", "lock", "100"}, int64(1), nil, false, true},
-		{"GET reads", []string{"GET", "lock"}, "t", nil, false, true},
-		{"another key", []string{"SET", "other", "t"}, "OK", nil, false, true},
-		{"script: its state tells", []string{"EVALSHA", "abc", "1", "lock", "t"}, int64(1), nil, false, false},
-		{"HINCRBY: its state tells", []string{"HINCRBY", "lock", "c0", "1"}, int64(1), nil, false, false},
-		{"script on another key", []string{"EVAL", "src", "1", "other", "lock"}, int64(1), nil, false, true},
-	}
-	for _, tt := range tests {
-		took, known := tookBy(tt.args, tt.reply, tt.err, "lock")
-		if took != tt.took || known != tt.known {
-			t.Errorf("%s: tookBy = %v, %v; want %v, %v", tt.name, took, known, tt.took, tt.known)
-		}
-	}
-}
-
 // nilOnSuccess takes the key when it is free and answers nil, as SET NX
 // GET does; when the key is held it answers its PTTL, a positive number
 // (Redisson's lock script answers so).
@@ -231,7 +196,7 @@ func relayed(args ...string) func(ctx context.Context, c *Client) error {
 			words[i] = a
 		}
 		return NewRelay(c).Command(0, args, func() (any, error) {
-			return replyOf(c.probes[0].Do(ctx, words...))
+			return rediscmd.Reply(c.probes[0].Do(ctx, words...))
 		})
 	}
 }
@@ -257,7 +222,7 @@ func TestAfterTookNotAnotherClientsTake(t *testing.T) {
 		}
 		c.points.keyCmds.end(0, gen)
 		var err error
-		reply, err = replyOf(c.probes[0].Do(ctx, "EVALSHA", nilOnSuccess.Hash(), 1, "lock", "c0"))
+		reply, err = rediscmd.Reply(c.probes[0].Do(ctx, "EVALSHA", nilOnSuccess.Hash(), 1, "lock", "c0"))
 		return reply, err
 	})
 	if err != nil {

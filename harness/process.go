@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/locklab/locklab/harness/rediscmd"
 )
 
 // Process is a client that is a real operating-system process: a lock
@@ -214,7 +216,7 @@ func (r *Relay) Command(node int, args []string, send func() (reply any, err err
 		}
 		return replyErr
 	}
-	if len(args) == 0 || setupCommand(args[0]) || strings.EqualFold(args[0], "ping") || r.warming.Load() {
+	if len(args) == 0 || rediscmd.SetupCommand(args[0]) || strings.EqualFold(args[0], "ping") || r.warming.Load() {
 		return sendOnce()
 	}
 	cmd := sentCommand{args: args, reply: func() (any, error) { return reply, replyErr }}

@@ -2,11 +2,10 @@ package harness
 
 import (
 	"errors"
-	"strings"
 	"time"
 
+	"github.com/locklab/locklab/harness/rediscmd"
 	"github.com/locklab/locklab/history"
-	"github.com/locklab/locklab/models"
 )
 
 // exchange is one command (or pipeline) as its node saw it: whether it was
@@ -57,16 +56,16 @@ func (c *Client) recordReplies(pr *phaseRun, node int, cmds []sentCommand, x *ex
 		return
 	}
 	for _, s := range cmds {
-		if !namesKey(s.args, c.key) {
+		if !rediscmd.NamesKey(s.args, c.key) {
 			continue
 		}
 		op := history.Op{Client: c.id, Kind: history.KindReply, Key: c.key, Call: x.call, Return: x.ret,
-			Node: n, Command: commandWords(s.args), Phase: string(pr.phase)}
+			Node: n, Command: rediscmd.Words(s.args), Phase: string(pr.phase)}
 		reply, err := s.reply()
 		var redisErr interface{ RedisError() }
 		switch {
 		case err == nil:
-			op.Outcome = replyOutcome(reply)
+			op.Outcome = rediscmd.Outcome(reply)
 		case errors.As(err, &redisErr):
 			op.Error = err.Error()
 		default:
@@ -75,43 +74,4 @@ func (c *Client) recordReplies(pr *phaseRun, node int, cmds []sentCommand, x *ex
 		}
 		c.history.Add(op)
 	}
-}
-
-// replyOutcome reads a reply as yes or no: OK, true, a positive number or
-// a non-empty string say the command did what it asked (SET took the key,
-// a script returned 1, PEXPIRE renewed, DEL removed, GET found a value); a
-// null, false, zero, a negative number (PTTL of no key) or "" say no.
-func replyOutcome(reply any) models.Outcome {
-	switch v := reply.(type) {
-	case string:
-		if v != "" {
-			return models.OK
-		}
-	case bool:
-		if v {
-			return models.OK
-		}
-	case int64:
-		if v > 0 {
-			return models.OK
-		}
-	}
-	return models.Failed
-}
-
-// commandWords names a command by its first words, without keys, values
-// or tokens: the name, and for SET its options ("SET PX NX").
-func commandWords(args []string) string {
-	name := strings.ToUpper(args[0])
-	if name != "SET" || len(args) < 4 {
-		return name
-	}
-	words := []string{name}
-	for _, a := range args[3:] {
-		switch w := strings.ToUpper(a); w {
-		case "NX", "XX", "GET", "KEEPTTL", "EX", "PX", "EXAT", "PXAT", "IFEQ", "IFNE", "IFDEQ", "IFDNE":
-			words = append(words, w)
-		}
-	}
-	return strings.Join(words, " ")
 }

@@ -151,16 +151,3 @@ func TestReplyNode(t *testing.T) {
 		t.Error("the inventory records replies")
 	}
 }
-
-func TestCommandWords(t *testing.T) {
-	for args, want := range map[*[]string]string{
-		{"set", "lock", "tok", "px", "100", "nx"}: "SET PX NX",
-		{"SET", "lock", "tok"}:                    "SET",
-		{"evalsha", "abc", "1", "lock", "tok"}:    "EVALSHA",
-		{"pexpire", "lock", "100"}:                "PEXPIRE",
-	} {
-		if got := commandWords(*args); got != want {
-			t.Errorf("commandWords(%q) = %q, want %q", *args, got, want)
-		}
-	}
-}

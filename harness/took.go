@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/locklab/locklab/harness/rediscmd"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -29,7 +29,7 @@ import (
 // later take that can be told, rather than a client that may hold nothing.
 
 // sentCommand is one command of the lock as strike sees it: its words
-// (the name first) and, once it ran, its reply in the terms of tookBy (a
+// (the name first) and, once it ran, its reply in the terms of rediscmd.TookBy (a
 // string, an int64, a bool, or nil for a null or a reply of another
 // shape) and its error.
 type sentCommand struct {
@@ -65,12 +65,12 @@ type keyState struct {
 
 // watchKey starts following cmds, just before they are sent.
 func (c *Client) watchKey(ctx context.Context, pr *phaseRun, node int, cmds []sentCommand) *keyWatch {
-	if node < 0 || !slices.ContainsFunc(cmds, func(s sentCommand) bool { return namesKey(s.args, c.key) }) {
+	if node < 0 || !slices.ContainsFunc(cmds, func(s sentCommand) bool { return rediscmd.NamesKey(s.args, c.key) }) {
 		return nil
 	}
 	w := &keyWatch{c: c, node: node, cmds: cmds, watch: pr.phase == PhaseAcquire && !pr.took.Load()}
 	w.gen, w.alone = c.points.keyCmds.start(node)
-	if w.watch && slices.ContainsFunc(cmds, func(s sentCommand) bool { _, known := tookBy(s.args, nil, nil, c.key); return !known }) {
+	if w.watch && slices.ContainsFunc(cmds, func(s sentCommand) bool { _, known := rediscmd.TookBy(s.args, nil, nil, c.key); return !known }) {
 		w.before, w.probed = c.keyState(ctx, node)
 	}
 	return w
@@ -93,7 +93,7 @@ func (w *keyWatch) took(ctx context.Context) bool {
 	}
 	for _, s := range w.cmds {
 		reply, err := s.reply()
-		if took, known := tookBy(s.args, reply, err, w.c.key); known {
+		if took, known := rediscmd.TookBy(s.args, reply, err, w.c.key); known {
 			if took {
 				return true
 			}
@@ -123,58 +123,6 @@ func (c *Client) keyState(ctx context.Context, node int) (keyState, bool) {
 		return keyState{}, false
 	}
 	return keyState{exists: true, dump: dump}, true
-}
-
-// tookBy tells from a command that names key and its reply whether it took
-// the key; known is false for a command whose meaning locklab does not
-// know (a script, HSET …), which the key's state must tell. A reply of nil
-// with a nil error is a null.
-func tookBy(args []string, reply any, err error, key string) (took, known bool) {
-	if !namesKey(args, key) {
-		return false, true
-	}
-	ok := err == nil
-	switch strings.ToUpper(args[0]) {
-	case "SET":
-		var nx, xx, cas, get bool
-		for _, a := range args[3:] {
-			switch strings.ToUpper(a) {
-			case "NX":
-				nx = true
-			case "XX":
-				xx = true
-			case "IFEQ", "IFNE", "IFDEQ", "IFDNE":
-				cas = true
-			case "GET":
-				get = true
-			}
-		}
-		switch {
-		case !get: // go-redis's SetNX reads OK as true
-			return ok && (reply == "OK" || reply == true), true
-		case cas: // the old value either way
-			return false, false
-		case nx: // nil: the key did not exist and was set
-			return ok && reply == nil, true
-		case xx: // nil: the key did not exist and was not set
-			return ok && reply != nil, true
-		}
-		return ok, true // a plain SET … GET always writes
-	case "SETNX", "HSETNX", "MSETNX":
-		return ok && (reply == int64(1) || reply == true), true
-	case "SETEX", "PSETEX":
-		return ok && reply == "OK", true
-	case "GETSET":
-		return ok, true // it writes the key whatever it held
-	case "GET", "EXISTS", "TYPE", "TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME", "STRLEN", "GETRANGE",
-		"HGET", "HEXISTS", "HGETALL", "HLEN", "HMGET", "HKEYS", "HVALS", "DUMP", "OBJECT",
-		"EVAL_RO", "EVALSHA_RO", "FCALL_RO", "WATCH",
-		"EXPIRE", "PEXPIRE", "EXPIREAT", "PEXPIREAT", "PERSIST", "DEL", "UNLINK":
-		// Reads, and writes that change only the expiry or end the key:
-		// none of them makes it anyone's.
-		return false, true
-	}
-	return false, false
 }
 
 // keyCommands counts, per node, the commands naming the lock key that the

@@ -20,6 +20,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/explore"
+	"github.com/locklab/locklab/explore/merge"
 	"gopkg.in/yaml.v2"
 )
 
@@ -401,10 +402,10 @@ func TestK8sImage(t *testing.T) {
 	// The shard wrote into its own folder of the mounted -out, where check
 	// merge reads it.
 	shard := filepath.Join(out, "shard-1")
-	if _, err := explore.ReadReport(filepath.Join(shard, explore.ReportFileName("token-watchdog", cluster.Single))); err != nil {
+	if _, err := merge.ReadReport(filepath.Join(shard, explore.ReportFileName("token-watchdog", cluster.Single))); err != nil {
 		t.Errorf("no shard report in the mounted -out: %v", err)
 	}
-	if runs, err := explore.ReadRuns(filepath.Join(shard, explore.RunsFileName("token-watchdog", cluster.Single))); err != nil || len(runs) != 1 || runs[0].Run != 1 {
+	if runs, err := merge.ReadRuns(filepath.Join(shard, explore.RunsFileName("token-watchdog", cluster.Single))); err != nil || len(runs) != 1 || runs[0].Run != 1 {
 		t.Errorf("the shard's runs %+v, %v; want run 1 alone", runs, err)
 	}
 }

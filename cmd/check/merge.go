@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/locklab/locklab/explore"
+	"github.com/locklab/locklab/explore/merge"
 )
 
 // mergeUsage prints how to call check merge.
@@ -59,7 +60,7 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "check merge:", err)
 		return exitUsage
 	}
-	rep, merged, missing, err := explore.Merge(shards, runs)
+	rep, merged, missing, err := merge.Shards(shards, runs)
 	if err != nil {
 		fmt.Fprintln(stderr, "check merge:", err)
 		return exitUsage
@@ -103,7 +104,7 @@ func readShards(dirs []string) ([]*explore.Report, []explore.RunRecord, error) {
 			return nil, nil, err
 		}
 		for _, file := range files {
-			rep, err := explore.ReadReport(file)
+			rep, err := merge.ReadReport(file)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -114,7 +115,7 @@ func readShards(dirs []string) ([]*explore.Report, []explore.RunRecord, error) {
 			for i := range rep.Bugs {
 				rep.Bugs[i].ReportDir = filepath.Join(at, filepath.Base(rep.Bugs[i].ReportDir))
 			}
-			rs, err := explore.ReadRuns(filepath.Join(at, explore.RunsFileName(rep.Lock, rep.Topology)))
+			rs, err := merge.ReadRuns(filepath.Join(at, explore.RunsFileName(rep.Lock, rep.Topology)))
 			if err != nil {
 				return nil, nil, err
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/local"
 	"github.com/locklab/locklab/explore"
+	"github.com/locklab/locklab/explore/merge"
 )
 
 func TestShardOf(t *testing.T) {
@@ -116,7 +117,7 @@ func TestMergeCommand(t *testing.T) {
 	if code := run(context.Background(), []string{"merge", "-out", out, volume}, &stdout, &stderr); code != exitMismatch {
 		t.Fatalf("exit %d, want 1 (a bug); stderr %s", code, stderr.String())
 	}
-	rep, err := explore.ReadReport(filepath.Join(out, explore.ReportFileName("l", cluster.Single)))
+	rep, err := merge.ReadReport(filepath.Join(out, explore.ReportFileName("l", cluster.Single)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +127,7 @@ func TestMergeCommand(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(rep.Bugs[0].ReportDir, "history.jsonl")); err != nil || filepath.Dir(rep.Bugs[0].ReportDir) != out {
 		t.Errorf("bug folder %s not copied into %s: %v", rep.Bugs[0].ReportDir, out, err)
 	}
-	runs, err := explore.ReadRuns(filepath.Join(out, explore.RunsFileName("l", cluster.Single)))
+	runs, err := merge.ReadRuns(filepath.Join(out, explore.RunsFileName("l", cluster.Single)))
 	if err != nil || len(runs) != 4 || runs[0].Run != 0 || runs[3].Run != 3 {
 		t.Errorf("runs %+v, %v; want runs 0 to 3 in order", runs, err)
 	}
@@ -194,16 +195,16 @@ func TestShardsAsProcesses(t *testing.T) {
 			t.Fatalf("%s: %v, want exit 1\n%s", p.Args[1:], err, p.Stderr)
 		}
 	}
-	merge := check("merge", "-json", "-out", filepath.Join(dir, "merged"), filepath.Join(dir, "volume"))
-	if err := merge.Run(); merge.ProcessState.ExitCode() != exitMismatch {
-		t.Fatalf("merge: %v, want exit 1\n%s", err, merge.Stderr)
+	merging := check("merge", "-json", "-out", filepath.Join(dir, "merged"), filepath.Join(dir, "volume"))
+	if err := merging.Run(); merging.ProcessState.ExitCode() != exitMismatch {
+		t.Fatalf("merge: %v, want exit 1\n%s", err, merging.Stderr)
 	}
 	read := func(folder string) (*explore.Report, []explore.RunRecord) {
-		rep, err := explore.ReadReport(filepath.Join(dir, folder, explore.ReportFileName("del-release", cluster.Single)))
+		rep, err := merge.ReadReport(filepath.Join(dir, folder, explore.ReportFileName("del-release", cluster.Single)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		runs, err := explore.ReadRuns(filepath.Join(dir, folder, explore.RunsFileName("del-release", cluster.Single)))
+		runs, err := merge.ReadRuns(filepath.Join(dir, folder, explore.RunsFileName("del-release", cluster.Single)))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,14 +1,24 @@
-package explore
+// Package merge builds one exploration report out of the reports and runs
+// files of a campaign's shards (explore.Config.Shard), as `check merge`
+// does: the runs counted together and the bugs folded into one list. It
+// only reads what the shards wrote.
+package merge
 
 import (
+	"bufio"
+	"encoding/json"
+	"os"
+
 	"cmp"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/locklab/locklab/explore"
 )
 
-// Merge builds one report from the reports of a campaign's shards and
+// Shards builds one report from the reports of a campaign's shards and
 // their runs: the runs counted together, sorted by number, and the bugs as
 // one list. A bug two shards both found is listed once; a bug one shard
 // named with faults another shard's shrink showed it does not need is
@@ -16,7 +26,7 @@ import (
 // the shards of the campaign no report was given for. Merge refuses
 // reports of different explorations, a shard given twice, and a run
 // listed twice.
-func Merge(shards []*Report, runs []RunRecord) (rep *Report, merged []RunRecord, missing []int, err error) {
+func Shards(shards []*explore.Report, runs []explore.RunRecord) (rep *explore.Report, merged []explore.RunRecord, missing []int, err error) {
 	if len(shards) == 0 {
 		return nil, nil, nil, errors.New("merge: no shard report")
 	}
@@ -25,11 +35,11 @@ func Merge(shards []*Report, runs []RunRecord) (rep *Report, merged []RunRecord,
 		return nil, nil, nil, err
 	}
 	first := shards[0]
-	rep = &Report{Lock: first.Lock, Topology: first.Topology, Seed: first.Seed, Faults: first.Faults, Shards: len(shards), Bugs: []Bug{}}
+	rep = &explore.Report{Lock: first.Lock, Topology: first.Topology, Seed: first.Seed, Faults: first.Faults, Shards: len(shards), Bugs: []explore.Bug{}}
 	have := map[int]bool{}
-	var all []Bug
+	var all []explore.Bug
 	for _, s := range shards {
-		sh, _ := ParseShard(s.Shard) // sameCampaign read it
+		sh, _ := explore.ParseShard(s.Shard) // sameCampaign read it
 		have[sh.Index] = true
 		rep.Runs += s.Runs
 		rep.Own += s.Own
@@ -57,7 +67,7 @@ func Merge(shards []*Report, runs []RunRecord) (rep *Report, merged []RunRecord,
 		b := rep.Bugs[0]
 		found := b.Found
 		rep.First, rep.Replay, rep.ReportDir = &found, b.Replay, b.ReportDir
-		firstS := slices.MinFunc(rep.Bugs, func(a, b Bug) int { return cmp.Compare(a.FirstS, b.FirstS) }).FirstS
+		firstS := slices.MinFunc(rep.Bugs, func(a, b explore.Bug) int { return cmp.Compare(a.FirstS, b.FirstS) }).FirstS
 		rep.FirstOwnS = &firstS
 	}
 	merged, err = mergeRuns(runs, rep.Bugs)
@@ -66,7 +76,7 @@ func Merge(shards []*Report, runs []RunRecord) (rep *Report, merged []RunRecord,
 
 // sameCampaign checks that the reports are shards of one exploration, each
 // once, and returns how many shards it has.
-func sameCampaign(shards []*Report) (int, error) {
+func sameCampaign(shards []*explore.Report) (int, error) {
 	first := shards[0]
 	seen := map[int]bool{}
 	count := 0
@@ -74,7 +84,7 @@ func sameCampaign(shards []*Report) (int, error) {
 		if s.Shard == "" {
 			return 0, fmt.Errorf("merge: the report of %s on %s, seed %d, is not a shard's", s.Lock, s.Topology, s.Seed)
 		}
-		sh, err := ParseShard(s.Shard)
+		sh, err := explore.ParseShard(s.Shard)
 		if err != nil {
 			return 0, fmt.Errorf("merge: %w", err)
 		}
@@ -95,15 +105,15 @@ func sameCampaign(shards []*Report) (int, error) {
 // foldBugs is the distinct bugs among bugs found by several shards, first
 // found first: bugs of one signature are one, and a bug whose faults
 // include all of another's of the same failure, and more, is that one.
-func foldBugs(bugs []Bug) []Bug {
-	var out []Bug
+func foldBugs(bugs []explore.Bug) []explore.Bug {
+	var out []explore.Bug
 	// Fewest faults first, so that each bug meets the bugs it folds into
 	// before itself.
-	slices.SortStableFunc(bugs, func(a, b Bug) int {
+	slices.SortStableFunc(bugs, func(a, b explore.Bug) int {
 		return cmp.Or(cmp.Compare(len(sigMarks(a.Signature)), len(sigMarks(b.Signature))), cmp.Compare(a.FirstRun, b.FirstRun))
 	})
 	for _, b := range bugs {
-		i := slices.IndexFunc(out, func(o Bug) bool { return explains(o.Signature, b.Signature) })
+		i := slices.IndexFunc(out, func(o explore.Bug) bool { return explains(o.Signature, b.Signature) })
 		if i < 0 {
 			out = append(out, b)
 			continue
@@ -119,7 +129,7 @@ func foldBugs(bugs []Bug) []Bug {
 			}
 		}
 	}
-	slices.SortStableFunc(out, func(a, b Bug) int { return cmp.Compare(a.FirstRun, b.FirstRun) })
+	slices.SortStableFunc(out, func(a, b explore.Bug) int { return cmp.Compare(a.FirstRun, b.FirstRun) })
 	return out
 }
 
@@ -151,9 +161,9 @@ func sigMarks(sig string) []string {
 
 // mergeRuns sorts runs by number, refuses a number given twice, and names
 // each run's bug as the merged report does.
-func mergeRuns(runs []RunRecord, bugs []Bug) ([]RunRecord, error) {
+func mergeRuns(runs []explore.RunRecord, bugs []explore.Bug) ([]explore.RunRecord, error) {
 	runs = slices.Clone(runs)
-	slices.SortStableFunc(runs, func(a, b RunRecord) int { return cmp.Compare(a.Run, b.Run) })
+	slices.SortStableFunc(runs, func(a, b explore.RunRecord) int { return cmp.Compare(a.Run, b.Run) })
 	for i := range runs {
 		if i > 0 && runs[i].Run == runs[i-1].Run {
 			return nil, fmt.Errorf("merge: run %d is listed twice", runs[i].Run)
@@ -172,4 +182,36 @@ func mergeRuns(runs []RunRecord, bugs []Bug) ([]RunRecord, error) {
 		}
 	}
 	return runs, nil
+}
+
+// ReadReport reads a report explore.WriteReport wrote.
+func ReadReport(file string) (*explore.Report, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var rep explore.Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return &rep, nil
+}
+
+// ReadRuns reads a runs file explore.WriteRuns wrote.
+func ReadRuns(file string) ([]explore.RunRecord, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var runs []explore.RunRecord
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		var r explore.RunRecord
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", file, line, err)
+		}
+		runs = append(runs, r)
+	}
+	return runs, sc.Err()
 }

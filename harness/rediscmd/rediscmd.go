@@ -1,0 +1,206 @@
+// Package rediscmd reads what a Redis command does to a lock key from its
+// words and its reply: whether it took the key, whether it said yes, and
+// how the report names it. It is pure: the harness asks it about the
+// commands it sees pass, whoever sent them (a go-redis client or a
+// program's relay).
+package rediscmd
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/locklab/locklab/models"
+)
+
+// TookBy tells from a command that names key and its reply whether it took
+// the key; known is false for a command whose meaning locklab does not
+// know (a script, HSET …), which the key's state must tell. A reply of nil
+// with a nil error is a null.
+func TookBy(args []string, reply any, err error, key string) (took, known bool) {
+	if !NamesKey(args, key) {
+		return false, true
+	}
+	ok := err == nil
+	switch strings.ToUpper(args[0]) {
+	case "SET":
+		var nx, xx, cas, get bool
+		for _, a := range args[3:] {
+			switch strings.ToUpper(a) {
+			case "NX":
+				nx = true
+			case "XX":
+				xx = true
+			case "IFEQ", "IFNE", "IFDEQ", "IFDNE":
+				cas = true
+			case "GET":
+				get = true
+			}
+		}
+		switch {
+		case !get: // go-redis's SetNX reads OK as true
+			return ok && (reply == "OK" || reply == true), true
+		case cas: // the old value either way
+			return false, false
+		case nx: // nil: the key did not exist and was set
+			return ok && reply == nil, true
+		case xx: // nil: the key did not exist and was not set
+			return ok && reply != nil, true
+		}
+		return ok, true // a plain SET … GET always writes
+	case "SETNX", "HSETNX", "MSETNX":
+		return ok && (reply == int64(1) || reply == true), true
+	case "SETEX", "PSETEX":
+		return ok && reply == "OK", true
+	case "GETSET":
+		return ok, true // it writes the key whatever it held
+	case "GET", "EXISTS", "TYPE", "TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME", "STRLEN", "GETRANGE",
+		"HGET", "HEXISTS", "HGETALL", "HLEN", "HMGET", "HKEYS", "HVALS", "DUMP", "OBJECT",
+		"EVAL_RO", "EVALSHA_RO", "FCALL_RO", "WATCH",
+		"EXPIRE", "PEXPIRE", "EXPIREAT", "PEXPIREAT", "PERSIST", "DEL", "UNLINK":
+		// Reads, and writes that change only the expiry or end the key:
+		// none of them makes it anyone's.
+		return false, true
+	}
+	return false, false
+}
+
+// NoScript reports whether err is Redis refusing an EVALSHA whose script it
+// does not have.
+func NoScript(err error) bool { return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") }
+
+// ConnectionSetup reports whether cmds are what go-redis sends on a new
+// connection before the first command (HELLO, AUTH, CLIENT …, SELECT,
+// READONLY): the client's, not the lock's, so they count in no phase.
+func ConnectionSetup(cmds []redis.Cmder) bool {
+	for _, cmd := range cmds {
+		if !SetupCommand(cmd.Name()) {
+			return false
+		}
+	}
+	return len(cmds) > 0
+}
+
+// SetupCommand reports whether a command named name sets up a connection
+// rather than doing the lock's work.
+func SetupCommand(name string) bool {
+	switch strings.ToLower(name) {
+	case "hello", "auth", "client", "select", "readonly":
+		return true
+	}
+	return false
+}
+
+// Name is the name of a command, or of a pipeline's first command.
+func Name(cmds []redis.Cmder) string {
+	if len(cmds) == 0 {
+		return "empty pipeline"
+	}
+	name := strings.ToUpper(cmds[0].Name())
+	if len(cmds) > 1 {
+		name = fmt.Sprintf("pipeline of %d from %s", len(cmds), name)
+	}
+	return name
+}
+
+// Args are the words of a go-redis command, as sent.
+func Args(cmd redis.Cmder) []string {
+	args := make([]string, len(cmd.Args()))
+	for i, a := range cmd.Args() {
+		args[i] = fmt.Sprint(a)
+	}
+	return args
+}
+
+// Reply is a go-redis command's reply and error in the terms of TookBy:
+// a string (a status, or a script's string), an int64, a bool, or nil for
+// a null (go-redis's redis.Nil) or a reply of another shape (an array).
+func Reply(cmd redis.Cmder) (any, error) {
+	if err := cmd.Err(); err != nil {
+		if errors.Is(err, redis.Nil) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	switch cmd := cmd.(type) {
+	case *redis.BoolCmd:
+		return cmd.Val(), nil
+	case *redis.StatusCmd:
+		return cmd.Val(), nil
+	case *redis.StringCmd:
+		return cmd.Val(), nil
+	case *redis.IntCmd:
+		return cmd.Val(), nil
+	case *redis.Cmd:
+		switch v := cmd.Val().(type) {
+		case int64, string, bool:
+			return v, nil
+		}
+	}
+	return nil, nil
+}
+
+// NamesKey reports whether a command with words args names key. Scripts
+// list their keys after the key count; other commands name their key
+// first.
+func NamesKey(args []string, key string) bool {
+	if len(args) == 0 {
+		return false
+	}
+	switch strings.ToLower(args[0]) {
+	case "eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro":
+		if len(args) < 3 {
+			return false
+		}
+		n, _ := strconv.Atoi(args[2])
+		for i := 3; i < 3+n && i < len(args); i++ {
+			if args[i] == key {
+				return true
+			}
+		}
+		return false
+	}
+	return len(args) > 1 && args[1] == key
+}
+
+// Outcome reads a reply as yes or no: OK, true, a positive number or
+// a non-empty string say the command did what it asked (SET took the key,
+// a script returned 1, PEXPIRE renewed, DEL removed, GET found a value); a
+// null, false, zero, a negative number (PTTL of no key) or "" say no.
+func Outcome(reply any) models.Outcome {
+	switch v := reply.(type) {
+	case string:
+		if v != "" {
+			return models.OK
+		}
+	case bool:
+		if v {
+			return models.OK
+		}
+	case int64:
+		if v > 0 {
+			return models.OK
+		}
+	}
+	return models.Failed
+}
+
+// Words names a command by its first words, without keys, values
+// or tokens: the name, and for SET its options ("SET PX NX").
+func Words(args []string) string {
+	name := strings.ToUpper(args[0])
+	if name != "SET" || len(args) < 4 {
+		return name
+	}
+	words := []string{name}
+	for _, a := range args[3:] {
+		switch w := strings.ToUpper(a); w {
+		case "NX", "XX", "GET", "KEEPTTL", "EX", "PX", "EXAT", "PXAT", "IFEQ", "IFNE", "IFDEQ", "IFDNE":
+			words = append(words, w)
+		}
+	}
+	return strings.Join(words, " ")
+}
