@@ -25,11 +25,24 @@ const (
 	Control Variant = "control"
 )
 
+// Family is the kind of lock a pitfall belongs to, by what it keeps its
+// state in; the report groups the catalogue by it, as seed 001 compares
+// them.
+type Family string
+
+// Families, in the catalogue's order.
+const (
+	InProcess Family = "in-process" // a lock inside each process: nothing shared
+	Redis     Family = "Redis"      // a key on one or more Redis servers
+	Database  Family = "database"   // a row, a row lock or a session lock of an SQL server
+)
+
 // Pitfall is one catalogue entry.
 type Pitfall struct {
 	// ID is the pitfall's place on the ladder, unique: "5", or "10a" and
 	// "10b" for two entries on one rung.
 	ID       string
+	Family   Family
 	Name     string // e.g. "setnx-expire"
 	Title    string
 	Article  string // the seed articles (in ../shared/seeds) that describe it
@@ -107,7 +120,7 @@ func fixedBy(l harness.NewLocker) []Case { return []Case{{Locker: l}} }
 func Catalogue() []Pitfall {
 	return []Pitfall{
 		{
-			ID: "0", Name: "in-process", Title: "A mutex inside each process",
+			ID: "0", Family: InProcess, Name: "in-process", Title: "A mutex inside each process",
 			Article:  "003 (its first stage)",
 			Wrong:    "The sale is guarded by a mutex inside the service, but the service runs as several processes behind a load balancer, each with a mutex of its own. Two processes read the same stock at once and each writes back one less: two units sold, one taken off the stock, which is how seed 003's stock ended at -1.",
 			Fix:      "Take a lock that every process shares, held outside them all: the token lock in Redis (SET key token NX PX ttl, released by a Lua compare-and-delete). Every process then waits for that one lock, and the sales run one at a time.",
@@ -123,7 +136,7 @@ func Catalogue() []Pitfall {
 			}}},
 		},
 		{
-			ID: "1", Name: "setnx-expire", Title: "SETNX and EXPIRE as two commands",
+			ID: "1", Family: Redis, Name: "setnx-expire", Title: "SETNX and EXPIRE as two commands",
 			Article:  "000 item 1; 003",
 			Wrong:    "The lock is taken with SETNX and only then given a TTL with EXPIRE. A client that crashes between the two leaves a key that never expires, and nobody gets the lock again.",
 			Fix:      "SET key token NX PX ttl: the lock and its expiry in one command.",
@@ -133,7 +146,7 @@ func Catalogue() []Pitfall {
 			Broken:   NewSetnxExpire, Fixes: fixedBy(NewTokenLock),
 		},
 		{
-			ID: "2", Name: "getset-timestamp", Title: "Expiry time in the value, GETSET takeover",
+			ID: "2", Family: Redis, Name: "getset-timestamp", Title: "Expiry time in the value, GETSET takeover",
 			Article:  "004; 000 item 2",
 			Wrong:    "The value is the expiry time by the client's clock; a client that sees an expired value takes over with GETSET, and release deletes the key if the lease still looks valid. A client whose clock runs ahead sees every lease as expired and takes the lock from its holder.",
 			Fix:      "Let the server expire the key (SET NX PX) and release by owner token, so no client clock matters.",
@@ -143,7 +156,7 @@ func Catalogue() []Pitfall {
 			Broken:   NewGetsetTimestamp, Fixes: fixedBy(NewTokenLock),
 		},
 		{
-			ID: "3", Name: "no-ttl", Title: "No expiry at all",
+			ID: "3", Family: Redis, Name: "no-ttl", Title: "No expiry at all",
 			Article:  "000 item 3; 003",
 			Wrong:    "The lock key is set without a TTL. When its holder crashes inside the critical section the key stays forever and every other client waits forever.",
 			Fix:      "Give the key a TTL when it is set.",
@@ -153,7 +166,7 @@ func Catalogue() []Pitfall {
 			Broken:   NewNoTTL, Fixes: fixedBy(NewTokenLock),
 		},
 		{
-			ID: "4", Name: "no-release", Title: "The lock is never released",
+			ID: "4", Family: Redis, Name: "no-release", Title: "The lock is never released",
 			Article:  "000 item 4",
 			Wrong:    "The business code forgets to release the lock and relies on its TTL. Every waiter sits idle until the key expires, so throughput collapses to one critical section per TTL.",
 			Fix:      "Release in a defer (finally), on every path.",
@@ -163,7 +176,7 @@ func Catalogue() []Pitfall {
 			Broken:   NewNoRelease, Fixes: fixedBy(NewTokenLock),
 		},
 		{
-			ID: "5", Name: "del-release", Title: "Release with a plain DEL",
+			ID: "5", Family: Redis, Name: "del-release", Title: "Release with a plain DEL",
 			Article:  "000 item 5; 002",
 			Wrong:    "Release deletes the key without checking whose it is. When the holder's lease expired before its DEL (a pause, a slow network), the DEL frees the next holder's lock and a third client walks in.",
 			Fix:      "Delete only if the key still holds our token, checked and deleted in one Lua script.",
@@ -173,7 +186,7 @@ func Catalogue() []Pitfall {
 			Broken:   NewDelRelease, Fixes: fixedBy(NewTokenLock),
 		},
 		{
-			ID: "6", Name: "get-then-del", Title: "Owner check and delete as two commands",
+			ID: "6", Family: Redis, Name: "get-then-del", Title: "Owner check and delete as two commands",
 			Article:  "000 item 6; 002",
 			Wrong:    "Release does GET, compares the token, then DEL. If the lease expires between the GET and the DEL, another client takes the lock and the DEL frees it.",
 			Fix:      "Compare and delete in one Lua script, which Redis runs atomically.",
@@ -183,7 +196,7 @@ func Catalogue() []Pitfall {
 			Broken:   NewGetThenDel, Fixes: fixedBy(NewTokenLock),
 		},
 		{
-			ID: "7", Name: "no-renewal", Title: "Work outlives the lease",
+			ID: "7", Family: Redis, Name: "no-renewal", Title: "Work outlives the lease",
 			Article:  "000 item 7; 003",
 			Wrong:    "The lock is correct but its TTL is fixed. When the critical section runs longer than the TTL, the key expires, a second client enters, and both sell from the same stock.",
 			Fix:      "A watchdog renews the lease every TTL/3 with an owner-checked PEXPIRE while the work runs.",
@@ -193,7 +206,7 @@ func Catalogue() []Pitfall {
 			Broken:   NewTokenLock, Fixes: fixedBy(NewWatchdogLock),
 		},
 		{
-			ID: "8", Name: "unlock-before-commit", Title: "Unlocking before the transaction commits",
+			ID: "8", Family: Redis, Name: "unlock-before-commit", Title: "Unlocking before the transaction commits",
 			Article:  "000 item 8",
 			Wrong:    "The lock is released inside a @Transactional method, so it is free before the transaction commits. The next holder's SELECT still sees the old stock, its UPDATE waits for the row lock and then writes over the first sale: the lock checker is happy, the stock is wrong.",
 			Fix:      "Commit, then unlock: take the lock outside the transaction.",
@@ -204,7 +217,7 @@ func Catalogue() []Pitfall {
 			Fixes:    []Case{{Locker: NewWatchdogLock, Scenario: "commit-before-unlock"}},
 		},
 		{
-			ID: "9", Name: "non-reentrant", Title: "Taking the lock again while holding it",
+			ID: "9", Family: Redis, Name: "non-reentrant", Title: "Taking the lock again while holding it",
 			Article:  "000 item 9; 003",
 			Wrong:    "A critical section calls another function that takes the same lock. A non-reentrant lock makes the client wait for itself while its watchdog keeps the lease alive: a deadlock nobody can break.",
 			Fix:      "A reentrant lock: a hash whose field is the owner and whose value counts its holds, changed by Lua scripts.",
@@ -214,7 +227,7 @@ func Catalogue() []Pitfall {
 			Broken:   NewWatchdogLock, Fixes: fixedBy(NewReentrantLock),
 		},
 		{
-			ID: "10a", Name: "failover", Title: "Failover loses the lock",
+			ID: "10a", Family: Redis, Name: "failover", Title: "Failover loses the lock",
 			Article:  "000 item 10",
 			Wrong:    "Replication is asynchronous: the master grants the lock and dies before any replica has it. Sentinel promotes a replica that never saw the lock, and a second client takes it while the first still holds it, its lease (6 s, longer than the failover) still valid. With replication working, the same failover loses nothing (the control run).",
 			Fix:      "WAIT 1 after acquiring gives back a lock no replica acknowledged. With replication cut it refuses every acquire, so no holder is ever there for the master's kill to strike: safe by refusing service, no lock at all while replication is down. failover-wait shows it does not close every window. Independent masters (Redlock) or fencing tokens are the real answers.",
@@ -228,7 +241,7 @@ func Catalogue() []Pitfall {
 			Controls: []Case{{Scenario: "failover-replicated"}},
 		},
 		{
-			ID: "10b", Name: "failover-wait", Title: "WAIT narrows the failover window, it does not close it",
+			ID: "10b", Family: Redis, Name: "failover-wait", Title: "WAIT narrows the failover window, it does not close it",
 			Article:  "000 item 10",
 			Wrong:    "WAIT 1 only proves that one replica had the lock. When that replica is lost together with the master, Sentinel promotes the other, which never had it, and a second client takes the lock.",
 			Fix:      "None inside a replicated Redis: WAIT is not consensus. Use independent masters (Redlock) with its own caveats, or fencing tokens at the resource.",
@@ -238,7 +251,7 @@ func Catalogue() []Pitfall {
 			Broken:   NewWaitReplicasLock,
 		},
 		{
-			ID: "11a", Name: "redlock-restart", Title: "Redlock: a node restarts empty",
+			ID: "11a", Family: Redis, Name: "redlock-restart", Title: "Redlock: a node restarts empty",
 			Article:  "000 item 10; DESIGN.md (Redlock)",
 			Wrong:    "Client 0 holds the lock on three of five nodes; one of them is killed and restarted at once without its data. Another client now wins a majority on the restarted node and the two the first could not reach, and both hold the lock.",
 			Fix:      "Restart a crashed node only after a TTL has passed (its keys would have expired anyway), or persist every write with appendfsync always.",
@@ -249,7 +262,7 @@ func Catalogue() []Pitfall {
 			Fixes:    []Case{{Locker: NewRedlock, Scenario: "redlock-restart-delayed"}, {Locker: NewRedlock, Scenario: "redlock-restart-fsync"}},
 		},
 		{
-			ID: "11b", Name: "redlock-clock-jump", Title: "Redlock: a node's clock jumps",
+			ID: "11b", Family: Redis, Name: "redlock-clock-jump", Title: "Redlock: a node's clock jumps",
 			Article:  "000 item 10; DESIGN.md (Redlock)",
 			Wrong:    "Client 0 holds the lock on three of five nodes when one of them jumps its clock forward past the TTL, so its key expires early. Another client wins a majority while client 0 still holds the lock.",
 			Fix:      "None inside Redlock: its safety assumes bounded clock drift on every node. Operate nodes with slewing (not stepping) time sync, or use fencing tokens at the resource.",
@@ -259,7 +272,7 @@ func Catalogue() []Pitfall {
 			Broken:   NewRedlock,
 		},
 		{
-			ID: "11c", Name: "redlock-pause", Title: "Redlock: the holder pauses past its validity",
+			ID: "11c", Family: Redis, Name: "redlock-pause", Title: "Redlock: the holder pauses past its validity",
 			Article:  "000 items 7 and 10; DESIGN.md (Redlock, fencing)",
 			Wrong:    "Client 0 is paused (a GC pause) inside its critical section for longer than the lock's validity, so another client acquires on every node. When client 0 wakes it still believes it holds the lock and writes over the other's work.",
 			Fix:      "None inside Redlock: no lease protects a paused holder. Fencing tokens at the resource refuse the stale writer; the lock checker still sees the overlap, the resource stays correct.",
@@ -270,7 +283,7 @@ func Catalogue() []Pitfall {
 			Fixes:    []Case{{Locker: NewFencedRedlock, Expected: fencedGets, Kind: check.Inherent}},
 		},
 		{
-			ID: "12", Name: "fenced", Title: "A paused holder outlives its lease",
+			ID: "12", Family: Redis, Name: "fenced", Title: "A paused holder outlives its lease",
 			Article:  "000 item 7; DESIGN.md (fencing, after Kleppmann)",
 			Wrong:    "A stop-the-world pause stops the watchdog too, so the lease expires while its holder still believes it holds the lock; when it wakes it writes over the next holder's work. No lock that relies on time can prevent the overlap itself.",
 			Fix:      "Fencing: each acquire takes a token from INCR, and the resource refuses reads and writes with a token older than the newest it has seen. The lock checker still reports the overlap; the resource stays correct.",
@@ -281,7 +294,7 @@ func Catalogue() []Pitfall {
 			Fixes:    []Case{{Locker: NewFencedLock, Expected: fencedGets, Kind: check.Inherent}},
 		},
 		{
-			ID: "d1", Name: "row-no-expiry", Title: "A database lock row that never expires",
+			ID: "d1", Family: Database, Name: "row-no-expiry", Title: "A database lock row that never expires",
 			Article:  "001 §1",
 			Wrong:    "The lock is a row with a unique name: INSERT takes it, DELETE gives it back. A holder that crashes before its DELETE leaves the row behind, and nobody ever gets the lock again.",
 			Fix:      "Give the row an expiry in the server's clock and have every acquire first delete a row whose expiry has passed: the seed's cleanup job, run by whoever wants the lock.",
@@ -292,7 +305,7 @@ func Catalogue() []Pitfall {
 			Fixes:    []Case{{Locker: reference.NewUniqueRowLockLeased}},
 		},
 		{
-			ID: "d2", Name: "row-cleanup", Title: "The cleanup job deletes a slow holder's row",
+			ID: "d2", Family: Database, Name: "row-cleanup", Title: "The cleanup job deletes a slow holder's row",
 			Article:  "001 §1",
 			Wrong:    "The cleanup that frees a dead holder's row cannot tell it from a slow one: once a critical section outlasts the expiry, its row is deleted and a second client inserts its own. Two holders work at once.",
 			Fix:      "A watchdog that extends the row's expiry while its holder lives (an owner-checked UPDATE every TTL/3), as Redis's watchdog lock does. A paused holder still loses its row; the row's AUTO_INCREMENT id as a fencing token the resource checks keeps the stale write out (pause-holder-sql).",

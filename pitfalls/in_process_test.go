@@ -3,6 +3,7 @@ package pitfalls_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/locklab/locklab/harness"
@@ -64,6 +65,25 @@ func TestCasesAreDistinct(t *testing.T) {
 				t.Errorf("%s: two cases %s", p.Name, key)
 			}
 			seen[key] = true
+		}
+	}
+}
+
+// TestFamilies: every pitfall names its family, and the catalogue lists
+// each family's pitfalls together, so the report heads each family once.
+func TestFamilies(t *testing.T) {
+	var order []pitfalls.Family
+	for _, p := range pitfalls.Catalogue() {
+		switch p.Family {
+		case pitfalls.InProcess, pitfalls.Redis, pitfalls.Database:
+		default:
+			t.Errorf("%s: family %q", p.Name, p.Family)
+		}
+		if len(order) == 0 || order[len(order)-1] != p.Family {
+			if slices.Contains(order, p.Family) {
+				t.Errorf("%s: the %s family's pitfalls are not listed together", p.Name, p.Family)
+			}
+			order = append(order, p.Family)
 		}
 	}
 }

@@ -80,6 +80,7 @@ type page struct {
 	Summary  string
 	AllPass  bool
 	Checkers []string
+	Width    int   // the matrix's columns
 	Rows     []row // the catalogue's matrix
 	Pitfalls []section
 	Locks    []lockSection
@@ -87,6 +88,8 @@ type page struct {
 
 // row is one run in the matrix.
 type row struct {
+	// Family heads the rows of a family of locks: set on its first row.
+	Family     pitfalls.Family
 	Anchor     string // the id of the run's pitfall section
 	Pitfall    string // id and name
 	Variant    pitfalls.Variant
@@ -141,6 +144,8 @@ type lockRow struct {
 
 // section is one pitfall and the runs of its variants.
 type section struct {
+	// Family heads the sections of a family of locks: set on its first.
+	Family   pitfalls.Family
 	Anchor   string
 	ID       string
 	Name     string
@@ -203,10 +208,12 @@ func newPage(dir string, runs []Run, stories []runStory, now time.Time) page {
 		Summary:  summary(runs),
 		AllPass:  true,
 		Checkers: check.Checkers,
+		Width:    len(check.Checkers) + 6,
 	}
 	// Runs arrive in order with every run of a pitfall or a lock together,
 	// so a section is opened the first time its pitfall or lock shows up.
 	pitfallAt, lockAt := map[string]int{}, map[string]int{}
+	var family pitfalls.Family // of the last pitfall, to head each family once
 	for i, r := range runs {
 		if r.status() != asExpected {
 			p.AllPass = false
@@ -234,7 +241,15 @@ func newPage(dir string, runs []Run, stories []runStory, now time.Time) page {
 		}
 		s := &p.Pitfalls[j]
 		v := newVariant(dir, r, mismatches, stories[i])
-		p.Rows = append(p.Rows, newRow(r, s, mismatches, v.Page))
+		rw := newRow(r, s, mismatches, v.Page)
+		if f := r.Entry.Family; f != family {
+			// A run read back from JSON has no entry, and heads nothing.
+			family, rw.Family = f, f
+			if !ok {
+				s.Family = f
+			}
+		}
+		p.Rows = append(p.Rows, rw)
 		s.Variants = append(s.Variants, v)
 	}
 	return p

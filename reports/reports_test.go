@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -462,5 +463,33 @@ func TestLockRunsKeepTheirOwnStory(t *testing.T) {
 		if want := []string{"faults of " + runs[i].Scenario}; !slices.Equal(v.Faults, want) {
 			t.Errorf("run %s shows faults %q, want %q", runs[i].Scenario, v.Faults, want)
 		}
+	}
+}
+
+// TestIndexGroupsByFamily: the matrix and the pitfall sections are headed
+// once per family of locks, in the catalogue's order.
+func TestIndexGroupsByFamily(t *testing.T) {
+	dir := t.TempDir()
+	var runs []Run
+	for _, name := range []string{"in-process", "del-release", "no-ttl", "row-no-expiry"} {
+		p := entry(t, name)
+		c := p.Cases()[0]
+		runs = append(runs, NewRun(p, c, newResult(t, dir, c.Scenario, c.Expected)))
+	}
+	if err := WriteIndex(dir, runs); err != nil {
+		t.Fatal(err)
+	}
+	page := readIndex(t, dir)
+	for _, family := range []pitfalls.Family{pitfalls.InProcess, pitfalls.Redis, pitfalls.Database} {
+		row := `<tr class="family"><th colspan="` + strconv.Itoa(len(check.Checkers)+6) + `">` + string(family) + ` locks</th></tr>`
+		if n := strings.Count(page, row); n != 1 {
+			t.Errorf("the matrix heads the %s family %d times, want once", family, n)
+		}
+		if n := strings.Count(page, `<h2 class="family">`+string(family)+" locks</h2>"); n != 1 {
+			t.Errorf("the sections head the %s family %d times, want once", family, n)
+		}
+	}
+	if i, j := strings.Index(page, `<h2 class="family">Redis`), strings.Index(page, `<h2 class="family">database`); i < 0 || j < i {
+		t.Error("the database family comes before the Redis family")
 	}
 }
