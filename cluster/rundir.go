@@ -37,9 +37,16 @@ func NewRunDir() (*RunDir, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(filepath.Join(path, ownerFile), os.O_CREATE|os.O_RDWR, 0o644)
+	// The owner file is locked under another name first and only then
+	// renamed: a sweep in another goroutine or process that found it
+	// unlocked between its creation and its lock would take the new
+	// directory for a leftover and remove it under its owner.
+	f, err := os.OpenFile(filepath.Join(path, ownerFile+".new"), os.O_CREATE|os.O_RDWR, 0o644)
 	if err == nil {
 		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), filepath.Join(path, ownerFile))
 	}
 	if err != nil {
 		if f != nil {

@@ -2,9 +2,12 @@ package cluster
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 )
@@ -70,5 +73,35 @@ func TestRunDirSweptAfterSIGKILL(t *testing.T) {
 	}
 	if _, err := os.Stat(live.Path()); err != nil {
 		t.Errorf("this process's own run directory was swept: %v", err)
+	}
+}
+
+// TestRunDirsInParallel: run directories made at once, as parallel runs
+// make them, survive each other's sweeps.
+func TestRunDirsInParallel(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for range 16 {
+		wg.Go(func() {
+			for range 50 {
+				d, err := NewRunDir()
+				if err != nil {
+					errs <- err
+					return
+				}
+				_, err = os.Stat(filepath.Join(d.Path(), ownerFile))
+				d.Remove()
+				if err != nil {
+					errs <- fmt.Errorf("a run directory was swept under its owner: %w", err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }

@@ -86,6 +86,7 @@ func TestNoExclusionIsOwn(t *testing.T) {
 				continue // the redlock runs need a lock that sends commands for their failpoints
 			}
 			t.Run(l.name+"/"+name, func(t *testing.T) {
+				t.Parallel() // a run the machine stalls is unknown, and made again
 				var res *runner.Result
 				for try := 1; ; try++ {
 					var err error

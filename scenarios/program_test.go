@@ -122,6 +122,7 @@ func TestRedisPyIsTheTokenLock(t *testing.T) {
 			continue
 		}
 		t.Run(s.Name, func(t *testing.T) {
+			t.Parallel() // a run the machine stalls is made again, below
 			opts := func() runner.Options { return runner.Options{Seed: 1, Dir: t.TempDir()} }
 			var want, got *runner.Result
 			// A run the machine stalled is unknown and says "run again": on a

@@ -1,0 +1,58 @@
+package scenarios_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/explore"
+	"github.com/locklab/locklab/locks"
+	"github.com/locklab/locklab/pitfalls"
+)
+
+// TestExploreFindsDatabaseLocks: explore, told nothing but the lock and
+// its topology, finds the bug of each broken lock of a database pitfall
+// whose failure is the lock's own, with the checker and verdict the
+// catalogue names. (A pitfall whose failure is inherent is one explore
+// rightly calls inherent: the reference lock fails too.)
+func TestExploreFindsDatabaseLocks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("explores each lock for up to two minutes")
+	}
+	t.Parallel()
+	for _, l := range locks.All() {
+		if l.Pitfall == "" || l.Topologies[0].Service() == cluster.Redis {
+			continue
+		}
+		found, err := pitfalls.Lookup(l.Pitfall)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := found[0]
+		if p.Kind != check.Own {
+			continue
+		}
+		t.Run(l.Name, func(t *testing.T) {
+			t.Parallel()
+			rep, err := explore.Run(context.Background(), explore.Config{Lock: l.Name, New: l.New, Topology: l.Topologies[0],
+				Nested: l.Nested, Time: 2 * time.Minute, Seed: 3, Parallel: 2, StopAtFirst: true, Dir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.FirstOwnS == nil {
+				t.Fatalf("no failure of the lock's own in %d runs (inherent %d, untold %d, unknown %d)", rep.Runs, rep.Inherent, rep.Untold, rep.Unknown)
+			}
+			sig := rep.Bugs[0].Signature
+			t.Logf("found after %.1f s and %d runs: %s (%s)", *rep.FirstOwnS, rep.Runs, sig, rep.First.Plan)
+			for checker, verdict := range p.Catches {
+				if strings.HasPrefix(sig, checker+" "+string(verdict)) {
+					return
+				}
+			}
+			t.Errorf("the bug found, %q, is none of the catalogue's %v", sig, p.Catches)
+		})
+	}
+}
