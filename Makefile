@@ -58,6 +58,7 @@ acceptance: deps
 # Speed goals: the lock cycle, porcupine, start-up, and the whole catalogue.
 bench: deps
 	go test -run '^$$' -bench . -benchtime 20x ./network/ ./cluster/... ./harness/ ./models/
+	go test -run '^$$' -bench LockCycle -benchtime 300x ./locks/
 	go test -run '^$$' -bench Catalogue -benchtime 1x ./cmd/check/
 	go test -run '^$$' -bench ExploreRuns -benchtime 24x ./explore/
 	go test -run '^$$' -bench FirstOwn -benchtime 3x -timeout 60m ./explore/
