@@ -261,7 +261,8 @@ type Kind struct {
 	About      string             // what it does, in one line
 	Topologies []cluster.Topology // the topologies it is drawn on; nil: every one
 	// Services are the lock services it can strike; nil: every one. A
-	// fault at a Redis command has no command to strike on MariaDB.
+	// fault at a lock's command strikes a Redis command or an SQL
+	// statement alike (on SQL, AfterTook never strikes: harness/sqlconn.go).
 	Services []cluster.Service
 }
 
@@ -402,29 +403,29 @@ var (
 // one whose reply the client waits for in vain (a dropped reply, a link
 // slower than the timeout) costs the client its timeout, five leases.
 var allKinds = []kind{
-	{Kind: Kind{Name: "crash-acquire", About: "a client crashes just after an acquire's command (mostly the one that took the key)", Services: onlyRedis},
+	{Kind: Kind{Name: "crash-acquire", About: "a client crashes just after an acquire's command (mostly the one that took the key)"},
 		weight: 3, words: "crash", crash: true, draw: (*drawer).crashAcquire},
 	{Kind: Kind{Name: "crash", About: "a client crashes in its critical section, or at a command of its critical section, release or background work"},
 		weight: 1, crash: true, draw: (*drawer).crash},
-	{Kind: Kind{Name: "pause-release", About: "a client pauses (stop-the-world) at a release command until another client holds the lock", Services: onlyRedis},
+	{Kind: Kind{Name: "pause-release", About: "a client pauses (stop-the-world) at a release command until another client holds the lock"},
 		weight: 3, words: "pause", draw: (*drawer).pauseRelease},
 	{Kind: Kind{Name: "slow-work", About: "a critical section works two to three leases longer"},
 		weight: 3, draw: (*drawer).slowWork},
 	{Kind: Kind{Name: "pause-holder", About: "a holder pauses (stop-the-world) two to three leases in its critical section"},
 		weight: 1, words: "pause", draw: (*drawer).pauseHolder},
-	{Kind: Kind{Name: "command-pause", About: "a client pauses (stop-the-world) at a command of any phase", Services: onlyRedis},
+	{Kind: Kind{Name: "command-pause", About: "a client pauses (stop-the-world) at a command of any phase"},
 		weight: 1, words: "pause", draw: (*drawer).commandPause},
-	{Kind: Kind{Name: "command-delay", About: "a command of any phase is delayed, inside or past a lease", Services: onlyRedis},
+	{Kind: Kind{Name: "command-delay", About: "a command of any phase is delayed, inside or past a lease"},
 		weight: 1, words: "delay", draw: (*drawer).commandDelay},
-	{Kind: Kind{Name: "drop-reply", About: "a command of any phase runs but its reply is lost: the client waits its timeout", Services: onlyRedis},
+	{Kind: Kind{Name: "drop-reply", About: "a command of any phase runs but its reply is lost: the client waits its timeout"},
 		weight: 3, words: "lost reply", draw: (*drawer).dropReply},
-	{Kind: Kind{Name: "drop-release", About: "a release's first command runs but its reply is lost; a release command after it waits until another client acquires", Services: onlyRedis},
+	{Kind: Kind{Name: "drop-release", About: "a release's first command runs but its reply is lost; a release command after it waits until another client acquires"},
 		weight: 3, words: "lost reply of release command", draw: (*drawer).dropRelease},
-	{Kind: Kind{Name: "cut-renewal", About: "while a critical section works past its lease, one background command (a renewal) fails at once: the client is cut off briefly", Services: onlyRedis},
+	{Kind: Kind{Name: "cut-renewal", About: "while a critical section works past its lease, one background command (a renewal) fails at once: the client is cut off briefly"},
 		weight: 2, draw: (*drawer).cutRenewal},
-	{Kind: Kind{Name: "drop-renewal", About: "while a critical section works past its lease, the reply of one background command (a renewal) is lost", Services: onlyRedis},
+	{Kind: Kind{Name: "drop-renewal", About: "while a critical section works past its lease, the reply of one background command (a renewal) is lost"},
 		weight: 1, draw: (*drawer).dropRenewal},
-	{Kind: Kind{Name: "slow-renewal", About: "while a critical section works past its lease, the client's links turn slower than its timeout just before a background command (a renewal)", Services: onlyRedis},
+	{Kind: Kind{Name: "slow-renewal", About: "while a critical section works past its lease, the client's links turn slower than its timeout just before a background command (a renewal)"},
 		weight: 1, draw: (*drawer).slowRenewal},
 	{Kind: Kind{Name: "cut-holder", About: "right after an acquire, the holder is cut off from the lock nodes, briefly or past its lease"},
 		weight: 1, draw: (*drawer).cutHolder},
@@ -535,9 +536,19 @@ func (d *drawer) commandPoint(phases ...harness.Phase) string {
 	return harness.AfterCommand(p, k)
 }
 
+// took is the failpoint just after the command of an Acquire that took
+// the lock: AfterTook where the harness can tell it (Redis), else just
+// after one of the acquire's first two statements.
+func (d *drawer) took() string {
+	if d.topology.Service() == cluster.Redis {
+		return harness.AfterTook
+	}
+	return harness.AfterCommand(harness.PhaseAcquire, 1+d.rng.IntN(2))
+}
+
 func (d *drawer) crashAcquire() Fault {
 	c, skip := harness.AnyClient, d.anySkip()
-	name := harness.AfterTook
+	name := d.took()
 	if d.rng.IntN(4) == 0 {
 		name = harness.AfterCommand(harness.PhaseAcquire, 1+d.rng.IntN(2))
 	}
@@ -594,7 +605,7 @@ func (d *drawer) commandDelay() Fault {
 	c, skip := harness.AnyClient, d.anySkip()
 	name := d.commandPoint(harness.PhaseAcquire, harness.PhaseSection, harness.PhaseRelease, harness.PhaseBackground)
 	if d.rng.IntN(3) == 0 {
-		name = harness.AfterTook
+		name = d.took()
 	}
 	span := d.shortOrLong()
 	return Fault{What: fmt.Sprintf("%s's command is delayed %s %s (%s)", who(c), span, name, hits(c, skip, 1)),
@@ -607,7 +618,7 @@ func (d *drawer) dropReply() Fault {
 	// holds the lock (here), whether it gave it back (drop-release).
 	name := d.commandPoint(harness.PhaseAcquire, harness.PhaseAcquire, harness.PhaseRelease, harness.PhaseSection, harness.PhaseBackground)
 	if d.rng.IntN(4) == 0 {
-		name = harness.AfterTook
+		name = d.took()
 	}
 	// The client sees the loss only after its timeout; what it does then
 	// (a retry, a fallback) needs the run to go on after that.

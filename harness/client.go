@@ -153,7 +153,7 @@ func (c *Client) openSQL(cfg *mysql.Config) *sql.DB {
 	if err != nil {
 		return openDB(cfg.FormatDSN()) // cannot happen: ParseDSN checked cfg
 	}
-	db := sql.OpenDB(connector)
+	db := sql.OpenDB(sqlConnector{Connector: connector, c: c})
 	db.SetMaxOpenConns(2)
 	return db
 }

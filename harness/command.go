@@ -14,9 +14,9 @@ import (
 	"github.com/locklab/locklab/history"
 )
 
-// Phase is the part of a lock's life a Redis command belongs to. The
-// workload knows it, so faults can strike a lock's own commands without any
-// hook in the lock.
+// Phase is the part of a lock's life a command (Redis) or statement (SQL)
+// belongs to. The workload knows it, so faults can strike a lock's own
+// commands without any hook in the lock.
 type Phase string
 
 const (
@@ -32,7 +32,7 @@ const (
 func BeforeCommand(p Phase, k int) string { return fmt.Sprintf("before %s command %d", p, k) }
 
 // AfterCommand names the failpoint just after the k-th command of each
-// phase ran on Redis, before the client sees its reply.
+// phase ran on the server, before the client sees its reply.
 func AfterCommand(p Phase, k int) string { return fmt.Sprintf("after %s command %d", p, k) }
 
 // AfterTook is the failpoint just after the first command of an Acquire
@@ -226,7 +226,7 @@ func (e errReplyDropped) Error() string {
 func (errReplyDropped) Timeout() bool   { return true }
 func (errReplyDropped) Temporary() bool { return true }
 
-// dropReply throws away the reply of a command that ran on Redis: the
+// dropReply throws away the reply of a command that ran on the server: the
 // client waits its read timeout (or its context's deadline) and sees a
 // timeout, as when the reply is lost on the network.
 func (c *Client) dropReply(ctx context.Context, what string) error {
@@ -238,7 +238,7 @@ func (c *Client) dropReply(ctx context.Context, what string) error {
 	err := c.Sleep(ctx, wait)
 	end := c.history.Now()
 	c.history.Add(history.Op{Client: c.id, Kind: history.KindFault, Call: start, Return: end, Fault: "reply dropped", Effect: history.EffectStall,
-		Detail: fmt.Sprintf("the reply of %s was dropped: the command ran on Redis, the client waited %s and saw a timeout",
+		Detail: fmt.Sprintf("the reply of %s was dropped: the command ran on the server, the client waited %s and saw a timeout",
 			what, (end - start).Round(time.Millisecond))})
 	if err != nil {
 		return err

@@ -33,7 +33,7 @@ const (
 	ActionPause ActionKind = "pause" // stop-the-world pause of the whole client
 	ActionSleep ActionKind = "sleep" // only the calling goroutine waits: slow work
 	ActionFault ActionKind = "fault" // inject a fault at this exact moment of the lock's life
-	ActionDrop  ActionKind = "drop"  // a command's reply is lost: it ran on Redis, the client sees a timeout
+	ActionDrop  ActionKind = "drop"  // a command's reply is lost: it ran on the server, the client sees a timeout
 )
 
 // Action is what a failpoint does when it fires.

@@ -2,11 +2,13 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/local"
+	"github.com/locklab/locklab/history"
 )
 
 // TestSQLService: on the SQL topology a client reaches the lock table's
@@ -60,5 +62,61 @@ func TestSQLService(t *testing.T) {
 	}
 	if took := time.Since(start); took < 100*time.Millisecond {
 		t.Errorf("the client's ping took %s while it was paused for 200 ms", took)
+	}
+}
+
+// TestSQLStatementsStrike: the lock's SQL statements pass the failpoints
+// as its Redis commands do: a lost reply after the statement ran on the
+// server, a crash before one that is then never sent; the client's own
+// statements, outside any phase, count in none.
+func TestSQLStatementsStrike(t *testing.T) {
+	ctx := context.Background()
+	if err := (local.Local{}).Ready(ctx, true); err != nil {
+		t.Skip(err)
+	}
+	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.SQL, Backend: local.Local{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	h, _ := history.New("")
+	points := NewFailpoints([]Failpoint{
+		{Name: AfterCommand(PhaseAcquire, 1), Client: 0, Action: DropReply()},
+		{Name: BeforeCommand(PhaseRelease, 1), Client: 0, Action: Crash()},
+	})
+	c, _, err := Join(ctx, cl, ClientOptions{Timeout: 100 * time.Millisecond}, h, points)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.SQL().ExecContext(ctx, "DELETE FROM "+cluster.LockTable); err != nil {
+		t.Fatal(err)
+	}
+
+	actx, leave := c.Enter(ctx, PhaseAcquire)
+	_, err = c.SQL().ExecContext(actx, "INSERT INTO "+cluster.LockTable+" (name, owner) VALUES (?, ?)", "k", "me")
+	leave()
+	var dropped errReplyDropped
+	if !errors.As(err, &dropped) {
+		t.Errorf("the acquire's INSERT: %v, want its reply dropped", err)
+	}
+	if got, _ := cl.LockState(ctx, "k"); got != -1 {
+		t.Errorf("after the dropped INSERT the row's state is %v, want -1: it ran on the server", got)
+	}
+
+	rctx, leave := c.Enter(ctx, PhaseRelease)
+	_, err = c.SQL().ExecContext(rctx, "DELETE FROM "+cluster.LockTable+" WHERE name = ?", "k")
+	leave()
+	if !errors.Is(err, ErrNotSent) {
+		t.Errorf("the release's DELETE: %v, want not sent (the client crashed before it)", err)
+	}
+	if got, _ := cl.LockState(ctx, "k"); got != -1 {
+		t.Errorf("after the crash before the DELETE the row's state is %v, want -1", got)
+	}
+	if lines := points.Unfired(); len(lines) > 0 {
+		t.Errorf("failpoints did not fire: %v", lines)
+	}
+	if got := points.reached[BeforeCommand(PhaseAcquire, 2)][0]; got != 0 {
+		t.Errorf("acquire command 2 reached %d times: the client's own DELETE counted", got)
 	}
 }
