@@ -393,6 +393,7 @@ func (s Space) kindsFor(t cluster.Topology) []kind {
 var (
 	onlyRedlock = []cluster.Topology{cluster.Redlock}
 	onlyRedis   = []cluster.Service{cluster.Redis}
+	onlySQL     = []cluster.Service{cluster.MariaDB}
 )
 
 // allKinds is every kind of fault. Durations of pauses and delays are drawn
@@ -439,6 +440,8 @@ var allKinds = []kind{
 		weight: 1, draw: (*drawer).blackHole},
 	{Kind: Kind{Name: "drop-connection", About: "a client's connections to the lock nodes are closed right after an acquire or just before a command of any phase; new ones succeed at once"},
 		weight: 1, draw: (*drawer).dropConnection},
+	{Kind: Kind{Name: "kill-connection", About: "the server kills a client's connections right after an acquire or in its critical section (KILL CONNECTION); new ones succeed", Services: onlySQL},
+		weight: 2, draw: (*drawer).killConnection},
 	{Kind: Kind{Name: "pause-node", About: "a lock node is paused (SIGSTOP) at a drawn time, shorter than Sentinel's down-after", Services: onlyRedis},
 		weight: 1, draw: (*drawer).pauseNode},
 	{Kind: Kind{Name: "failover", About: "replication is cut, the master killed while it holds the lock, and Sentinel promotes a replica (sometimes the preferred one, which was cut)", Topologies: []cluster.Topology{cluster.Replicated}},
@@ -709,6 +712,18 @@ func (d *drawer) dropConnection() Fault {
 	f := fault.DropConnection{Client: c}
 	// A drop is over at once: a span of a millisecond keeps its record
 	// from standing for a stall it did not cause.
+	return Fault{What: fmt.Sprintf("%s, at %s (%s)", f, name, hits(c, skip, 1)),
+		Failpoints: []harness.Failpoint{d.failpoint(name, c, skip, 1, harness.Inject(f, time.Millisecond))}}
+}
+
+// killConnection has the server kill a client's connections where a lock
+// bound to a connection is held: right after its acquire or in its
+// critical section. An SQL client has no command failpoints.
+func (d *drawer) killConnection() Fault {
+	c, skip := d.client(), d.skip()
+	name := pick(d, harness.FailpointAcquired, harness.FailpointCriticalSection)
+	f := fault.KillConnection{Client: c}
+	// A kill is over at once, as a drop is.
 	return Fault{What: fmt.Sprintf("%s, at %s (%s)", f, name, hits(c, skip, 1)),
 		Failpoints: []harness.Failpoint{d.failpoint(name, c, skip, 1, harness.Inject(f, time.Millisecond))}}
 }

@@ -86,8 +86,8 @@ func faultReach(f fault.Fault, heal, ttl time.Duration) reach {
 		r.target = links(f.Nodes)
 	case fault.Latency:
 		r.target, r.class = links(f.Nodes), lease(f.Delay, ttl)
-	case fault.DropConnection:
-		r.class = "" // a drop is over at once
+	case fault.DropConnection, fault.KillConnection:
+		r.class = "" // a drop or a kill is over at once
 	case fault.ClockSkew:
 		r.class = lease(f.By, ttl)
 	case fault.ClockJump:
@@ -234,7 +234,7 @@ func TestReachCatalogue(t *testing.T) {
 // never draws fails here until a kind of explore draws it.
 func TestReachEveryFaultKind(t *testing.T) {
 	drawn := map[string]bool{}
-	for _, topo := range []cluster.Topology{cluster.Single, cluster.Replicated, cluster.Redlock} {
+	for _, topo := range []cluster.Topology{cluster.Single, cluster.Replicated, cluster.Redlock, cluster.SQL} {
 		for r := range drawnReaches(Space{}, topo, false) {
 			drawn[strings.TrimSuffix(r.kind, " keeping its data")] = true
 		}

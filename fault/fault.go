@@ -65,6 +65,9 @@ type Client interface {
 	Program() bool
 	// Spoil marks the run as not having happened as written, saying why.
 	Spoil(why string)
+	// SQLConnections are the server-side ids of the connections the
+	// client opened to the lock table's server (SQL topology).
+	SQLConnections() []int64
 }
 
 // Env is what a fault can act on during a run: the cluster, the clients

@@ -11,7 +11,7 @@ import (
 var every = []fault.Fault{
 	fault.KillMaster{}, fault.CutReplication{}, fault.KillNode{}, fault.ClockJump{}, fault.PauseNode{},
 	fault.Partition{Client: 1}, fault.Latency{Client: 1}, fault.BlackHole{Client: 1}, fault.DropConnection{Client: 1},
-	fault.ClockSkew{Client: 1}, fault.PreferReplica{},
+	fault.ClockSkew{Client: 1}, fault.PreferReplica{}, fault.KillConnection{Client: 1},
 }
 
 // TestEveryFaultHasAKind checks that each fault type names a kind of
@@ -45,7 +45,7 @@ func TestKinds(t *testing.T) {
 			t.Errorf("kind %q has a family but no remedy", k.Name)
 		}
 	}
-	want := []string{"a failover", "a restart of a lock node", "a clock jump on a lock node", "a pause of a lock node",
+	want := []string{"a failover", "a restart of a lock node", "a clock jump on a lock node", "a killed connection", "a pause of a lock node",
 		"a client pause", "a client partition", "a slow network", "a lost reply", "a dropped connection",
 		"a skewed client clock", "a client crash", "slow work"}
 	if got := fault.Families(); !slices.Equal(got, want) {

@@ -59,6 +59,8 @@ func Kinds() []Kind {
 		{Name: "cut-replication", Family: "a failover", Target: TargetLink, Effect: history.EffectStage, Remedy: failoverRemedy, Uses: []cluster.Operation{cluster.ReplicationCut}},
 		{Name: "kill-node", Family: "a restart of a lock node", Target: TargetNode, Effect: history.EffectStall, Remedy: "restart a node only after a TTL, or appendfsync always", Uses: []cluster.Operation{cluster.NodeKill}},
 		{Name: "clock-jump", Family: "a clock jump on a lock node", Target: TargetNode, Effect: history.EffectLoss, Remedy: "slewing (not stepping) time sync, or " + fencing},
+		{Name: "kill-connection", Family: "a killed connection", Target: TargetLink, Effect: history.EffectLoss,
+			Remedy: "the protected write in the lock's own transaction, which dies with the connection, or " + fencing},
 		{Name: "pause-node", Family: "a pause of a lock node", Target: TargetNode, Effect: history.EffectStall, Remedy: fencing, Uses: []cluster.Operation{cluster.NodePause}},
 		{Name: "pause", Family: "a client pause", Target: TargetClient, Effect: history.EffectDelay, Remedy: fencing},
 		{Name: "partition", Family: "a client partition", Target: TargetLink, Effect: history.EffectStall, Remedy: fencing},

@@ -35,6 +35,7 @@ type Client struct {
 	inventory *redis.Client
 	db        *sql.DB // the inventory in MariaDB, when it lives there
 	sql       *sql.DB // the lock table's server on the SQL topology, through the client's link
+	sqlConns  sqlConns
 	history   *history.Recorder
 	points    *Failpoints
 
@@ -147,13 +148,13 @@ func (c *Client) openSQL(cfg *mysql.Config) *sql.DB {
 		if err != nil {
 			return nil, err
 		}
-		return pausable{Conn: conn, c: c}, nil
+		return pausable{Conn: c.sqlConns.socket(conn), c: c}, nil
 	}
 	connector, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return openDB(cfg.FormatDSN()) // cannot happen: ParseDSN checked cfg
 	}
-	db := sql.OpenDB(sqlConnector{Connector: connector, c: c})
+	db := sql.OpenDB(sqlConnector{Connector: c.trackConnections(connector), c: c})
 	db.SetMaxOpenConns(2)
 	return db
 }
@@ -491,6 +492,7 @@ func (c *Client) closeConns() {
 	}
 	if c.sql != nil {
 		c.sql.Close()
+		c.sqlConns.closeSockets()
 	}
 	for _, n := range c.nodes {
 		n.Close()

@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -62,6 +63,52 @@ func TestSQLService(t *testing.T) {
 	}
 	if took := time.Since(start); took < 100*time.Millisecond {
 		t.Errorf("the client's ping took %s while it was paused for 200 ms", took)
+	}
+}
+
+// TestSQLConnections: a client knows the server-side id of each connection
+// of its SQL pool, and its crash closes them all, a pinned one included,
+// as a dead process's sockets close.
+func TestSQLConnections(t *testing.T) {
+	ctx := context.Background()
+	if err := (local.Local{}).Ready(ctx, true); err != nil {
+		t.Skip(err)
+	}
+	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.SQL, Backend: local.Local{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	c, err := Connect(ctx, cl, ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	conn, err := c.SQL().Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var id int64
+	if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.SQLConnections(); !slices.Contains(got, id) {
+		t.Fatalf("SQLConnections %v, want it to hold %d", got, id)
+	}
+	c.Crash("test")
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var n int
+		if err := cl.LockDatabase().Admin().QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = ?", id).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("connection %d still open on the server 5 s after its client crashed", id)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

@@ -48,6 +48,7 @@ func (w *worker) run(ctx context.Context) {
 		if w.c.Failpoint(ctx, harness.FailpointAcquired) != nil {
 			return
 		}
+		done := w.busyPool(ctx)
 		if w.w.Resource == MariaDBResource {
 			if !w.sectionTx(ctx, lease) {
 				w.release(ctx, lease, false)
@@ -56,11 +57,27 @@ func (w *worker) run(ctx context.Context) {
 			w.section(ctx, lease)
 			w.release(ctx, lease, false)
 		}
+		done()
 		w.inCycle.Store(false)
 		// Think time: a real process does other work between requests,
 		// which also gives waiting clients their turn.
 		w.c.Sleep(ctx, w.retryDelay())
 	}
+}
+
+// busyPool takes one connection of the client's SQL pool for another
+// request of the client when the workload says so, and returns what gives
+// it back. database/sql hands out the connection given back last, which is
+// the one the acquire used.
+func (w *worker) busyPool(ctx context.Context) (done func()) {
+	if !w.w.BusyPool || w.c.SQL() == nil {
+		return func() {}
+	}
+	conn, err := w.c.SQL().Conn(ctx)
+	if err != nil {
+		return func() {} // the client crashed or the run ends
+	}
+	return func() { conn.Close() }
 }
 
 // acquire retries a refused or unknown acquire after a random delay until it
@@ -109,10 +126,11 @@ func (w *worker) retryDelay() time.Duration {
 	return time.Duration(d/2 + w.rng.Int64N(d+1))
 }
 
-// release gives the lease back and records what the client saw.
-func (w *worker) release(ctx context.Context, lease harness.Lease, nested bool) {
+// release gives the lease back and records what the client saw, which it
+// returns: nil, or Release's error.
+func (w *worker) release(ctx context.Context, lease harness.Lease, nested bool) error {
 	if w.c.Crashed() {
-		return
+		return harness.ErrCrashed
 	}
 	call := w.h.Now()
 	rctx, leave := w.c.Enter(ctx, harness.PhaseRelease)
@@ -131,6 +149,7 @@ func (w *worker) release(ctx context.Context, lease harness.Lease, nested bool) 
 		op.Outcome, op.Return = models.Unknown, history.NeverReturned
 	}
 	w.h.Add(op)
+	return err
 }
 
 // section is the critical section: read the stock, work, maybe take the lock

@@ -1,0 +1,60 @@
+package fault
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/locklab/locklab/network"
+)
+
+// KillConnection has the lock table's server kill one client's open
+// connections (KILL CONNECTION, through the cluster's admin pool past any
+// link), as an administrator, a server's wait_timeout or a proxy's idle
+// timeout does. The server rolls back what each connection held: its open
+// transaction and row locks, its GET_LOCK locks. The client learns of it
+// only at its next request on that connection; new connections succeed.
+// SQL topology only.
+type KillConnection struct{ Client int }
+
+func (f KillConnection) String() string {
+	return fmt.Sprintf("the server kills the connections of client %d (KILL CONNECTION; new ones succeed)", f.Client)
+}
+
+// About: its effect is a loss: a lock bound to a connection is gone on
+// the server while its holder still believes it holds it.
+func (f KillConnection) About() About { return about("kill-connection", f.Client) }
+
+// errUnknownThread is MariaDB's answer to KILL of a connection already gone.
+const errUnknownThread = 1094
+
+// Inject kills every connection the client opened that is still open;
+// there is nothing to heal.
+func (f KillConnection) Inject(ctx context.Context, env *Env) (network.Heal, error) {
+	c, err := env.client(f.Client)
+	if err != nil {
+		return nil, err
+	}
+	db := env.Cluster.LockDatabase()
+	if db == nil {
+		return nil, fmt.Errorf("%s needs the SQL topology, not %s", f, env.Cluster.Topology())
+	}
+	if c.Program() {
+		// A lock program dials its own connections, whose ids the harness
+		// never learns.
+		c.Spoil(fmt.Sprintf("%s cannot find the connections of a lock program", f))
+		return once(func() error { return nil }), nil
+	}
+	for _, id := range c.SQLConnections() {
+		_, err := db.Admin().ExecContext(ctx, fmt.Sprintf("KILL CONNECTION %d", id))
+		if me := (*mysql.MySQLError)(nil); errors.As(err, &me) && me.Number == errUnknownThread {
+			continue // closed already
+		}
+		if err != nil {
+			return nil, fmt.Errorf("kill connection %d of client %d: %w", id, f.Client, err)
+		}
+	}
+	return once(func() error { return nil }), nil
+}
