@@ -724,8 +724,16 @@ func (d *drawer) killConnection() Fault {
 	name := pick(d, harness.FailpointAcquired, harness.FailpointCriticalSection)
 	f := fault.KillConnection{Client: c}
 	// A kill is over at once, as a drop is.
-	return Fault{What: fmt.Sprintf("%s, at %s (%s)", f, name, hits(c, skip, 1)),
-		Failpoints: []harness.Failpoint{d.failpoint(name, c, skip, 1, harness.Inject(f, time.Millisecond))}}
+	fps := []harness.Failpoint{d.failpoint(name, c, skip, 1, harness.Inject(f, time.Millisecond))}
+	what := fmt.Sprintf("%s, at %s (%s)", f, name, hits(c, skip, 1))
+	if name == harness.FailpointCriticalSection && d.rng.IntN(2) == 0 {
+		// The holder works on until another client is in: what a lock
+		// bound to the connection lost shows, as in kill-connection-sql.
+		wait := 2 * d.ttl
+		fps = append(fps, d.failpoint(name, c, skip, 1, harness.SleepUntil(harness.FailpointCriticalSection, wait)))
+		what += fmt.Sprintf(", and works on until another client is in its critical section (%s at most)", wait)
+	}
+	return Fault{What: what, Failpoints: fps}
 }
 
 // scheduled is a fault injected at a drawn time for a drawn while.

@@ -321,7 +321,7 @@ func Catalogue() []Pitfall {
 			},
 		},
 		{
-			ID: "d3", Name: "for-update", Title: "SELECT … FOR UPDATE: the row lock dies with its connection",
+			ID: "d3", Family: Database, Name: "for-update", Title: "SELECT … FOR UPDATE: the row lock dies with its connection",
 			Article: "001 §2",
 			Wrong: "The lock is the row lock of SELECT … FOR UPDATE, held by a transaction left open on one connection; COMMIT releases it. " +
 				"A crash or a pause is safe (the server rolls back a lost connection; waiters wait), but when the server closes the holder's " +
@@ -338,7 +338,7 @@ func Catalogue() []Pitfall {
 			Controls: []Case{{Scenario: "crash-holder-sql"}, {Scenario: "pause-holder-sql"}},
 		},
 		{
-			ID: "d4", Name: "get-lock-pool", Title: "GET_LOCK on a pool: the release runs on another connection",
+			ID: "d4", Family: Database, Name: "get-lock-pool", Title: "GET_LOCK on a pool: the release runs on another connection",
 			Article: "001 §2 (a lock bound to a connection); MariaDB's GET_LOCK",
 			Wrong: "GET_LOCK belongs to the connection that took it, but the lock runs GET_LOCK and RELEASE_LOCK each on whatever connection " +
 				"the pool hands out. When another request of the client holds the acquire's connection, the release runs on another one: " +
@@ -355,7 +355,7 @@ func Catalogue() []Pitfall {
 			Controls: []Case{{Scenario: "contention-sql"}},
 		},
 		{
-			ID: "d5", Name: "get-lock", Title: "GET_LOCK dies with its connection",
+			ID: "d5", Family: Database, Name: "get-lock", Title: "GET_LOCK dies with its connection",
 			Article: "001 §2 (a lock bound to a connection); MariaDB's GET_LOCK",
 			Wrong: "GET_LOCK on a pinned connection is freed when that connection ends: when the server kills it while the holder works, " +
 				"another client gets the lock, and the holder, writing the stock on its own connection, does not know.",
