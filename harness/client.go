@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/history"
 	"github.com/redis/go-redis/v9"
@@ -73,6 +74,8 @@ type clientConfig struct {
 	inventory string        // the inventory node, direct: no fault touches it
 	mariaDSN  string        // the inventory in MariaDB, when it lives there
 	lockDB    *mysql.Config // the lock table's server, through this client's link; nil but on the SQL topology
+
+	lockPG *pgx.ConnConfig // the same on the postgres topology (see openPG)
 	// failover builds the Sentinel client of a replicated topology in place
 	// of a plain one to master.
 	failover func(*redis.Options) *redis.Client
@@ -124,6 +127,9 @@ func newClient(ctx context.Context, cfg clientConfig) *Client {
 	}
 	if cfg.lockDB != nil {
 		c.sql = c.openSQL(cfg.lockDB)
+	}
+	if cfg.lockPG != nil {
+		c.sql = c.openPG(cfg.lockPG, cfg.timeout)
 	}
 	return c
 }
@@ -252,8 +258,9 @@ func (c *Client) TTL() time.Duration { return c.ttl }
 func (c *Client) Redis() *redis.Client { return c.redis }
 
 // SQL is the client's pool on the lock table's server (cluster.LockTable),
-// through its own link, on the SQL topology; nil on the others. A crash
-// closes it, so the server sees the client's connections end.
+// through its own link, on the mariadb and postgres topologies; nil on the
+// others. A crash closes it, so the server sees the client's connections
+// end. SQLDialect says how to write its queries.
 func (c *Client) SQL() *sql.DB { return c.sql }
 
 // Inventory is the client's connection to the inventory node, which no
