@@ -54,7 +54,7 @@ var (
 	oneMaster  = []cluster.Topology{cluster.Single, cluster.Replicated}
 	replicated = []cluster.Topology{cluster.Replicated}
 	redlock    = []cluster.Topology{cluster.Redlock}
-	sqlServer  = []cluster.Topology{cluster.SQL}
+	sqlServer  = []cluster.Topology{cluster.SQL, cluster.Postgres}
 )
 
 // All lists every lock: the broken ones in ladder order, then the fixes,
@@ -80,7 +80,7 @@ func All() []Lock {
 		{Name: "non-reentrant", Pitfall: "non-reentrant", Topologies: single, New: pitfalls.NewWatchdogLock, Nested: true,
 			About: "The token lock with a watchdog, taken again by code that already holds it."},
 		{Name: "row-no-expiry", Pitfall: "row-no-expiry", Topologies: sqlServer, New: reference.NewUniqueRowLockNoLease,
-			About: "A MariaDB row with a unique name: INSERT to acquire, DELETE to release, no expiry (seed 001 §1)."},
+			About: "A row with a unique name (MariaDB or PostgreSQL): INSERT to acquire, DELETE to release, no expiry (seed 001 §1)."},
 		{Name: "row-cleanup", Pitfall: "row-cleanup", Topologies: sqlServer, New: reference.NewUniqueRowLockLeased,
 			About: "The unique row with an expiry; each acquire first deletes an expired row (the seed's cleanup job)."},
 

@@ -106,23 +106,30 @@ func All() []runner.Scenario {
 	all = append(all, commit()...)
 	all = append(all, failover()...)
 	all = append(all, redlock()...)
-	all = append(all, onSQL(all, "contention", "crash-holder", "slow-work", "pause-holder")...)
+	sqlNames := []string{"contention", "crash-holder", "slow-work", "pause-holder"}
+	all = append(all, onSQL(all, cluster.SQL, sqlNames...)...)
+	all = append(all, onSQL(all, cluster.Postgres, sqlNames...)...)
 	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
 	return all
 }
 
-// onSQL is the named scenarios of the single topology played on the SQL
-// topology, each named with "-sql": the same workload and faults, the lock
-// a row of one MariaDB server instead of a Redis key. Only scenarios whose
-// faults strike the client, its links or its critical sections carry over:
-// faults at Redis commands have no commands to strike there.
-func onSQL(all []runner.Scenario, names ...string) []runner.Scenario {
+// onSQL is the named scenarios of the single topology played on an SQL
+// topology: named with "-sql" on MariaDB (cluster.SQL), "-postgres" on
+// PostgreSQL; the same workload and faults, the lock a row of one server
+// instead of a Redis key. Only scenarios whose faults strike the client,
+// its links or its critical sections carry over: faults at Redis commands
+// have no commands to strike there.
+func onSQL(all []runner.Scenario, t cluster.Topology, names ...string) []runner.Scenario {
+	suffix, server := "-sql", "MariaDB"
+	if t == cluster.Postgres {
+		suffix, server = "-postgres", "PostgreSQL"
+	}
 	var out []runner.Scenario
 	for _, s := range all {
 		if slices.Contains(names, s.Name) && s.Topology == cluster.Single {
-			s.Name += "-sql"
-			s.Description = "On one MariaDB server, the lock a row: " + s.Description
-			s.Topology = cluster.SQL
+			s.Name += suffix
+			s.Description = "On one " + server + " server, the lock a row: " + s.Description
+			s.Topology = t
 			out = append(out, s)
 		}
 	}
