@@ -123,6 +123,8 @@ func (c *Cluster) LockState(ctx context.Context, key string) (time.Duration, err
 		err := c.lockDB.Admin().QueryRowContext(ctx,
 			d.Query("SELECT "+left+" FROM "+LockTable+" WHERE name = ?"), key).Scan(&micros)
 		switch {
+		case errors.Is(err, sql.ErrNoRows) && d == Pgx:
+			return c.advisoryState(ctx, key)
 		case errors.Is(err, sql.ErrNoRows):
 			return -2, nil
 		case err != nil:
@@ -153,4 +155,21 @@ func (c *Cluster) SQLDialect() Dialect {
 		return ""
 	}
 	return Dialect(c.lockDB.Driver())
+}
+
+// advisoryState is LockState of a PostgreSQL advisory lock on key's hash
+// (pg_advisory_lock(hashtext(key)), as the advisory locks of pitfall p1
+// take it), which has no row: -1 while a session holds it, since it has
+// no expiry, else -2. pg_locks shows a bigint key as its two halves.
+func (c *Cluster) advisoryState(ctx context.Context, key string) (time.Duration, error) {
+	var held bool
+	err := c.lockDB.Admin().QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1 AND granted "+
+		"AND ((classid::bigint << 32) | objid::bigint) = hashtext($1)::bigint)", key).Scan(&held)
+	if err != nil {
+		return 0, fmt.Errorf("read the advisory locks: %w", err)
+	}
+	if held {
+		return -1, nil
+	}
+	return -2, nil
 }

@@ -301,6 +301,7 @@ func (c *Client) Failpoint(ctx context.Context, name string) error {
 	if c.crashed.Load() {
 		return ErrCrashed
 	}
+	c.points.endHolds(name, c.id)
 	actions := c.points.hit(name, c.id)
 	if len(actions) == 0 {
 		return nil
@@ -326,6 +327,8 @@ func (c *Client) act(ctx context.Context, name string, a Action) error {
 		return c.pause(ctx, a.For, "failpoint "+name+": until another client reaches "+a.Until, c.until(a.Until), a.crux)
 	case a.Kind == ActionPause:
 		return c.pause(ctx, a.For, "failpoint "+name, func(ctx context.Context) { <-ctx.Done() }, a.crux)
+	case a.Kind == ActionHold:
+		return c.hold(ctx, name, a)
 	case a.Kind == ActionFault:
 		start := c.history.Now()
 		c.points.inject(a, fmt.Sprintf("at failpoint %s of client %d", name, c.id))

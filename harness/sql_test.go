@@ -76,6 +76,39 @@ func testSQLService(t *testing.T, topology cluster.Topology, dialect cluster.Dia
 		}
 	}
 
+	if dialect == cluster.Pgx {
+		// An advisory lock has no row and no expiry: -1 while a session
+		// holds it, -2 once it is unlocked. Keys whose hash is negative
+		// and positive both: pg_locks shows the key in two halves.
+		conn, err := c.SQL().Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		signs := map[bool]bool{}
+		for _, key := range []string{"lock", "adv", "a", "b", "c", "d"} {
+			var negative bool
+			if err := conn.QueryRowContext(ctx, "SELECT hashtext($1) < 0", key).Scan(&negative); err != nil {
+				t.Fatal(err)
+			}
+			signs[negative] = true
+			for _, step := range []struct {
+				fn   string
+				want time.Duration
+			}{{"pg_advisory_lock", -1}, {"pg_advisory_unlock", -2}} {
+				if _, err := conn.ExecContext(ctx, "SELECT "+step.fn+"(hashtext($1))", key); err != nil {
+					t.Fatal(err)
+				}
+				if got, err := cl.LockState(ctx, key); err != nil || got != step.want {
+					t.Errorf("after %s(hashtext(%q)): lock state %v, %v; want %v", step.fn, key, got, err, step.want)
+				}
+			}
+		}
+		conn.Close()
+		if len(signs) != 2 {
+			t.Errorf("the keys' hashes all have one sign (negative: %v): both halves of the key are not tested", signs)
+		}
+	}
+
 	// Paused for 200 ms, the client's ping waits until the pause ends; a
 	// ping that went through would take a millisecond.
 	started := make(chan struct{})

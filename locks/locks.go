@@ -55,6 +55,7 @@ var (
 	replicated = []cluster.Topology{cluster.Replicated}
 	redlock    = []cluster.Topology{cluster.Redlock}
 	sqlServer  = []cluster.Topology{cluster.SQL, cluster.Postgres}
+	postgres   = []cluster.Topology{cluster.Postgres}
 )
 
 // All lists every lock: the broken ones in ladder order, then the fixes,
@@ -83,6 +84,8 @@ func All() []Lock {
 			About: "A row with a unique name (MariaDB or PostgreSQL): INSERT to acquire, DELETE to release, no expiry (seed 001 §1)."},
 		{Name: "row-cleanup", Pitfall: "row-cleanup", Topologies: sqlServer, New: reference.NewUniqueRowLockLeased,
 			About: "The unique row with an expiry; each acquire first deletes an expired row (the seed's cleanup job)."},
+		{Name: "advisory-pool", Pitfall: "advisory-pool", Topologies: postgres, New: pitfalls.NewAdvisoryPool,
+			About: "A PostgreSQL advisory lock (pg_try_advisory_lock) taken and released on the client's pool, each on whichever connection it hands out."},
 
 		{Name: "token", Topologies: oneMaster, New: pitfalls.NewTokenLock,
 			About: "SET key token NX PX ttl, released by a Lua compare-and-delete; no renewal."},
@@ -102,6 +105,8 @@ func All() []Lock {
 			About: "The unique row with an expiry and the cleanup, no watchdog; the row's AUTO_INCREMENT id fences the resource."},
 		{Name: "unique-row", Topologies: sqlServer, New: reference.NewUniqueRowLock,
 			About: "The unique row with an expiry and a watchdog that extends it every TTL/3 with an owner-checked UPDATE."},
+		{Name: "advisory-pinned", Topologies: postgres, New: pitfalls.NewAdvisoryPinned,
+			About: "A PostgreSQL advisory lock held on one connection pinned from the pool (DB.Conn) from acquire to release."},
 	}
 	for _, lib := range libraries.All() {
 		all = append(all, Lock{Name: lib.Name, About: lib.About, Topologies: lib.Topologies, New: lib.New})

@@ -307,6 +307,21 @@ func Catalogue() []Pitfall {
 				{Scenario: "pause-holder-sql", Locker: reference.NewUniqueRowLockFenced, Expected: fencedGets, Kind: check.Inherent},
 			},
 		},
+		{
+			ID: "p1", Name: "advisory-pool", Title: "A PostgreSQL advisory lock released on another pooled connection",
+			Article:  "001 (PostgreSQL advisory locks)",
+			Wrong:    "pg_advisory_lock belongs to the session, the one connection, that took it. Taken and released through a connection pool, the unlock runs on whichever connection the pool hands out: when the one that took the lock is busy elsewhere in the process, the unlock lands on another session, returns false, and the lock stays held by a connection idling in the pool. Nobody gets it again.",
+			Fix:      "Pin one connection for the hold (database/sql's DB.Conn): take the lock on it, unlock on it, then give it back; a connection whose unlock failed is closed, which ends its session and frees its locks.",
+			Scenario: "busy-pool-postgres",
+			Catches:  map[string]check.Verdict{check.CheckLiveness: check.Stuck},
+			Kind:     check.Own,
+			Broken:   NewAdvisoryPool,
+			Fixes:    fixedBy(NewAdvisoryPinned),
+			// The same lock with nobody else on its pool: database/sql
+			// hands back the connection returned last, the lock's own,
+			// so the unlock lands on the right session.
+			Controls: []Case{{Scenario: "contention-postgres"}},
+		},
 	}
 }
 

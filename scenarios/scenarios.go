@@ -109,6 +109,17 @@ func All() []runner.Scenario {
 	sqlNames := []string{"contention", "crash-holder", "slow-work", "pause-holder"}
 	all = append(all, onSQL(all, cluster.SQL, sqlNames...)...)
 	all = append(all, onSQL(all, cluster.Postgres, sqlNames...)...)
+	all = append(all, runner.Scenario{
+		Name: "busy-pool-postgres",
+		Description: "On one PostgreSQL server, contention's workload (four clients, short critical sections, no fault) with one more user of " +
+			"client 0's SQL pool (two connections): from just before its second acquire until it is inside that critical section, another " +
+			"part of its process holds the pooled connection the client used last. The acquire runs on the other connection, and the release " +
+			"on the first again, as a busy process's pool hands them out.",
+		Topology: cluster.Postgres,
+		Workload: runner.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond},
+		Failpoints: []harness.Failpoint{{Name: harness.FailpointBeforeAcquire, Client: 0, Skip: 1,
+			Action: harness.HoldConn(harness.FailpointCriticalSection, 2*time.Second), Crux: true}},
+	})
 	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
 	return all
 }
