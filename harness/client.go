@@ -130,6 +130,7 @@ func newClient(ctx context.Context, cfg clientConfig) *Client {
 	}
 	if cfg.lockPG != nil {
 		c.sql = c.openPG(cfg.lockPG, cfg.timeout)
+		c.endpoints = Endpoints{Postgres: pgURL(cfg.lockPG)}
 	}
 	return c
 }

@@ -38,6 +38,12 @@ func (c *Client) hold(ctx context.Context, name string, a Action) error {
 	if c.sql == nil {
 		return fmt.Errorf("failpoint %s: %s: the client has no SQL pool", name, a)
 	}
+	if c.Program() {
+		// A lock program dials the server itself: the harness's pool is
+		// not the one its lock uses.
+		c.Spoil(fmt.Sprintf("failpoint %s: %s cannot reach client %d: a lock program has connections of its own", name, a, c.id))
+		return nil
+	}
 	start := c.history.Now()
 	conn, err := c.sql.Conn(ctx)
 	if err != nil {

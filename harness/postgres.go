@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"net"
+	"net/url"
+	"strconv"
 	"sync"
 	"time"
 
@@ -51,6 +53,14 @@ func (c *Client) openPG(cfg *pgx.ConnConfig, timeout time.Duration) *sql.DB {
 	db := stdlib.OpenDB(*cfg)
 	db.SetMaxOpenConns(2)
 	return db
+}
+
+// pgURL is cfg as a postgres:// URL, for a lock program: the server
+// through the client's link, its user and database, without TLS.
+func pgURL(cfg *pgx.ConnConfig) string {
+	u := url.URL{Scheme: "postgres", User: url.User(cfg.User), Host: net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))),
+		Path: "/" + cfg.Database, RawQuery: "sslmode=disable"}
+	return u.String()
 }
 
 // timedConn bounds each Read and Write by timeout, and by the deadline

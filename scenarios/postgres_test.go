@@ -3,6 +3,7 @@ package scenarios_test
 import (
 	"context"
 	"errors"
+	"os/exec"
 	"testing"
 
 	"github.com/locklab/locklab/check"
@@ -54,6 +55,29 @@ func TestSQLLocksOnPostgres(t *testing.T) {
 			if st := verdictOf(res, check.CheckLiveness); st.Verdict == check.Stuck {
 				t.Logf("liveness: %s", st.Detail)
 			}
+		})
+	}
+}
+
+// TestPgrowProgram: programs/pgrow.sh, the unique-row lock over psql,
+// passes contention on postgres through LOCKLAB_POSTGRES, and a crash of
+// its process leaves a row that expires.
+func TestPgrowProgram(t *testing.T) {
+	if _, err := exec.LookPath("psql"); err != nil {
+		t.Skip("no psql here (make deps installs postgresql, which brings it)")
+	}
+	for _, name := range []string{"contention-postgres", "crash-holder-postgres"} {
+		t.Run(name, func(t *testing.T) {
+			res := runProgram(t, name, programPath("pgrow.sh"))
+			if len(res.NotExercised) > 0 {
+				t.Fatalf("not exercised: %v", res.NotExercised)
+			}
+			for _, checker := range []string{check.CheckLock, check.CheckResource, check.CheckLiveness} {
+				if got := verdictOf(res, checker); got.Verdict != check.OK {
+					t.Errorf("%s: %s (%s); want ok", checker, got.Verdict, got.Detail)
+				}
+			}
+			t.Logf("%v", res.Verdicts)
 		})
 	}
 }
