@@ -364,12 +364,6 @@ func (r *dockerRun) StartMariaDB(ctx context.Context, _ string) (cluster.Databas
 	return m, nil
 }
 
-// StartPostgres says, in one line, that the docker backend has no
-// PostgreSQL image yet: a run on the postgres topology is skipped.
-func (r *dockerRun) StartPostgres(context.Context, string) (cluster.Database, error) {
-	return nil, fmt.Errorf("%w on the docker backend: it has no PostgreSQL image yet (run it with -backend local)", cluster.ErrNoPostgres)
-}
-
 // Close removes every container, network and volume of the run, those its
 // servers' Stop removed already aside.
 func (r *dockerRun) Close() error {

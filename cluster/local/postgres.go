@@ -259,28 +259,13 @@ func (p *Postgres) initdb(ctx context.Context, initdb string, cred *syscall.Cred
 	return nil
 }
 
-// serverArgs are the settings of the server: fast rather than durable
-// (the data lives for one run and no fault strikes the server's disk),
-// TCP on loopback only, no Unix socket (a deep temporary directory can
-// pass the 107 bytes a socket path may have), dynamic shared memory in
-// the data directory (so that a killed server leaves nothing in /dev/shm),
-// no autovacuum (a run is seconds long).
+// serverArgs are the server's arguments: the settings both backends share
+// (backendkit.PostgresSettings), TCP on loopback only, and no Unix socket
+// (a deep temporary directory can pass the 107 bytes a socket path may
+// have).
 func serverArgs(dataDir string, port int) []string {
-	args := []string{"-D", dataDir, "-p", strconv.Itoa(port)}
-	for _, set := range []string{
-		"listen_addresses=127.0.0.1",
-		"unix_socket_directories=",
-		"fsync=off",
-		"synchronous_commit=off",
-		"full_page_writes=off",
-		"wal_level=minimal",
-		"max_wal_senders=0",
-		"shared_buffers=16MB",
-		"max_connections=60",
-		"dynamic_shared_memory_type=mmap",
-		"autovacuum=off",
-		"logging_collector=off",
-	} {
+	args := []string{"-D", dataDir, "-p", strconv.Itoa(port), "-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="}
+	for _, set := range backendkit.PostgresSettings() {
 		args = append(args, "-c", set)
 	}
 	return args
@@ -435,19 +420,7 @@ func (p *Postgres) Admin() *sql.DB { return p.db }
 // stock BIGINT) as needed and sets the stock of its one row, id 1, to
 // stock. Calling it again resets the stock.
 func (p *Postgres) SetupInventory(ctx context.Context, stock int64) error {
-	for _, q := range []string{
-		"CREATE SCHEMA IF NOT EXISTS locklab",
-		"CREATE TABLE IF NOT EXISTS locklab.inventory (id INT PRIMARY KEY, stock BIGINT NOT NULL)",
-	} {
-		if _, err := p.db.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("postgres: set up inventory: %w", err)
-		}
-	}
-	const upsert = "INSERT INTO locklab.inventory (id, stock) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET stock = EXCLUDED.stock"
-	if _, err := p.db.ExecContext(ctx, upsert, stock); err != nil {
-		return fmt.Errorf("postgres: set up inventory: %w", err)
-	}
-	return nil
+	return backendkit.SetupPostgresInventory(ctx, p.db, stock)
 }
 
 // Stock returns the committed stock of row 1 of locklab.inventory.
