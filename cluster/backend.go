@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"database/sql"
+	"errors"
 
 	"github.com/locklab/locklab/network"
 	"github.com/redis/go-redis/v9"
@@ -33,10 +34,15 @@ type Node interface {
 	Stop() error
 }
 
-// Database is a MariaDB server: the SQL inventory of the transaction
-// pitfall, or the lock table of the SQL topology.
+// Database is an SQL server: MariaDB, the SQL inventory of the
+// transaction pitfall or the lock table of the mariadb topology, or
+// PostgreSQL, the lock table of the postgres topology.
 type Database interface {
-	// DSN is a data source name for sql.Open("mysql", dsn).
+	// Driver is the database/sql driver name its DSN is for: "mysql"
+	// (github.com/go-sql-driver/mysql) or "pgx"
+	// (github.com/jackc/pgx/v5/stdlib).
+	Driver() string
+	// DSN is a data source name for sql.Open(Driver(), dsn).
 	DSN() string
 	// SetupInventory creates the inventory row with stock units.
 	SetupInventory(ctx context.Context, stock int64) error
@@ -48,6 +54,11 @@ type Database interface {
 	// Stop ends the server and removes its files; it may be called twice.
 	Stop() error
 }
+
+// ErrNoPostgres means a backend cannot start PostgreSQL: it is not
+// installed, or the backend has no way to run it. A run that needs it is
+// skipped with the error's one line, as one that lacks MariaDB is.
+var ErrNoPostgres = errors.New("PostgreSQL not available")
 
 // Backend starts the servers of runs: local processes, or containers. Every
 // run's servers are started through the RunSession that StartRun returns,
@@ -74,6 +85,9 @@ type RunSession interface {
 	StartNode(ctx context.Context, cfg NodeConfig) (Node, error)
 	// StartMariaDB starts a MariaDB server whose files live under dir.
 	StartMariaDB(ctx context.Context, dir string) (Database, error)
+	// StartPostgres starts a PostgreSQL server whose files live under dir;
+	// a backend that has none returns an error wrapping ErrNoPostgres.
+	StartPostgres(ctx context.Context, dir string) (Database, error)
 	// Close removes what the run left that its servers' Stop did not; it may
 	// be called twice.
 	Close() error

@@ -28,6 +28,9 @@ const (
 	// lock is a row, and each client reaches the server through its own
 	// link.
 	SQL Topology = "mariadb"
+	// Postgres is one PostgreSQL server holding the same lock table, as
+	// SQL does on MariaDB.
+	Postgres Topology = "postgres"
 )
 
 // Service is what a family of locks keeps its state on, and so what a
@@ -36,8 +39,9 @@ type Service string
 
 // Services.
 const (
-	Redis   Service = "redis"
-	MariaDB Service = "mariadb"
+	Redis      Service = "redis"
+	MariaDB    Service = "mariadb"
+	PostgreSQL Service = "postgres"
 )
 
 // topologies maps each topology to its service and the number of
@@ -46,7 +50,7 @@ const (
 var topologies = map[Topology]struct {
 	service Service
 	masters int
-}{Single: {Redis, 1}, Replicated: {Redis, 0}, Redlock: {Redis, 5}, SQL: {MariaDB, 0}}
+}{Single: {Redis, 1}, Replicated: {Redis, 0}, Redlock: {Redis, 5}, SQL: {MariaDB, 0}, Postgres: {PostgreSQL, 0}}
 
 // Service is the lock service t deploys; "" counts as Single.
 func (t Topology) Service() Service {
@@ -72,7 +76,7 @@ type Cluster struct {
 	masters   []Node
 	inventory Node
 	mariadb   Database // the inventory, when it lives in MariaDB
-	lockDB    Database // the lock table's server, on the SQL topology
+	lockDB    Database // the lock table's server, on the mariadb and postgres topologies
 	network   *network.Proxy
 	// replicated runs the Sentinels of the replicated topology; its data
 	// nodes are masters, the first one the master at the start.
@@ -130,10 +134,18 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 		}
 		if spec.service == MariaDB {
 			c.lockDB = db
-			if err := setupLockTable(ctx, db.Admin()); err != nil {
+			if err := setupLockTable(ctx, db); err != nil {
 				db.Stop()
 				return nil, err
 			}
+		}
+	}
+	if spec.service == PostgreSQL {
+		if c.lockDB, err = run.StartPostgres(ctx, dir.Path()); err != nil {
+			return nil, err
+		}
+		if err := setupLockTable(ctx, c.lockDB); err != nil {
+			return nil, err
 		}
 	}
 	if c.network, err = network.Start(ctx); err != nil {
@@ -192,7 +204,8 @@ func (c *Cluster) Inventory() Node { return c.inventory }
 // MariaDB is the SQL inventory, or nil when the cluster has none.
 func (c *Cluster) MariaDB() Database { return c.mariadb }
 
-// LockDatabase is the server of the lock table on the SQL topology, or nil.
+// LockDatabase is the server of the lock table on the mariadb and postgres
+// topologies, or nil.
 func (c *Cluster) LockDatabase() Database { return c.lockDB }
 
 // Network is the toxiproxy server every client link goes through.

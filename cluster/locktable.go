@@ -5,26 +5,105 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/redis/go-redis/v9"
 )
 
-// LockTable is the table of the SQL topology's locks, one row per lock
+// LockTable is the table of the SQL topologies' locks, one row per lock
 // held, named by the lock key. A lock uses what it needs of it: id, an
-// AUTO_INCREMENT, serves as a fencing token; expires_at, in the server's
-// clock, is the lease of a lock that has one (NULL: none).
+// AUTO_INCREMENT (a BIGSERIAL on PostgreSQL), serves as a fencing token;
+// expires_at, in the server's clock, is the lease of a lock that has one
+// (NULL: none). On PostgreSQL, locklab is a schema of the database
+// postgres; on MariaDB, a database.
 const LockTable = "locklab.locks"
 
-// setupLockTable creates the lock table.
-func setupLockTable(ctx context.Context, db *sql.DB) error {
-	for _, q := range []string{
+// Dialect is what the lock table's SQL says differently on each server,
+// so that one lock's code runs on both: the placeholders, the time "now
+// plus a lease", and the error of a duplicate name. It is the
+// database/sql driver's name (Database.Driver).
+type Dialect string
+
+// Dialects.
+const (
+	MySQL Dialect = "mysql" // MariaDB, with github.com/go-sql-driver/mysql
+	Pgx   Dialect = "pgx"   // PostgreSQL, with github.com/jackc/pgx/v5/stdlib
+)
+
+// Query rewrites q, written with MySQL's ? placeholders, for d: on
+// PostgreSQL each ? becomes $1, $2, ... in order. q must hold no ? of its
+// own (in a string literal, say).
+func (d Dialect) Query(q string) string {
+	if d != Pgx || !strings.Contains(q, "?") {
+		return q
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range q {
+		if r == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// Now is the server's current time, to the millisecond on MariaDB (the
+// precision of its expires_at) and the microsecond on PostgreSQL.
+func (d Dialect) Now() string {
+	if d == Pgx {
+		return "now()"
+	}
+	return "NOW(3)"
+}
+
+// NowPlus is the server's time plus a duration given as one placeholder
+// (?), in microseconds.
+func (d Dialect) NowPlus() string {
+	if d == Pgx {
+		// A float8 times an interval: the operator PostgreSQL finds for
+		// an untyped parameter.
+		return "now() + ? * INTERVAL '1 microsecond'"
+	}
+	return "NOW(3) + INTERVAL ? MICROSECOND"
+}
+
+// Duplicate reports whether err is the server's refusal of a row whose
+// unique key another row holds: MariaDB's error 1062, PostgreSQL's
+// SQLSTATE 23505 (unique_violation).
+func (d Dialect) Duplicate(err error) bool {
+	if me := (*mysql.MySQLError)(nil); errors.As(err, &me) {
+		return me.Number == 1062
+	}
+	if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) {
+		return pe.Code == "23505"
+	}
+	return false
+}
+
+// setupLockTable creates the lock table on db's server.
+func setupLockTable(ctx context.Context, db Database) error {
+	qs := []string{
 		"CREATE DATABASE IF NOT EXISTS locklab",
 		"CREATE TABLE IF NOT EXISTS " + LockTable + " (id BIGINT AUTO_INCREMENT PRIMARY KEY, name VARCHAR(64) NOT NULL UNIQUE, " +
 			"owner VARCHAR(64) NOT NULL, expires_at DATETIME(3) NULL) ENGINE=InnoDB",
-	} {
-		if _, err := db.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("mariadb: set up the lock table: %w", err)
+	}
+	if Dialect(db.Driver()) == Pgx {
+		qs = []string{
+			"CREATE SCHEMA IF NOT EXISTS locklab",
+			"CREATE TABLE IF NOT EXISTS " + LockTable + " (id BIGSERIAL PRIMARY KEY, name TEXT NOT NULL UNIQUE, " +
+				"owner TEXT NOT NULL, expires_at TIMESTAMPTZ NULL)",
+		}
+	}
+	for _, q := range qs {
+		if _, err := db.Admin().ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("%s: set up the lock table: %w", db.Driver(), err)
 		}
 	}
 	return nil
@@ -35,19 +114,26 @@ func setupLockTable(ctx context.Context, db *sql.DB) error {
 // no expiry, else the time until it expires.
 func (c *Cluster) LockState(ctx context.Context, key string) (time.Duration, error) {
 	if c.lockDB != nil {
-		var left sql.NullInt64
+		d := Dialect(c.lockDB.Driver())
+		left := "TIMESTAMPDIFF(MICROSECOND, NOW(3), expires_at)"
+		if d == Pgx {
+			left = "CAST(EXTRACT(EPOCH FROM expires_at - now()) * 1000000 AS BIGINT)"
+		}
+		var micros sql.NullInt64
 		err := c.lockDB.Admin().QueryRowContext(ctx,
-			"SELECT TIMESTAMPDIFF(MICROSECOND, NOW(3), expires_at) FROM "+LockTable+" WHERE name = ?", key).Scan(&left)
+			d.Query("SELECT "+left+" FROM "+LockTable+" WHERE name = ?"), key).Scan(&micros)
 		switch {
+		case errors.Is(err, sql.ErrNoRows) && d == Pgx:
+			return c.advisoryState(ctx, key)
 		case errors.Is(err, sql.ErrNoRows):
 			return -2, nil
 		case err != nil:
 			return 0, fmt.Errorf("read the lock row: %w", err)
-		case !left.Valid:
+		case !micros.Valid:
 			return -1, nil
 		}
 		// An expired row not yet deleted is no lock.
-		return max(time.Duration(left.Int64)*time.Microsecond, 0), nil
+		return max(time.Duration(micros.Int64)*time.Microsecond, 0), nil
 	}
 	master, err := c.Master(ctx)
 	if err != nil {
@@ -60,4 +146,30 @@ func (c *Cluster) LockState(ctx context.Context, key string) (time.Duration, err
 	// go-redis reports -1 (no expiry) and -2 (no key) as those many
 	// nanoseconds.
 	return pttl, nil
+}
+
+// SQLDialect is the dialect of the lock table's server, or "" on a
+// topology without one.
+func (c *Cluster) SQLDialect() Dialect {
+	if c.lockDB == nil {
+		return ""
+	}
+	return Dialect(c.lockDB.Driver())
+}
+
+// advisoryState is LockState of a PostgreSQL advisory lock on key's hash
+// (pg_advisory_lock(hashtext(key)), as the advisory locks of pitfall p1
+// take it), which has no row: -1 while a session holds it, since it has
+// no expiry, else -2. pg_locks shows a bigint key as its two halves.
+func (c *Cluster) advisoryState(ctx context.Context, key string) (time.Duration, error) {
+	var held bool
+	err := c.lockDB.Admin().QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1 AND granted "+
+		"AND ((classid::bigint << 32) | objid::bigint) = hashtext($1)::bigint)", key).Scan(&held)
+	if err != nil {
+		return 0, fmt.Errorf("read the advisory locks: %w", err)
+	}
+	if held {
+		return -1, nil
+	}
+	return -2, nil
 }

@@ -1,8 +1,11 @@
 #!/bin/sh
 # Builds locklab's container images without any registry: each image is a
-# FROM scratch context assembled from this machine's own redis-server and
-# mariadbd (the Debian packages `make deps` installs) and the shared libraries
-# they link. Tags carry the server versions: locklab/redis:<v>, locklab/mariadb:<v>.
+# FROM scratch context assembled from this machine's own redis-server,
+# mariadbd and postgres (the Debian packages `make deps` installs) and the
+# shared libraries they link. Tags carry the server versions:
+# locklab/redis:<v>, locklab/mariadb:<v>, locklab/postgres:<v>. The PostgreSQL
+# image is built only where PostgreSQL is installed, and not by -debian: the
+# docker backend skips the postgres topology's runs without it.
 # The Redis image runs redis-server under locklab-init (docker/init), built
 # here with Go, which crashes and restarts it in place in milliseconds. The
 # tags also carry the revision of what locklab adds (REVISION): bump it when
@@ -40,6 +43,13 @@ REDIS_SERVER=${REDIS_SERVER:-$(command -v redis-server || true)}
 MARIADBD=${MARIADBD:-$(command -v mariadbd || ls /usr/sbin/mariadbd 2>/dev/null || true)}
 INSTALL_DB=${INSTALL_DB:-$(command -v mariadb-install-db || command -v mysql_install_db || true)}
 SHARE=${MARIADB_SHARE:-/usr/share/mysql}
+# PostgreSQL's bin directory: POSTGRES_BIN_DIR, else the newest Debian keeps
+# in /usr/lib/postgresql/VERSION/bin (off PATH), else initdb's on PATH.
+PG_BIN=${POSTGRES_BIN_DIR:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
+if [ -z "$PG_BIN" ] && command -v initdb >/dev/null 2>&1; then
+	PG_BIN=$(dirname "$(readlink -f "$(command -v initdb)")")
+fi
+[ -n "$PG_BIN" ] && [ -x "$PG_BIN/postgres" ] && [ -x "$PG_BIN/initdb" ] || PG_BIN=
 
 # have_image REPO: an image of REPO at this revision exists, whatever its tag.
 have_image() {
@@ -186,8 +196,15 @@ redis_version=$("$REDIS_SERVER" --version | sed -n 's/.* v=\([^ ]*\).*/\1/p')
 mariadb_version=$("$MARIADBD" --version | sed -n 's/.*Ver \([0-9][0-9.]*\).*/\1/p')
 redis_tag=locklab/redis:$redis_version-r$REVISION
 mariadb_tag=locklab/mariadb:$mariadb_version-r$REVISION
+# PostgreSQL is optional: without it the docker backend skips the postgres
+# topology's runs, saying so in one line.
+postgres_tag=
+if [ -n "$PG_BIN" ]; then
+	postgres_version=$("$PG_BIN/postgres" --version | sed -n 's/.*PostgreSQL) \([0-9][0-9.]*\).*/\1/p')
+	postgres_tag=locklab/postgres:$postgres_version-r$REVISION
+fi
 if [ "${1:-}" = "-tags" ]; then
-	echo "$redis_tag $mariadb_tag"
+	echo "$redis_tag $mariadb_tag${postgres_tag:+ $postgres_tag}"
 	exit 0
 fi
 if ! docker version >/dev/null 2>&1; then
@@ -257,4 +274,53 @@ ENTRYPOINT ["/usr/sbin/mariadbd", "--no-defaults", "--user=root", "--datadir=/va
 EOD
 	docker build -q --label locklab.image=mariadb --label locklab.revision=$REVISION -t "$mariadb_tag" "$ctx" >/dev/null 2>"$work/build.log" || { cat "$work/build.log" >&2; exit 1; }
 	echo "docker/build.sh: built $mariadb_tag"
+fi
+
+if [ -z "$postgres_tag" ]; then
+	echo "docker/build.sh: no PostgreSQL here (make deps installs it): locklab/postgres is not built, and the docker backend skips the postgres topology"
+elif docker image inspect "$postgres_tag" >/dev/null 2>&1; then
+	echo "docker/build.sh: $postgres_tag exists"
+else
+	ctx=$work/postgres
+	copy_with_libs "$ctx/root" "$PG_BIN/postgres"
+	common_files "$ctx/root"
+	# PostgreSQL refuses to run as root: the image's user postgres runs it.
+	echo 'postgres:x:999:999:postgres:/var/lib/locklab:/sbin/nologin' >>"$ctx/root/etc/passwd"
+	echo 'postgres:x:999:' >>"$ctx/root/etc/group"
+	# Its modules (no JIT: the server runs with jit=off), its share directory
+	# (time zone sets) and the time zones, at the paths the binary looks in.
+	libdir=$("$PG_BIN/pg_config" --pkglibdir 2>/dev/null || echo "$(dirname "$PG_BIN")/lib")
+	sharedir=$("$PG_BIN/pg_config" --sharedir 2>/dev/null || echo "/usr/share/postgresql/$(basename "$(dirname "$PG_BIN")")")
+	mkdir -p "$ctx/root$libdir" "$ctx/root$(dirname "$sharedir")" "$ctx/root/usr/share"
+	find "$libdir" -maxdepth 1 -name '*.so' ! -name 'llvmjit*' -exec cp -L {} "$ctx/root$libdir/" \;
+	cp -R "$sharedir" "$ctx/root$sharedir"
+	cp -R /usr/share/zoneinfo "$ctx/root/usr/share/zoneinfo"
+	# The cluster is made once, here, and baked into the image, as MariaDB's
+	# data directory is: clients come from the bridge's gateway, so every
+	# address may connect with no password, as on the local backend's loopback.
+	chmod 755 "$work"
+	mkdir -p "$work/pgdata"
+	initdb_as=
+	if [ "$(id -u)" = 0 ]; then
+		chown postgres "$work/pgdata" 2>/dev/null && initdb_as="setpriv --reuid=postgres --regid=postgres --clear-groups" ||
+			{ chown nobody "$work/pgdata" && initdb_as="setpriv --reuid=nobody --regid=nogroup --clear-groups"; }
+	fi
+	LC_ALL=C $initdb_as "$PG_BIN/initdb" -D "$work/pgdata/data" -A trust -U postgres --no-sync --no-instructions -E UTF8 --locale=C \
+		>"$work/initdb.log" 2>&1 || { cat "$work/initdb.log" >&2; exit 1; }
+	echo 'host all all all trust' >>"$work/pgdata/data/pg_hba.conf"
+	# A directory of its own around it, so that COPY keeps its mode (0700,
+	# which postgres insists on) rather than making the target anew.
+	mkdir -p "$ctx/pg"
+	mv "$work/pgdata/data" "$ctx/pg/locklab"
+	bindir=$PG_BIN
+	cat >"$ctx/Dockerfile" <<EOD
+FROM scratch
+COPY root/ /
+COPY --chown=999:999 pg/ /var/lib/
+USER 999:999
+WORKDIR /var/lib/locklab
+ENTRYPOINT ["$bindir/postgres", "-D", "/var/lib/locklab", "-c", "listen_addresses=*", "-c", "port=5432", "-c", "unix_socket_directories=", "-c", "jit=off"]
+EOD
+	docker build -q --label locklab.image=postgres --label locklab.revision=$REVISION -t "$postgres_tag" "$ctx" >/dev/null 2>"$work/build.log" || { cat "$work/build.log" >&2; exit 1; }
+	echo "docker/build.sh: built $postgres_tag"
 fi

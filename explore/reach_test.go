@@ -31,6 +31,9 @@ var unreachable = map[string]string{
 		"resource, which only the commit scenarios use to show pitfall 8; explore's resource is the Redis inventory, " +
 		"and the resource is part of the workload the user judges, not a fault to draw",
 	"commit-before-unlock: slow-work (client) at before-commit, until another client reaches critical-section": "as unlock-before-commit: a failpoint of the MariaDB resource",
+	"busy-pool-postgres: hold-conn (client) at before-acquire, until the client reaches critical-section": "HoldConn is no fault: " +
+		"it is the rest of the client's process using its SQL pool, which sets the stage for pitfall p1 on every run; " +
+		"explore draws faults, and draws none on the postgres topology's pool",
 }
 
 // reach is what the reachability test compares of a fault: what it does,
@@ -121,6 +124,9 @@ func reaches(fps []harness.Failpoint, scheduled []runner.ScheduledFault, ttl tim
 		case harness.ActionFault:
 			r = faultReach(fp.Action.Fault, fp.Action.For, ttl)
 			r.at = fp.Name
+		case harness.ActionHold:
+			// Not a fault of any kind: another user of the client's pool.
+			r.kind, r.class = string(harness.ActionHold), "until the client reaches "+fp.Action.Until
 		case harness.ActionPause, harness.ActionSleep:
 			r.class = lease(fp.Action.For, ttl)
 			if fp.Action.Until != "" {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/history"
 	"github.com/redis/go-redis/v9"
@@ -74,6 +75,8 @@ type clientConfig struct {
 	inventory string        // the inventory node, direct: no fault touches it
 	mariaDSN  string        // the inventory in MariaDB, when it lives there
 	lockDB    *mysql.Config // the lock table's server, through this client's link; nil but on the SQL topology
+
+	lockPG *pgx.ConnConfig // the same on the postgres topology (see openPG)
 	// failover builds the Sentinel client of a replicated topology in place
 	// of a plain one to master.
 	failover func(*redis.Options) *redis.Client
@@ -125,6 +128,10 @@ func newClient(ctx context.Context, cfg clientConfig) *Client {
 	}
 	if cfg.lockDB != nil {
 		c.sql = c.openSQL(cfg.lockDB)
+	}
+	if cfg.lockPG != nil {
+		c.sql = c.openPG(cfg.lockPG, cfg.timeout)
+		c.endpoints = Endpoints{Postgres: pgURL(cfg.lockPG)}
 	}
 	return c
 }
@@ -253,8 +260,9 @@ func (c *Client) TTL() time.Duration { return c.ttl }
 func (c *Client) Redis() *redis.Client { return c.redis }
 
 // SQL is the client's pool on the lock table's server (cluster.LockTable),
-// through its own link, on the SQL topology; nil on the others. A crash
-// closes it, so the server sees the client's connections end.
+// through its own link, on the mariadb and postgres topologies; nil on the
+// others. A crash closes it, so the server sees the client's connections
+// end. SQLDialect says how to write its queries.
 func (c *Client) SQL() *sql.DB { return c.sql }
 
 // Inventory is the client's connection to the inventory node, which no
@@ -295,6 +303,7 @@ func (c *Client) Failpoint(ctx context.Context, name string) error {
 	if c.crashed.Load() {
 		return ErrCrashed
 	}
+	c.points.endHolds(name, c.id)
 	actions := c.points.hit(name, c.id)
 	if len(actions) == 0 {
 		return nil
@@ -320,6 +329,8 @@ func (c *Client) act(ctx context.Context, name string, a Action) error {
 		return c.pause(ctx, a.For, "failpoint "+name+": until another client reaches "+a.Until, c.until(a.Until), a.crux)
 	case a.Kind == ActionPause:
 		return c.pause(ctx, a.For, "failpoint "+name, func(ctx context.Context) { <-ctx.Done() }, a.crux)
+	case a.Kind == ActionHold:
+		return c.hold(ctx, name, a)
 	case a.Kind == ActionFault:
 		start := c.history.Now()
 		c.points.inject(a, fmt.Sprintf("at failpoint %s of client %d", name, c.id))

@@ -86,6 +86,8 @@ func (a Action) String() string {
 	switch a.Kind {
 	case ActionCrash, ActionDrop:
 		return string(a.Kind)
+	case ActionHold:
+		return fmt.Sprintf("hold one of the client's SQL connections until it reaches %s (at most %s)", a.Until, a.For)
 	case ActionFault:
 		if a.For >= WholeRun {
 			return fmt.Sprintf("%s, healed when the run ends", a.Fault)
@@ -168,6 +170,8 @@ type Failpoints struct {
 	gaveUp   map[int]bool           // required failpoints no program can reach: not awaited
 	changed  chan struct{}          // closed and replaced at every hit
 	keyCmds  keyCommands            // the clients' commands naming the lock key, on their way
+
+	holds map[string]map[int][]func() // per failpoint and client, what ends a HoldConn there (hold.go)
 
 	env    *fault.Env
 	ctx    context.Context // ends when the run heals every fault

@@ -91,12 +91,15 @@ func (c *Client) Timeout() time.Duration { return c.timeout }
 
 // Endpoints are the addresses a client dials, each through this client's
 // own network links where it has them; a lock program gets them in its
-// environment. Exactly one of Redis, Sentinels and Nodes is set, by topology.
+// environment. Exactly one of Redis, Sentinels, Nodes and Postgres is set,
+// by topology.
 type Endpoints struct {
 	Redis     string   // the master of the single topology
 	Sentinels []string // the Sentinels of the replicated topology
 	Master    string   // the name the Sentinels know the master by
 	Nodes     []string // the five masters of the redlock topology
+
+	Postgres string // a postgres:// URL of the lock table's server (postgres topology)
 }
 
 // Endpoints are the addresses this client dials.

@@ -54,7 +54,8 @@ var (
 	oneMaster  = []cluster.Topology{cluster.Single, cluster.Replicated}
 	replicated = []cluster.Topology{cluster.Replicated}
 	redlock    = []cluster.Topology{cluster.Redlock}
-	sqlServer  = []cluster.Topology{cluster.SQL}
+	sqlServer  = []cluster.Topology{cluster.SQL, cluster.Postgres}
+	postgres   = []cluster.Topology{cluster.Postgres}
 )
 
 // All lists every lock: the broken ones in ladder order, then the fixes,
@@ -80,7 +81,7 @@ func All() []Lock {
 		{Name: "non-reentrant", Pitfall: "non-reentrant", Topologies: single, New: pitfalls.NewWatchdogLock, Nested: true,
 			About: "The token lock with a watchdog, taken again by code that already holds it."},
 		{Name: "row-no-expiry", Pitfall: "row-no-expiry", Topologies: sqlServer, New: reference.NewUniqueRowLockNoLease,
-			About: "A MariaDB row with a unique name: INSERT to acquire, DELETE to release, no expiry (seed 001 §1)."},
+			About: "A row with a unique name (MariaDB or PostgreSQL): INSERT to acquire, DELETE to release, no expiry (seed 001 §1)."},
 		{Name: "row-cleanup", Pitfall: "row-cleanup", Topologies: sqlServer, New: reference.NewUniqueRowLockLeased,
 			About: "The unique row with an expiry; each acquire first deletes an expired row (the seed's cleanup job)."},
 		{Name: "for-update", Pitfall: "for-update", Topologies: sqlServer, New: reference.NewForUpdateLock,
@@ -89,6 +90,8 @@ func All() []Lock {
 			About: "MariaDB's GET_LOCK and RELEASE_LOCK, each on whatever connection the client's pool hands out."},
 		{Name: "get-lock", Pitfall: "get-lock", Topologies: sqlServer, New: reference.NewGetLock,
 			About: "MariaDB's GET_LOCK on a connection pinned from acquire to release."},
+		{Name: "advisory-pool", Pitfall: "advisory-pool", Topologies: postgres, New: pitfalls.NewAdvisoryPool,
+			About: "A PostgreSQL advisory lock (pg_try_advisory_lock) taken and released on the client's pool, each on whichever connection it hands out."},
 
 		{Name: "token", Topologies: oneMaster, New: pitfalls.NewTokenLock,
 			About: "SET key token NX PX ttl, released by a Lua compare-and-delete; no renewal."},
@@ -112,6 +115,8 @@ func All() []Lock {
 			About: "SELECT … FOR UPDATE whose lease carries its transaction: a MariaDB inventory is written in it and committed with the release."},
 		{Name: "get-lock-tx", Topologies: sqlServer, New: reference.NewGetLockTx,
 			About: "GET_LOCK on a pinned connection whose lease carries a transaction on it, committed before RELEASE_LOCK."},
+		{Name: "advisory-pinned", Topologies: postgres, New: pitfalls.NewAdvisoryPinned,
+			About: "A PostgreSQL advisory lock held on one connection pinned from the pool (DB.Conn) from acquire to release."},
 	}
 	for _, lib := range libraries.All() {
 		all = append(all, Lock{Name: lib.Name, About: lib.About, Topologies: lib.Topologies, New: lib.New})
@@ -126,7 +131,7 @@ func Lookup(name string) (Lock, error) {
 		if err := program.Check(command); err != nil {
 			return Lock{}, err
 		}
-		return Lock{Name: programName(command), Topologies: []cluster.Topology{cluster.Single, cluster.Replicated, cluster.Redlock},
+		return Lock{Name: programName(command), Topologies: []cluster.Topology{cluster.Single, cluster.Replicated, cluster.Redlock, cluster.Postgres},
 			New: program.New(command), About: "The lock program `" + command + "`, spoken to over locklab's line protocol."}, nil
 	}
 	for _, l := range All() {

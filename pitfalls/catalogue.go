@@ -341,7 +341,7 @@ func Catalogue() []Pitfall {
 			ID: "d4", Family: Database, Name: "get-lock-pool", Title: "GET_LOCK on a pool: the release runs on another connection",
 			Article: "001 §2 (a lock bound to a connection); MariaDB's GET_LOCK",
 			Wrong: "GET_LOCK belongs to the connection that took it, but the lock runs GET_LOCK and RELEASE_LOCK each on whatever connection " +
-				"the pool hands out. When another request of the client holds the acquire's connection, the release runs on another one: " +
+				"the pool hands out. When another request of the client holds a pooled connection meanwhile, the acquire and the release run on different ones: " +
 				"RELEASE_LOCK returns 0, and the lock stays with a connection idle in the pool, which only its own client can take again.",
 			Fix:      "Pin one connection (database/sql's Conn) from GET_LOCK to RELEASE_LOCK.",
 			Scenario: "busy-pool-sql",
@@ -367,6 +367,21 @@ func Catalogue() []Pitfall {
 			Broken:   reference.NewGetLock,
 			Fixes:    []Case{{Locker: reference.NewGetLockTx, Expected: fencedGets, Kind: check.Inherent}},
 			Controls: []Case{{Scenario: "crash-holder-sql"}, {Scenario: "pause-holder-sql"}},
+		},
+		{
+			ID: "p1", Family: Database, Name: "advisory-pool", Title: "A PostgreSQL advisory lock released on another pooled connection",
+			Article:  "001 (PostgreSQL advisory locks)",
+			Wrong:    "pg_advisory_lock belongs to the session, the one connection, that took it. Taken and released through a connection pool, the unlock runs on whichever connection the pool hands out: when the one that took the lock is busy elsewhere in the process, the unlock lands on another session, returns false, and the lock stays held by a connection idling in the pool. Nobody gets it again.",
+			Fix:      "Pin one connection for the hold (database/sql's DB.Conn): take the lock on it, unlock on it, then give it back; a connection whose unlock failed is closed, which ends its session and frees its locks.",
+			Scenario: "busy-pool-postgres",
+			Catches:  map[string]check.Verdict{check.CheckLiveness: check.Stuck},
+			Kind:     check.Own,
+			Broken:   NewAdvisoryPool,
+			Fixes:    fixedBy(NewAdvisoryPinned),
+			// The same lock with nobody else on its pool: database/sql
+			// hands back the connection returned last, the lock's own,
+			// so the unlock lands on the right session.
+			Controls: []Case{{Scenario: "contention-postgres"}},
 		},
 	}
 }

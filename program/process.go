@@ -64,7 +64,8 @@ func start(c *harness.Client, command string) (*process, error) {
 	p.dir = dir
 	// On replicated, Sentinel hands the program the nodes' own addresses,
 	// which no relay stands in front of: that program is not relayed.
-	if e := c.Endpoints(); len(e.Sentinels) == 0 {
+	// On postgres it talks no Redis, which is all a relay reads.
+	if e := c.Endpoints(); len(e.Sentinels) == 0 && e.Postgres == "" {
 		upstream := e.Nodes
 		if len(upstream) == 0 {
 			upstream = []string{e.Redis}
@@ -156,6 +157,8 @@ func environment(c *harness.Client, r *relay) []string {
 		env = append(env, EnvSentinels+"="+strings.Join(e.Sentinels, ","), EnvMaster+"="+e.Master)
 	case len(e.Nodes) > 0:
 		env = append(env, EnvNodes+"="+strings.Join(e.Nodes, ","))
+	case e.Postgres != "":
+		env = append(env, EnvPostgres+"="+e.Postgres)
 	default:
 		env = append(env, EnvRedis+"="+e.Redis)
 	}

@@ -2,8 +2,8 @@
 // speaks a line protocol on its stdin and stdout. locklab starts one process
 // per client, with that client's own network links in its environment
 // (LOCKLAB_REDIS on single; LOCKLAB_SENTINELS and LOCKLAB_MASTER on
-// replicated; LOCKLAB_NODES on redlock; plus LOCKLAB_TTL_MS,
-// LOCKLAB_TIMEOUT_MS and LOCKLAB_CLIENT), and asks:
+// replicated; LOCKLAB_NODES on redlock; LOCKLAB_POSTGRES on postgres;
+// plus LOCKLAB_TTL_MS, LOCKLAB_TIMEOUT_MS and LOCKLAB_CLIENT), and asks:
 //
 //	acquire KEY   →  ok [TOKEN] | refused | error TEXT
 //	release KEY   →  ok | not-held | error TEXT
@@ -51,6 +51,8 @@ const (
 	EnvTTL       = "LOCKLAB_TTL_MS"     // the lease the scenario times its faults against
 	EnvTimeout   = "LOCKLAB_TIMEOUT_MS" // give up on a Redis reply after this long: an unknown outcome
 	EnvClient    = "LOCKLAB_CLIENT"     // the client's number, from 0
+
+	EnvPostgres = "LOCKLAB_POSTGRES" // postgres:// URL of the lock table's server (postgres)
 )
 
 // Prefix starts a lock name that is a program: exec:COMMAND.

@@ -7,15 +7,15 @@ import (
 
 // For is the correct lock another lock is measured against on
 // topology t, and its name in `check list`: the watchdog token lock on one
-// master, Redlock on five, the unique-row lock with a watchdog on SQL, and
-// the reentrant lock where critical sections nest on one master (there is
-// no reentrant Redlock). A failure it shows too is inherent to the fault,
+// master, Redlock on five, the unique-row lock with a watchdog on MariaDB
+// and PostgreSQL, and the reentrant lock where critical sections nest on
+// one master (there is no reentrant Redlock). A failure it shows too is inherent to the fault,
 // not the lock's own. Run uses it when Options.Reference is nil.
 func For(t cluster.Topology, nested bool) (name string, newLocker harness.NewLocker) {
 	switch {
 	case t == cluster.Redlock:
 		return "redlock", NewRedlock
-	case t.Service() == cluster.MariaDB:
+	case t.Service() == cluster.MariaDB || t.Service() == cluster.PostgreSQL:
 		return "unique-row", NewUniqueRowLock
 	case nested:
 		return "reentrant", NewReentrantLock

@@ -5,19 +5,18 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/go-sql-driver/mysql"
-
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/harness"
 )
 
-// UniqueRowLock is seed 001's first database lock, on the SQL topology: a
-// row of cluster.LockTable with a unique name, INSERTed to acquire and
-// DELETEd (by its owner) to release. With a lease, the row carries an
-// expiry in the server's clock, and an acquire first deletes the row of a
-// lease run out, the seed's cleanup job; with a watchdog, the holder
-// extends its lease every TTL/3 while it holds the lock. Fenced, the row's
-// AUTO_INCREMENT id is the lease's fencing token, which the resource checks.
+// UniqueRowLock is seed 001's first database lock, on the SQL topologies
+// (mariadb and postgres): a row of cluster.LockTable with a unique name,
+// INSERTed to acquire and DELETEd (by its owner) to release. With a
+// lease, the row carries an expiry in the server's clock, and an acquire
+// first deletes the row of a lease run out, the seed's cleanup job; with a
+// watchdog, the holder extends its lease every TTL/3 while it holds the
+// lock. Fenced, the row's AUTO_INCREMENT (BIGSERIAL) id is the lease's
+// fencing token, which the resource checks.
 type UniqueRowLock struct {
 	c        *harness.Client
 	lease    bool
@@ -50,34 +49,32 @@ func NewUniqueRowLockLeased(c *harness.Client) harness.Locker {
 	return &UniqueRowLock{c: c, lease: true}
 }
 
-// errDuplicate is MariaDB's "duplicate entry" for a unique key.
-const errDuplicate = 1062
-
+// Acquire inserts the lock's row. The SQL is the same on MariaDB and
+// PostgreSQL but for what the client's dialect writes: placeholders, the
+// lease's end, and the refusal of a taken name. RETURNING (MariaDB 10.5 and
+// later) gives the row's id on both, where pgx has no LastInsertId.
 func (l *UniqueRowLock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
-	db := l.c.SQL()
+	db, d := l.c.SQL(), l.c.SQLDialect()
 	if db == nil {
-		return nil, errors.New("unique-row lock: no SQL server (the lock runs on topology " + string(cluster.SQL) + ")")
+		return nil, errors.New("unique-row lock: no SQL server (the lock runs on topologies " + string(cluster.SQL) + " and " + string(cluster.Postgres) + ")")
 	}
 	owner := newToken(l.c, &l.n)
 	expires := "NULL"
 	if l.lease {
-		if _, err := db.ExecContext(ctx, "DELETE FROM "+cluster.LockTable+" WHERE name = ? AND expires_at < NOW(3)", key); err != nil {
+		if _, err := db.ExecContext(ctx, d.Query("DELETE FROM "+cluster.LockTable+" WHERE name = ? AND expires_at < "+d.Now()), key); err != nil {
 			return nil, err
 		}
-		expires = "NOW(3) + INTERVAL ? MICROSECOND"
+		expires = d.NowPlus()
 	}
 	args := []any{key, owner}
 	if l.lease {
 		args = append(args, l.c.TTL().Microseconds())
 	}
-	res, err := db.ExecContext(ctx, "INSERT INTO "+cluster.LockTable+" (name, owner, expires_at) VALUES (?, ?, "+expires+")", args...)
-	if me := (*mysql.MySQLError)(nil); errors.As(err, &me) && me.Number == errDuplicate {
+	var id int64
+	err := db.QueryRowContext(ctx, d.Query("INSERT INTO "+cluster.LockTable+" (name, owner, expires_at) VALUES (?, ?, "+expires+") RETURNING id"), args...).Scan(&id)
+	if d.Duplicate(err) {
 		return nil, fmt.Errorf("%s: %w", key, harness.ErrNotAcquired)
 	}
-	if err != nil {
-		return nil, err
-	}
-	id, err := res.LastInsertId()
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +104,7 @@ func (l *UniqueRowLease) Token() uint64 { return l.token }
 // Release stops the watchdog and deletes the row if it is still ours.
 func (l *UniqueRowLease) Release(ctx context.Context) error {
 	close(l.stop)
-	res, err := l.c.SQL().ExecContext(ctx, "DELETE FROM "+cluster.LockTable+" WHERE name = ? AND owner = ?", l.key, l.owner)
+	res, err := l.c.SQL().ExecContext(ctx, l.c.SQLDialect().Query("DELETE FROM "+cluster.LockTable+" WHERE name = ? AND owner = ?"), l.key, l.owner)
 	if err != nil {
 		return err
 	}
@@ -120,10 +117,10 @@ func (l *UniqueRowLease) Release(ctx context.Context) error {
 // renew is the watchdog of one lease: it extends the row's expiry while
 // the row is still ours.
 func (l *UniqueRowLease) renew(ctx context.Context) {
-	ttl := l.c.TTL()
+	ttl, d := l.c.TTL(), l.c.SQLDialect()
+	update := d.Query("UPDATE " + cluster.LockTable + " SET expires_at = " + d.NowPlus() + " WHERE name = ? AND owner = ?")
 	watchdog(ctx, ttl, l.stop, func(ctx context.Context) (int, error) {
-		res, err := l.c.SQL().ExecContext(ctx, "UPDATE "+cluster.LockTable+" SET expires_at = NOW(3) + INTERVAL ? MICROSECOND WHERE name = ? AND owner = ?",
-			ttl.Microseconds(), l.key, l.owner)
+		res, err := l.c.SQL().ExecContext(ctx, update, ttl.Microseconds(), l.key, l.owner)
 		if err != nil {
 			return 0, err
 		}

@@ -106,42 +106,67 @@ func All() []runner.Scenario {
 	all = append(all, commit()...)
 	all = append(all, failover()...)
 	all = append(all, redlock()...)
-	all = append(all, onSQL(all, "contention", "crash-holder", "slow-work", "pause-holder")...)
+	sqlNames := []string{"contention", "crash-holder", "slow-work", "pause-holder"}
+	all = append(all, onSQL(all, cluster.SQL, sqlNames...)...)
+	all = append(all, onSQL(all, cluster.Postgres, sqlNames...)...)
 	all = append(all, sqlOnly()...)
+	all = append(all, busyPool(cluster.SQL), busyPool(cluster.Postgres))
 	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
 	return all
 }
 
-// onSQL is the named scenarios of the single topology played on the SQL
-// topology, each named with "-sql": the same workload and faults, the lock
-// a row of one MariaDB server instead of a Redis key. Only scenarios whose
-// faults strike the client, its links or its critical sections carry over:
-// faults at Redis commands have no commands to strike there.
-func onSQL(all []runner.Scenario, names ...string) []runner.Scenario {
+// busyPool is contention on an SQL topology with one more user of client
+// 0's pool, timed so that a lock whose state lives in one connection's
+// session takes it on one connection and sends its release on the other,
+// on every run (harness.HoldConn says how).
+func busyPool(t cluster.Topology) runner.Scenario {
+	suffix, server := sqlNames(t)
+	return runner.Scenario{
+		Name: "busy-pool" + suffix,
+		Description: "On one " + server + " server, contention's workload (four clients, short critical sections, no fault) with one more user of " +
+			"client 0's SQL pool (two connections): from just before its second acquire until it is inside that critical section, another " +
+			"part of its process holds the pooled connection the client used last. The acquire runs on the other connection, and the release " +
+			"on the first again, as a busy process's pool hands them out.",
+		Topology: t,
+		Workload: runner.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond},
+		Failpoints: []harness.Failpoint{{Name: harness.FailpointBeforeAcquire, Client: 0, Skip: 1,
+			Action: harness.HoldConn(harness.FailpointCriticalSection, 2*time.Second), Crux: true}},
+	}
+}
+
+// sqlNames are the suffix of the scenarios of SQL topology t and the name
+// of its server.
+func sqlNames(t cluster.Topology) (suffix, server string) {
+	if t == cluster.Postgres {
+		return "-postgres", "PostgreSQL"
+	}
+	return "-sql", "MariaDB"
+}
+
+// onSQL is the named scenarios of the single topology played on an SQL
+// topology: named with "-sql" on MariaDB (cluster.SQL), "-postgres" on
+// PostgreSQL; the same workload and faults, the lock a row of one server
+// instead of a Redis key. Only scenarios whose faults strike the client,
+// its links or its critical sections carry over: faults at Redis commands
+// have no commands to strike there.
+func onSQL(all []runner.Scenario, t cluster.Topology, names ...string) []runner.Scenario {
+	suffix, server := sqlNames(t)
 	var out []runner.Scenario
 	for _, s := range all {
 		if slices.Contains(names, s.Name) && s.Topology == cluster.Single {
-			s.Name += "-sql"
-			s.Description = "On one MariaDB server, the lock a row: " + s.Description
-			s.Topology = cluster.SQL
+			s.Name += suffix
+			s.Description = "On one " + server + " server, the lock a row: " + s.Description
+			s.Topology = t
 			out = append(out, s)
 		}
 	}
 	return out
 }
 
-// sqlOnly builds the scenarios only a SQL service has: a pool shared with
-// the client's other requests, and the server killing a client's
-// connections.
+// sqlOnly builds the scenarios only MariaDB has so far: the server
+// killing a client's connections.
 func sqlOnly() []runner.Scenario {
 	return []runner.Scenario{{
-		Name: "busy-pool-sql",
-		Description: "On one MariaDB server, contention's workload (four clients, short critical sections, no fault), " +
-			"while in each client another request keeps one connection of its pool (two connections) from the start of " +
-			"each critical section until the lock is released: the connection the acquire just gave back.",
-		Topology: cluster.SQL,
-		Workload: runner.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond, BusyPool: true},
-	}, {
 		Name: "kill-connection-sql",
 		Description: "On one MariaDB server, with the inventory a row of the same server changed in REPEATABLE READ transactions: " +
 			"in client 0's second critical section, after it read the stock, the server kills client 0's connections to it " +

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs what locklab needs to run, when it is missing: redis-server, and MariaDB
-# for the transaction pitfall (unlock-before-commit). As root with apt-get it also
+# Installs what locklab needs to run, when it is missing: redis-server, MariaDB
+# for the transaction pitfall (unlock-before-commit) and the mariadb topology, and
+# PostgreSQL for the postgres topology. As root with apt-get it also
 # installs what some tests use, which skip without it: Chromium (the report's
 # browser test), php-cli with php-redis and python3-redis (the program locks), and
 # faketime (their real clock skew).
@@ -25,16 +26,45 @@ have_mariadb() {
 	PATH="$search:$sbin" command -v mariadbd >/dev/null 2>&1 || PATH="$search:$sbin" command -v mysqld >/dev/null 2>&1
 }
 
+# have_postgres looks where the harness (PostgresPath) looks: in $POSTGRES_BIN_DIR
+# when set, else on PATH, else in /usr/lib/postgresql/*/bin, where Debian puts it.
+have_postgres() {
+	if [ -n "${POSTGRES_BIN_DIR:-}" ]; then
+		[ -x "$POSTGRES_BIN_DIR/initdb" ] && [ -x "$POSTGRES_BIN_DIR/postgres" ]
+		return
+	fi
+	local d
+	if command -v initdb >/dev/null 2>&1; then
+		d=$(dirname "$(command -v initdb)")
+		[ -x "$d/postgres" ] && return 0
+	fi
+	for d in /usr/lib/postgresql/*/bin; do
+		[ -x "$d/initdb" ] && [ -x "$d/postgres" ] && return 0
+	done
+	return 1
+}
+
 # missing prints the packages to install, separated by spaces; no arrays, which
 # macOS's bash 3 mishandles under set -u when they are empty.
 missing() {
 	have_redis || printf ' redis-server'
 	have_mariadb || printf ' mariadb-server'
+	have_postgres || printf ' postgresql'
 }
 
 if ! command -v go >/dev/null 2>&1; then
 	echo "deps: Go is not installed: see https://go.dev/doc/install (Go 1.26 or newer)" >&2
-	exit 1
+	case $todo in *postgresql*)
+	cat >&2 <<'MSG'
+deps: PostgreSQL (initdb and postgres) is not installed. Install it, then run make again:
+  Debian/Ubuntu:  sudo apt-get install -y postgresql
+  Fedora:         sudo dnf install -y postgresql-server
+  macOS:          brew install postgresql
+or point POSTGRES_BIN_DIR at the directory that holds initdb and postgres.
+MSG
+	;;
+esac
+exit 1
 fi
 
 # optional prints the packages that only some tests need, when missing.
@@ -71,6 +101,7 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 	if command -v service >/dev/null 2>&1; then
 		case $todo in *redis-server*) service redis-server stop >/dev/null 2>&1 || true ;; esac
 		case $todo in *mariadb-server*) service mariadb stop >/dev/null 2>&1 || true ;; esac
+		case $todo in *postgresql*) service postgresql stop >/dev/null 2>&1 || true ;; esac
 	fi
 	todo=$(missing)
 	if [ -z "$todo" ]; then
@@ -95,6 +126,16 @@ deps: MariaDB (mariadb-install-db and mariadbd) is not installed. Install it, th
   Fedora:         sudo dnf install -y mariadb-server
   macOS:          brew install mariadb
 or point MARIADB_BIN_DIR at the directory that holds mariadb-install-db and mariadbd.
+MSG
+	;;
+esac
+case $todo in *postgresql*)
+	cat >&2 <<'MSG'
+deps: PostgreSQL (initdb and postgres) is not installed. Install it, then run make again:
+  Debian/Ubuntu:  sudo apt-get install -y postgresql
+  Fedora:         sudo dnf install -y postgresql-server
+  macOS:          brew install postgresql
+or point POSTGRES_BIN_DIR at the directory that holds initdb and postgres.
 MSG
 	;;
 esac

@@ -67,6 +67,7 @@ func TestMissingComponent(t *testing.T) {
 		{errors.New("boom"), "", false},
 		{fmt.Errorf("run x: %w", local.ErrNoMariaDB), local.ErrNoMariaDB.Error(), true},
 		{fmt.Errorf("run x: %w", local.ErrNoRedisServer), local.ErrNoRedisServer.Error(), true},
+		{fmt.Errorf("run x: start: %w on the docker backend: none yet", cluster.ErrNoPostgres), cluster.ErrNoPostgres.Error() + " on the docker backend", true},
 	}
 	for _, tt := range tests {
 		why, missing := missingComponent(tt.err)

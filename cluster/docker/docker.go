@@ -89,7 +89,7 @@ const (
 // host part on the run network; others get one from dockerFirstFreeHost on.
 var dockerHosts = map[string]int{
 	"n1": 2, "n2": 3, "n3": 4, "n4": 5, "n5": 6,
-	"inventory": 9, "s1": 11, "s2": 12, "s3": 13, "mariadb": 20,
+	"inventory": 9, "s1": 11, "s2": 12, "s3": 13, "mariadb": 20, "postgres": 21,
 }
 
 const dockerFirstFreeHost = 32
@@ -104,9 +104,10 @@ var ErrNoDocker = errors.New("docker backend unavailable")
 type Docker struct {
 	// Endpoint is the Docker daemon's address; "" means DOCKER_HOST or the local socket.
 	Endpoint string
-	// RedisImage and MariaDBImage name the images ("repo:tag"); "" means the
-	// newest locklab/redis and locklab/mariadb that `make docker` built.
-	RedisImage, MariaDBImage string
+	// RedisImage, MariaDBImage and PostgresImage name the images
+	// ("repo:tag"); "" means the newest locklab/redis, locklab/mariadb and
+	// locklab/postgres that `make docker` built.
+	RedisImage, MariaDBImage, PostgresImage string
 }
 
 // Name is "docker".

@@ -381,6 +381,41 @@ func TestDockerMariaDB(t *testing.T) {
 	}
 }
 
+// TestDockerPostgres: the postgres topology on the docker backend: the lock
+// table in a container, read as a PTTL, through the published port.
+func TestDockerPostgres(t *testing.T) {
+	start := time.Now()
+	c, _ := startDockerCluster(t, cluster.Config{Topology: cluster.Postgres})
+	t.Logf("postgres topology started in %s", time.Since(start).Round(time.Millisecond))
+	ctx := within(t, 10*time.Second)
+	db := c.LockDatabase()
+	if db == nil || db.Driver() != "pgx" || !strings.Contains(db.DSN(), "@127.0.0.1:") {
+		t.Fatalf("lock database %v", db)
+	}
+	if _, err := db.Admin().ExecContext(ctx, "INSERT INTO "+cluster.LockTable+" (name, owner, expires_at) VALUES ('k', 'me', now() + INTERVAL '1 minute')"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := c.LockState(ctx, "k"); err != nil || got <= 50*time.Second || got > time.Minute {
+		t.Errorf("LockState = %v, %v; want about a minute", got, err)
+	}
+	if err := db.SetupInventory(ctx, 7); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := db.Stock(ctx); err != nil || got != 7 {
+		t.Fatalf("Stock = %d, %v; want 7", got, err)
+	}
+}
+
+// TestDockerNoPostgresImage: without its image, a postgres run says so in
+// one line that marks it skipped (cluster.ErrNoPostgres).
+func TestDockerNoPostgresImage(t *testing.T) {
+	testDocker(t)
+	_, err := cluster.Start(context.Background(), cluster.Config{Topology: cluster.Postgres, Backend: Docker{PostgresImage: "locklab/postgres:no-such-version"}})
+	if !errors.Is(err, cluster.ErrNoPostgres) || strings.Contains(err.Error(), "\n") {
+		t.Errorf("Start = %v, want one line wrapping ErrNoPostgres", err)
+	}
+}
+
 // TestDockerMissingImage checks the one line a missing image gives.
 func TestDockerMissingImage(t *testing.T) {
 	testDocker(t)

@@ -417,6 +417,9 @@ type dockerMariaDB struct {
 // DSN is root over TCP to the published port.
 func (m *dockerMariaDB) DSN() string { return m.cfg.FormatDSN() }
 
+// Driver is "mysql": DSN is github.com/go-sql-driver/mysql's.
+func (m *dockerMariaDB) Driver() string { return "mysql" }
+
 // SetupInventory creates the inventory row, as the local MariaDB does.
 func (m *dockerMariaDB) SetupInventory(ctx context.Context, stock int64) error {
 	return backendkit.SetupInventory(ctx, m.db, stock)

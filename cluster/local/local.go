@@ -1,6 +1,7 @@
 // Package local is the cluster backend that runs every server as a process
 // of this machine on 127.0.0.1: redis-server for the data nodes, the
-// Sentinels and the inventory, mariadbd for the SQL inventory. It is what the
+// Sentinels and the inventory, mariadbd for the SQL inventory, postgres for the
+// postgres topology's lock table. It is what the
 // harness and the CLI use unless told otherwise: the fastest to start, the
 // one every fault works on, and it needs only the binaries `make deps`
 // installs.
@@ -93,6 +94,15 @@ func (session) StartMariaDB(ctx context.Context, dir string) (cluster.Database, 
 		return nil, err
 	}
 	return m, nil
+}
+
+// StartPostgres starts a PostgreSQL server as processes of this machine.
+func (session) StartPostgres(ctx context.Context, dir string) (cluster.Database, error) {
+	p, err := StartPostgres(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // The files of a Sentinel started by the local backend: the script it runs

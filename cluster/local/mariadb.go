@@ -188,6 +188,9 @@ func (m *MariaDB) Addr() string { return m.addr }
 // github.com/go-sql-driver/mysql, as root with no default database.
 func (m *MariaDB) DSN() string { return m.cfg.FormatDSN() }
 
+// Driver is "mysql": DSN is github.com/go-sql-driver/mysql's.
+func (m *MariaDB) Driver() string { return "mysql" }
+
 // DB returns a connection pool, as root with no default database, for the harness's
 // own use (setup, checks). Stop closes it.
 func (m *MariaDB) DB() *sql.DB { return m.db }

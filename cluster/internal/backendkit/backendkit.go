@@ -94,6 +94,28 @@ func MariaDBInnoDBArgs() []string {
 	}
 }
 
+// PostgresSettings are the settings (postgres -c) of a PostgreSQL server on
+// either backend: fast rather than durable (the data lives for one run and
+// no fault strikes the server's disk), dynamic shared memory in the data
+// directory (so that a killed server leaves nothing in /dev/shm), no JIT
+// (the docker image has no LLVM) and no autovacuum (a run is seconds long).
+// A backend adds where the server listens.
+func PostgresSettings() []string {
+	return []string{
+		"fsync=off",
+		"synchronous_commit=off",
+		"full_page_writes=off",
+		"wal_level=minimal",
+		"max_wal_senders=0",
+		"shared_buffers=16MB",
+		"max_connections=60",
+		"dynamic_shared_memory_type=mmap",
+		"autovacuum=off",
+		"jit=off",
+		"logging_collector=off",
+	}
+}
+
 // SetupInventory creates the table locklab.inventory (id INT PRIMARY KEY,
 // stock BIGINT) in db as needed and sets the stock of its one row, id 1, to
 // stock. Calling it again resets the stock.
@@ -109,6 +131,24 @@ func SetupInventory(ctx context.Context, db *sql.DB, stock int64) error {
 	const upsert = "INSERT INTO locklab.inventory (id, stock) VALUES (1, ?) ON DUPLICATE KEY UPDATE stock = VALUES(stock)"
 	if _, err := db.ExecContext(ctx, upsert, stock); err != nil {
 		return fmt.Errorf("mariadb: set up inventory: %w", err)
+	}
+	return nil
+}
+
+// SetupPostgresInventory is SetupInventory on PostgreSQL, whose locklab is
+// a schema of the database postgres.
+func SetupPostgresInventory(ctx context.Context, db *sql.DB, stock int64) error {
+	for _, q := range []string{
+		"CREATE SCHEMA IF NOT EXISTS locklab",
+		"CREATE TABLE IF NOT EXISTS locklab.inventory (id INT PRIMARY KEY, stock BIGINT NOT NULL)",
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("postgres: set up inventory: %w", err)
+		}
+	}
+	const upsert = "INSERT INTO locklab.inventory (id, stock) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET stock = EXCLUDED.stock"
+	if _, err := db.ExecContext(ctx, upsert, stock); err != nil {
+		return fmt.Errorf("postgres: set up inventory: %w", err)
 	}
 	return nil
 }

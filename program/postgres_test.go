@@ -1,0 +1,54 @@
+package program
+
+import (
+	"context"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/local"
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/history"
+)
+
+// TestPostgresEnvironment: on the postgres topology a lock program gets
+// LOCKLAB_POSTGRES, a URL of the server through its client's own link (so
+// the link's faults reach it), and no Redis address; no relay stands in
+// front of it, since it speaks no Redis.
+func TestPostgresEnvironment(t *testing.T) {
+	ctx := context.Background()
+	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.Postgres, Backend: local.Local{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	h, _ := history.New("")
+	c, links, err := harness.Join(ctx, cl, harness.ClientOptions{ID: 2, TTL: 300 * time.Millisecond, Timeout: time.Second}, h, harness.NewFailpoints(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	env := map[string]string{}
+	for _, kv := range environment(c, nil) {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	for _, k := range []string{EnvRedis, EnvNodes, EnvSentinels} {
+		if v, ok := env[k]; ok {
+			t.Errorf("%s=%s on postgres", k, v)
+		}
+	}
+	server, err := url.Parse(cl.LockDatabase().DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(env[EnvPostgres])
+	if err != nil || u.Scheme != "postgres" || u.Host != links[0].Addr() || links[0].Upstream() != server.Host {
+		t.Errorf("%s=%q (%v); want a postgres:// URL through the client's link %s to %s", EnvPostgres, env[EnvPostgres], err, links[0].Addr(), links[0].Upstream())
+	}
+	if env[EnvClient] != "2" || env[EnvTTL] != "300" || env[EnvTimeout] != "1000" {
+		t.Errorf("environment %v", env)
+	}
+}

@@ -1,0 +1,83 @@
+package scenarios_test
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"testing"
+
+	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/reference"
+	"github.com/locklab/locklab/runner"
+	"github.com/locklab/locklab/scenarios"
+)
+
+// TestSQLLocksOnPostgres: the unique-row locks of MariaDB's pitfalls d1
+// and d2 give the same verdicts on PostgreSQL, where the same code runs
+// in the other dialect: the lock with a watchdog passes contention and
+// slow work, the row without an expiry is stuck once its holder crashes,
+// and the cleanup without a watchdog deletes a slow holder's row.
+func TestSQLLocksOnPostgres(t *testing.T) {
+	ok := map[string]check.Verdict{check.CheckLock: check.OK, check.CheckResource: check.OK, check.CheckLiveness: check.OK, check.CheckHandover: check.OK}
+	for _, tc := range []struct {
+		lock, scenario string
+		new            harness.NewLocker
+		want           map[string]check.Verdict
+	}{
+		{"unique-row", "contention-postgres", reference.NewUniqueRowLock, ok},
+		{"unique-row", "slow-work-postgres", reference.NewUniqueRowLock, ok},
+		{"row-no-expiry", "crash-holder-postgres", reference.NewUniqueRowLockNoLease, map[string]check.Verdict{check.CheckLiveness: check.Stuck}},
+		{"row-cleanup", "slow-work-postgres", reference.NewUniqueRowLockLeased, map[string]check.Verdict{check.CheckLock: check.Illegal, check.CheckResource: check.Illegal}},
+	} {
+		t.Run(tc.lock+"/"+tc.scenario, func(t *testing.T) {
+			t.Parallel()
+			s, err := scenarios.Lookup(tc.scenario)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Topology != cluster.Postgres {
+				t.Fatalf("%s runs on %s", s.Name, s.Topology)
+			}
+			res, err := runner.Run(context.Background(), s, tc.new, runner.Options{Lock: tc.lock, ReferenceRuns: -1})
+			if errors.Is(err, cluster.ErrNoPostgres) {
+				t.Fatal(err) // CI must not pass by skipping: make deps installs it
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for checker, want := range tc.want {
+				if got := verdictOf(res, checker); got.Verdict != want {
+					t.Errorf("%s: %s (%s); want %s", checker, got.Verdict, got.Detail, want)
+				}
+			}
+			if st := verdictOf(res, check.CheckLiveness); st.Verdict == check.Stuck {
+				t.Logf("liveness: %s", st.Detail)
+			}
+		})
+	}
+}
+
+// TestPgrowProgram: programs/pgrow.sh, the unique-row lock over psql,
+// passes contention on postgres through LOCKLAB_POSTGRES, and a crash of
+// its process leaves a row that expires.
+func TestPgrowProgram(t *testing.T) {
+	if _, err := exec.LookPath("psql"); err != nil {
+		t.Skip("no psql here (make deps installs postgresql, which brings it)")
+	}
+	for _, name := range []string{"contention-postgres", "crash-holder-postgres"} {
+		t.Run(name, func(t *testing.T) {
+			res := runProgram(t, name, programPath("pgrow.sh"))
+			if len(res.NotExercised) > 0 {
+				t.Fatalf("not exercised: %v", res.NotExercised)
+			}
+			for _, checker := range []string{check.CheckLock, check.CheckResource, check.CheckLiveness} {
+				if got := verdictOf(res, checker); got.Verdict != check.OK {
+					t.Errorf("%s: %s (%s); want ok", checker, got.Verdict, got.Detail)
+				}
+			}
+			t.Logf("%v", res.Verdicts)
+		})
+	}
+}
