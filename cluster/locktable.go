@@ -87,6 +87,24 @@ func (d Dialect) Duplicate(err error) bool {
 	return false
 }
 
+// ConnectionID is the query that asks the server the id of the connection
+// it runs on.
+func (d Dialect) ConnectionID() string {
+	if d == Pgx {
+		return "SELECT pg_backend_pid()"
+	}
+	return "SELECT CONNECTION_ID()"
+}
+
+// KillConnection is the statement that has the server end connection id,
+// rolling back what it held, as an administrator does.
+func (d Dialect) KillConnection(id int64) string {
+	if d == Pgx {
+		return fmt.Sprintf("SELECT pg_terminate_backend(%d)", id)
+	}
+	return fmt.Sprintf("KILL CONNECTION %d", id)
+}
+
 // setupLockTable creates the lock table on db's server.
 func setupLockTable(ctx context.Context, db Database) error {
 	qs := []string{

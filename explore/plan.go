@@ -393,7 +393,7 @@ func (s Space) kindsFor(t cluster.Topology) []kind {
 var (
 	onlyRedlock = []cluster.Topology{cluster.Redlock}
 	onlyRedis   = []cluster.Service{cluster.Redis}
-	onlySQL     = []cluster.Service{cluster.MariaDB}
+	onlySQL     = []cluster.Service{cluster.MariaDB, cluster.PostgreSQL}
 )
 
 // allKinds is every kind of fault. Durations of pauses and delays are drawn
@@ -440,6 +440,8 @@ var allKinds = []kind{
 		weight: 1, draw: (*drawer).blackHole},
 	{Kind: Kind{Name: "drop-connection", About: "a client's connections to the lock nodes are closed right after an acquire or just before a command of any phase; new ones succeed at once"},
 		weight: 1, draw: (*drawer).dropConnection},
+	{Kind: Kind{Name: "busy-pool", About: "another user of a client's SQL pool holds a connection from just before an acquire until its critical section: the acquire and the release run on different connections", Services: onlySQL},
+		weight: 2, draw: (*drawer).busyPool},
 	{Kind: Kind{Name: "kill-connection", About: "the server kills a client's connections right after an acquire or in its critical section (KILL CONNECTION); new ones succeed", Services: onlySQL},
 		weight: 2, draw: (*drawer).killConnection},
 	{Kind: Kind{Name: "pause-node", About: "a lock node is paused (SIGSTOP) at a drawn time, shorter than Sentinel's down-after", Services: onlyRedis},
@@ -734,6 +736,16 @@ func (d *drawer) killConnection() Fault {
 		what += fmt.Sprintf(", and works on until another client is in its critical section (%s at most)", wait)
 	}
 	return Fault{What: what, Failpoints: fps}
+}
+
+// busyPool is busy-pool-sql's stage drawn: another part of the client's
+// process takes the pooled connection it used last just before one of its
+// acquires, and gives it back once the client is in its critical section.
+func (d *drawer) busyPool() Fault {
+	c, skip := d.client(), d.skip()
+	a := harness.HoldConn(harness.FailpointCriticalSection, 2*time.Second)
+	return Fault{What: fmt.Sprintf("another user of client %d's SQL pool holds a connection from %s until its critical section (%s)", c, harness.FailpointBeforeAcquire, hits(c, skip, 1)),
+		Failpoints: []harness.Failpoint{d.failpoint(harness.FailpointBeforeAcquire, c, skip, 1, a)}}
 }
 
 // scheduled is a fault injected at a drawn time for a drawn while.

@@ -31,9 +31,6 @@ var unreachable = map[string]string{
 		"resource, which only the commit scenarios use to show pitfall 8; explore's resource is the Redis inventory, " +
 		"and the resource is part of the workload the user judges, not a fault to draw",
 	"commit-before-unlock: slow-work (client) at before-commit, until another client reaches critical-section": "as unlock-before-commit: a failpoint of the MariaDB resource",
-	"busy-pool-postgres: hold-conn (client) at before-acquire, until the client reaches critical-section": "HoldConn is no fault: " +
-		"it is the rest of the client's process using its SQL pool, which sets the stage for pitfall p1 on every run; " +
-		"explore draws faults, and draws none on the postgres topology's pool",
 }
 
 // reach is what the reachability test compares of a fault: what it does,
@@ -125,8 +122,9 @@ func reaches(fps []harness.Failpoint, scheduled []runner.ScheduledFault, ttl tim
 			r = faultReach(fp.Action.Fault, fp.Action.For, ttl)
 			r.at = fp.Name
 		case harness.ActionHold:
-			// Not a fault of any kind: another user of the client's pool.
-			r.kind, r.class = string(harness.ActionHold), "until the client reaches "+fp.Action.Until
+			// Another user of the client's pool, until the client gets
+			// somewhere.
+			r.class = "until the client reaches " + fp.Action.Until
 		case harness.ActionPause, harness.ActionSleep:
 			r.class = lease(fp.Action.For, ttl)
 			if fp.Action.Until != "" {
@@ -240,7 +238,7 @@ func TestReachCatalogue(t *testing.T) {
 // never draws fails here until a kind of explore draws it.
 func TestReachEveryFaultKind(t *testing.T) {
 	drawn := map[string]bool{}
-	for _, topo := range []cluster.Topology{cluster.Single, cluster.Replicated, cluster.Redlock, cluster.SQL} {
+	for _, topo := range []cluster.Topology{cluster.Single, cluster.Replicated, cluster.Redlock, cluster.SQL, cluster.Postgres} {
 		for r := range drawnReaches(Space{}, topo, false) {
 			drawn[strings.TrimSuffix(r.kind, " keeping its data")] = true
 		}

@@ -16,11 +16,11 @@ import (
 // timeout does. The server rolls back what each connection held: its open
 // transaction and row locks, its GET_LOCK locks. The client learns of it
 // only at its next request on that connection; new connections succeed.
-// SQL topology only.
+// SQL topologies only (pg_terminate_backend on PostgreSQL).
 type KillConnection struct{ Client int }
 
 func (f KillConnection) String() string {
-	return fmt.Sprintf("the server kills the connections of client %d (KILL CONNECTION; new ones succeed)", f.Client)
+	return fmt.Sprintf("the server kills the connections of client %d (KILL CONNECTION on MariaDB, pg_terminate_backend on PostgreSQL; new ones succeed)", f.Client)
 }
 
 // About: its effect is a loss: a lock bound to a connection is gone on
@@ -39,7 +39,7 @@ func (f KillConnection) Inject(ctx context.Context, env *Env) (network.Heal, err
 	}
 	db := env.Cluster.LockDatabase()
 	if db == nil {
-		return nil, fmt.Errorf("%s needs the SQL topology, not %s", f, env.Cluster.Topology())
+		return nil, fmt.Errorf("%s needs an SQL topology, not %s", f, env.Cluster.Topology())
 	}
 	if c.Program() {
 		// A lock program dials its own connections, whose ids the harness
@@ -48,7 +48,8 @@ func (f KillConnection) Inject(ctx context.Context, env *Env) (network.Heal, err
 		return once(func() error { return nil }), nil
 	}
 	for _, id := range c.SQLConnections() {
-		_, err := db.Admin().ExecContext(ctx, fmt.Sprintf("KILL CONNECTION %d", id))
+		// PostgreSQL answers false for a connection gone already.
+		_, err := db.Admin().ExecContext(ctx, env.Cluster.SQLDialect().KillConnection(id))
 		if me := (*mysql.MySQLError)(nil); errors.As(err, &me) && me.Number == errUnknownThread {
 			continue // closed already
 		}

@@ -2,6 +2,7 @@ package fault_test
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"testing"
 
@@ -14,13 +15,23 @@ import (
 
 // TestKillConnection: the server kills the client's connections, so a
 // transaction open on one of them is rolled back and its row lock freed;
-// the client's next request on it fails, and a new connection works.
+// the client's next request on it fails, and a new connection works. On
+// MariaDB and on PostgreSQL.
 func TestKillConnection(t *testing.T) {
+	for _, topology := range []cluster.Topology{cluster.SQL, cluster.Postgres} {
+		t.Run(string(topology), func(t *testing.T) { testKillConnection(t, topology) })
+	}
+}
+
+func testKillConnection(t *testing.T, topology cluster.Topology) {
 	ctx := context.Background()
 	if err := (local.Local{}).Ready(ctx, true); err != nil {
 		t.Skip(err)
 	}
-	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.SQL, Backend: local.Local{}})
+	cl, err := cluster.Start(ctx, cluster.Config{Topology: topology, Backend: local.Local{}})
+	if errors.Is(err, cluster.ErrNoPostgres) {
+		t.Skip(err)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,10 +73,18 @@ func TestKillConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Rollback()
-	if _, err := other.ExecContext(ctx, "SELECT id FROM "+cluster.LockTable+" WHERE name = 'k' FOR UPDATE WAIT 2"); err != nil {
+	wait := "SELECT id FROM " + cluster.LockTable + " WHERE name = 'k' FOR UPDATE WAIT 2"
+	if cl.SQLDialect() == cluster.Pgx {
+		// The backend ends a moment after pg_terminate_backend returns.
+		if _, err := other.ExecContext(ctx, "SET LOCAL lock_timeout = '2s'"); err != nil {
+			t.Fatal(err)
+		}
+		wait = "SELECT id FROM " + cluster.LockTable + " WHERE name = 'k' FOR UPDATE"
+	}
+	if _, err := other.ExecContext(ctx, wait); err != nil {
 		t.Errorf("the row lock of a killed connection is still held: %v", err)
 	}
-	if _, err := tx.ExecContext(ctx, "UPDATE "+cluster.LockTable+" SET owner = 'me' WHERE id = ?", id); err == nil {
+	if _, err := tx.ExecContext(ctx, c.SQLDialect().Query("UPDATE "+cluster.LockTable+" SET owner = 'me' WHERE id = ?"), id); err == nil {
 		t.Error("the killed connection's transaction still writes")
 	}
 	tx.Rollback()

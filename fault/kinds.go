@@ -72,6 +72,7 @@ func Kinds() []Kind {
 		{Name: "clock-skew", Family: "a skewed client clock", Target: TargetClient, Effect: history.EffectStall, Remedy: fencing},
 		{Name: "crash", Family: "a client crash", Target: TargetClient, Effect: history.EffectStall, Remedy: fencing},
 		{Name: "slow-work", Family: "slow work", Target: TargetClient, Effect: history.EffectWork, Remedy: "a watchdog that renews the lease, and " + fencing},
+		{Name: "busy-pool", Target: TargetClient, Effect: history.EffectStage},
 		{Name: "prefer-replica", Target: TargetNode, Effect: history.EffectStage},
 	}
 }

@@ -161,7 +161,7 @@ func (c *Client) openSQL(cfg *mysql.Config) *sql.DB {
 	if err != nil {
 		return openDB(cfg.FormatDSN()) // cannot happen: ParseDSN checked cfg
 	}
-	db := sql.OpenDB(sqlConnector{Connector: c.trackConnections(connector), c: c})
+	db := sql.OpenDB(sqlConnector{Connector: c.trackConnections(connector, cluster.MySQL), c: c})
 	db.SetMaxOpenConns(2)
 	return db
 }

@@ -145,6 +145,8 @@ func (fp Failpoint) About() fault.About {
 		kind = "crash"
 	case ActionDrop:
 		kind = "drop-reply"
+	case ActionHold:
+		kind = "busy-pool"
 	case ActionSleep:
 		kind = "slow-work"
 		if isCommandPoint(fp.Name) {

@@ -50,7 +50,7 @@ func (c *Client) openPG(cfg *pgx.ConnConfig, timeout time.Duration) *sql.DB {
 		}
 		return pausable{Conn: &timedConn{Conn: conn, timeout: timeout}, c: c}, nil
 	}
-	db := stdlib.OpenDB(*cfg)
+	db := sql.OpenDB(sqlConnector{Connector: c.trackConnections(stdlib.GetConnector(*cfg), cluster.Pgx), c: c})
 	db.SetMaxOpenConns(2)
 	return db
 }

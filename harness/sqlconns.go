@@ -7,6 +7,8 @@ import (
 	"net"
 	"strconv"
 	"sync"
+
+	"github.com/locklab/locklab/cluster"
 )
 
 // sqlConns are the connections a client opened to the lock table's server:
@@ -39,7 +41,7 @@ func (s *sqlConns) closeSockets() {
 	s.sockets = nil
 }
 
-// SQLConnections are the server-side ids (CONNECTION_ID()) of every
+// SQLConnections are the server-side ids (CONNECTION_ID(), pg_backend_pid()) of every
 // connection the client's SQL pool opened, in order; some may have closed
 // since. Nil but on the SQL topology.
 func (c *Client) SQLConnections() []int64 {
@@ -51,14 +53,15 @@ func (c *Client) SQLConnections() []int64 {
 // trackConnections wraps the connector of the client's SQL pool so that
 // each new connection asks the server its id once and the client records
 // it.
-func (c *Client) trackConnections(connector driver.Connector) driver.Connector {
-	return idConnector{Connector: connector, conns: &c.sqlConns}
+func (c *Client) trackConnections(connector driver.Connector, d cluster.Dialect) driver.Connector {
+	return idConnector{Connector: connector, conns: &c.sqlConns, query: d.ConnectionID()}
 }
 
 // idConnector records the server-side id of each connection it opens.
 type idConnector struct {
 	driver.Connector
 	conns *sqlConns
+	query string // asks the server the connection's id
 }
 
 func (t idConnector) Connect(ctx context.Context) (driver.Conn, error) {
@@ -66,7 +69,7 @@ func (t idConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	id, err := connectionID(ctx, conn)
+	id, err := connectionID(ctx, conn, t.query)
 	if err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("read the connection's id: %w", err)
@@ -77,13 +80,13 @@ func (t idConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	return conn, nil
 }
 
-// connectionID asks the server for the id of conn.
-func connectionID(ctx context.Context, conn driver.Conn) (int64, error) {
+// connectionID asks the server for the id of conn with query.
+func connectionID(ctx context.Context, conn driver.Conn, query string) (int64, error) {
 	q, ok := conn.(driver.QueryerContext)
 	if !ok {
 		return 0, fmt.Errorf("driver connection %T cannot query", conn)
 	}
-	rows, err := q.QueryContext(ctx, "SELECT CONNECTION_ID()", nil)
+	rows, err := q.QueryContext(ctx, query, nil)
 	if err != nil {
 		return 0, err
 	}
@@ -95,6 +98,8 @@ func connectionID(ctx context.Context, conn driver.Conn) (int64, error) {
 	switch id := v[0].(type) {
 	case int64:
 		return id, nil
+	case int32:
+		return int64(id), nil
 	case []byte:
 		return strconv.ParseInt(string(id), 10, 64)
 	}

@@ -29,6 +29,12 @@ type Lock struct {
 	// Pitfall is the catalogue entry whose broken lock this is; "" for a
 	// fix or a library.
 	Pitfall string
+	// Reference names the correct lock of this one's kind that it is
+	// measured against, where the topology's (reference.For) is of
+	// another kind: a lock held by a connection's session is measured
+	// against one that is too, since a dropped connection costs every
+	// such lock its hold, and a row lock none. "" means the topology's.
+	Reference string
 }
 
 // Kinds of lock, as `check list` groups them.
@@ -84,13 +90,13 @@ func All() []Lock {
 			About: "A row with a unique name (MariaDB or PostgreSQL): INSERT to acquire, DELETE to release, no expiry (seed 001 §1)."},
 		{Name: "row-cleanup", Pitfall: "row-cleanup", Topologies: sqlServer, New: reference.NewUniqueRowLockLeased,
 			About: "The unique row with an expiry; each acquire first deletes an expired row (the seed's cleanup job)."},
-		{Name: "for-update", Pitfall: "for-update", Topologies: sqlServer, New: reference.NewForUpdateLock,
+		{Name: "for-update", Pitfall: "for-update", Topologies: sqlServer, Reference: "for-update", New: reference.NewForUpdateLock,
 			About: "SELECT … FOR UPDATE on the key's row, the transaction left open on a pinned connection until COMMIT (seed 001 §2)."},
-		{Name: "get-lock-pool", Pitfall: "get-lock-pool", Topologies: sqlServer, New: reference.NewGetLockPool,
+		{Name: "get-lock-pool", Pitfall: "get-lock-pool", Topologies: sqlServer, Reference: "get-lock", New: reference.NewGetLockPool,
 			About: "MariaDB's GET_LOCK and RELEASE_LOCK, each on whatever connection the client's pool hands out."},
-		{Name: "get-lock", Pitfall: "get-lock", Topologies: sqlServer, New: reference.NewGetLock,
+		{Name: "get-lock", Pitfall: "get-lock", Topologies: sqlServer, Reference: "get-lock", New: reference.NewGetLock,
 			About: "MariaDB's GET_LOCK on a connection pinned from acquire to release."},
-		{Name: "advisory-pool", Pitfall: "advisory-pool", Topologies: postgres, New: pitfalls.NewAdvisoryPool,
+		{Name: "advisory-pool", Pitfall: "advisory-pool", Topologies: postgres, Reference: "advisory-pinned", New: pitfalls.NewAdvisoryPool,
 			About: "A PostgreSQL advisory lock (pg_try_advisory_lock) taken and released on the client's pool, each on whichever connection it hands out."},
 
 		{Name: "token", Topologies: oneMaster, New: pitfalls.NewTokenLock,
@@ -111,11 +117,11 @@ func All() []Lock {
 			About: "The unique row with an expiry and the cleanup, no watchdog; the row's AUTO_INCREMENT id fences the resource."},
 		{Name: "unique-row", Topologies: sqlServer, New: reference.NewUniqueRowLock,
 			About: "The unique row with an expiry and a watchdog that extends it every TTL/3 with an owner-checked UPDATE."},
-		{Name: "for-update-tx", Topologies: sqlServer, New: reference.NewForUpdateLockTx,
+		{Name: "for-update-tx", Topologies: sqlServer, Reference: "for-update-tx", New: reference.NewForUpdateLockTx,
 			About: "SELECT … FOR UPDATE whose lease carries its transaction: a MariaDB inventory is written in it and committed with the release."},
-		{Name: "get-lock-tx", Topologies: sqlServer, New: reference.NewGetLockTx,
+		{Name: "get-lock-tx", Topologies: sqlServer, Reference: "get-lock-tx", New: reference.NewGetLockTx,
 			About: "GET_LOCK on a pinned connection whose lease carries a transaction on it, committed before RELEASE_LOCK."},
-		{Name: "advisory-pinned", Topologies: postgres, New: pitfalls.NewAdvisoryPinned,
+		{Name: "advisory-pinned", Topologies: postgres, Reference: "advisory-pinned", New: pitfalls.NewAdvisoryPinned,
 			About: "A PostgreSQL advisory lock held on one connection pinned from the pool (DB.Conn) from acquire to release."},
 	}
 	for _, lib := range libraries.All() {
@@ -166,6 +172,17 @@ func Reference(t cluster.Topology, nested bool) Lock {
 		panic(err) // reference.For names locks that are in All
 	}
 	return l
+}
+
+// ReferenceOn is the lock l is measured against on topology t: the lock
+// its Reference names, else the topology's (Reference).
+func (l Lock) ReferenceOn(t cluster.Topology) Lock {
+	if l.Reference != "" {
+		if ref, err := Lookup(l.Reference); err == nil && ref.Supports(t) {
+			return ref
+		}
+	}
+	return Reference(t, l.Nested)
 }
 
 // Supports reports whether l can run on topology t.

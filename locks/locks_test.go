@@ -75,3 +75,18 @@ func TestReference(t *testing.T) {
 		}
 	}
 }
+
+// TestReferencesRun: a lock's own reference is a lock of the registry
+// that runs on every topology of the lock.
+func TestReferencesRun(t *testing.T) {
+	for _, l := range All() {
+		if l.Reference == "" {
+			continue
+		}
+		for _, topo := range l.Topologies {
+			if got := l.ReferenceOn(topo); got.Name != l.Reference {
+				t.Errorf("%s on %s is measured against %s, want %s", l.Name, topo, got.Name, l.Reference)
+			}
+		}
+	}
+}

@@ -37,7 +37,9 @@ func TestExploreFindsDatabaseLocks(t *testing.T) {
 		}
 		t.Run(l.Name, func(t *testing.T) {
 			t.Parallel()
+			ref := l.ReferenceOn(l.Topologies[0])
 			rep, err := explore.Run(context.Background(), explore.Config{Lock: l.Name, New: l.New, Topology: l.Topologies[0],
+				Reference: ref.New, SelfReference: ref.Name == l.Name,
 				Nested: l.Nested, Time: 2 * time.Minute, Seed: 3, Parallel: 2, StopAtFirst: true, Dir: t.TempDir()})
 			if err != nil {
 				t.Fatal(err)

@@ -109,7 +109,12 @@ func Lock(ctx context.Context, name string, newLocker harness.NewLocker, topolog
 					return reports.SkippedLockRun(name, s.Name, seed, dir, why)
 				},
 			}
-			if locks.Reference(s.Topology, s.Workload.Nested).Name == name {
+			ref := locks.Reference(s.Topology, s.Workload.Nested)
+			if l, err := locks.Lookup(name); err == nil {
+				ref = l.ReferenceOn(s.Topology)
+			}
+			j.reference = ref.New
+			if ref.Name == name {
 				// The lock is its own reference: a run of it that stays ok
 				// only raced differently, and proves nothing.
 				j.referenceRuns = -1
@@ -157,8 +162,10 @@ type job struct {
 	newLocker     harness.NewLocker
 	lock          string // the lock's name in the history
 	referenceRuns int    // runner.Options.ReferenceRuns
-	run           func(res *runner.Result) reports.Run
-	skipped       func(seed int64, dir, why string) reports.Run
+	// reference is runner.Options.Reference: nil, the topology's.
+	reference harness.NewLocker
+	run       func(res *runner.Result) reports.Run
+	skipped   func(seed int64, dir, why string) reports.Run
 }
 
 // runAll makes the runs of todo, opts.Parallel at a time, with a progress
@@ -291,7 +298,7 @@ func runOne(ctx context.Context, j job, opts Options) (reports.Run, error) {
 	}
 	res, err := runner.Run(ctx, j.scenario, j.newLocker, runner.Options{
 		Seed: opts.Seed, Dir: dir, Lock: j.lock, Duration: opts.Duration,
-		Backend: opts.Backend, ReferenceRuns: j.referenceRuns,
+		Backend: opts.Backend, ReferenceRuns: j.referenceRuns, Reference: j.reference,
 	})
 	var r reports.Run
 	if why, missing := missingComponent(err); missing {

@@ -17,7 +17,6 @@ import (
 	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/explore"
-	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/suite"
 )
 
@@ -235,7 +234,7 @@ func exploreConfig(f exploreFlags, given map[string]bool) (explore.Config, error
 		return explore.Config{}, err
 	}
 	t := ts[0] // the lock's first topology, unless -topology says
-	ref := locks.Reference(t, l.Nested)
+	ref := l.ReferenceOn(t)
 	cfg := explore.Config{Lock: l.Name, New: l.New, Reference: ref.New, SelfReference: ref.Name == l.Name, Topology: t,
 		Nested: l.Nested, Runs: *f.runs, Time: *f.time, Seed: *f.seed, StopAtFirst: *f.stopAtFirst, StopAfter: *f.stopAfter, Dir: *f.out, Parallel: *f.parallel}
 	if *f.faults != "" {
