@@ -232,10 +232,12 @@ func (p *Postgres) command(name string, cred *syscall.Credential, args ...string
 }
 
 // initdb makes the cluster's data directory. -A trust: no password, as
-// for the other servers; --no-sync: the data lives for one run.
+// for the other servers; --no-sync: the data lives for one run; WAL
+// segments of 1 MB rather than 16: initdb writes the first one out in
+// full, which took a fifth of its time here.
 func (p *Postgres) initdb(ctx context.Context, initdb string, cred *syscall.Credential) error {
 	cmd, logFile, err := p.command(initdb, cred, "-D", p.dataDir(), "-A", "trust", "-U", postgresUser,
-		"--no-sync", "--no-instructions", "-E", "UTF8", "--locale=C")
+		"--no-sync", "--no-instructions", "-E", "UTF8", "--locale=C", "--wal-segsize=1")
 	if err != nil {
 		return err
 	}
