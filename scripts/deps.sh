@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs what locklab needs to run, when it is missing: redis-server, and MariaDB
-# for the transaction pitfall (unlock-before-commit). As root with apt-get it also
+# Installs what locklab needs to run, when it is missing: redis-server, MariaDB
+# for the transaction pitfall (unlock-before-commit), and etcd for the etcd topology. As root with apt-get it also
 # installs what some tests use, which skip without it: Chromium (the report's
 # browser test), php-cli with php-redis and python3-redis (the program locks), and
 # faketime (their real clock skew).
@@ -25,16 +25,32 @@ have_mariadb() {
 	PATH="$search:$sbin" command -v mariadbd >/dev/null 2>&1 || PATH="$search:$sbin" command -v mysqld >/dev/null 2>&1
 }
 
+# have_etcd looks where the harness (EtcdPath) looks: $ETCD when set, else PATH.
+have_etcd() {
+	command -v "${ETCD:-etcd}" >/dev/null 2>&1
+}
+
 # missing prints the packages to install, separated by spaces; no arrays, which
 # macOS's bash 3 mishandles under set -u when they are empty.
 missing() {
 	have_redis || printf ' redis-server'
 	have_mariadb || printf ' mariadb-server'
+	have_etcd || printf ' etcd-server'
 }
 
 if ! command -v go >/dev/null 2>&1; then
 	echo "deps: Go is not installed: see https://go.dev/doc/install (Go 1.26 or newer)" >&2
-	exit 1
+	case $todo in *etcd-server*)
+	cat >&2 <<'MSG'
+deps: etcd is not installed. Install it, then run make again:
+  Debian/Ubuntu:  sudo apt-get install -y etcd-server
+  Fedora:         sudo dnf install -y etcd
+  macOS:          brew install etcd
+or point ETCD at an etcd binary.
+MSG
+	;;
+esac
+exit 1
 fi
 
 # optional prints the packages that only some tests need, when missing.
@@ -71,6 +87,7 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 	if command -v service >/dev/null 2>&1; then
 		case $todo in *redis-server*) service redis-server stop >/dev/null 2>&1 || true ;; esac
 		case $todo in *mariadb-server*) service mariadb stop >/dev/null 2>&1 || true ;; esac
+		case $todo in *etcd-server*) service etcd stop >/dev/null 2>&1 || true ;; esac
 	fi
 	todo=$(missing)
 	if [ -z "$todo" ]; then
@@ -95,6 +112,16 @@ deps: MariaDB (mariadb-install-db and mariadbd) is not installed. Install it, th
   Fedora:         sudo dnf install -y mariadb-server
   macOS:          brew install mariadb
 or point MARIADB_BIN_DIR at the directory that holds mariadb-install-db and mariadbd.
+MSG
+	;;
+esac
+case $todo in *etcd-server*)
+	cat >&2 <<'MSG'
+deps: etcd is not installed. Install it, then run make again:
+  Debian/Ubuntu:  sudo apt-get install -y etcd-server
+  Fedora:         sudo dnf install -y etcd
+  macOS:          brew install etcd
+or point ETCD at an etcd binary.
 MSG
 	;;
 esac

@@ -311,7 +311,7 @@ func missingComponent(err error) (why string, missing bool) {
 	if err == nil {
 		return "", false
 	}
-	for _, sentinel := range []error{local.ErrNoRedisServer, local.ErrNoMariaDB} {
+	for _, sentinel := range []error{local.ErrNoRedisServer, local.ErrNoMariaDB, local.ErrNoEtcd} {
 		if !errors.Is(err, sentinel) {
 			continue
 		}
