@@ -14,6 +14,7 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/history"
 	"github.com/redis/go-redis/v9"
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // ErrCrashed is returned by everything a client does after it crashed.
@@ -37,6 +38,10 @@ type Client struct {
 	sql       *sql.DB // the lock table's server on the SQL topology, through the client's link
 	history   *history.Recorder
 	points    *Failpoints
+
+	// etcd is the client of the etcd members, through the client's links
+	// (etcd.go).
+	etcd *clientv3.Client
 
 	ctx    context.Context // ends when the client crashes or the run ends
 	cancel context.CancelFunc
@@ -73,6 +78,7 @@ type clientConfig struct {
 	inventory string        // the inventory node, direct: no fault touches it
 	mariaDSN  string        // the inventory in MariaDB, when it lives there
 	lockDB    *mysql.Config // the lock table's server, through this client's link; nil but on the SQL topology
+	etcd      []string      // the etcd members, through this client's links; nil but on the etcd topology
 	// failover builds the Sentinel client of a replicated topology in place
 	// of a plain one to master.
 	failover func(*redis.Options) *redis.Client
@@ -124,6 +130,9 @@ func newClient(ctx context.Context, cfg clientConfig) *Client {
 	}
 	if cfg.lockDB != nil {
 		c.sql = c.openSQL(cfg.lockDB)
+	}
+	if len(cfg.etcd) > 0 {
+		c.etcd = c.openEtcd(cfg.etcd, cfg.timeout)
 	}
 	return c
 }
@@ -491,6 +500,9 @@ func (c *Client) closeConns() {
 	}
 	if c.sql != nil {
 		c.sql.Close()
+	}
+	if c.etcd != nil {
+		c.etcd.Close()
 	}
 	for _, n := range c.nodes {
 		n.Close()

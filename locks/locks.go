@@ -55,6 +55,7 @@ var (
 	replicated = []cluster.Topology{cluster.Replicated}
 	redlock    = []cluster.Topology{cluster.Redlock}
 	sqlServer  = []cluster.Topology{cluster.SQL}
+	etcd       = []cluster.Topology{cluster.EtcdTopology}
 )
 
 // All lists every lock: the broken ones in ladder order, then the fixes,
@@ -83,6 +84,8 @@ func All() []Lock {
 			About: "A MariaDB row with a unique name: INSERT to acquire, DELETE to release, no expiry (seed 001 §1)."},
 		{Name: "row-cleanup", Pitfall: "row-cleanup", Topologies: sqlServer, New: reference.NewUniqueRowLockLeased,
 			About: "The unique row with an expiry; each acquire first deletes an expired row (the seed's cleanup job)."},
+		{Name: "etcd-mutex", Pitfall: "etcd-pause", Topologies: etcd, New: reference.NewEtcdMutex,
+			About: "etcd's concurrency.Mutex: a key under the lock's prefix attached to a session's lease, the oldest key holds the lock."},
 
 		{Name: "token", Topologies: oneMaster, New: pitfalls.NewTokenLock,
 			About: "SET key token NX PX ttl, released by a Lua compare-and-delete; no renewal."},
@@ -102,6 +105,8 @@ func All() []Lock {
 			About: "The unique row with an expiry and the cleanup, no watchdog; the row's AUTO_INCREMENT id fences the resource."},
 		{Name: "unique-row", Topologies: sqlServer, New: reference.NewUniqueRowLock,
 			About: "The unique row with an expiry and a watchdog that extends it every TTL/3 with an owner-checked UPDATE."},
+		{Name: "etcd-mutex-guarded", Topologies: etcd, New: reference.NewEtcdMutexGuarded,
+			About: "etcd's concurrency.Mutex whose holder writes the stock (an etcd key) in a transaction guarded by its lock key."},
 	}
 	for _, lib := range libraries.All() {
 		all = append(all, Lock{Name: lib.Name, About: lib.About, Topologies: lib.Topologies, New: lib.New})

@@ -106,6 +106,7 @@ func All() []runner.Scenario {
 	all = append(all, commit()...)
 	all = append(all, failover()...)
 	all = append(all, redlock()...)
+	all = append(all, etcd()...)
 	all = append(all, onSQL(all, "contention", "crash-holder", "slow-work", "pause-holder")...)
 	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
 	return all
