@@ -70,7 +70,7 @@ func TestScheduleDeterministic(t *testing.T) {
 // TestScheduleKinds checks that every kind a topology supports is drawn,
 // and none it does not.
 func TestScheduleKinds(t *testing.T) {
-	for _, topology := range []cluster.Topology{cluster.Single, cluster.Replicated, cluster.Redlock} {
+	for _, topology := range []cluster.Topology{cluster.Single, cluster.Replicated, cluster.Redlock, cluster.EtcdTopology} {
 		t.Run(string(topology), func(t *testing.T) {
 			drawn := map[string]bool{}
 			for seed := int64(1); seed <= 500; seed++ {
@@ -79,7 +79,8 @@ func TestScheduleKinds(t *testing.T) {
 				}
 			}
 			for _, k := range Kinds() {
-				want := k.Topologies == nil || slices.Contains(k.Topologies, topology)
+				want := (k.Topologies == nil || slices.Contains(k.Topologies, topology)) &&
+					(k.Services == nil || slices.Contains(k.Services, topology.Service()))
 				if drawn[k.Name] != want {
 					t.Errorf("kind %s drawn: %v, want %v", k.Name, drawn[k.Name], want)
 				}
