@@ -133,5 +133,6 @@ func (c *Cluster) etcdLockState(ctx context.Context, key string) (time.Duration,
 	if ttl.TTL < 0 {
 		return -2, nil // the lease expired: the key goes with it
 	}
+	// In whole seconds, rounded down: a key in its last second reads 0.
 	return time.Duration(ttl.TTL) * time.Second, nil
 }
