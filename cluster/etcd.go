@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -30,6 +31,11 @@ const EtcdKeyPrefix = "/locklab/"
 // lock service itself, so that a write can be guarded by the lock key in
 // one transaction.
 const EtcdStockKey = "/locklab-inventory/stock"
+
+// ErrNoEtcd means a run on the etcd topology could not start etcd: no
+// binary (local.EtcdPath), or a backend without etcd. A suite skips such a
+// run, as one that lacks redis-server.
+var ErrNoEtcd = errors.New("etcd not found")
 
 // EtcdSet is a running etcd cluster, however its backend runs it.
 type EtcdSet interface {
@@ -61,7 +67,7 @@ type EtcdStarter interface {
 func (c *Cluster) startEtcd(ctx context.Context, run RunSession) error {
 	starter, ok := run.(EtcdStarter)
 	if !ok {
-		return fmt.Errorf("cluster: etcd is not available on the %s backend yet: use -backend local", run.Name())
+		return fmt.Errorf("%w: etcd is not available on the %s backend yet: use -backend local", ErrNoEtcd, run.Name())
 	}
 	set, err := starter.StartEtcd(ctx, c.dir.Path(), EtcdMembers)
 	if err != nil {

@@ -25,8 +25,9 @@ import (
 )
 
 // ErrNoEtcd means no etcd binary was found. EtcdPath wraps it, so callers
-// can tell a missing dependency from a failed run.
-var ErrNoEtcd = errors.New("etcd not found")
+// can tell a missing dependency from a failed run; it is cluster.ErrNoEtcd,
+// which a backend without etcd wraps too.
+var ErrNoEtcd = cluster.ErrNoEtcd
 
 const (
 	etcdLogName = "etcd.log"
