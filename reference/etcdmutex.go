@@ -44,7 +44,8 @@ func (l *EtcdMutex) ttlSeconds() int {
 }
 
 // Acquire grants a lease, keeps it alive in a session and locks the mutex,
-// waiting at most the client's timeout for the holder to let go. When it
+// waiting at most the client's timeout for the holder to let go, then
+// renews the lease once. When it
 // does not get the lock it revokes the lease, which removes the key it
 // queued with; only when that revoke fails too is the outcome unknown.
 func (l *EtcdMutex) Acquire(ctx context.Context, key string) (harness.Lease, error) {
@@ -67,9 +68,18 @@ func (l *EtcdMutex) Acquire(ctx context.Context, key string) (harness.Lease, err
 	}
 	mutex := concurrency.NewMutex(session, cluster.EtcdKeyPrefix+key)
 	lctx, cancel := context.WithTimeout(ctx, l.c.Timeout())
-	err = mutex.Lock(lctx)
+	err = lockWithin(lctx, mutex)
 	cancel()
 	if err == nil {
+		// Renew the lease as the lock is taken: its keep-alive last renewed
+		// it up to a third of a TTL ago, or granted it before a wait for
+		// the holder, and a holder is owed a whole TTL from when it knows it
+		// holds the lock, as Redis's SET PX gives it (the classifier counts
+		// a lease from there). A failed renewal leaves the lease as the
+		// keep-alive last renewed it.
+		kctx, cancel := context.WithTimeout(ctx, l.c.Timeout())
+		_, _ = cli.KeepAliveOnce(kctx, grant.ID)
+		cancel()
 		lease := &etcdLease{session: session, mutex: mutex, timeout: l.c.Timeout()}
 		if l.guarded {
 			return guardedLease{lease}, nil
@@ -82,6 +92,24 @@ func (l *EtcdMutex) Acquire(ctx context.Context, key string) (harness.Lease, err
 		return nil, fmt.Errorf("lock: %w; revoke the lease: %w", err, cerr)
 	}
 	return nil, fmt.Errorf("%w: %w", harness.ErrNotAcquired, err)
+}
+
+// lockWithin locks mutex, or gives up when ctx ends. Lock alone does not
+// return then: after a wait that ctx ended, it deletes its queued key with
+// the client's context, which has no deadline, and a delete proposed while
+// the cluster changes leader is lost and answered only at the server's
+// request timeout (5 s plus two election timeouts). The caller revokes the
+// lease instead, which removes the key all the same; the abandoned Lock
+// ends by itself, deleting nothing but its own key.
+func lockWithin(ctx context.Context, mutex *concurrency.Mutex) error {
+	done := make(chan error, 1)
+	go func() { done <- mutex.Lock(ctx) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // closeSession stops the session's keep-alives and revokes its lease
