@@ -48,9 +48,11 @@ func (c *Client) openEtcd(endpoints []string, timeout time.Duration) *clientv3.C
 		Context: c.ctx,
 	})
 	if err != nil {
-		// clientv3.New fails only on a bad configuration, and with no
-		// DialTimeout blocking (grpc dials lazily), never on a server.
-		panic("harness: etcd client: " + err.Error())
+		// clientv3.New fails only on a bad configuration (grpc dials
+		// lazily, so never on a server): the run did not happen as
+		// written, and the lock finds no client.
+		c.spoilf("client %d: etcd client: %v", c.id, err)
+		return nil
 	}
 	return cli
 }
