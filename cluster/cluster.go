@@ -50,7 +50,7 @@ const (
 var topologies = map[Topology]struct {
 	service Service
 	masters int
-}{Single: {Redis, 1}, Replicated: {Redis, 0}, Redlock: {Redis, 5}, SQL: {MariaDB, 0}, Postgres: {PostgreSQL, 0}}
+}{Single: {Redis, 1}, Replicated: {Redis, 0}, Redlock: {Redis, 5}, SQL: {MariaDB, 0}, Postgres: {PostgreSQL, 0}, EtcdTopology: {Etcd, 0}}
 
 // Service is the lock service t deploys; "" counts as Single.
 func (t Topology) Service() Service {
@@ -82,6 +82,7 @@ type Cluster struct {
 	// nodes are masters, the first one the master at the start.
 	replicated *ReplicaSet
 	session    RunSession // the backend's run, which started the servers
+	etcd       EtcdSet    // the etcd topology's members (etcd.go)
 }
 
 // Config says what a cluster starts.
@@ -150,6 +151,11 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	}
 	if c.network, err = network.Start(ctx); err != nil {
 		return nil, err
+	}
+	if spec.service == Etcd {
+		if err := c.startEtcd(ctx, run); err != nil {
+			return nil, err
+		}
 	}
 	if topo == Replicated {
 		if c.replicated, err = StartReplicaSet(ctx, run, dir.Path(), c.network); err != nil {
@@ -234,6 +240,9 @@ func (c *Cluster) Close() error {
 	}
 	if c.replicated != nil {
 		errs = append(errs, c.replicated.Close())
+	}
+	if c.etcd != nil {
+		errs = append(errs, c.etcd.Stop()) // stops its members, c.masters
 	}
 	for _, n := range append(c.masters, c.inventory) {
 		if n != nil {

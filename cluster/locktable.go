@@ -153,6 +153,9 @@ func (c *Cluster) LockState(ctx context.Context, key string) (time.Duration, err
 		// An expired row not yet deleted is no lock.
 		return max(time.Duration(micros.Int64)*time.Microsecond, 0), nil
 	}
+	if c.etcd != nil {
+		return c.etcdLockState(ctx, key)
+	}
 	master, err := c.Master(ctx)
 	if err != nil {
 		return 0, err

@@ -209,10 +209,18 @@ func (s Space) Schedule(t cluster.Topology, nested bool, seed int64) Plan {
 	if t == cluster.Redlock {
 		d.ttl, d.duration = redlockTTL, redlockRunFor
 	}
+	if t.Service() == cluster.Etcd {
+		d.ttl, d.duration = etcdTTL, etcdRunFor
+	}
 	p := Plan{Seed: seed, Topology: t, Workload: runner.Workload{
 		Clients: clients, TTL: d.ttl, Duration: d.duration, Nested: nested, Timeout: timeout,
 		Work: time.Duration(3+d.rng.IntN(8)) * 10 * time.Millisecond, // 30–100 ms
 	}}
+	if t.Service() == cluster.Etcd {
+		// As the catalogue's etcd scenarios: the stock an etcd key, which
+		// a lease can guard.
+		p.Workload.Resource = runner.EtcdResource
+	}
 	// Alone half the time, with one or two others the rest.
 	n := 1
 	switch x := d.rng.Float64(); {
@@ -564,7 +572,8 @@ func (d *drawer) crashAcquire() Fault {
 func (d *drawer) crash() Fault {
 	c, skip := harness.AnyClient, d.anySkip()
 	name := harness.FailpointCriticalSection
-	if d.rng.IntN(2) == 0 {
+	// etcd's commands go through no command hook: none would fire there.
+	if d.rng.IntN(2) == 0 && d.topology.Service() != cluster.Etcd {
 		name = d.commandPoint(harness.PhaseSection, harness.PhaseRelease, harness.PhaseBackground)
 	}
 	return Fault{What: fmt.Sprintf("%s crashes at %s (%s)", who(c), name, hits(c, skip, 1)),

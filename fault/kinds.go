@@ -72,6 +72,7 @@ func Kinds() []Kind {
 		{Name: "clock-skew", Family: "a skewed client clock", Target: TargetClient, Effect: history.EffectStall, Remedy: fencing},
 		{Name: "crash", Family: "a client crash", Target: TargetClient, Effect: history.EffectStall, Remedy: fencing},
 		{Name: "slow-work", Family: "slow work", Target: TargetClient, Effect: history.EffectWork, Remedy: "a watchdog that renews the lease, and " + fencing},
+		{Name: "kill-leader", Family: "a restart of a lock node", Target: TargetNode, Effect: history.EffectStall, Remedy: "Raft: a majority keeps every committed write", Uses: []cluster.Operation{cluster.NodeKill}},
 		{Name: "busy-pool", Target: TargetClient, Effect: history.EffectStage},
 		{Name: "prefer-replica", Target: TargetNode, Effect: history.EffectStage},
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/history"
 	"github.com/redis/go-redis/v9"
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // ErrCrashed is returned by everything a client does after it crashed.
@@ -39,6 +40,10 @@ type Client struct {
 	sqlConns  sqlConns
 	history   *history.Recorder
 	points    *Failpoints
+
+	// etcd is the client of the etcd members, through the client's links
+	// (etcd.go).
+	etcd *clientv3.Client
 
 	ctx    context.Context // ends when the client crashes or the run ends
 	cancel context.CancelFunc
@@ -68,15 +73,15 @@ type Client struct {
 type clientConfig struct {
 	id        int
 	ttl       time.Duration
-	key       string        // the workload's lock key; "" means "lock"
-	master    string        // address of the lock node, through this client's link
-	nodes     []string      // every lock master, through this client's links
-	sentinels []string      // the Sentinels of a replicated topology
-	inventory string        // the inventory node, direct: no fault touches it
-	mariaDSN  string        // the inventory in MariaDB, when it lives there
-	lockDB    *mysql.Config // the lock table's server, through this client's link; nil but on the SQL topology
-
-	lockPG *pgx.ConnConfig // the same on the postgres topology (see openPG)
+	key       string          // the workload's lock key; "" means "lock"
+	master    string          // address of the lock node, through this client's link
+	nodes     []string        // every lock master, through this client's links
+	sentinels []string        // the Sentinels of a replicated topology
+	inventory string          // the inventory node, direct: no fault touches it
+	mariaDSN  string          // the inventory in MariaDB, when it lives there
+	lockDB    *mysql.Config   // the lock table's server, through this client's link; nil but on the SQL topology
+	lockPG    *pgx.ConnConfig // the same on the postgres topology (see openPG)
+	etcd      []string        // the etcd members, through this client's links; nil but on the etcd topology
 	// failover builds the Sentinel client of a replicated topology in place
 	// of a plain one to master.
 	failover func(*redis.Options) *redis.Client
@@ -132,6 +137,9 @@ func newClient(ctx context.Context, cfg clientConfig) *Client {
 	if cfg.lockPG != nil {
 		c.sql = c.openPG(cfg.lockPG, cfg.timeout)
 		c.endpoints = Endpoints{Postgres: pgURL(cfg.lockPG)}
+	}
+	if len(cfg.etcd) > 0 {
+		c.etcd = c.openEtcd(cfg.etcd, cfg.timeout)
 	}
 	return c
 }
@@ -504,6 +512,9 @@ func (c *Client) closeConns() {
 	if c.sql != nil {
 		c.sql.Close()
 		c.sqlConns.closeSockets()
+	}
+	if c.etcd != nil {
+		c.etcd.Close()
 	}
 	for _, n := range c.nodes {
 		n.Close()

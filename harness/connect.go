@@ -43,6 +43,9 @@ func Connect(ctx context.Context, cl *cluster.Cluster, opts ClientOptions) (*Cli
 		for _, n := range cl.LockNodes() {
 			cfg.nodes = append(cfg.nodes, n.Addr())
 		}
+		if cl.EtcdCluster() != nil {
+			cfg.etcd, cfg.nodes = cfg.nodes, nil // etcd members, not Redis nodes
+		}
 		if len(cfg.nodes) > 0 {
 			cfg.master = cfg.nodes[0]
 		}
@@ -110,6 +113,11 @@ func connect(ctx context.Context, cl *cluster.Cluster, cfg clientConfig) (*Clien
 		}
 		links = append(links, l)
 		sqlCfg.Addr, cfg.lockDB = l.Addr(), sqlCfg
+	}
+	if cl.EtcdCluster() != nil {
+		// The links go to etcd members, which the client dials with an
+		// etcd client rather than Redis ones.
+		cfg.etcd, cfg.nodes, cfg.direct = cfg.nodes, nil, nil
 	}
 	if len(cfg.nodes) > 0 {
 		cfg.master = cfg.nodes[0]

@@ -62,6 +62,7 @@ var (
 	redlock    = []cluster.Topology{cluster.Redlock}
 	sqlServer  = []cluster.Topology{cluster.SQL, cluster.Postgres}
 	postgres   = []cluster.Topology{cluster.Postgres}
+	etcd       = []cluster.Topology{cluster.EtcdTopology}
 )
 
 // All lists every lock: the broken ones in ladder order, then the fixes,
@@ -98,6 +99,8 @@ func All() []Lock {
 			About: "MariaDB's GET_LOCK on a connection pinned from acquire to release."},
 		{Name: "advisory-pool", Pitfall: "advisory-pool", Topologies: postgres, Reference: "advisory-pinned", New: pitfalls.NewAdvisoryPool,
 			About: "A PostgreSQL advisory lock (pg_try_advisory_lock) taken and released on the client's pool, each on whichever connection it hands out."},
+		{Name: "etcd-mutex", Pitfall: "etcd-pause", Topologies: etcd, New: reference.NewEtcdMutex,
+			About: "etcd's concurrency.Mutex: a key under the lock's prefix attached to a session's lease, the oldest key holds the lock."},
 
 		{Name: "token", Topologies: oneMaster, New: pitfalls.NewTokenLock,
 			About: "SET key token NX PX ttl, released by a Lua compare-and-delete; no renewal."},
@@ -123,6 +126,8 @@ func All() []Lock {
 			About: "GET_LOCK on a pinned connection whose lease carries a transaction on it, committed before RELEASE_LOCK."},
 		{Name: "advisory-pinned", Topologies: postgres, Reference: "advisory-pinned", New: pitfalls.NewAdvisoryPinned,
 			About: "A PostgreSQL advisory lock held on one connection pinned from the pool (DB.Conn) from acquire to release."},
+		{Name: "etcd-mutex-guarded", Topologies: etcd, New: reference.NewEtcdMutexGuarded,
+			About: "etcd's concurrency.Mutex whose holder writes the stock (an etcd key) in a transaction guarded by its lock key."},
 	}
 	for _, lib := range libraries.All() {
 		all = append(all, Lock{Name: lib.Name, About: lib.About, Topologies: lib.Topologies, New: lib.New})

@@ -35,6 +35,7 @@ const (
 	InProcess Family = "in-process" // a lock inside each process: nothing shared
 	Redis     Family = "Redis"      // a key on one or more Redis servers
 	Database  Family = "database"   // a row, a row lock or a session lock of an SQL server
+	Consensus Family = "consensus"  // a key of a Raft-replicated service (etcd): catalogue_etcd.go
 )
 
 // Pitfall is one catalogue entry.
@@ -118,7 +119,7 @@ func fixedBy(l harness.NewLocker) []Case { return []Case{{Locker: l}} }
 
 // Catalogue lists every pitfall in ladder order.
 func Catalogue() []Pitfall {
-	return []Pitfall{
+	return append([]Pitfall{
 		{
 			ID: "0", Family: InProcess, Name: "in-process", Title: "A mutex inside each process",
 			Article:  "003 (its first stage)",
@@ -383,7 +384,7 @@ func Catalogue() []Pitfall {
 			// so the unlock lands on the right session.
 			Controls: []Case{{Scenario: "contention-postgres"}},
 		},
-	}
+	}, consensus()...)
 }
 
 // fencedGets is what a fenced lock gets under a pause: the lock overlaps,

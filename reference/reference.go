@@ -8,8 +8,9 @@ import (
 // For is the correct lock another lock is measured against on
 // topology t, and its name in `check list`: the watchdog token lock on one
 // master, Redlock on five, the unique-row lock with a watchdog on MariaDB
-// and PostgreSQL, and the reentrant lock where critical sections nest on
-// one master (there is no reentrant Redlock). A failure it shows too is inherent to the fault,
+// and PostgreSQL, etcd's concurrency.Mutex on etcd, and the reentrant lock
+// where critical sections nest on one master (there is no reentrant
+// Redlock). A failure it shows too is inherent to the fault,
 // not the lock's own. Run uses it when Options.Reference is nil.
 func For(t cluster.Topology, nested bool) (name string, newLocker harness.NewLocker) {
 	switch {
@@ -17,6 +18,8 @@ func For(t cluster.Topology, nested bool) (name string, newLocker harness.NewLoc
 		return "redlock", NewRedlock
 	case t.Service() == cluster.MariaDB || t.Service() == cluster.PostgreSQL:
 		return "unique-row", NewUniqueRowLock
+	case t.Service() == cluster.Etcd:
+		return "etcd-mutex", NewEtcdMutex
 	case nested:
 		return "reentrant", NewReentrantLock
 	}

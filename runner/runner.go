@@ -428,6 +428,9 @@ func (r *run) setupInventory(ctx context.Context) error {
 	if db := r.cluster.MariaDB(); db != nil {
 		return db.SetupInventory(ctx, r.w.Stock)
 	}
+	if r.w.Resource == EtcdResource {
+		return r.setupEtcdStock(ctx)
+	}
 	return r.cluster.Inventory().Admin().Set(ctx, stockKey, r.w.Stock, 0).Err()
 }
 
@@ -435,6 +438,9 @@ func (r *run) setupInventory(ctx context.Context) error {
 func (r *run) stock(ctx context.Context) (int64, error) {
 	if db := r.cluster.MariaDB(); db != nil {
 		return db.Stock(ctx)
+	}
+	if r.w.Resource == EtcdResource {
+		return r.etcdStockLeft(ctx)
 	}
 	return r.cluster.Inventory().Admin().Get(ctx, stockKey).Int64()
 }

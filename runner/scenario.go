@@ -56,6 +56,10 @@ type Resource string
 const (
 	RedisResource   Resource = "redis"   // a key on its own Redis node
 	MariaDBResource Resource = "mariadb" // an InnoDB row, changed in REPEATABLE READ transactions
+	// EtcdResource is a key of the etcd topology's cluster, written in a
+	// transaction guarded by the lock when the lease offers one
+	// (workload_etcd.go).
+	EtcdResource Resource = "etcd"
 )
 
 // withDefaults fills the zero fields.
@@ -107,7 +111,7 @@ func (s Scenario) Validate() error {
 	case w.Stock < 0:
 		return fmt.Errorf("scenario %s: negative stock", s.Name)
 	}
-	if w.Resource != "" && w.Resource != RedisResource && w.Resource != MariaDBResource {
+	if w.Resource != "" && w.Resource != RedisResource && w.Resource != MariaDBResource && w.Resource != EtcdResource {
 		return fmt.Errorf("scenario %s: unknown resource %q", s.Name, w.Resource)
 	}
 	if !cluster.Known(s.Topology) {

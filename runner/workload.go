@@ -52,6 +52,9 @@ func (w *worker) run(ctx context.Context) {
 			if !w.sectionTx(ctx, lease) {
 				w.release(ctx, lease, false)
 			}
+		} else if w.w.Resource == EtcdResource {
+			w.sectionEtcd(ctx, lease)
+			w.release(ctx, lease, false)
 		} else {
 			w.section(ctx, lease)
 			w.release(ctx, lease, false)

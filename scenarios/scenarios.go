@@ -111,6 +111,7 @@ func All() []runner.Scenario {
 	all = append(all, onSQL(all, cluster.Postgres, sqlNames...)...)
 	all = append(all, sqlOnly()...)
 	all = append(all, busyPool(cluster.SQL), busyPool(cluster.Postgres))
+	all = append(all, etcd()...)
 	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
 	return all
 }

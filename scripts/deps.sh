@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what locklab needs to run, when it is missing: redis-server, MariaDB
-# for the transaction pitfall (unlock-before-commit) and the mariadb topology, and
-# PostgreSQL for the postgres topology. As root with apt-get it also
+# for the transaction pitfall (unlock-before-commit) and the mariadb topology,
+# PostgreSQL for the postgres topology, and etcd for the etcd topology. As root
+# with apt-get it also
 # installs what some tests use, which skip without it: Chromium (the report's
 # browser test), php-cli with php-redis and python3-redis (the program locks), and
 # faketime (their real clock skew).
@@ -44,27 +45,23 @@ have_postgres() {
 	return 1
 }
 
+# have_etcd looks where the harness (EtcdPath) looks: $ETCD when set, else PATH.
+have_etcd() {
+	command -v "${ETCD:-etcd}" >/dev/null 2>&1
+}
+
 # missing prints the packages to install, separated by spaces; no arrays, which
 # macOS's bash 3 mishandles under set -u when they are empty.
 missing() {
 	have_redis || printf ' redis-server'
 	have_mariadb || printf ' mariadb-server'
 	have_postgres || printf ' postgresql'
+	have_etcd || printf ' etcd-server'
 }
 
 if ! command -v go >/dev/null 2>&1; then
 	echo "deps: Go is not installed: see https://go.dev/doc/install (Go 1.26 or newer)" >&2
-	case $todo in *postgresql*)
-	cat >&2 <<'MSG'
-deps: PostgreSQL (initdb and postgres) is not installed. Install it, then run make again:
-  Debian/Ubuntu:  sudo apt-get install -y postgresql
-  Fedora:         sudo dnf install -y postgresql-server
-  macOS:          brew install postgresql
-or point POSTGRES_BIN_DIR at the directory that holds initdb and postgres.
-MSG
-	;;
-esac
-exit 1
+	exit 1
 fi
 
 # optional prints the packages that only some tests need, when missing.
@@ -102,6 +99,7 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 		case $todo in *redis-server*) service redis-server stop >/dev/null 2>&1 || true ;; esac
 		case $todo in *mariadb-server*) service mariadb stop >/dev/null 2>&1 || true ;; esac
 		case $todo in *postgresql*) service postgresql stop >/dev/null 2>&1 || true ;; esac
+		case $todo in *etcd-server*) service etcd stop >/dev/null 2>&1 || true ;; esac
 	fi
 	todo=$(missing)
 	if [ -z "$todo" ]; then
@@ -136,6 +134,16 @@ deps: PostgreSQL (initdb and postgres) is not installed. Install it, then run ma
   Fedora:         sudo dnf install -y postgresql-server
   macOS:          brew install postgresql
 or point POSTGRES_BIN_DIR at the directory that holds initdb and postgres.
+MSG
+	;;
+esac
+case $todo in *etcd-server*)
+	cat >&2 <<'MSG'
+deps: etcd is not installed. Install it, then run make again:
+  Debian/Ubuntu:  sudo apt-get install -y etcd-server
+  Fedora:         sudo dnf install -y etcd
+  macOS:          brew install etcd
+or point ETCD at an etcd binary.
 MSG
 	;;
 esac

@@ -318,7 +318,7 @@ func missingComponent(err error) (why string, missing bool) {
 	if err == nil {
 		return "", false
 	}
-	for _, sentinel := range []error{local.ErrNoRedisServer, local.ErrNoMariaDB, cluster.ErrNoPostgres} {
+	for _, sentinel := range []error{local.ErrNoRedisServer, local.ErrNoMariaDB, cluster.ErrNoPostgres, local.ErrNoEtcd} {
 		if !errors.Is(err, sentinel) {
 			continue
 		}

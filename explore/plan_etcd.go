@@ -1,0 +1,57 @@
+package explore
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/fault"
+	"github.com/locklab/locklab/harness"
+)
+
+// Workload shape of the etcd topology: etcd's leases count in whole
+// seconds (one is the shortest its Raft timing grants), so leases and runs
+// are longer than on Redis.
+const (
+	etcdTTL    = time.Second
+	etcdRunFor = 4 * time.Second
+)
+
+// onlyEtcd are the kinds drawn on the etcd topology alone.
+var onlyEtcd = []cluster.Service{cluster.Etcd}
+
+// etcdKinds are the faults drawn on etcd's members: Redis's node faults
+// name one node by its place, while etcd's matter by their role.
+var etcdKinds = []kind{
+	{Kind: Kind{Name: "kill-leader", About: "the etcd leader is killed while a client holds the lock and restarted with its data, at once or after a lease; the holder works on a little", Services: onlyEtcd},
+		weight: 2, draw: (*drawer).killLeader},
+	{Kind: Kind{Name: "pause-member", About: "an etcd member is paused (SIGSTOP) at a drawn time, inside or past a lease", Services: onlyEtcd},
+		weight: 1, draw: (*drawer).pauseMember},
+}
+
+// killLeader is kill-leader-etcd's story: while a client holds the lock,
+// the leader is killed, restarted at once or after a lease; the holder
+// works on briefly meanwhile, then writes and releases.
+func (d *drawer) killLeader() Fault {
+	c, skip := harness.AnyClient, d.anySkip()
+	restart := time.Duration(0)
+	if d.rng.IntN(2) == 0 {
+		restart = d.ttl + 500*time.Millisecond
+	}
+	work := d.between(100*time.Millisecond, d.ttl/2)
+	f := fault.KillLeader{}
+	return Fault{What: fmt.Sprintf("while %s holds the lock (%s): %s, after %s; the holder works %s more", who(c), hits(c, skip, 1), f, restart, work),
+		Failpoints: []harness.Failpoint{
+			d.failpoint(harness.FailpointCriticalSection, c, skip, 1, harness.Inject(f, restart)),
+			d.failpoint(harness.FailpointCriticalSection, c, skip, 1, harness.Sleep(work)),
+		}}
+}
+
+// pauseMember pauses one of the three etcd members, the leader or not.
+func (d *drawer) pauseMember() Fault {
+	return d.scheduled(fault.PauseNode{Node: d.rng.IntN(cluster.EtcdMembers)}, d.shortOrLong())
+}
+
+// init adds the etcd kinds to allKinds, after every other: they are drawn
+// on etcd alone, so the draws of the other topologies stay as they were.
+func init() { allKinds = append(allKinds, etcdKinds...) }

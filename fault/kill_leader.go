@@ -1,0 +1,41 @@
+package fault
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/locklab/locklab/network"
+)
+
+// KillLeader kills the etcd member that leads the cluster at that moment
+// (as a majority of the members say) with SIGKILL; the heal restarts it
+// with its data on the same ports, and it rejoins as a follower. Raft has
+// committed every acknowledged write on a majority, so the remaining
+// members elect a leader that has them all: unlike a Redis failover
+// (pitfall 10), no lock key is lost.
+type KillLeader struct{}
+
+func (KillLeader) String() string {
+	return "kill the etcd leader (SIGKILL), restart it with its data on the same ports"
+}
+
+// About: a stall while the cluster elects a new leader; nothing is lost.
+func (KillLeader) About() About { return about("kill-leader", -1) }
+
+// Inject finds the leader and kills it.
+func (f KillLeader) Inject(ctx context.Context, env *Env) (network.Heal, error) {
+	n, _, err := env.Cluster.EtcdLeader(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f, err)
+	}
+	if err := n.Kill(); err != nil {
+		return nil, err
+	}
+	// The heal may run after ctx ended; the restart gets its own bound.
+	return once(func() error {
+		rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return n.Restart(rctx, true)
+	}), nil
+}
