@@ -439,7 +439,7 @@ var allKinds = []kind{
 		weight: 1, draw: (*drawer).blackHole},
 	{Kind: Kind{Name: "drop-connection", About: "a client's connections to the lock nodes are closed right after an acquire or just before a command of any phase; new ones succeed at once"},
 		weight: 1, draw: (*drawer).dropConnection},
-	{Kind: Kind{Name: "kill-connection", About: "the server kills a client's connections right after an acquire or in its critical section (KILL CONNECTION); new ones succeed", Services: onlySQL},
+	{Kind: Kind{Name: "kill-connection", About: "the server kills a client's connections right after an acquire, or in its critical section, which then works until another client is in its own (KILL CONNECTION); new ones succeed", Services: onlySQL},
 		weight: 2, draw: (*drawer).killConnection},
 	{Kind: Kind{Name: "pause-node", About: "a lock node is paused (SIGSTOP) at a drawn time, shorter than Sentinel's down-after", Services: onlyRedis},
 		weight: 1, draw: (*drawer).pauseNode},
@@ -713,8 +713,16 @@ func (d *drawer) killConnection() Fault {
 	name := pick(d, harness.FailpointAcquired, harness.FailpointCriticalSection)
 	f := fault.KillConnection{Client: c}
 	// A kill is over at once, as a drop is.
-	return Fault{What: fmt.Sprintf("%s, at %s (%s)", f, name, hits(c, skip, 1)),
-		Failpoints: []harness.Failpoint{d.failpoint(name, c, skip, 1, harness.Inject(f, time.Millisecond))}}
+	fps := []harness.Failpoint{d.failpoint(name, c, skip, 1, harness.Inject(f, time.Millisecond))}
+	what := fmt.Sprintf("%s, at %s (%s)", f, name, hits(c, skip, 1))
+	if name == harness.FailpointCriticalSection {
+		// The holder then works on until another client is in its
+		// section, so that a lock lost with the connection shows in a
+		// short section too (kill-connection-sql).
+		fps = append(fps, d.failpoint(name, c, skip, 1, harness.SleepUntil(harness.FailpointCriticalSection, 300*time.Millisecond)))
+		what += ", then it works until another client is in its critical section (at most 300 ms)"
+	}
+	return Fault{What: what, Failpoints: fps}
 }
 
 // scheduled is a fault injected at a drawn time for a drawn while.

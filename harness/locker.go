@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 )
 
@@ -25,6 +26,19 @@ type Lease interface {
 	Release(ctx context.Context) error
 	// Token is the fencing token of this lease; 0 when the lock has none.
 	Token() uint64
+}
+
+// TxLease is a Lease held by an open transaction on the lock's own
+// connection, as SELECT … FOR UPDATE holds a row lock: the lock lives as
+// long as the transaction, and Release commits it. When the inventory is
+// in MariaDB on the lock's server, the runner's critical section reads
+// and writes the stock in Tx, so the protected write commits with the
+// lock or not at all: a holder whose connection the server closed (a
+// kill, a timeout) has its stale write refused with the lock it lost.
+type TxLease interface {
+	Lease
+	// Tx is the transaction that holds the lock, open until Release.
+	Tx() *sql.Tx
 }
 
 // Warmer is a Locker that takes time to start, such as a lock program whose

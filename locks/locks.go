@@ -83,6 +83,8 @@ func All() []Lock {
 			About: "A MariaDB row with a unique name: INSERT to acquire, DELETE to release, no expiry (seed 001 §1)."},
 		{Name: "row-cleanup", Pitfall: "row-cleanup", Topologies: sqlServer, New: reference.NewUniqueRowLockLeased,
 			About: "The unique row with an expiry; each acquire first deletes an expired row (the seed's cleanup job)."},
+		{Name: "for-update", Pitfall: "for-update", Topologies: sqlServer, New: reference.NewForUpdateLock,
+			About: "SELECT … FOR UPDATE on the key's row, the transaction left open on a pinned connection until COMMIT (seed 001 §2)."},
 
 		{Name: "token", Topologies: oneMaster, New: pitfalls.NewTokenLock,
 			About: "SET key token NX PX ttl, released by a Lua compare-and-delete; no renewal."},
@@ -102,6 +104,8 @@ func All() []Lock {
 			About: "The unique row with an expiry and the cleanup, no watchdog; the row's AUTO_INCREMENT id fences the resource."},
 		{Name: "unique-row", Topologies: sqlServer, New: reference.NewUniqueRowLock,
 			About: "The unique row with an expiry and a watchdog that extends it every TTL/3 with an owner-checked UPDATE."},
+		{Name: "for-update-tx", Topologies: sqlServer, New: reference.NewForUpdateLockTx,
+			About: "SELECT … FOR UPDATE whose lease carries its transaction: a MariaDB inventory is written in it and committed with the release."},
 	}
 	for _, lib := range libraries.All() {
 		all = append(all, Lock{Name: lib.Name, About: lib.About, Topologies: lib.Topologies, New: lib.New})

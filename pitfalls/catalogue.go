@@ -307,6 +307,23 @@ func Catalogue() []Pitfall {
 				{Scenario: "pause-holder-sql", Locker: reference.NewUniqueRowLockFenced, Expected: fencedGets, Kind: check.Inherent},
 			},
 		},
+		{
+			ID: "d3", Name: "for-update", Title: "SELECT … FOR UPDATE: the row lock dies with its connection",
+			Article: "001 §2",
+			Wrong: "The lock is the row lock of SELECT … FOR UPDATE, held by a transaction left open on one connection; COMMIT releases it. " +
+				"A crash or a pause is safe (the server rolls back a lost connection; waiters wait), but when the server closes the holder's " +
+				"connection while it works (a KILL, a wait_timeout), the lock is gone and the holder, writing on another connection, does not know.",
+			Fix: "Make the protected write in the lock's own transaction, committed with the release: the server rolled it back with the lock, " +
+				"so the stale write fails (the lock checker still sees the overlap; the resource stays right). No lock bound to a connection outlives it.",
+			Scenario: "kill-connection-sql",
+			Catches:  map[string]check.Verdict{check.CheckLock: check.Illegal, check.CheckResource: check.Illegal},
+			Kind:     check.Inherent,
+			Broken:   reference.NewForUpdateLock,
+			Fixes:    []Case{{Locker: reference.NewForUpdateLockTx, Expected: fencedGets, Kind: check.Inherent}},
+			// The server frees the row lock of a crashed holder, and
+			// keeps it for a paused one: both pass.
+			Controls: []Case{{Scenario: "crash-holder-sql"}, {Scenario: "pause-holder-sql"}},
+		},
 	}
 }
 

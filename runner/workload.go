@@ -109,10 +109,11 @@ func (w *worker) retryDelay() time.Duration {
 	return time.Duration(d/2 + w.rng.Int64N(d+1))
 }
 
-// release gives the lease back and records what the client saw.
-func (w *worker) release(ctx context.Context, lease harness.Lease, nested bool) {
+// release gives the lease back and records what the client saw, which it
+// returns: nil, or Release's error.
+func (w *worker) release(ctx context.Context, lease harness.Lease, nested bool) error {
 	if w.c.Crashed() {
-		return
+		return harness.ErrCrashed
 	}
 	call := w.h.Now()
 	rctx, leave := w.c.Enter(ctx, harness.PhaseRelease)
@@ -131,6 +132,7 @@ func (w *worker) release(ctx context.Context, lease harness.Lease, nested bool) 
 		op.Outcome, op.Return = models.Unknown, history.NeverReturned
 	}
 	w.h.Add(op)
+	return err
 }
 
 // section is the critical section: read the stock, work, maybe take the lock

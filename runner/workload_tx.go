@@ -15,6 +15,9 @@ import (
 // stock it read minus one. It releases the lock before COMMIT when the
 // workload says so, and reports whether it did.
 func (w *worker) sectionTx(ctx context.Context, lease harness.Lease) (released bool) {
+	if tl, ok := lease.(harness.TxLease); ok {
+		return w.sectionLeaseTx(ctx, tl)
+	}
 	op := history.Op{Client: w.c.ID(), Kind: history.KindSection, Call: w.h.Now(), Token: lease.Token(), Result: models.NoWrite}
 	tx, err := w.c.DB().BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead})
 	if err != nil {
@@ -62,4 +65,57 @@ func (w *worker) sectionTx(ctx context.Context, lease harness.Lease) (released b
 		op.Result, op.Error = models.WriteUnknown, err.Error()
 	}
 	return released
+}
+
+// sectionLeaseTx is the critical section in the lock's own transaction
+// (harness.TxLease): it reads and writes the stock in it, and the release
+// commits the write with the lock. When the lock's connection is gone, so
+// is the write: the server rolled both back, and the UPDATE or the COMMIT
+// fails. The workload's ReleaseBeforeCommit has no meaning here, since the
+// release is the COMMIT. It reports whether it released the lease, which it
+// does once it read the stock.
+func (w *worker) sectionLeaseTx(ctx context.Context, lease harness.TxLease) (released bool) {
+	op := history.Op{Client: w.c.ID(), Kind: history.KindSection, Call: w.h.Now(), Token: lease.Token(), Result: models.NoWrite}
+	tx := lease.Tx()
+	if err := tx.QueryRowContext(ctx, "SELECT stock FROM locklab.inventory WHERE id = 1").Scan(&op.Observed); err != nil {
+		return false // nothing was read: no section
+	}
+	defer func() {
+		op.Return = w.h.Now()
+		w.h.Add(op)
+	}()
+	if err := w.c.Failpoint(ctx, harness.FailpointCriticalSection); err != nil {
+		op.Error = err.Error()
+		return false
+	}
+	if err := w.c.Sleep(ctx, w.w.Work); err != nil {
+		op.Error = err.Error()
+		return false
+	}
+	updated := false
+	if op.Observed > 0 {
+		op.Written = op.Observed - 1
+		// An UPDATE that fails is never committed: a failed statement is
+		// rolled back, and a connection that failed can commit nothing.
+		if _, err := tx.ExecContext(ctx, "UPDATE locklab.inventory SET stock = ? WHERE id = 1", op.Written); err != nil {
+			op.Error = "update: " + err.Error()
+		} else {
+			updated = true
+		}
+	}
+	if err := w.c.Failpoint(ctx, harness.FailpointBeforeCommit); err != nil {
+		op.Error = err.Error()
+		return false
+	}
+	err := w.release(ctx, lease, false)
+	switch {
+	case !updated:
+	case err == nil:
+		op.Result = models.Wrote
+	case errors.Is(err, harness.ErrCrashed):
+		op.Error = err.Error()
+	default:
+		op.Result, op.Error = models.WriteUnknown, err.Error()
+	}
+	return true
 }

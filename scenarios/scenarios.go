@@ -107,6 +107,7 @@ func All() []runner.Scenario {
 	all = append(all, failover()...)
 	all = append(all, redlock()...)
 	all = append(all, onSQL(all, "contention", "crash-holder", "slow-work", "pause-holder")...)
+	all = append(all, sqlOnly()...)
 	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
 	return all
 }
@@ -127,6 +128,25 @@ func onSQL(all []runner.Scenario, names ...string) []runner.Scenario {
 		}
 	}
 	return out
+}
+
+// sqlOnly builds the scenarios of faults that only a SQL service has: the
+// server kills a client's connections.
+func sqlOnly() []runner.Scenario {
+	return []runner.Scenario{{
+		Name: "kill-connection-sql",
+		Description: "On one MariaDB server, with the inventory a row of the same server changed in REPEATABLE READ transactions: " +
+			"in client 0's second critical section, after it read the stock, the server kills client 0's connections to it " +
+			"(KILL CONNECTION, as an administrator or a wait_timeout does); client 0 works on until another client has read " +
+			"the stock (at most 300 ms), then writes. Critical sections take 10 ms.",
+		Topology: cluster.SQL,
+		Workload: runner.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond, Resource: runner.MariaDBResource},
+		Failpoints: []harness.Failpoint{
+			// A kill is over at once, as a drop is.
+			{Name: harness.FailpointCriticalSection, Client: 0, Skip: 1, Action: harness.Inject(fault.KillConnection{Client: 0}, time.Millisecond), Crux: true},
+			{Name: harness.FailpointCriticalSection, Client: 0, Skip: 1, Action: harness.SleepUntil(harness.FailpointCriticalSection, 300*time.Millisecond)},
+		},
+	}}
 }
 
 // pauseInRelease strikes client 0's releases 2 to n+1 with a, alternately
