@@ -85,6 +85,10 @@ func All() []Lock {
 			About: "The unique row with an expiry; each acquire first deletes an expired row (the seed's cleanup job)."},
 		{Name: "for-update", Pitfall: "for-update", Topologies: sqlServer, New: reference.NewForUpdateLock,
 			About: "SELECT … FOR UPDATE on the key's row, the transaction left open on a pinned connection until COMMIT (seed 001 §2)."},
+		{Name: "get-lock-pool", Pitfall: "get-lock-pool", Topologies: sqlServer, New: reference.NewGetLockPool,
+			About: "MariaDB's GET_LOCK and RELEASE_LOCK, each on whatever connection the client's pool hands out."},
+		{Name: "get-lock", Pitfall: "get-lock", Topologies: sqlServer, New: reference.NewGetLock,
+			About: "MariaDB's GET_LOCK on a connection pinned from acquire to release."},
 
 		{Name: "token", Topologies: oneMaster, New: pitfalls.NewTokenLock,
 			About: "SET key token NX PX ttl, released by a Lua compare-and-delete; no renewal."},
@@ -106,6 +110,8 @@ func All() []Lock {
 			About: "The unique row with an expiry and a watchdog that extends it every TTL/3 with an owner-checked UPDATE."},
 		{Name: "for-update-tx", Topologies: sqlServer, New: reference.NewForUpdateLockTx,
 			About: "SELECT … FOR UPDATE whose lease carries its transaction: a MariaDB inventory is written in it and committed with the release."},
+		{Name: "get-lock-tx", Topologies: sqlServer, New: reference.NewGetLockTx,
+			About: "GET_LOCK on a pinned connection whose lease carries a transaction on it, committed before RELEASE_LOCK."},
 	}
 	for _, lib := range libraries.All() {
 		all = append(all, Lock{Name: lib.Name, About: lib.About, Topologies: lib.Topologies, New: lib.New})

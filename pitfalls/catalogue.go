@@ -324,6 +324,37 @@ func Catalogue() []Pitfall {
 			// keeps it for a paused one: both pass.
 			Controls: []Case{{Scenario: "crash-holder-sql"}, {Scenario: "pause-holder-sql"}},
 		},
+		{
+			ID: "d4", Name: "get-lock-pool", Title: "GET_LOCK on a pool: the release runs on another connection",
+			Article: "001 §2 (a lock bound to a connection); MariaDB's GET_LOCK",
+			Wrong: "GET_LOCK belongs to the connection that took it, but the lock runs GET_LOCK and RELEASE_LOCK each on whatever connection " +
+				"the pool hands out. When another request of the client holds the acquire's connection, the release runs on another one: " +
+				"RELEASE_LOCK returns 0, and the lock stays with a connection idle in the pool, which only its own client can take again.",
+			Fix:      "Pin one connection (database/sql's Conn) from GET_LOCK to RELEASE_LOCK.",
+			Scenario: "busy-pool-sql",
+			Catches:  map[string]check.Verdict{check.CheckLiveness: check.Stuck},
+			Kind:     check.Own,
+			Broken:   reference.NewGetLockPool,
+			Fixes:    []Case{{Locker: reference.NewGetLock}},
+			// Without another request holding a connection, the pool
+			// hands the release the acquire's connection, the one it got
+			// back last: the pool lock passes.
+			Controls: []Case{{Scenario: "contention-sql"}},
+		},
+		{
+			ID: "d5", Name: "get-lock", Title: "GET_LOCK dies with its connection",
+			Article: "001 §2 (a lock bound to a connection); MariaDB's GET_LOCK",
+			Wrong: "GET_LOCK on a pinned connection is freed when that connection ends: when the server kills it while the holder works, " +
+				"another client gets the lock, and the holder, writing the stock on its own connection, does not know.",
+			Fix: "Make the protected write in a transaction on the lock's pinned connection, committed before RELEASE_LOCK: " +
+				"it dies with the lock (the lock checker still sees the overlap; the resource stays right).",
+			Scenario: "kill-connection-sql",
+			Catches:  map[string]check.Verdict{check.CheckLock: check.Illegal, check.CheckResource: check.Illegal},
+			Kind:     check.Inherent,
+			Broken:   reference.NewGetLock,
+			Fixes:    []Case{{Locker: reference.NewGetLockTx, Expected: fencedGets, Kind: check.Inherent}},
+			Controls: []Case{{Scenario: "crash-holder-sql"}, {Scenario: "pause-holder-sql"}},
+		},
 	}
 }
 

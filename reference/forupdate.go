@@ -19,7 +19,9 @@ import (
 // connection pinned for the hold; COMMIT releases it. A waiter waits in
 // the server, up to innodb_lock_wait_timeout (the client's timeout,
 // rounded up to whole seconds, which is how MariaDB counts it) or until
-// its context ends. The server rolls the transaction back when the
+// its context ends (the driver's read timeout is the client's timeout too:
+// a wait that reaches it ends as an unknown outcome, which the worker
+// retries like a refusal). The server rolls the transaction back when the
 // connection ends, so a crashed holder frees the lock at once, and a
 // paused one keeps it: nothing expires. But a holder whose connection the
 // server closes while it works (a KILL, a wait_timeout, a proxy's idle

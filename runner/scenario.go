@@ -48,6 +48,13 @@ type Workload struct {
 	// Nested makes each critical section take the same lock again inside, as
 	// code that calls another locked function does.
 	Nested bool
+	// BusyPool has another request of each client keep one connection of
+	// its pool on the lock's server (Client.SQL) from the start of each
+	// critical section until the lock is released, as a service's other
+	// requests share its pool: the pool's most recently used connection,
+	// the one the acquire just gave back. Only meaningful on the SQL
+	// topology.
+	BusyPool bool
 }
 
 // Resource names where the inventory lives.

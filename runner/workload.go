@@ -48,6 +48,7 @@ func (w *worker) run(ctx context.Context) {
 		if w.c.Failpoint(ctx, harness.FailpointAcquired) != nil {
 			return
 		}
+		done := w.busyPool(ctx)
 		if w.w.Resource == MariaDBResource {
 			if !w.sectionTx(ctx, lease) {
 				w.release(ctx, lease, false)
@@ -56,11 +57,27 @@ func (w *worker) run(ctx context.Context) {
 			w.section(ctx, lease)
 			w.release(ctx, lease, false)
 		}
+		done()
 		w.inCycle.Store(false)
 		// Think time: a real process does other work between requests,
 		// which also gives waiting clients their turn.
 		w.c.Sleep(ctx, w.retryDelay())
 	}
+}
+
+// busyPool takes one connection of the client's SQL pool for another
+// request of the client when the workload says so, and returns what gives
+// it back. database/sql hands out the connection given back last, which is
+// the one the acquire used.
+func (w *worker) busyPool(ctx context.Context) (done func()) {
+	if !w.w.BusyPool || w.c.SQL() == nil {
+		return func() {}
+	}
+	conn, err := w.c.SQL().Conn(ctx)
+	if err != nil {
+		return func() {} // the client crashed or the run ends
+	}
+	return func() { conn.Close() }
 }
 
 // acquire retries a refused or unknown acquire after a random delay until it

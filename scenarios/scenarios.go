@@ -130,10 +130,18 @@ func onSQL(all []runner.Scenario, names ...string) []runner.Scenario {
 	return out
 }
 
-// sqlOnly builds the scenarios of faults that only a SQL service has: the
-// server kills a client's connections.
+// sqlOnly builds the scenarios only a SQL service has: a pool shared with
+// the client's other requests, and the server killing a client's
+// connections.
 func sqlOnly() []runner.Scenario {
 	return []runner.Scenario{{
+		Name: "busy-pool-sql",
+		Description: "On one MariaDB server, contention's workload (four clients, short critical sections, no fault), " +
+			"while in each client another request keeps one connection of its pool (two connections) from the start of " +
+			"each critical section until the lock is released: the connection the acquire just gave back.",
+		Topology: cluster.SQL,
+		Workload: runner.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond, BusyPool: true},
+	}, {
 		Name: "kill-connection-sql",
 		Description: "On one MariaDB server, with the inventory a row of the same server changed in REPEATABLE READ transactions: " +
 			"in client 0's second critical section, after it read the stock, the server kills client 0's connections to it " +
