@@ -89,6 +89,8 @@ func All() []Lock {
 			About: "MariaDB's GET_LOCK and RELEASE_LOCK, each on whatever connection the client's pool hands out."},
 		{Name: "get-lock", Pitfall: "get-lock", Topologies: sqlServer, New: reference.NewGetLock,
 			About: "MariaDB's GET_LOCK on a connection pinned from acquire to release."},
+		{Name: "no-version-check", Pitfall: "no-version-check", Topologies: sqlServer, New: reference.NewNoLock,
+			About: "No lock: every acquire succeeds at once, and the section writes the stock it computed unchecked."},
 
 		{Name: "token", Topologies: oneMaster, New: pitfalls.NewTokenLock,
 			About: "SET key token NX PX ttl, released by a Lua compare-and-delete; no renewal."},
@@ -112,6 +114,8 @@ func All() []Lock {
 			About: "SELECT … FOR UPDATE whose lease carries its transaction: a MariaDB inventory is written in it and committed with the release."},
 		{Name: "get-lock-tx", Topologies: sqlServer, New: reference.NewGetLockTx,
 			About: "GET_LOCK on a pinned connection whose lease carries a transaction on it, committed before RELEASE_LOCK."},
+		{Name: "optimistic", Topologies: sqlServer, New: reference.NewOptimistic,
+			About: "Optimistic locking (seed 001 §3): no lock, every acquire succeeds at once; the write is made only if the stock is unchanged since it was read."},
 	}
 	for _, lib := range libraries.All() {
 		all = append(all, Lock{Name: lib.Name, About: lib.About, Topologies: lib.Topologies, New: lib.New})

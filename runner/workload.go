@@ -190,7 +190,12 @@ func (w *worker) section(ctx context.Context, lease harness.Lease) {
 		return
 	}
 	op.Written = observed - 1
-	wrote, err := write(ctx, inv, op.Written, lease.Token())
+	var wrote bool
+	if _, ok := lease.(harness.OptimisticLease); ok {
+		wrote, err = casWrite.Run(ctx, inv, []string{stockKey}, observed, op.Written).Bool()
+	} else {
+		wrote, err = write(ctx, inv, op.Written, lease.Token())
+	}
 	switch {
 	case err == nil && wrote:
 		op.Result = models.Wrote
@@ -221,6 +226,15 @@ if tonumber(ARGV[1]) < newest then
 	return 0
 end
 redis.call("SET", KEYS[2], ARGV[1])
+redis.call("SET", KEYS[1], ARGV[2])
+return 1`)
+
+// casWrite is an optimistic lock's write (harness.OptimisticLease): the
+// new stock only if the stock is still what the section read.
+var casWrite = redis.NewScript(`
+if redis.call("GET", KEYS[1]) ~= ARGV[1] then
+	return 0
+end
 redis.call("SET", KEYS[1], ARGV[2])
 return 1`)
 

@@ -130,11 +130,17 @@ func onSQL(all []runner.Scenario, names ...string) []runner.Scenario {
 	return out
 }
 
-// sqlOnly builds the scenarios only a SQL service has: a pool shared with
-// the client's other requests, and the server killing a client's
-// connections.
+// sqlOnly builds the scenarios only a SQL service has: the inventory in
+// the lock's server, a pool shared with the client's other requests, and
+// the server killing a client's connections.
 func sqlOnly() []runner.Scenario {
 	return []runner.Scenario{{
+		Name: "contention-sql-tx",
+		Description: "On one MariaDB server, with the inventory a row of the same server changed in REPEATABLE READ transactions " +
+			"(SELECT stock, work, UPDATE stock = read − 1, COMMIT): four clients compete with short critical sections and no fault at all.",
+		Topology: cluster.SQL,
+		Workload: runner.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond, Resource: runner.MariaDBResource},
+	}, {
 		Name: "busy-pool-sql",
 		Description: "On one MariaDB server, contention's workload (four clients, short critical sections, no fault), " +
 			"while in each client another request keeps one connection of its pool (two connections) from the start of " +
