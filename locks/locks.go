@@ -130,7 +130,7 @@ func Lookup(name string) (Lock, error) {
 		if err := program.Check(command); err != nil {
 			return Lock{}, err
 		}
-		return Lock{Name: programName(command), Topologies: []cluster.Topology{cluster.Single, cluster.Replicated, cluster.Redlock},
+		return Lock{Name: programName(command), Topologies: []cluster.Topology{cluster.Single, cluster.Replicated, cluster.Redlock, cluster.SQL},
 			New: program.New(command), About: "The lock program `" + command + "`, spoken to over locklab's line protocol."}, nil
 	}
 	for _, l := range All() {
