@@ -106,6 +106,8 @@ func newClient(ctx context.Context, cfg clientConfig) *Client {
 	c := &Client{id: cfg.id, ttl: cfg.ttl, timeout: cfg.timeout, key: cfg.key, history: cfg.history, points: cfg.points, dialled: cfg.dialled}
 	c.ctx, c.cancel = context.WithCancel(ctx)
 	switch {
+	case cfg.lockDB != nil:
+		c.endpoints = Endpoints{MySQL: mysqlURL(cfg.lockDB)}
 	case cfg.failover != nil:
 		c.endpoints = Endpoints{Sentinels: cfg.sentinels, Master: cluster.SentinelMaster}
 	case len(cfg.nodes) > 1:

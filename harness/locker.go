@@ -41,6 +41,20 @@ type TxLease interface {
 	Tx() *sql.Tx
 }
 
+// OptimisticLease is the lease of an optimistic lock, which is no lock at
+// all: its Acquire succeeds at once for everyone, and what protects the
+// resource is the write, made only if the data is still as the critical
+// section read it. The runner's section writes the stock only if it is
+// still what it read: in MariaDB with UPDATE … WHERE stock = (the stock
+// read), in Redis with a compare-and-set script. The stock only goes down,
+// so it serves as the row's version with no ABA; a write that finds it
+// changed writes nothing and counts as rejected.
+type OptimisticLease interface {
+	Lease
+	// Optimistic marks the lease; it does nothing.
+	Optimistic()
+}
+
 // Warmer is a Locker that takes time to start, such as a lock program whose
 // interpreter loads. A run warms every client's lock up at once before the
 // workload and its faults start, and the liveness probe's before its wait,

@@ -2,11 +2,13 @@ package harness
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/locklab/locklab/harness/rediscmd"
 )
 
@@ -91,15 +93,26 @@ func (c *Client) Timeout() time.Duration { return c.timeout }
 
 // Endpoints are the addresses a client dials, each through this client's
 // own network links where it has them; a lock program gets them in its
-// environment. Exactly one of Redis, Sentinels, Nodes and Postgres is set,
-// by topology.
+// environment. Exactly one of Redis, Sentinels, Nodes, MySQL and Postgres
+// is set, by topology.
 type Endpoints struct {
 	Redis     string   // the master of the single topology
 	Sentinels []string // the Sentinels of the replicated topology
 	Master    string   // the name the Sentinels know the master by
 	Nodes     []string // the five masters of the redlock topology
-
+	// MySQL is the lock table's server of the mariadb topology, as a URL
+	// most languages' clients take: mysql://USER[:PASSWORD]@HOST:PORT/locklab.
+	MySQL    string
 	Postgres string // a postgres:// URL of the lock table's server (postgres topology)
+}
+
+// mysqlURL is the URL of the lock table's server as cfg dials it.
+func mysqlURL(cfg *mysql.Config) string {
+	u := url.URL{Scheme: "mysql", Host: cfg.Addr, Path: "/locklab", User: url.User(cfg.User)}
+	if cfg.Passwd != "" {
+		u.User = url.UserPassword(cfg.User, cfg.Passwd)
+	}
+	return u.String()
 }
 
 // Endpoints are the addresses this client dials.

@@ -101,6 +101,8 @@ func All() []Lock {
 			About: "A PostgreSQL advisory lock (pg_try_advisory_lock) taken and released on the client's pool, each on whichever connection it hands out."},
 		{Name: "etcd-mutex", Pitfall: "etcd-pause", Topologies: etcd, New: reference.NewEtcdMutex,
 			About: "etcd's concurrency.Mutex: a key under the lock's prefix attached to a session's lease, the oldest key holds the lock."},
+		{Name: "no-version-check", Pitfall: "no-version-check", Topologies: sqlServer, New: reference.NewNoLock,
+			About: "No lock: every acquire succeeds at once, and the section writes the stock it computed unchecked."},
 
 		{Name: "token", Topologies: oneMaster, New: pitfalls.NewTokenLock,
 			About: "SET key token NX PX ttl, released by a Lua compare-and-delete; no renewal."},
@@ -128,6 +130,8 @@ func All() []Lock {
 			About: "A PostgreSQL advisory lock held on one connection pinned from the pool (DB.Conn) from acquire to release."},
 		{Name: "etcd-mutex-guarded", Topologies: etcd, New: reference.NewEtcdMutexGuarded,
 			About: "etcd's concurrency.Mutex whose holder writes the stock (an etcd key) in a transaction guarded by its lock key."},
+		{Name: "optimistic", Topologies: sqlServer, New: reference.NewOptimistic,
+			About: "Optimistic locking (seed 001 §3): no lock, every acquire succeeds at once; the write is made only if the stock is unchanged since it was read."},
 	}
 	for _, lib := range libraries.All() {
 		all = append(all, Lock{Name: lib.Name, About: lib.About, Topologies: lib.Topologies, New: lib.New})
@@ -142,7 +146,7 @@ func Lookup(name string) (Lock, error) {
 		if err := program.Check(command); err != nil {
 			return Lock{}, err
 		}
-		return Lock{Name: programName(command), Topologies: []cluster.Topology{cluster.Single, cluster.Replicated, cluster.Redlock, cluster.Postgres},
+		return Lock{Name: programName(command), Topologies: []cluster.Topology{cluster.Single, cluster.Replicated, cluster.Redlock, cluster.SQL, cluster.Postgres},
 			New: program.New(command), About: "The lock program `" + command + "`, spoken to over locklab's line protocol."}, nil
 	}
 	for _, l := range All() {

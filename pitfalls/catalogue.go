@@ -76,6 +76,11 @@ type Case struct {
 	Expected map[string]check.Verdict
 	// Kind is the kind of each failing verdict in Expected.
 	Kind check.Kind
+	// ExcludesNothing says the lock lets every client in at once by design
+	// (optimistic locking): its overlapping holds are what it is, not a
+	// bug, and the catalogue's test does not ask its history to be free of
+	// them.
+	ExcludesNothing bool
 	// Unmet says the lock passes by keeping the workload from ever meeting
 	// the scenario's crux (it refuses service instead), as Result.Unmet
 	// then explains; otherwise a run the crux never struck is a mistake.
@@ -368,6 +373,21 @@ func Catalogue() []Pitfall {
 			Broken:   reference.NewGetLock,
 			Fixes:    []Case{{Locker: reference.NewGetLockTx, Expected: fencedGets, Kind: check.Inherent}},
 			Controls: []Case{{Scenario: "crash-holder-sql"}, {Scenario: "pause-holder-sql"}},
+		},
+		{
+			ID: "d6", Family: Database, Name: "no-version-check", Title: "Optimistic locking without its check: no lock at all",
+			Article: "001 §3",
+			Wrong: "The optimistic lock takes nothing: every client enters at once, reads the stock, works and writes. " +
+				"Without the check that the data is still as it was read, two clients that read the same stock both write it minus one: a lost update.",
+			Fix: "Write only if the data is unchanged (UPDATE … WHERE stock = the stock read: the stock only goes down, so it is the row's version) " +
+				"and count a write that matches no row as rejected. The resource stays right; the lock checker still sees every client " +
+				"inside at once, by design (there is no lock), and the rejected sales are the price under contention.",
+			Scenario: "contention-sql-tx",
+			Catches:  map[string]check.Verdict{check.CheckLock: check.Illegal, check.CheckResource: check.Illegal},
+			Kind:     check.Own,
+			Broken:   reference.NewNoLock,
+			Fixes: []Case{{Locker: reference.NewOptimistic, Kind: check.Own, ExcludesNothing: true, Expected: map[string]check.Verdict{
+				check.CheckLock: check.Illegal, check.CheckResource: check.OK, check.CheckLiveness: check.OK}}},
 		},
 		{
 			ID: "p1", Family: Database, Name: "advisory-pool", Title: "A PostgreSQL advisory lock released on another pooled connection",

@@ -63,9 +63,10 @@ func start(c *harness.Client, command string) (*process, error) {
 	}
 	p.dir = dir
 	// On replicated, Sentinel hands the program the nodes' own addresses,
-	// which no relay stands in front of: that program is not relayed.
-	// On postgres it talks no Redis, which is all a relay reads.
-	if e := c.Endpoints(); len(e.Sentinels) == 0 && e.Postgres == "" {
+	// which no relay stands in front of: that program is not relayed. The
+	// relay speaks Redis: a program on an SQL topology dials the client's
+	// link to the server itself.
+	if e := c.Endpoints(); len(e.Sentinels) == 0 && e.MySQL == "" && e.Postgres == "" {
 		upstream := e.Nodes
 		if len(upstream) == 0 {
 			upstream = []string{e.Redis}
@@ -153,6 +154,8 @@ func environment(c *harness.Client, r *relay) []string {
 		EnvClient + "=" + strconv.Itoa(c.ID()),
 	}
 	switch {
+	case e.MySQL != "":
+		env = append(env, EnvMySQL+"="+e.MySQL)
 	case len(e.Sentinels) > 0:
 		env = append(env, EnvSentinels+"="+strings.Join(e.Sentinels, ","), EnvMaster+"="+e.Master)
 	case len(e.Nodes) > 0:

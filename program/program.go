@@ -2,7 +2,8 @@
 // speaks a line protocol on its stdin and stdout. locklab starts one process
 // per client, with that client's own network links in its environment
 // (LOCKLAB_REDIS on single; LOCKLAB_SENTINELS and LOCKLAB_MASTER on
-// replicated; LOCKLAB_NODES on redlock; LOCKLAB_POSTGRES on postgres;
+// replicated; LOCKLAB_NODES on redlock; LOCKLAB_MYSQL on mariadb and
+// LOCKLAB_POSTGRES on postgres, whose lock table is cluster.LockTable;
 // plus LOCKLAB_TTL_MS, LOCKLAB_TIMEOUT_MS and LOCKLAB_CLIENT), and asks:
 //
 //	acquire KEY   →  ok [TOKEN] | refused | error TEXT
@@ -48,6 +49,7 @@ const (
 	EnvSentinels = "LOCKLAB_SENTINELS"  // host:port of each Sentinel, comma-separated (replicated)
 	EnvMaster    = "LOCKLAB_MASTER"     // the master's name at the Sentinels (replicated)
 	EnvNodes     = "LOCKLAB_NODES"      // host:port of each master, comma-separated (redlock)
+	EnvMySQL     = "LOCKLAB_MYSQL"      // mysql://USER[:PASSWORD]@HOST:PORT/locklab, the lock table's server (mariadb)
 	EnvTTL       = "LOCKLAB_TTL_MS"     // the lease the scenario times its faults against
 	EnvTimeout   = "LOCKLAB_TIMEOUT_MS" // give up on a Redis reply after this long: an unknown outcome
 	EnvClient    = "LOCKLAB_CLIENT"     // the client's number, from 0

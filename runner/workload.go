@@ -48,14 +48,15 @@ func (w *worker) run(ctx context.Context) {
 		if w.c.Failpoint(ctx, harness.FailpointAcquired) != nil {
 			return
 		}
-		if w.w.Resource == MariaDBResource {
+		switch w.w.Resource {
+		case MariaDBResource:
 			if !w.sectionTx(ctx, lease) {
 				w.release(ctx, lease, false)
 			}
-		} else if w.w.Resource == EtcdResource {
+		case EtcdResource:
 			w.sectionEtcd(ctx, lease)
 			w.release(ctx, lease, false)
-		} else {
+		default:
 			w.section(ctx, lease)
 			w.release(ctx, lease, false)
 		}
@@ -176,7 +177,12 @@ func (w *worker) section(ctx context.Context, lease harness.Lease) {
 		return
 	}
 	op.Written = observed - 1
-	wrote, err := write(ctx, inv, op.Written, lease.Token())
+	var wrote bool
+	if _, ok := lease.(harness.OptimisticLease); ok {
+		wrote, err = casWrite.Run(ctx, inv, []string{stockKey}, observed, op.Written).Bool()
+	} else {
+		wrote, err = write(ctx, inv, op.Written, lease.Token())
+	}
 	switch {
 	case err == nil && wrote:
 		op.Result = models.Wrote
@@ -207,6 +213,15 @@ if tonumber(ARGV[1]) < newest then
 	return 0
 end
 redis.call("SET", KEYS[2], ARGV[1])
+redis.call("SET", KEYS[1], ARGV[2])
+return 1`)
+
+// casWrite is an optimistic lock's write (harness.OptimisticLease): the
+// new stock only if the stock is still what the section read.
+var casWrite = redis.NewScript(`
+if redis.call("GET", KEYS[1]) ~= ARGV[1] then
+	return 0
+end
 redis.call("SET", KEYS[1], ARGV[2])
 return 1`)
 

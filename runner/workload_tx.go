@@ -39,11 +39,26 @@ func (w *worker) sectionTx(ctx context.Context, lease harness.Lease) (released b
 		op.Error = err.Error()
 		return false
 	}
+	rejected := false
 	if op.Observed > 0 {
 		op.Written = op.Observed - 1
-		if _, err := tx.ExecContext(ctx, "UPDATE locklab.inventory SET stock = ? WHERE id = 1", op.Written); err != nil {
+		update, args := "UPDATE locklab.inventory SET stock = ? WHERE id = 1", []any{op.Written}
+		_, optimistic := lease.(harness.OptimisticLease)
+		if optimistic {
+			// The UPDATE reads the newest committed stock, not the
+			// transaction's snapshot: it matches only if nobody sold since.
+			update, args = update+" AND stock = ?", append(args, op.Observed)
+		}
+		res, err := tx.ExecContext(ctx, update, args...)
+		if err != nil {
 			op.Error = "update: " + err.Error()
 			return false
+		}
+		// Only the optimistic UPDATE can match no row: a plain one that
+		// changes nothing (the stock was already what it writes) still
+		// wrote, and a lost update it hides is the checker's to see.
+		if n, err := res.RowsAffected(); optimistic && err == nil && n == 0 {
+			rejected = true
 		}
 	}
 	if w.w.ReleaseBeforeCommit {
@@ -57,6 +72,8 @@ func (w *worker) sectionTx(ctx context.Context, lease harness.Lease) (released b
 	err = tx.Commit()
 	switch {
 	case op.Observed <= 0:
+	case rejected:
+		op.Result = models.Rejected // nothing was written, whatever the commit did
 	case err == nil:
 		op.Result = models.Wrote
 	case errors.Is(err, sql.ErrTxDone):

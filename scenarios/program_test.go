@@ -31,6 +31,7 @@ var (
 	seed004PHP  = "php " + programPath("seed004/lock.php")
 	redisPy     = "/usr/bin/python3 " + programPath("redispy.py")
 	redisPyRenw = redisPy + " --renew"
+	mariadbRow  = "sh " + programPath("mariadb-row.sh")
 )
 
 // programPath is a file of programs/, from this package's folder.
@@ -53,6 +54,14 @@ func needRedisPy(t testing.TB) {
 	t.Helper()
 	if exec.Command("/usr/bin/python3", "-c", "import redis").Run() != nil {
 		t.Skip("python3-redis is not installed for /usr/bin/python3 (make deps)")
+	}
+}
+
+// needMariaDBClient skips, in one line, when the mariadb client is missing.
+func needMariaDBClient(t testing.TB) {
+	t.Helper()
+	if _, err := exec.LookPath("mariadb"); err != nil {
+		t.Skip("the mariadb client is not installed (make deps: mariadb-server)")
 	}
 }
 
@@ -359,6 +368,9 @@ func TestShippedPrograms(t *testing.T) {
 		// unlock's GET (then DEL).
 		{"crash-after-setnx", seed004PHP, needPHP, "", []string{"client 0: crash at SET (acquire command 1)", "client 0: crash at GETSET (acquire command 3)"}},
 		{"pause-before-del", seed004PHP, needPHP, "", []string{"client 0: client pause at GET (release command 1)"}},
+		// A program on the mariadb topology dials LOCKLAB_MYSQL, the
+		// client's link to the server.
+		{"contention-sql", mariadbRow, needMariaDBClient, check.OK, nil},
 	} {
 		t.Run(tc.scenario+"/"+filepath.Base(strings.Fields(tc.command)[1]), func(t *testing.T) {
 			tc.need(t)

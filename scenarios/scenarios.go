@@ -164,10 +164,16 @@ func onSQL(all []runner.Scenario, t cluster.Topology, names ...string) []runner.
 	return out
 }
 
-// sqlOnly builds the scenarios only MariaDB has so far: the server
-// killing a client's connections.
+// sqlOnly builds the scenarios only MariaDB has so far: the inventory in
+// the lock's server, and the server killing a client's connections.
 func sqlOnly() []runner.Scenario {
 	return []runner.Scenario{{
+		Name: "contention-sql-tx",
+		Description: "On one MariaDB server, with the inventory a row of the same server changed in REPEATABLE READ transactions " +
+			"(SELECT stock, work, UPDATE stock = read − 1, COMMIT): four clients compete with short critical sections and no fault at all.",
+		Topology: cluster.SQL,
+		Workload: runner.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond, Resource: runner.MariaDBResource},
+	}, {
 		Name: "kill-connection-sql",
 		Description: "On one MariaDB server, with the inventory a row of the same server changed in REPEATABLE READ transactions: " +
 			"in client 0's second critical section, after it read the stock, the server kills client 0's connections to it " +
