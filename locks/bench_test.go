@@ -22,6 +22,11 @@ var cycles = []struct {
 	{"token-watchdog", cluster.Single},
 	{"redlock", cluster.Redlock},
 	{"unique-row", cluster.SQL},
+	{"for-update", cluster.SQL},
+	{"get-lock", cluster.SQL},
+	{"unique-row", cluster.Postgres},
+	{"advisory-pinned", cluster.Postgres},
+	{"etcd-mutex", cluster.EtcdTopology},
 }
 
 // BenchmarkLockCycle is one uncontended acquire and release of each
