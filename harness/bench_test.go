@@ -3,13 +3,11 @@ package harness_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/local"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/pitfalls"
-	"github.com/locklab/locklab/reference"
 )
 
 // BenchmarkStartSingle is the start-up and tear-down of the single topology:
@@ -56,47 +54,6 @@ func BenchmarkAcquireRelease(b *testing.B) {
 			}
 			defer c.Close()
 			lock := pitfalls.NewTokenLock(c)
-			for b.Loop() {
-				lease, err := lock.Acquire(ctx, "bench")
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := lease.Release(ctx); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
-
-// BenchmarkUniqueRowCycle is one acquire+release of the unique-row lock
-// with a lease (a DELETE of an expired row, the INSERT, the owner's DELETE:
-// three statements) on each SQL server, through the client's toxiproxy
-// link, and of the pinned advisory lock on PostgreSQL (two statements on
-// one connection, taken from the pool and given back).
-func BenchmarkUniqueRowCycle(b *testing.B) {
-	ctx := context.Background()
-	for _, tc := range []struct {
-		name     string
-		topology cluster.Topology
-		lock     harness.NewLocker
-	}{
-		{"mariadb/unique-row", cluster.SQL, reference.NewUniqueRowLockLeased},
-		{"postgres/unique-row", cluster.Postgres, reference.NewUniqueRowLockLeased},
-		{"postgres/advisory-pinned", cluster.Postgres, pitfalls.NewAdvisoryPinned},
-	} {
-		b.Run(tc.name, func(b *testing.B) {
-			cl, err := cluster.Start(ctx, cluster.Config{Topology: tc.topology, Backend: local.Local{}})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer cl.Close()
-			c, err := harness.Connect(ctx, cl, harness.ClientOptions{ID: 1, TTL: time.Second})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer c.Close()
-			lock := tc.lock(c)
 			for b.Loop() {
 				lease, err := lock.Acquire(ctx, "bench")
 				if err != nil {

@@ -273,14 +273,9 @@ func (m *EtcdMember) Kill() error {
 }
 
 func (m *EtcdMember) kill() error {
-	p := m.proc.Load()
-	if p == nil || p.exited() {
-		return nil
-	}
-	if err := syscall.Kill(-p.pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+	if err := m.proc.Load().killGroup(); err != nil {
 		return fmt.Errorf("kill etcd member %s: %w", m.name, err)
 	}
-	<-p.done
 	return nil
 }
 
@@ -336,11 +331,7 @@ func (m *EtcdMember) Resume() error { return m.signal("resume", syscall.SIGCONT)
 func (m *EtcdMember) signal(verb string, sig syscall.Signal) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	p := m.proc.Load()
-	if p == nil || p.exited() {
-		return fmt.Errorf("%s etcd member %s: not running", verb, m.name)
-	}
-	if err := syscall.Kill(-p.pid, sig); err != nil {
+	if err := m.proc.Load().signalGroup(sig); err != nil {
 		return fmt.Errorf("%s etcd member %s: %w", verb, m.name, err)
 	}
 	return nil

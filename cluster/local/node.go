@@ -70,6 +70,32 @@ func (p *nodeProcess) exited() bool {
 	}
 }
 
+// errNotRunning is a signal to a process that has ended, or never ran.
+var errNotRunning = errors.New("not running")
+
+// signalGroup sends sig to p's whole process group, so that a child the
+// server forked (an AOF rewrite) is paused or killed with it.
+func (p *nodeProcess) signalGroup(sig syscall.Signal) error {
+	if p == nil || p.exited() {
+		return errNotRunning
+	}
+	return syscall.Kill(-p.pid, sig)
+}
+
+// killGroup kills p's process group and waits until p is reaped; a
+// process that ended already is no error.
+func (p *nodeProcess) killGroup() error {
+	if p == nil || p.exited() {
+		return nil
+	}
+	// ESRCH: it exited on its own since we looked.
+	if err := syscall.Kill(-p.pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return err
+	}
+	<-p.done
+	return nil
+}
+
 // StartProcess starts redis-server as cfg says and returns once it answers PING.
 // When it cannot start, the error carries the last lines of its log.
 func StartProcess(ctx context.Context, cfg cluster.NodeConfig) (*Process, error) {
@@ -227,13 +253,7 @@ func (n *Process) Stop() error {
 func (n *Process) signal(verb string, sig syscall.Signal) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	p := n.proc.Load()
-	if p == nil || p.exited() {
-		return fmt.Errorf("%s node %s: not running", verb, n.name)
-	}
-	// The whole process group, so that a child forked for an AOF rewrite is
-	// paused or killed along with its parent.
-	if err := syscall.Kill(-p.pid, sig); err != nil {
+	if err := n.proc.Load().signalGroup(sig); err != nil {
 		return fmt.Errorf("%s node %s: %w", verb, n.name, err)
 	}
 	return nil
@@ -241,15 +261,9 @@ func (n *Process) signal(verb string, sig syscall.Signal) error {
 
 // kill is Kill with n.mu held.
 func (n *Process) kill() error {
-	p := n.proc.Load()
-	if p == nil || p.exited() {
-		return nil
-	}
-	// ESRCH: it exited on its own since we looked.
-	if err := syscall.Kill(-p.pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+	if err := n.proc.Load().killGroup(); err != nil {
 		return fmt.Errorf("kill node %s: %w", n.name, err)
 	}
-	<-p.done
 	return nil
 }
 
