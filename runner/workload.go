@@ -139,6 +139,22 @@ func (w *worker) release(ctx context.Context, lease harness.Lease, nested bool) 
 	return err
 }
 
+// work is the critical section's work, once the stock is read: the
+// failpoint of the critical section, then the workload's work. It says
+// false, with op's error, when either was cut short (a crash, the run's
+// end), and the section must not write.
+func (w *worker) work(ctx context.Context, op *history.Op) bool {
+	if err := w.c.Failpoint(ctx, harness.FailpointCriticalSection); err != nil {
+		op.Error = err.Error()
+		return false
+	}
+	if err := w.c.Sleep(ctx, w.w.Work); err != nil {
+		op.Error = err.Error()
+		return false
+	}
+	return true
+}
+
 // section is the critical section: read the stock, work, maybe take the lock
 // again, and write stock−1 unless sold out.
 func (w *worker) section(ctx context.Context, lease harness.Lease) {
@@ -157,12 +173,7 @@ func (w *worker) section(ctx context.Context, lease harness.Lease) {
 		w.h.Add(op)
 	}()
 	op.Observed = observed
-	if err := w.c.Failpoint(ctx, harness.FailpointCriticalSection); err != nil {
-		op.Error = err.Error()
-		return
-	}
-	if err := w.c.Sleep(ctx, w.w.Work); err != nil {
-		op.Error = err.Error()
+	if !w.work(ctx, &op) {
 		return
 	}
 	if w.w.Nested {

@@ -35,12 +35,7 @@ func (w *worker) sectionEtcd(ctx context.Context, lease harness.Lease) {
 		w.h.Add(op)
 	}()
 	op.Observed = observed
-	if err := w.c.Failpoint(ctx, harness.FailpointCriticalSection); err != nil {
-		op.Error = err.Error()
-		return
-	}
-	if err := w.c.Sleep(ctx, w.w.Work); err != nil {
-		op.Error = err.Error()
+	if !w.work(ctx, &op) {
 		return
 	}
 	if observed <= 0 {

@@ -31,12 +31,7 @@ func (w *worker) sectionTx(ctx context.Context, lease harness.Lease) (released b
 		op.Return = w.h.Now()
 		w.h.Add(op)
 	}()
-	if err := w.c.Failpoint(ctx, harness.FailpointCriticalSection); err != nil {
-		op.Error = err.Error()
-		return false
-	}
-	if err := w.c.Sleep(ctx, w.w.Work); err != nil {
-		op.Error = err.Error()
+	if !w.work(ctx, &op) {
 		return false
 	}
 	rejected := false
@@ -101,12 +96,7 @@ func (w *worker) sectionLeaseTx(ctx context.Context, lease harness.TxLease) (rel
 		op.Return = w.h.Now()
 		w.h.Add(op)
 	}()
-	if err := w.c.Failpoint(ctx, harness.FailpointCriticalSection); err != nil {
-		op.Error = err.Error()
-		return false
-	}
-	if err := w.c.Sleep(ctx, w.w.Work); err != nil {
-		op.Error = err.Error()
+	if !w.work(ctx, &op) {
 		return false
 	}
 	updated := false
