@@ -144,6 +144,8 @@ func (c *Cluster) LockState(ctx context.Context, key string) (time.Duration, err
 		case errors.Is(err, sql.ErrNoRows) && d == Pgx:
 			return c.advisoryState(ctx, key)
 		case errors.Is(err, sql.ErrNoRows):
+			return c.namedLockState(ctx, key)
+		case errors.Is(err, sql.ErrNoRows):
 			return -2, nil
 		case err != nil:
 			return 0, fmt.Errorf("read the lock row: %w", err)
@@ -176,6 +178,20 @@ func (c *Cluster) SQLDialect() Dialect {
 		return ""
 	}
 	return Dialect(c.lockDB.Driver())
+}
+
+// namedLockState is LockState of a MariaDB named lock (GET_LOCK(key), as
+// the locks of pitfalls d4 and d5 take it), which has no row: -1 while a
+// connection holds it, since it has no expiry, else -2.
+func (c *Cluster) namedLockState(ctx context.Context, key string) (time.Duration, error) {
+	var holder sql.NullInt64
+	if err := c.lockDB.Admin().QueryRowContext(ctx, "SELECT IS_USED_LOCK(?)", key).Scan(&holder); err != nil {
+		return 0, fmt.Errorf("read the named lock: %w", err)
+	}
+	if holder.Valid {
+		return -1, nil // a connection holds it, for as long as it lives
+	}
+	return -2, nil
 }
 
 // advisoryState is LockState of a PostgreSQL advisory lock on key's hash
