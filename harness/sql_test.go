@@ -249,3 +249,46 @@ func TestSQLStatementsStrike(t *testing.T) {
 		t.Errorf("acquire command 2 reached %d times: the client's own DELETE counted", got)
 	}
 }
+
+// TestSQLCommitCountsInItsPhase: a transaction begun in an acquire and
+// committed in the release is a command of the release when it commits,
+// as a FOR UPDATE lock's is.
+func TestSQLCommitCountsInItsPhase(t *testing.T) {
+	ctx := context.Background()
+	if err := (local.Local{}).Ready(ctx, true); err != nil {
+		t.Skip(err)
+	}
+	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.SQL, Backend: local.Local{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	h, _ := history.New("")
+	points := NewFailpoints([]Failpoint{{Name: BeforeCommand(PhaseRelease, 1), Client: 0, Action: Sleep(time.Millisecond)}})
+	c, _, err := Join(ctx, cl, ClientOptions{}, h, points)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	actx, leave := c.Enter(ctx, PhaseAcquire)
+	tx, err := c.SQL().BeginTx(actx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(actx, "SELECT 1"); err != nil {
+		t.Fatal(err)
+	}
+	leave()
+	_, leave = c.Enter(ctx, PhaseRelease)
+	err = tx.Commit()
+	leave()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := points.reached[BeforeCommand(PhaseRelease, 1)][0]; got != 1 {
+		t.Errorf("the COMMIT reached release command 1 %d times, want 1", got)
+	}
+	if got := points.reached[BeforeCommand(PhaseAcquire, 2)][0]; got != 0 {
+		t.Errorf("the COMMIT counted as the acquire's second command")
+	}
+}

@@ -42,7 +42,11 @@ type sqlConn struct {
 // it in a phase; the client's own statements (the inventory's, a probe's)
 // are sent as they are.
 func (c *Client) statement(ctx context.Context, query string, send func() error) error {
-	pr := c.phaseOf(ctx)
+	return c.statementIn(ctx, c.phaseOf(ctx), query, send)
+}
+
+// statementIn is statement in phase run pr.
+func (c *Client) statementIn(ctx context.Context, pr *phaseRun, query string, send func() error) error {
 	if pr == nil {
 		return send()
 	}
@@ -143,10 +147,13 @@ type sqlTx struct {
 	c   *Client
 }
 
+// Commit and Rollback count in the phase the worker is in when they are
+// sent, not the one the transaction began in: a lock that holds a
+// transaction from its acquire commits it in its release.
 func (t *sqlTx) Commit() error {
-	return t.c.statement(t.ctx, "COMMIT", t.Tx.Commit)
+	return t.c.statementIn(t.ctx, t.c.phase.Load(), "COMMIT", t.Tx.Commit)
 }
 
 func (t *sqlTx) Rollback() error {
-	return t.c.statement(t.ctx, "ROLLBACK", t.Tx.Rollback)
+	return t.c.statementIn(t.ctx, t.c.phase.Load(), "ROLLBACK", t.Tx.Rollback)
 }
