@@ -62,6 +62,7 @@ var (
 	redlock    = []cluster.Topology{cluster.Redlock}
 	sqlServer  = []cluster.Topology{cluster.SQL, cluster.Postgres}
 	postgres   = []cluster.Topology{cluster.Postgres}
+	mariadb    = []cluster.Topology{cluster.SQL} // MySQL's own SQL: GET_LOCK, INSERT IGNORE, the MariaDB inventory
 	etcd       = []cluster.Topology{cluster.EtcdTopology}
 )
 
@@ -91,17 +92,17 @@ func All() []Lock {
 			About: "A row with a unique name (MariaDB or PostgreSQL): INSERT to acquire, DELETE to release, no expiry (seed 001 §1)."},
 		{Name: "row-cleanup", Pitfall: "row-cleanup", Topologies: sqlServer, New: reference.NewUniqueRowLockLeased,
 			About: "The unique row with an expiry; each acquire first deletes an expired row (the seed's cleanup job)."},
-		{Name: "for-update", Pitfall: "for-update", Topologies: sqlServer, Reference: "for-update", New: reference.NewForUpdateLock,
+		{Name: "for-update", Pitfall: "for-update", Topologies: mariadb, Reference: "for-update", New: reference.NewForUpdateLock,
 			About: "SELECT … FOR UPDATE on the key's row, the transaction left open on a pinned connection until COMMIT (seed 001 §2)."},
-		{Name: "get-lock-pool", Pitfall: "get-lock-pool", Topologies: sqlServer, Reference: "get-lock", New: reference.NewGetLockPool,
+		{Name: "get-lock-pool", Pitfall: "get-lock-pool", Topologies: mariadb, Reference: "get-lock", New: reference.NewGetLockPool,
 			About: "MariaDB's GET_LOCK and RELEASE_LOCK, each on whatever connection the client's pool hands out."},
-		{Name: "get-lock", Pitfall: "get-lock", Topologies: sqlServer, Reference: "get-lock", New: reference.NewGetLock,
+		{Name: "get-lock", Pitfall: "get-lock", Topologies: mariadb, Reference: "get-lock", New: reference.NewGetLock,
 			About: "MariaDB's GET_LOCK on a connection pinned from acquire to release."},
 		{Name: "advisory-pool", Pitfall: "advisory-pool", Topologies: postgres, Reference: "advisory-pinned", New: pitfalls.NewAdvisoryPool,
 			About: "A PostgreSQL advisory lock (pg_try_advisory_lock) taken and released on the client's pool, each on whichever connection it hands out."},
 		{Name: "etcd-mutex", Pitfall: "etcd-pause", Topologies: etcd, New: reference.NewEtcdMutex,
 			About: "etcd's concurrency.Mutex: a key under the lock's prefix attached to a session's lease, the oldest key holds the lock."},
-		{Name: "no-version-check", Pitfall: "no-version-check", Topologies: sqlServer, New: reference.NewNoLock,
+		{Name: "no-version-check", Pitfall: "no-version-check", Topologies: mariadb, New: reference.NewNoLock,
 			About: "No lock: every acquire succeeds at once, and the section writes the stock it computed unchecked."},
 
 		{Name: "token", Topologies: oneMaster, New: pitfalls.NewTokenLock,
@@ -122,15 +123,15 @@ func All() []Lock {
 			About: "The unique row with an expiry and the cleanup, no watchdog; the row's AUTO_INCREMENT id fences the resource."},
 		{Name: "unique-row", Topologies: sqlServer, New: reference.NewUniqueRowLock,
 			About: "The unique row with an expiry and a watchdog that extends it every TTL/3 with an owner-checked UPDATE."},
-		{Name: "for-update-tx", Topologies: sqlServer, Reference: "for-update-tx", New: reference.NewForUpdateLockTx,
+		{Name: "for-update-tx", Topologies: mariadb, Reference: "for-update-tx", New: reference.NewForUpdateLockTx,
 			About: "SELECT … FOR UPDATE whose lease carries its transaction: a MariaDB inventory is written in it and committed with the release."},
-		{Name: "get-lock-tx", Topologies: sqlServer, Reference: "get-lock-tx", New: reference.NewGetLockTx,
+		{Name: "get-lock-tx", Topologies: mariadb, Reference: "get-lock-tx", New: reference.NewGetLockTx,
 			About: "GET_LOCK on a pinned connection whose lease carries a transaction on it, committed before RELEASE_LOCK."},
 		{Name: "advisory-pinned", Topologies: postgres, Reference: "advisory-pinned", New: pitfalls.NewAdvisoryPinned,
 			About: "A PostgreSQL advisory lock held on one connection pinned from the pool (DB.Conn) from acquire to release."},
 		{Name: "etcd-mutex-guarded", Topologies: etcd, New: reference.NewEtcdMutexGuarded,
 			About: "etcd's concurrency.Mutex whose holder writes the stock (an etcd key) in a transaction guarded by its lock key."},
-		{Name: "optimistic", Topologies: sqlServer, New: reference.NewOptimistic,
+		{Name: "optimistic", Topologies: mariadb, New: reference.NewOptimistic,
 			About: "Optimistic locking (seed 001 §3): no lock, every acquire succeeds at once; the write is made only if the stock is unchanged since it was read."},
 	}
 	for _, lib := range libraries.All() {
