@@ -24,17 +24,17 @@ const (
 	Single     Topology = "single"     // one Redis master
 	Replicated Topology = "replicated" // a master, two replicas, three Sentinels
 	Redlock    Topology = "redlock"    // five independent masters
-	// SQL is one MariaDB server holding the lock table (LockTable): the
-	// lock is a row, and each client reaches the server through its own
-	// link.
-	SQL Topology = "mariadb"
-	// Postgres is one PostgreSQL server holding the same lock table, as
-	// SQL does on MariaDB.
-	Postgres Topology = "postgres"
+	// MariaDBTopology is one MariaDB server holding the lock table
+	// (LockTable): the lock is a row, a row lock or a named lock, and each
+	// client reaches the server through its own link.
+	MariaDBTopology Topology = "mariadb"
+	// PostgresTopology is one PostgreSQL server holding the same lock
+	// table, as MariaDBTopology does.
+	PostgresTopology Topology = "postgres"
 )
 
 // Service is what a family of locks keeps its state on, and so what a
-// client is handed to reach it (harness.Client.Redis or .SQL).
+// client is handed to reach it (harness.Client.Redis, .SQL or .Etcd).
 type Service string
 
 // Services.
@@ -50,7 +50,7 @@ const (
 var topologies = map[Topology]struct {
 	service Service
 	masters int
-}{Single: {Redis, 1}, Replicated: {Redis, 0}, Redlock: {Redis, 5}, SQL: {MariaDB, 0}, Postgres: {PostgreSQL, 0}, EtcdTopology: {Etcd, 0}}
+}{Single: {Redis, 1}, Replicated: {Redis, 0}, Redlock: {Redis, 5}, MariaDBTopology: {MariaDB, 0}, PostgresTopology: {PostgreSQL, 0}, EtcdTopology: {Etcd, 0}}
 
 // Service is the lock service t deploys; "" counts as Single.
 func (t Topology) Service() Service {

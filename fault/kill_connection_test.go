@@ -18,7 +18,7 @@ import (
 // the client's next request on it fails, and a new connection works. On
 // MariaDB and on PostgreSQL.
 func TestKillConnection(t *testing.T) {
-	for _, topology := range []cluster.Topology{cluster.SQL, cluster.Postgres} {
+	for _, topology := range []cluster.Topology{cluster.MariaDBTopology, cluster.PostgresTopology} {
 		t.Run(string(topology), func(t *testing.T) { testKillConnection(t, topology) })
 	}
 }

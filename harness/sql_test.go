@@ -22,7 +22,7 @@ func TestSQLService(t *testing.T) {
 	for _, tc := range []struct {
 		topology cluster.Topology
 		dialect  cluster.Dialect
-	}{{cluster.SQL, cluster.MySQL}, {cluster.Postgres, cluster.Pgx}} {
+	}{{cluster.MariaDBTopology, cluster.MySQL}, {cluster.PostgresTopology, cluster.Pgx}} {
 		t.Run(string(tc.topology), func(t *testing.T) {
 			testSQLService(t, tc.topology, tc.dialect)
 		})
@@ -156,7 +156,7 @@ func TestSQLConnections(t *testing.T) {
 	if err := (local.Local{}).Ready(ctx, true); err != nil {
 		t.Skip(err)
 	}
-	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.SQL, Backend: local.Local{}})
+	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.MariaDBTopology, Backend: local.Local{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func TestSQLStatementsStrike(t *testing.T) {
 	if err := (local.Local{}).Ready(ctx, true); err != nil {
 		t.Skip(err)
 	}
-	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.SQL, Backend: local.Local{}})
+	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.MariaDBTopology, Backend: local.Local{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +258,7 @@ func TestSQLCommitCountsInItsPhase(t *testing.T) {
 	if err := (local.Local{}).Ready(ctx, true); err != nil {
 		t.Skip(err)
 	}
-	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.SQL, Backend: local.Local{}})
+	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.MariaDBTopology, Backend: local.Local{}})
 	if err != nil {
 		t.Fatal(err)
 	}

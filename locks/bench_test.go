@@ -21,11 +21,11 @@ var cycles = []struct {
 	{"token", cluster.Single},
 	{"token-watchdog", cluster.Single},
 	{"redlock", cluster.Redlock},
-	{"unique-row", cluster.SQL},
-	{"for-update", cluster.SQL},
-	{"get-lock", cluster.SQL},
-	{"unique-row", cluster.Postgres},
-	{"advisory-pinned", cluster.Postgres},
+	{"unique-row", cluster.MariaDBTopology},
+	{"for-update", cluster.MariaDBTopology},
+	{"get-lock", cluster.MariaDBTopology},
+	{"unique-row", cluster.PostgresTopology},
+	{"advisory-pinned", cluster.PostgresTopology},
 	{"etcd-mutex", cluster.EtcdTopology},
 }
 

@@ -60,9 +60,9 @@ var (
 	oneMaster  = []cluster.Topology{cluster.Single, cluster.Replicated}
 	replicated = []cluster.Topology{cluster.Replicated}
 	redlock    = []cluster.Topology{cluster.Redlock}
-	sqlServer  = []cluster.Topology{cluster.SQL, cluster.Postgres}
-	postgres   = []cluster.Topology{cluster.Postgres}
-	mariadb    = []cluster.Topology{cluster.SQL} // MySQL's own SQL: GET_LOCK, INSERT IGNORE, the MariaDB inventory
+	sqlServer  = []cluster.Topology{cluster.MariaDBTopology, cluster.PostgresTopology}
+	postgres   = []cluster.Topology{cluster.PostgresTopology}
+	mariadb    = []cluster.Topology{cluster.MariaDBTopology} // MySQL's own SQL: GET_LOCK, INSERT IGNORE, the MariaDB inventory
 	etcd       = []cluster.Topology{cluster.EtcdTopology}
 )
 
@@ -147,7 +147,7 @@ func Lookup(name string) (Lock, error) {
 		if err := program.Check(command); err != nil {
 			return Lock{}, err
 		}
-		return Lock{Name: programName(command), Topologies: []cluster.Topology{cluster.Single, cluster.Replicated, cluster.Redlock, cluster.SQL, cluster.Postgres},
+		return Lock{Name: programName(command), Topologies: []cluster.Topology{cluster.Single, cluster.Replicated, cluster.Redlock, cluster.MariaDBTopology, cluster.PostgresTopology},
 			New: program.New(command), About: "The lock program `" + command + "`, spoken to over locklab's line protocol."}, nil
 	}
 	for _, l := range All() {

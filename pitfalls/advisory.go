@@ -50,7 +50,7 @@ type querier interface {
 func (l *advisoryLock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
 	db := l.c.SQL()
 	if db == nil || l.c.SQLDialect() != cluster.Pgx {
-		return nil, errors.New("advisory lock: no PostgreSQL server (the lock runs on topology " + string(cluster.Postgres) + ")")
+		return nil, errors.New("advisory lock: no PostgreSQL server (the lock runs on topology " + string(cluster.PostgresTopology) + ")")
 	}
 	if !l.pinned {
 		if err := tryAdvisory(ctx, db, key); err != nil {

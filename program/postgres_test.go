@@ -19,7 +19,7 @@ import (
 // front of it, since it speaks no Redis.
 func TestPostgresEnvironment(t *testing.T) {
 	ctx := context.Background()
-	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.Postgres, Backend: local.Local{}})
+	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.PostgresTopology, Backend: local.Local{}})
 	if err != nil {
 		t.Fatal(err)
 	}

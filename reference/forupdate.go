@@ -55,7 +55,7 @@ const (
 func (l *ForUpdateLock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
 	db := l.c.SQL()
 	if db == nil {
-		return nil, errors.New("for-update lock: no SQL server (the lock runs on topology " + string(cluster.SQL) + ")")
+		return nil, errors.New("for-update lock: no SQL server (the lock runs on topology " + string(cluster.MariaDBTopology) + ")")
 	}
 	conn, err := db.Conn(ctx)
 	if err != nil {

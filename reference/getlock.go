@@ -54,7 +54,7 @@ type querier interface {
 func (l *GetLock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
 	db := l.c.SQL()
 	if db == nil {
-		return nil, errors.New("get-lock: no SQL server (the lock runs on topology " + string(cluster.SQL) + ")")
+		return nil, errors.New("get-lock: no SQL server (the lock runs on topology " + string(cluster.MariaDBTopology) + ")")
 	}
 	lease := &GetLockLease{db: db, key: key}
 	var on querier = db

@@ -56,7 +56,7 @@ func NewUniqueRowLockLeased(c *harness.Client) harness.Locker {
 func (l *UniqueRowLock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
 	db, d := l.c.SQL(), l.c.SQLDialect()
 	if db == nil {
-		return nil, errors.New("unique-row lock: no SQL server (the lock runs on topologies " + string(cluster.SQL) + " and " + string(cluster.Postgres) + ")")
+		return nil, errors.New("unique-row lock: no SQL server (the lock runs on topologies " + string(cluster.MariaDBTopology) + " and " + string(cluster.PostgresTopology) + ")")
 	}
 	owner := newToken(l.c, &l.n)
 	expires := "NULL"

@@ -39,7 +39,7 @@ func TestSQLLocksOnPostgres(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s.Topology != cluster.Postgres {
+			if s.Topology != cluster.PostgresTopology {
 				t.Fatalf("%s runs on %s", s.Name, s.Topology)
 			}
 			misses := func(res *runner.Result) (missed []string) {

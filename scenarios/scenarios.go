@@ -107,10 +107,10 @@ func All() []runner.Scenario {
 	all = append(all, failover()...)
 	all = append(all, redlock()...)
 	sqlNames := []string{"contention", "crash-holder", "slow-work", "pause-holder"}
-	all = append(all, onSQL(all, cluster.SQL, sqlNames...)...)
-	all = append(all, onSQL(all, cluster.Postgres, sqlNames...)...)
+	all = append(all, onSQL(all, cluster.MariaDBTopology, sqlNames...)...)
+	all = append(all, onSQL(all, cluster.PostgresTopology, sqlNames...)...)
 	all = append(all, sqlOnly()...)
-	all = append(all, busyPool(cluster.SQL), busyPool(cluster.Postgres))
+	all = append(all, busyPool(cluster.MariaDBTopology), busyPool(cluster.PostgresTopology))
 	all = append(all, etcd()...)
 	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
 	return all
@@ -138,14 +138,14 @@ func busyPool(t cluster.Topology) runner.Scenario {
 // sqlNames are the suffix of the scenarios of SQL topology t and the name
 // of its server.
 func sqlNames(t cluster.Topology) (suffix, server string) {
-	if t == cluster.Postgres {
+	if t == cluster.PostgresTopology {
 		return "-postgres", "PostgreSQL"
 	}
 	return "-sql", "MariaDB"
 }
 
 // onSQL is the named scenarios of the single topology played on an SQL
-// topology: named with "-sql" on MariaDB (cluster.SQL), "-postgres" on
+// topology: named with "-sql" on MariaDB (cluster.MariaDBTopology), "-postgres" on
 // PostgreSQL; the same workload and faults, the lock a row of one server
 // instead of a Redis key. Only scenarios whose faults strike the client,
 // its links or its critical sections carry over: faults at Redis commands
@@ -171,7 +171,7 @@ func sqlOnly() []runner.Scenario {
 		Name: "contention-sql-tx",
 		Description: "On one MariaDB server, with the inventory a row of the same server changed in REPEATABLE READ transactions " +
 			"(SELECT stock, work, UPDATE stock = read − 1, COMMIT): four clients compete with short critical sections and no fault at all.",
-		Topology: cluster.SQL,
+		Topology: cluster.MariaDBTopology,
 		Workload: runner.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond, Resource: runner.MariaDBResource},
 	}, {
 		Name: "kill-connection-sql",
@@ -179,7 +179,7 @@ func sqlOnly() []runner.Scenario {
 			"in client 0's second critical section, after it read the stock, the server kills client 0's connections to it " +
 			"(KILL CONNECTION, as an administrator or a wait_timeout does); client 0 works on until another client has read " +
 			"the stock (at most 300 ms), then writes. Critical sections take 10 ms.",
-		Topology: cluster.SQL,
+		Topology: cluster.MariaDBTopology,
 		Workload: runner.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond, Resource: runner.MariaDBResource},
 		Failpoints: []harness.Failpoint{
 			// A kill is over at once, as a drop is.

@@ -385,7 +385,7 @@ func TestDockerMariaDB(t *testing.T) {
 // table in a container, read as a PTTL, through the published port.
 func TestDockerPostgres(t *testing.T) {
 	start := time.Now()
-	c, _ := startDockerCluster(t, cluster.Config{Topology: cluster.Postgres})
+	c, _ := startDockerCluster(t, cluster.Config{Topology: cluster.PostgresTopology})
 	t.Logf("postgres topology started in %s", time.Since(start).Round(time.Millisecond))
 	ctx := within(t, 10*time.Second)
 	db := c.LockDatabase()
@@ -410,7 +410,7 @@ func TestDockerPostgres(t *testing.T) {
 // one line that marks it skipped (cluster.ErrNoPostgres).
 func TestDockerNoPostgresImage(t *testing.T) {
 	testDocker(t)
-	_, err := cluster.Start(context.Background(), cluster.Config{Topology: cluster.Postgres, Backend: Docker{PostgresImage: "locklab/postgres:no-such-version"}})
+	_, err := cluster.Start(context.Background(), cluster.Config{Topology: cluster.PostgresTopology, Backend: Docker{PostgresImage: "locklab/postgres:no-such-version"}})
 	if !errors.Is(err, cluster.ErrNoPostgres) || strings.Contains(err.Error(), "\n") {
 		t.Errorf("Start = %v, want one line wrapping ErrNoPostgres", err)
 	}
