@@ -48,7 +48,9 @@ func (c *Client) openPG(cfg *pgx.ConnConfig, timeout time.Duration) *sql.DB {
 		if err != nil {
 			return nil, err
 		}
-		return pausable{Conn: &timedConn{Conn: conn, timeout: timeout}, c: c}, nil
+		// Recorded, so that a crash closes it as a dead process's socket
+		// closes, and the server ends its session (and the locks it held).
+		return pausable{Conn: &timedConn{Conn: c.sqlConns.socket(conn), timeout: timeout}, c: c}, nil
 	}
 	db := sql.OpenDB(sqlConnector{Connector: c.trackConnections(stdlib.GetConnector(*cfg), cluster.Pgx), c: c})
 	db.SetMaxOpenConns(2)

@@ -404,6 +404,23 @@ func Catalogue() []Pitfall {
 			// so the unlock lands on the right session.
 			Controls: []Case{{Scenario: "contention-postgres"}},
 		},
+		{
+			ID: "p2", Family: Database, Name: "advisory-session", Title: "A PostgreSQL advisory lock dies with its session",
+			Article: "001 (PostgreSQL advisory locks)",
+			Wrong: "The pinned advisory lock is right about its connection, but the lock is its session's: when the server ends the session " +
+				"while the holder works (pg_terminate_backend, an idle timeout, a restart of the connection pooler), the lock is freed, another " +
+				"client takes it, and the holder, which learns of it only at its next statement, writes on.",
+			Fix: "None inside the lock: no lock held by a session outlives it. The protected write must die with the lock: in a transaction " +
+				"on the lock's connection, as get-lock-tx does on MariaDB (d5), or with pg_advisory_xact_lock, which the transaction holds. " +
+				"locklab keeps no stock in PostgreSQL yet, so this entry shows the failure only.",
+			Scenario: "kill-connection-postgres",
+			Catches:  map[string]check.Verdict{check.CheckLock: check.Illegal, check.CheckResource: check.Illegal},
+			Kind:     check.Inherent,
+			Broken:   NewAdvisoryPinned,
+			// A crashed holder's session ends and frees the lock; a paused
+			// one keeps it: both pass.
+			Controls: []Case{{Scenario: "crash-holder-postgres"}, {Scenario: "pause-holder-postgres"}},
+		},
 	}, consensus()...)
 }
 

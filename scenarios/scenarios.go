@@ -111,9 +111,28 @@ func All() []runner.Scenario {
 	all = append(all, onSQL(all, cluster.PostgresTopology, sqlNames...)...)
 	all = append(all, sqlOnly()...)
 	all = append(all, busyPool(cluster.MariaDBTopology), busyPool(cluster.PostgresTopology))
+	all = append(all, killConnectionPostgres())
 	all = append(all, etcd()...)
 	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
 	return all
+}
+
+// killConnectionPostgres is kill-connection-sql on PostgreSQL, with the
+// stock on its own Redis node: the session that held the lock is ended
+// by the server (pg_terminate_backend) while its holder works on.
+func killConnectionPostgres() runner.Scenario {
+	return runner.Scenario{
+		Name: "kill-connection-postgres",
+		Description: "On one PostgreSQL server: in client 0's second critical section, after it read the stock, the server ends client 0's " +
+			"sessions (pg_terminate_backend, as an administrator or an idle timeout does); client 0 works on until another client has read " +
+			"the stock (at most 300 ms), then writes. Critical sections take 10 ms.",
+		Topology: cluster.PostgresTopology,
+		Workload: runner.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond},
+		Failpoints: []harness.Failpoint{
+			{Name: harness.FailpointCriticalSection, Client: 0, Skip: 1, Action: harness.Inject(fault.KillConnection{Client: 0}, time.Millisecond), Crux: true},
+			{Name: harness.FailpointCriticalSection, Client: 0, Skip: 1, Action: harness.SleepUntil(harness.FailpointCriticalSection, 300*time.Millisecond)},
+		},
+	}
 }
 
 // busyPool is contention on an SQL topology with one more user of client
