@@ -160,18 +160,13 @@ func openDB(dsn string) *sql.DB {
 func (c *Client) openSQL(cfg *mysql.Config) *sql.DB {
 	cfg = cfg.Clone()
 	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		var d net.Dialer
-		conn, err := d.DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		return pausable{Conn: c.sqlConns.socket(conn), c: c}, nil
+		return c.dialSQL(ctx, network, addr, 0) // the driver times out itself
 	}
 	connector, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return openDB(cfg.FormatDSN()) // cannot happen: ParseDSN checked cfg
 	}
-	db := sql.OpenDB(sqlConnector{Connector: c.trackConnections(connector, cluster.MySQL), c: c})
+	db := sql.OpenDB(sqlConnector{Connector: connector, c: c, dialect: cluster.MySQL})
 	db.SetMaxOpenConns(2)
 	return db
 }

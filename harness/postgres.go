@@ -43,16 +43,9 @@ func isPgx(db *sql.DB) bool {
 func (c *Client) openPG(cfg *pgx.ConnConfig, timeout time.Duration) *sql.DB {
 	cfg = cfg.Copy()
 	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		var d net.Dialer
-		conn, err := d.DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		// Recorded, so that a crash closes it as a dead process's socket
-		// closes, and the server ends its session (and the locks it held).
-		return pausable{Conn: &timedConn{Conn: c.sqlConns.socket(conn), timeout: timeout}, c: c}, nil
+		return c.dialSQL(ctx, network, addr, timeout)
 	}
-	db := sql.OpenDB(sqlConnector{Connector: c.trackConnections(stdlib.GetConnector(*cfg), cluster.Pgx), c: c})
+	db := sql.OpenDB(sqlConnector{Connector: stdlib.GetConnector(*cfg), c: c, dialect: cluster.Pgx})
 	db.SetMaxOpenConns(2)
 	return db
 }

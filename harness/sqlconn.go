@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql/driver"
 	"strings"
+
+	"github.com/locklab/locklab/cluster"
 )
 
 // The lock's SQL statements pass the same failpoints as its Redis commands:
@@ -14,15 +16,21 @@ import (
 // The harness cannot read from an SQL statement whether it took the lock,
 // as it reads a Redis command's reply, so AfterTook never strikes on SQL.
 
-// sqlConnector makes the client's SQL connections, each wrapped.
+// sqlConnector makes the client's SQL connections: it records each one's
+// server-side id (for kill-connection) and wraps it.
 type sqlConnector struct {
 	driver.Connector
-	c *Client
+	c       *Client
+	dialect cluster.Dialect // says how to ask the server a connection's id
 }
 
 func (s sqlConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	conn, err := s.Connector.Connect(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.c.sqlConns.recordID(ctx, conn, s.dialect.ConnectionID()); err != nil {
+		conn.Close()
 		return nil, err
 	}
 	return &sqlConn{Conn: conn, c: s.c}, nil

@@ -7,8 +7,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
-
-	"github.com/locklab/locklab/cluster"
+	"time"
 )
 
 // sqlConns are the connections a client opened to the lock table's server:
@@ -50,34 +49,35 @@ func (c *Client) SQLConnections() []int64 {
 	return append([]int64(nil), c.sqlConns.ids...)
 }
 
-// trackConnections wraps the connector of the client's SQL pool so that
-// each new connection asks the server its id once and the client records
-// it.
-func (c *Client) trackConnections(connector driver.Connector, d cluster.Dialect) driver.Connector {
-	return idConnector{Connector: connector, conns: &c.sqlConns, query: d.ConnectionID()}
+// recordID asks the server the id of a new connection of the client's SQL
+// pool with query (its dialect's ConnectionID) and records it.
+func (s *sqlConns) recordID(ctx context.Context, conn driver.Conn, query string) error {
+	id, err := connectionID(ctx, conn, query)
+	if err != nil {
+		return fmt.Errorf("read the connection's id: %w", err)
+	}
+	s.mu.Lock()
+	s.ids = append(s.ids, id)
+	s.mu.Unlock()
+	return nil
 }
 
-// idConnector records the server-side id of each connection it opens.
-type idConnector struct {
-	driver.Connector
-	conns *sqlConns
-	query string // asks the server the connection's id
-}
-
-func (t idConnector) Connect(ctx context.Context) (driver.Conn, error) {
-	conn, err := t.Connector.Connect(ctx)
+// dialSQL dials a connection of the client's SQL pool: recorded, so that a
+// crash closes it as a dead process's socket closes (the server then ends
+// its session and what it held), and stopping while the client is paused.
+// A timeout above 0 also bounds each read and write (timedConn), for a
+// driver that has no timeout of its own.
+func (c *Client) dialSQL(ctx context.Context, network, addr string, timeout time.Duration) (net.Conn, error) {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, network, addr)
 	if err != nil {
 		return nil, err
 	}
-	id, err := connectionID(ctx, conn, t.query)
-	if err != nil {
-		conn.Close()
-		return nil, fmt.Errorf("read the connection's id: %w", err)
+	conn = c.sqlConns.socket(conn)
+	if timeout > 0 {
+		conn = &timedConn{Conn: conn, timeout: timeout}
 	}
-	t.conns.mu.Lock()
-	t.conns.ids = append(t.conns.ids, id)
-	t.conns.mu.Unlock()
-	return conn, nil
+	return pausable{Conn: conn, c: c}, nil
 }
 
 // connectionID asks the server for the id of conn with query.

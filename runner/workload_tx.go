@@ -10,6 +10,13 @@ import (
 	"github.com/locklab/locklab/models"
 )
 
+// The statements of a critical section on the MariaDB inventory, in its
+// own transaction or in the lock's.
+const (
+	readStock  = "SELECT stock FROM locklab.inventory WHERE id = 1"
+	writeStock = "UPDATE locklab.inventory SET stock = ? WHERE id = 1"
+)
+
 // sectionTx is the critical section when the inventory is a MariaDB row: one
 // REPEATABLE READ transaction that reads the stock, works, and writes the
 // stock it read minus one. It releases the lock before COMMIT when the
@@ -24,7 +31,7 @@ func (w *worker) sectionTx(ctx context.Context, lease harness.Lease) (released b
 		return false
 	}
 	defer tx.Rollback() // after a commit this does nothing
-	if err := tx.QueryRowContext(ctx, "SELECT stock FROM locklab.inventory WHERE id = 1").Scan(&op.Observed); err != nil {
+	if err := tx.QueryRowContext(ctx, readStock).Scan(&op.Observed); err != nil {
 		return false // nothing was read: no section
 	}
 	defer func() {
@@ -37,7 +44,7 @@ func (w *worker) sectionTx(ctx context.Context, lease harness.Lease) (released b
 	rejected := false
 	if op.Observed > 0 {
 		op.Written = op.Observed - 1
-		update, args := "UPDATE locklab.inventory SET stock = ? WHERE id = 1", []any{op.Written}
+		update, args := writeStock, []any{op.Written}
 		_, optimistic := lease.(harness.OptimisticLease)
 		if optimistic {
 			// The UPDATE reads the newest committed stock, not the
@@ -89,7 +96,7 @@ func (w *worker) sectionTx(ctx context.Context, lease harness.Lease) (released b
 func (w *worker) sectionLeaseTx(ctx context.Context, lease harness.TxLease) (released bool) {
 	op := history.Op{Client: w.c.ID(), Kind: history.KindSection, Call: w.h.Now(), Token: lease.Token(), Result: models.NoWrite}
 	tx := lease.Tx()
-	if err := tx.QueryRowContext(ctx, "SELECT stock FROM locklab.inventory WHERE id = 1").Scan(&op.Observed); err != nil {
+	if err := tx.QueryRowContext(ctx, readStock).Scan(&op.Observed); err != nil {
 		return false // nothing was read: no section
 	}
 	defer func() {
@@ -104,7 +111,7 @@ func (w *worker) sectionLeaseTx(ctx context.Context, lease harness.TxLease) (rel
 		op.Written = op.Observed - 1
 		// An UPDATE that fails is never committed: a failed statement is
 		// rolled back, and a connection that failed can commit nothing.
-		if _, err := tx.ExecContext(ctx, "UPDATE locklab.inventory SET stock = ? WHERE id = 1", op.Written); err != nil {
+		if _, err := tx.ExecContext(ctx, writeStock, op.Written); err != nil {
 			op.Error = "update: " + err.Error()
 		} else {
 			updated = true
