@@ -23,6 +23,7 @@ import (
 
 	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/runner"
@@ -325,7 +326,7 @@ func marksOf(faults []Fault) []mark {
 			ms = append(ms, mark{kind: "slow-work", strike: strikeWords(fps[i].Name, fps[i].Action.Kind)})
 			fps = slices.Delete(slices.Clone(fps), i, i+1)
 		}
-		if len(fps) > 0 && !slices.ContainsFunc(fps, func(o harness.Failpoint) bool { return o.Name != fps[0].Name }) {
+		if len(fps) > 0 && !slices.ContainsFunc(fps, func(o failpoint.Point) bool { return o.Name != fps[0].Name }) {
 			m.strike = strikeWords(fps[0].Name, fps[0].Action.Kind)
 		}
 		ms = append(ms, m)
@@ -334,28 +335,28 @@ func marksOf(faults []Fault) []mark {
 }
 
 // slowSection reports whether fp makes a critical section slow for a set time.
-func slowSection(fp harness.Failpoint) bool {
-	return fp.Name == harness.FailpointCriticalSection && fp.Action.Kind == harness.ActionSleep && fp.Action.Until == ""
+func slowSection(fp failpoint.Point) bool {
+	return fp.Name == failpoint.CriticalSection && fp.Action.Kind == failpoint.ActionSleep && fp.Action.Until == ""
 }
 
 // strikeWords is where the failpoint name strikes, in words. A lost reply
 // belongs to its command, whichever side of it the failpoint was armed:
 // the command runs and its reply is dropped either way.
-func strikeWords(name string, a harness.ActionKind) string {
+func strikeWords(name string, a failpoint.ActionKind) string {
 	switch {
-	case name == harness.FailpointCriticalSection:
+	case name == failpoint.CriticalSection:
 		return "in critical section"
-	case name == harness.FailpointBeforeAcquire:
+	case name == failpoint.BeforeAcquire:
 		return "before acquire"
-	case name == harness.FailpointAcquired:
+	case name == failpoint.Acquired:
 		return "once acquired"
-	case a == harness.ActionDrop && name == harness.AfterTook:
+	case a == failpoint.ActionDrop && name == failpoint.AfterTook:
 		return "of the acquire command that took the key"
-	case a == harness.ActionDrop && strings.HasPrefix(name, "before "):
+	case a == failpoint.ActionDrop && strings.HasPrefix(name, "before "):
 		return "of " + strings.TrimPrefix(name, "before ")
-	case a == harness.ActionDrop && strings.HasPrefix(name, "after "):
+	case a == failpoint.ActionDrop && strings.HasPrefix(name, "after "):
 		return "of " + strings.TrimPrefix(name, "after ")
-	case name == harness.AfterTook || strings.HasPrefix(name, "before ") || strings.HasPrefix(name, "after "):
+	case name == failpoint.AfterTook || strings.HasPrefix(name, "before ") || strings.HasPrefix(name, "after "):
 		return name // a command failpoint reads as words already
 	}
 	return "at " + name

@@ -14,6 +14,7 @@ import (
 
 	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/fault"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/locks"
@@ -360,23 +361,23 @@ func TestProgress(t *testing.T) {
 
 // Handmade faults, so that the tests below do not hang on what Schedule
 // happens to draw.
-func failpointFault(kind, name string, a harness.Action) Fault {
+func failpointFault(kind, name string, a failpoint.Action) Fault {
 	return Fault{Kind: kind, What: kind + " at " + name,
-		Failpoints: []harness.Failpoint{{Name: name, Client: harness.AnyClient, Action: a, Optional: true}}}
+		Failpoints: []failpoint.Point{{Name: name, Client: failpoint.AnyClient, Action: a, Optional: true}}}
 }
 
 var (
-	slowWork     = failpointFault("slow-work", harness.FailpointCriticalSection, harness.Sleep(500*time.Millisecond))
-	lostRelease  = failpointFault("drop-reply", harness.AfterCommand(harness.PhaseRelease, 1), harness.DropReply())
-	lostBefore   = failpointFault("drop-reply", harness.BeforeCommand(harness.PhaseRelease, 1), harness.DropReply())
-	pauseRelease = failpointFault("pause-release", harness.BeforeCommand(harness.PhaseRelease, 1), harness.Pause(time.Second))
-	commandPause = failpointFault("command-pause", harness.BeforeCommand(harness.PhaseRelease, 1), harness.Pause(time.Second))
-	crashTook    = failpointFault("crash-acquire", harness.AfterTook, harness.Crash())
+	slowWork     = failpointFault("slow-work", failpoint.CriticalSection, failpoint.Sleep(500*time.Millisecond))
+	lostRelease  = failpointFault("drop-reply", failpoint.AfterCommand(failpoint.PhaseRelease, 1), failpoint.DropReply())
+	lostBefore   = failpointFault("drop-reply", failpoint.BeforeCommand(failpoint.PhaseRelease, 1), failpoint.DropReply())
+	pauseRelease = failpointFault("pause-release", failpoint.BeforeCommand(failpoint.PhaseRelease, 1), failpoint.Pause(time.Second))
+	commandPause = failpointFault("command-pause", failpoint.BeforeCommand(failpoint.PhaseRelease, 1), failpoint.Pause(time.Second))
+	crashTook    = failpointFault("crash-acquire", failpoint.AfterTook, failpoint.Crash())
 	skew         = Fault{Kind: "clock-skew", What: "clock skew",
 		Scheduled: []runner.ScheduledFault{{At: 100 * time.Millisecond, For: 500 * time.Millisecond, Fault: fault.ClockSkew{Client: 1, By: time.Second}}}}
-	failover = Fault{Kind: "failover", What: "failover", Failpoints: []harness.Failpoint{
-		{Name: harness.FailpointBeforeAcquire, Action: harness.Inject(fault.CutReplication{Replicas: []int{1}}, harness.WholeRun)},
-		{Name: harness.FailpointCriticalSection, Action: harness.Inject(fault.KillMaster{}, 0)},
+	failover = Fault{Kind: "failover", What: "failover", Failpoints: []failpoint.Point{
+		{Name: failpoint.BeforeAcquire, Action: failpoint.Inject(fault.CutReplication{Replicas: []int{1}}, failpoint.WholeRun)},
+		{Name: failpoint.CriticalSection, Action: failpoint.Inject(fault.KillMaster{}, 0)},
 	}}
 )
 
@@ -444,8 +445,8 @@ func scriptedRun(calls *[]call, fails func(runner.Scenario) bool) func(context.C
 
 // armed reports whether s arms a failpoint with action a at a name that
 // has the prefix.
-func armed(s runner.Scenario, prefix string, a harness.ActionKind) bool {
-	return slices.ContainsFunc(s.Failpoints, func(fp harness.Failpoint) bool {
+func armed(s runner.Scenario, prefix string, a failpoint.ActionKind) bool {
+	return slices.ContainsFunc(s.Failpoints, func(fp failpoint.Point) bool {
 		return strings.HasPrefix(fp.Name, prefix) && fp.Action.Kind == a
 	})
 }
@@ -457,9 +458,9 @@ func armed(s runner.Scenario, prefix string, a harness.ActionKind) bool {
 // a known signature merges into that bug.
 func TestBugs(t *testing.T) {
 	twoBugs := func(s runner.Scenario) bool {
-		return armed(s, harness.FailpointCriticalSection, harness.ActionSleep) ||
-			armed(s, "after release", harness.ActionDrop) || armed(s, "before release", harness.ActionDrop) ||
-			armed(s, "before release", harness.ActionPause)
+		return armed(s, failpoint.CriticalSection, failpoint.ActionSleep) ||
+			armed(s, "after release", failpoint.ActionDrop) || armed(s, "before release", failpoint.ActionDrop) ||
+			armed(s, "before release", failpoint.ActionPause)
 	}
 	type want struct {
 		bugs   []string // signatures
@@ -553,7 +554,7 @@ func TestBugsExplored(t *testing.T) {
 	var calls []call
 	rep, err := Run(context.Background(), Config{Lock: "fake", New: locks.Reference(cluster.Single, false).New,
 		Runs: 60, Seed: 5, run: scriptedRun(&calls, func(s runner.Scenario) bool {
-			return armed(s, harness.FailpointCriticalSection, harness.ActionSleep)
+			return armed(s, failpoint.CriticalSection, failpoint.ActionSleep)
 		})})
 	if err != nil {
 		t.Fatal(err)

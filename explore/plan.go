@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/fault"
-	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/network"
 	"github.com/locklab/locklab/runner"
 )
@@ -20,7 +20,7 @@ import (
 type Fault struct {
 	Kind       string // the name of its kind, as -faults names it (e.g. "slow-work")
 	What       string // one line: what it does to whom
-	Failpoints []harness.Failpoint
+	Failpoints []failpoint.Point
 	Scheduled  []runner.ScheduledFault
 	// MinDuration is the shortest workload its story needs; 0 for any.
 	MinDuration time.Duration
@@ -516,14 +516,14 @@ func (d *drawer) at() time.Duration {
 // failpoint arms a at name for one client's hit after skip hits. Every
 // drawn failpoint is optional: a lock that never gets there simply has a
 // run without that fault.
-func (d *drawer) failpoint(name string, client, skip, times int, a harness.Action) harness.Failpoint {
-	return harness.Failpoint{Name: name, Client: client, Skip: skip, Times: times, Action: a, Optional: true}
+func (d *drawer) failpoint(name string, client, skip, times int, a failpoint.Action) failpoint.Point {
+	return failpoint.Point{Name: name, Client: client, Skip: skip, Times: times, Action: a, Optional: true}
 }
 
 // hits says which hits of a failpoint fire.
 func hits(client, skip, times int) string {
 	over := ""
-	if client == harness.AnyClient {
+	if client == failpoint.AnyClient {
 		over = " over all clients"
 	}
 	if times <= 1 {
@@ -534,19 +534,19 @@ func hits(client, skip, times int) string {
 
 // who names the client a failpoint fires for.
 func who(client int) string {
-	if client == harness.AnyClient {
+	if client == failpoint.AnyClient {
 		return "a client"
 	}
 	return fmt.Sprintf("client %d", client)
 }
 
 // commandPoint draws a command failpoint of one of phases.
-func (d *drawer) commandPoint(phases ...harness.Phase) string {
+func (d *drawer) commandPoint(phases ...failpoint.Phase) string {
 	p, k := pick(d, phases...), 1+d.rng.IntN(2)
 	if d.rng.IntN(2) == 0 {
-		return harness.BeforeCommand(p, k)
+		return failpoint.BeforeCommand(p, k)
 	}
-	return harness.AfterCommand(p, k)
+	return failpoint.AfterCommand(p, k)
 }
 
 // took is the failpoint just after the command of an Acquire that took
@@ -554,90 +554,90 @@ func (d *drawer) commandPoint(phases ...harness.Phase) string {
 // after one of the acquire's first two statements.
 func (d *drawer) took() string {
 	if d.topology.Service() == cluster.Redis {
-		return harness.AfterTook
+		return failpoint.AfterTook
 	}
-	return harness.AfterCommand(harness.PhaseAcquire, 1+d.rng.IntN(2))
+	return failpoint.AfterCommand(failpoint.PhaseAcquire, 1+d.rng.IntN(2))
 }
 
 func (d *drawer) crashAcquire() Fault {
-	c, skip := harness.AnyClient, d.anySkip()
+	c, skip := failpoint.AnyClient, d.anySkip()
 	name := d.took()
 	if d.rng.IntN(4) == 0 {
-		name = harness.AfterCommand(harness.PhaseAcquire, 1+d.rng.IntN(2))
+		name = failpoint.AfterCommand(failpoint.PhaseAcquire, 1+d.rng.IntN(2))
 	}
 	return Fault{What: fmt.Sprintf("%s crashes %s (%s)", who(c), name, hits(c, skip, 1)),
-		Failpoints: []harness.Failpoint{d.failpoint(name, c, skip, 1, harness.Crash())}}
+		Failpoints: []failpoint.Point{d.failpoint(name, c, skip, 1, failpoint.Crash())}}
 }
 
 func (d *drawer) crash() Fault {
-	c, skip := harness.AnyClient, d.anySkip()
-	name := harness.FailpointCriticalSection
+	c, skip := failpoint.AnyClient, d.anySkip()
+	name := failpoint.CriticalSection
 	// etcd's commands go through no command hook: none would fire there.
 	if d.rng.IntN(2) == 0 && d.topology.Service() != cluster.Etcd {
-		name = d.commandPoint(harness.PhaseSection, harness.PhaseRelease, harness.PhaseBackground)
+		name = d.commandPoint(failpoint.PhaseSection, failpoint.PhaseRelease, failpoint.PhaseBackground)
 	}
 	return Fault{What: fmt.Sprintf("%s crashes at %s (%s)", who(c), name, hits(c, skip, 1)),
-		Failpoints: []harness.Failpoint{d.failpoint(name, c, skip, 1, harness.Crash())}}
+		Failpoints: []failpoint.Point{d.failpoint(name, c, skip, 1, failpoint.Crash())}}
 }
 
 func (d *drawer) pauseRelease() Fault {
-	c, skip, times := harness.AnyClient, d.anySkip(), 1+d.rng.IntN(3)
+	c, skip, times := failpoint.AnyClient, d.anySkip(), 1+d.rng.IntN(3)
 	k := 1
 	if d.rng.IntN(4) == 0 {
 		k = 2
 	}
-	name := harness.BeforeCommand(harness.PhaseRelease, k)
+	name := failpoint.BeforeCommand(failpoint.PhaseRelease, k)
 	if d.rng.IntN(2) == 0 {
-		name = harness.AfterCommand(harness.PhaseRelease, k)
+		name = failpoint.AfterCommand(failpoint.PhaseRelease, k)
 	}
-	a := harness.PauseUntil(harness.FailpointAcquired, failpointRetry)
+	a := failpoint.PauseUntil(failpoint.Acquired, failpointRetry)
 	return Fault{What: fmt.Sprintf("%s pauses %s until another client holds the lock (%s)", who(c), name, hits(c, skip, times)),
-		Failpoints: []harness.Failpoint{d.failpoint(name, c, skip, times, a)}}
+		Failpoints: []failpoint.Point{d.failpoint(name, c, skip, times, a)}}
 }
 
 func (d *drawer) slowWork() Fault {
-	c, skip, times, span := harness.AnyClient, d.anySkip(), 1+d.rng.IntN(2), d.long()
+	c, skip, times, span := failpoint.AnyClient, d.anySkip(), 1+d.rng.IntN(2), d.long()
 	return Fault{What: fmt.Sprintf("%s's critical section works %s longer (%s)", who(c), span, hits(c, skip, times)),
-		Failpoints: []harness.Failpoint{d.failpoint(harness.FailpointCriticalSection, c, skip, times, harness.Sleep(span))}}
+		Failpoints: []failpoint.Point{d.failpoint(failpoint.CriticalSection, c, skip, times, failpoint.Sleep(span))}}
 }
 
 func (d *drawer) pauseHolder() Fault {
-	c, skip, span := harness.AnyClient, d.anySkip(), d.long()
+	c, skip, span := failpoint.AnyClient, d.anySkip(), d.long()
 	return Fault{What: fmt.Sprintf("%s pauses (stop-the-world) %s in its critical section (%s)", who(c), span, hits(c, skip, 1)),
-		Failpoints: []harness.Failpoint{d.failpoint(harness.FailpointCriticalSection, c, skip, 1, harness.Pause(span))}}
+		Failpoints: []failpoint.Point{d.failpoint(failpoint.CriticalSection, c, skip, 1, failpoint.Pause(span))}}
 }
 
 func (d *drawer) commandPause() Fault {
-	c, skip := harness.AnyClient, d.anySkip()
-	name := d.commandPoint(harness.PhaseAcquire, harness.PhaseSection, harness.PhaseRelease, harness.PhaseBackground)
+	c, skip := failpoint.AnyClient, d.anySkip()
+	name := d.commandPoint(failpoint.PhaseAcquire, failpoint.PhaseSection, failpoint.PhaseRelease, failpoint.PhaseBackground)
 	span := d.shortOrLong()
 	return Fault{What: fmt.Sprintf("%s pauses (stop-the-world) %s %s (%s)", who(c), span, name, hits(c, skip, 1)),
-		Failpoints: []harness.Failpoint{d.failpoint(name, c, skip, 1, harness.Pause(span))}}
+		Failpoints: []failpoint.Point{d.failpoint(name, c, skip, 1, failpoint.Pause(span))}}
 }
 
 func (d *drawer) commandDelay() Fault {
-	c, skip := harness.AnyClient, d.anySkip()
-	name := d.commandPoint(harness.PhaseAcquire, harness.PhaseSection, harness.PhaseRelease, harness.PhaseBackground)
+	c, skip := failpoint.AnyClient, d.anySkip()
+	name := d.commandPoint(failpoint.PhaseAcquire, failpoint.PhaseSection, failpoint.PhaseRelease, failpoint.PhaseBackground)
 	if d.rng.IntN(3) == 0 {
 		name = d.took()
 	}
 	span := d.shortOrLong()
 	return Fault{What: fmt.Sprintf("%s's command is delayed %s %s (%s)", who(c), span, name, hits(c, skip, 1)),
-		Failpoints: []harness.Failpoint{d.failpoint(name, c, skip, 1, harness.Sleep(span))}}
+		Failpoints: []failpoint.Point{d.failpoint(name, c, skip, 1, failpoint.Sleep(span))}}
 }
 
 func (d *drawer) dropReply() Fault {
-	c, skip := harness.AnyClient, d.anySkip()
+	c, skip := failpoint.AnyClient, d.anySkip()
 	// A lost reply matters most where the lock decides on it: whether it
 	// holds the lock (here), whether it gave it back (drop-release).
-	name := d.commandPoint(harness.PhaseAcquire, harness.PhaseAcquire, harness.PhaseRelease, harness.PhaseSection, harness.PhaseBackground)
+	name := d.commandPoint(failpoint.PhaseAcquire, failpoint.PhaseAcquire, failpoint.PhaseRelease, failpoint.PhaseSection, failpoint.PhaseBackground)
 	if d.rng.IntN(4) == 0 {
 		name = d.took()
 	}
 	// The client sees the loss only after its timeout; what it does then
 	// (a retry, a fallback) needs the run to go on after that.
 	return Fault{What: fmt.Sprintf("%s loses the reply %s (%s)", who(c), name, hits(c, skip, 1)),
-		Failpoints:  []harness.Failpoint{d.failpoint(name, c, skip, 1, harness.DropReply())},
+		Failpoints:  []failpoint.Point{d.failpoint(name, c, skip, 1, failpoint.DropReply())},
 		MinDuration: timeout + d.duration}
 }
 
@@ -647,16 +647,16 @@ func (d *drawer) dropReply() Fault {
 // most: just after another client took the lock. By then the lease is long
 // gone, so the wait holds up no holder.
 func (d *drawer) dropRelease() Fault {
-	c, skip := harness.AnyClient, d.anySkip()
-	name := harness.AfterCommand(harness.PhaseRelease, 1)
+	c, skip := failpoint.AnyClient, d.anySkip()
+	name := failpoint.AfterCommand(failpoint.PhaseRelease, 1)
 	if d.rng.IntN(2) == 0 {
-		name = harness.BeforeCommand(harness.PhaseRelease, 1)
+		name = failpoint.BeforeCommand(failpoint.PhaseRelease, 1)
 	}
-	next, wait := harness.BeforeCommand(harness.PhaseRelease, 2), 2*d.ttl
+	next, wait := failpoint.BeforeCommand(failpoint.PhaseRelease, 2), 2*d.ttl
 	return Fault{What: fmt.Sprintf("%s loses the reply %s (%s); a release command after it waits until another client acquires (%s at most)", who(c), name, hits(c, skip, 1), wait),
-		Failpoints: []harness.Failpoint{
-			d.failpoint(name, c, skip, 1, harness.DropReply()),
-			d.failpoint(next, c, 0, 1, harness.SleepUntil(harness.FailpointAcquired, wait)),
+		Failpoints: []failpoint.Point{
+			d.failpoint(name, c, skip, 1, failpoint.DropReply()),
+			d.failpoint(next, c, 0, 1, failpoint.SleepUntil(failpoint.Acquired, wait)),
 		},
 		MinDuration: timeout + d.duration}
 }
@@ -672,27 +672,27 @@ func (d *drawer) brief() time.Duration { return d.between(10*time.Millisecond, d
 // of a watchdog that renews every third of a lease, which a section of
 // ordinary length never reaches) meets action a, once. The failpoints are
 // the client's own, so that the renewal struck is the slow section's.
-func (d *drawer) renewal(c int, before bool, a harness.Action, what string) Fault {
+func (d *drawer) renewal(c int, before bool, a failpoint.Action, what string) Fault {
 	skip, span, k := d.skip(), d.long(), 2+d.rng.IntN(2)
-	name := harness.AfterCommand(harness.PhaseBackground, k)
+	name := failpoint.AfterCommand(failpoint.PhaseBackground, k)
 	if before {
-		name = harness.BeforeCommand(harness.PhaseBackground, k)
+		name = failpoint.BeforeCommand(failpoint.PhaseBackground, k)
 	}
 	return Fault{What: fmt.Sprintf("client %d's critical section works %s longer (%s); at %s (once), %s", c, span, hits(c, skip, 1), name, what),
-		Failpoints: []harness.Failpoint{
-			d.failpoint(harness.FailpointCriticalSection, c, skip, 1, harness.Sleep(span)),
+		Failpoints: []failpoint.Point{
+			d.failpoint(failpoint.CriticalSection, c, skip, 1, failpoint.Sleep(span)),
 			d.failpoint(name, c, 0, 1, a),
 		}}
 }
 
 func (d *drawer) cutRenewal() Fault {
 	c, cut := d.client(), d.brief()
-	return d.renewal(c, true, harness.Inject(fault.Partition{Client: c}, cut),
+	return d.renewal(c, true, failpoint.Inject(fault.Partition{Client: c}, cut),
 		fmt.Sprintf("it is cut off from the lock nodes for %s: the command fails at once", cut))
 }
 
 func (d *drawer) dropRenewal() Fault {
-	return d.renewal(d.client(), false, harness.DropReply(), fmt.Sprintf("the reply is lost: the client waits its %s timeout", timeout))
+	return d.renewal(d.client(), false, failpoint.DropReply(), fmt.Sprintf("the reply is lost: the client waits its %s timeout", timeout))
 }
 
 func (d *drawer) slowRenewal() Fault {
@@ -700,7 +700,7 @@ func (d *drawer) slowRenewal() Fault {
 	// command reaches Redis only after the client gave up on it; it lasts
 	// until then.
 	c, delay := d.client(), d.between(timeout, timeout+d.ttl)
-	return d.renewal(c, true, harness.Inject(fault.Latency{Client: c, Delay: delay}, delay+timeout),
+	return d.renewal(c, true, failpoint.Inject(fault.Latency{Client: c, Delay: delay}, delay+timeout),
 		fmt.Sprintf("its links get %s latency each way, past its %s timeout, for %s", delay, timeout, delay+timeout))
 }
 
@@ -711,20 +711,20 @@ func (d *drawer) cutHolder() Fault {
 	}
 	f := fault.Partition{Client: c}
 	return Fault{What: fmt.Sprintf("right after client %d's acquire (%s), %s for %s", c, hits(c, skip, 1), f, span),
-		Failpoints: []harness.Failpoint{d.failpoint(harness.FailpointAcquired, c, skip, 1, harness.Inject(f, span))}}
+		Failpoints: []failpoint.Point{d.failpoint(failpoint.Acquired, c, skip, 1, failpoint.Inject(f, span))}}
 }
 
 func (d *drawer) dropConnection() Fault {
 	c, skip := d.client(), d.skip()
-	name := harness.FailpointAcquired
+	name := failpoint.Acquired
 	if d.rng.IntN(2) == 0 {
-		name = harness.BeforeCommand(pick(d, harness.PhaseAcquire, harness.PhaseSection, harness.PhaseRelease, harness.PhaseBackground), 1+d.rng.IntN(2))
+		name = failpoint.BeforeCommand(pick(d, failpoint.PhaseAcquire, failpoint.PhaseSection, failpoint.PhaseRelease, failpoint.PhaseBackground), 1+d.rng.IntN(2))
 	}
 	f := fault.DropConnection{Client: c}
 	// A drop is over at once: a span of a millisecond keeps its record
 	// from standing for a stall it did not cause.
 	return Fault{What: fmt.Sprintf("%s, at %s (%s)", f, name, hits(c, skip, 1)),
-		Failpoints: []harness.Failpoint{d.failpoint(name, c, skip, 1, harness.Inject(f, time.Millisecond))}}
+		Failpoints: []failpoint.Point{d.failpoint(name, c, skip, 1, failpoint.Inject(f, time.Millisecond))}}
 }
 
 // killConnection has the server kill a client's connections where a lock
@@ -732,16 +732,16 @@ func (d *drawer) dropConnection() Fault {
 // critical section. An SQL client has no command failpoints.
 func (d *drawer) killConnection() Fault {
 	c, skip := d.client(), d.skip()
-	name := pick(d, harness.FailpointAcquired, harness.FailpointCriticalSection)
+	name := pick(d, failpoint.Acquired, failpoint.CriticalSection)
 	f := fault.KillConnection{Client: c}
 	// A kill is over at once, as a drop is.
-	fps := []harness.Failpoint{d.failpoint(name, c, skip, 1, harness.Inject(f, time.Millisecond))}
+	fps := []failpoint.Point{d.failpoint(name, c, skip, 1, failpoint.Inject(f, time.Millisecond))}
 	what := fmt.Sprintf("%s, at %s (%s)", f, name, hits(c, skip, 1))
-	if name == harness.FailpointCriticalSection && d.rng.IntN(2) == 0 {
+	if name == failpoint.CriticalSection && d.rng.IntN(2) == 0 {
 		// The holder works on until another client is in: what a lock
 		// bound to the connection lost shows, as in kill-connection-sql.
 		wait := 2 * d.ttl
-		fps = append(fps, d.failpoint(name, c, skip, 1, harness.SleepUntil(harness.FailpointCriticalSection, wait)))
+		fps = append(fps, d.failpoint(name, c, skip, 1, failpoint.SleepUntil(failpoint.CriticalSection, wait)))
 		what += fmt.Sprintf(", and works on until another client is in its critical section (%s at most)", wait)
 	}
 	return Fault{What: what, Failpoints: fps}
@@ -752,9 +752,9 @@ func (d *drawer) killConnection() Fault {
 // acquires, and gives it back once the client is in its critical section.
 func (d *drawer) busyPool() Fault {
 	c, skip := d.client(), d.skip()
-	a := harness.HoldConn(harness.FailpointCriticalSection, 2*time.Second)
-	return Fault{What: fmt.Sprintf("another user of client %d's SQL pool holds a connection from %s until its critical section (%s)", c, harness.FailpointBeforeAcquire, hits(c, skip, 1)),
-		Failpoints: []harness.Failpoint{d.failpoint(harness.FailpointBeforeAcquire, c, skip, 1, a)}}
+	a := failpoint.HoldConn(failpoint.CriticalSection, 2*time.Second)
+	return Fault{What: fmt.Sprintf("another user of client %d's SQL pool holds a connection from %s until its critical section (%s)", c, failpoint.BeforeAcquire, hits(c, skip, 1)),
+		Failpoints: []failpoint.Point{d.failpoint(failpoint.BeforeAcquire, c, skip, 1, a)}}
 }
 
 // scheduled is a fault injected at a drawn time for a drawn while.
@@ -824,17 +824,17 @@ func (d *drawer) failover() Fault {
 	if d.rng.IntN(2) == 0 {
 		prefer := fault.PreferReplica{Node: pick(d, 1, 2)}
 		cut = []int{prefer.Node}
-		scheduled = []runner.ScheduledFault{{For: harness.WholeRun, Fault: prefer}}
+		scheduled = []runner.ScheduledFault{{For: failpoint.WholeRun, Fault: prefer}}
 		what = fmt.Sprintf("all run data node %d is Sentinel's preferred replica; ", prefer.Node)
 	}
 	return Fault{
 		What: what + fmt.Sprintf("before client 0's third acquire replication to data nodes %v is cut; in that critical section "+
 			"the master is killed and Sentinel fails over; the section lasts until another client is in its own", cut),
 		MinDuration: failoverStory,
-		Failpoints: []harness.Failpoint{
-			d.failpoint(harness.FailpointBeforeAcquire, 0, 2, 1, harness.Inject(fault.CutReplication{Replicas: cut}, harness.WholeRun)),
-			d.failpoint(harness.FailpointCriticalSection, 0, 2, 1, harness.Inject(fault.KillMaster{}, 500*time.Millisecond)),
-			d.failpoint(harness.FailpointCriticalSection, 0, 2, 1, harness.SleepUntil(harness.FailpointCriticalSection, 3*time.Second)),
+		Failpoints: []failpoint.Point{
+			d.failpoint(failpoint.BeforeAcquire, 0, 2, 1, failpoint.Inject(fault.CutReplication{Replicas: cut}, failpoint.WholeRun)),
+			d.failpoint(failpoint.CriticalSection, 0, 2, 1, failpoint.Inject(fault.KillMaster{}, 500*time.Millisecond)),
+			d.failpoint(failpoint.CriticalSection, 0, 2, 1, failpoint.SleepUntil(failpoint.CriticalSection, 3*time.Second)),
 		},
 		Scheduled: scheduled,
 	}
@@ -854,7 +854,7 @@ func (d *drawer) killNode() Fault {
 	}
 	f := fault.KillNode{Node: nodes[0], KeepData: d.rng.IntN(3) == 0}
 	drawn := Fault{What: fmt.Sprintf("while %s holds the lock (%s): %s, after %s", who(c), hits(c, skip, 1), f, restart),
-		Failpoints: []harness.Failpoint{d.failpoint(harness.FailpointCriticalSection, c, skip, 1, harness.Inject(f, restart))}}
+		Failpoints: []failpoint.Point{d.failpoint(failpoint.CriticalSection, c, skip, 1, failpoint.Inject(f, restart))}}
 	if f.KeepData {
 		drawn.Persistence = cluster.AOFAlways
 		drawn.What += "; every lock node persists every write (appendfsync always)"
@@ -862,16 +862,16 @@ func (d *drawer) killNode() Fault {
 	if d.rng.IntN(2) == 0 {
 		cut := fault.Partition{Client: c, Nodes: slices.Sorted(slices.Values(nodes[1:3]))}
 		drawn.What += fmt.Sprintf("; client %d is cut off from lock nodes %v all run", c, cut.Nodes)
-		drawn.Scheduled = []runner.ScheduledFault{{For: harness.WholeRun, Fault: cut}}
+		drawn.Scheduled = []runner.ScheduledFault{{For: failpoint.WholeRun, Fault: cut}}
 	}
 	return drawn
 }
 
 func (d *drawer) clockJump() Fault {
-	c, skip := harness.AnyClient, d.anySkip()
+	c, skip := failpoint.AnyClient, d.anySkip()
 	f := fault.ClockJump{Node: d.rng.IntN(5), By: d.ttl}
 	return Fault{What: fmt.Sprintf("while %s holds the lock (%s): clock jump of %s on lock node %d", who(c), hits(c, skip, 1), f.By, f.Node),
-		Failpoints: []harness.Failpoint{d.failpoint(harness.FailpointCriticalSection, c, skip, 1, harness.Inject(f, 0))}}
+		Failpoints: []failpoint.Point{d.failpoint(failpoint.CriticalSection, c, skip, 1, failpoint.Inject(f, 0))}}
 }
 
 // slowNodes is redlock-slow-nodes: just after an acquire took the key on
@@ -892,12 +892,12 @@ func (d *drawer) slowNodes() Fault {
 		c, skip := d.client(), d.skip()
 		f := fault.Latency{Client: c, Nodes: nodes, Delay: span / 2}
 		return Fault{What: fmt.Sprintf("just after %s's acquire took the key on a node (%s): %s for %s", who(c), hits(c, skip, times), f, span),
-			Failpoints: []harness.Failpoint{d.failpoint(harness.AfterTook, c, skip, times, harness.Inject(f, span))}}
+			Failpoints: []failpoint.Point{d.failpoint(failpoint.AfterTook, c, skip, times, failpoint.Inject(f, span))}}
 	}
-	c, skip := harness.AnyClient, d.anySkip()
-	var fps []harness.Failpoint
+	c, skip := failpoint.AnyClient, d.anySkip()
+	var fps []failpoint.Point
 	for _, n := range nodes {
-		fps = append(fps, d.failpoint(harness.AfterTook, c, skip, times, harness.Inject(fault.PauseNode{Node: n}, span)))
+		fps = append(fps, d.failpoint(failpoint.AfterTook, c, skip, times, failpoint.Inject(fault.PauseNode{Node: n}, span)))
 	}
 	return Fault{What: fmt.Sprintf("just after %s's acquire took the key on a node (%s): pause lock nodes %v (SIGSTOP) for %s", who(c), hits(c, skip, times), nodes, span),
 		Failpoints: fps}

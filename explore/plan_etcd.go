@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/fault"
-	"github.com/locklab/locklab/harness"
 )
 
 // Workload shape of the etcd topology: etcd's leases count in whole
@@ -33,7 +33,7 @@ var etcdKinds = []kind{
 // the leader is killed, restarted at once or after a lease; the holder
 // works on briefly meanwhile, then writes and releases.
 func (d *drawer) killLeader() Fault {
-	c, skip := harness.AnyClient, d.anySkip()
+	c, skip := failpoint.AnyClient, d.anySkip()
 	restart := time.Duration(0)
 	if d.rng.IntN(2) == 0 {
 		restart = d.ttl + 500*time.Millisecond
@@ -41,9 +41,9 @@ func (d *drawer) killLeader() Fault {
 	work := d.between(100*time.Millisecond, d.ttl/2)
 	f := fault.KillLeader{}
 	return Fault{What: fmt.Sprintf("while %s holds the lock (%s): %s, after %s; the holder works %s more", who(c), hits(c, skip, 1), f, restart, work),
-		Failpoints: []harness.Failpoint{
-			d.failpoint(harness.FailpointCriticalSection, c, skip, 1, harness.Inject(f, restart)),
-			d.failpoint(harness.FailpointCriticalSection, c, skip, 1, harness.Sleep(work)),
+		Failpoints: []failpoint.Point{
+			d.failpoint(failpoint.CriticalSection, c, skip, 1, failpoint.Inject(f, restart)),
+			d.failpoint(failpoint.CriticalSection, c, skip, 1, failpoint.Sleep(work)),
 		}}
 }
 

@@ -12,8 +12,8 @@ import (
 
 	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/fault"
-	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/pitfalls"
@@ -108,7 +108,7 @@ func faultReach(f fault.Fault, heal, ttl time.Duration) reach {
 
 // reaches describes every fault of a set of failpoints and scheduled
 // faults, in a run whose lease is ttl.
-func reaches(fps []harness.Failpoint, scheduled []runner.ScheduledFault, ttl time.Duration) []reach {
+func reaches(fps []failpoint.Point, scheduled []runner.ScheduledFault, ttl time.Duration) []reach {
 	var rs []reach
 	for _, sf := range scheduled {
 		r := faultReach(sf.Fault, sf.For, ttl)
@@ -118,14 +118,14 @@ func reaches(fps []harness.Failpoint, scheduled []runner.ScheduledFault, ttl tim
 	for _, fp := range fps {
 		r := reach{kind: fp.About().Name, target: "client", at: fp.Name}
 		switch fp.Action.Kind {
-		case harness.ActionFault:
+		case failpoint.ActionFault:
 			r = faultReach(fp.Action.Fault, fp.Action.For, ttl)
 			r.at = fp.Name
-		case harness.ActionHold:
+		case failpoint.ActionHold:
 			// Another user of the client's pool, until the client gets
 			// somewhere.
 			r.class = "until the client reaches " + fp.Action.Until
-		case harness.ActionPause, harness.ActionSleep:
+		case failpoint.ActionPause, failpoint.ActionSleep:
 			r.class = lease(fp.Action.For, ttl)
 			if fp.Action.Until != "" {
 				// It lasts until another client gets somewhere; For only
@@ -257,9 +257,9 @@ func TestReachFailsWithoutKind(t *testing.T) {
 		out  string
 		miss string
 	}{
-		{"crash-acquire", "crash-after-setnx: crash (client) at " + harness.AfterTook},
+		{"crash-acquire", "crash-after-setnx: crash (client) at " + failpoint.AfterTook},
 		{"cut-holder", "holder-cut-off: partition (links to all lock nodes) at acquired, past a lease"},
-		{"slow-nodes", "redlock-slow-nodes: pause-node ×2 (node) at " + harness.AfterTook + ", past a lease"},
+		{"slow-nodes", "redlock-slow-nodes: pause-node ×2 (node) at " + failpoint.AfterTook + ", past a lease"},
 		{"failover", "failover-wait: prefer-replica (node) at a drawn time, past a lease"},
 	} {
 		space, err := NewSpace([]string{"-" + tc.out})

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/runner"
 )
@@ -53,7 +54,7 @@ func TestShare(t *testing.T) {
 func slowSectionIsOwn(_ context.Context, s runner.Scenario, _ harness.NewLocker, opts runner.Options) (*runner.Result, error) {
 	res := &runner.Result{Scenario: s.Name, Seed: opts.Seed}
 	c := check.Check{Checker: check.CheckLock, Verdict: check.OK}
-	if armed(s, harness.FailpointCriticalSection, harness.ActionSleep) {
+	if armed(s, failpoint.CriticalSection, failpoint.ActionSleep) {
 		c = check.Check{Checker: check.CheckLock, Verdict: check.Illegal, Kind: check.Own}
 	}
 	res.Checks = []check.Check{c, {Checker: check.CheckLiveness, Verdict: check.OK}}

@@ -13,6 +13,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/history"
 	"github.com/redis/go-redis/v9"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -39,7 +40,7 @@ type Client struct {
 	sql       *sql.DB // the lock table's server on the SQL topology, through the client's link
 	sqlConns  sqlConns
 	history   *history.Recorder
-	points    *Failpoints
+	points    *failpoint.Set
 
 	// etcd is the client of the etcd members, through the client's links
 	// (etcd.go).
@@ -96,7 +97,7 @@ type clientConfig struct {
 	dialled *atomic.Int32
 	timeout time.Duration
 	history *history.Recorder
-	points  *Failpoints
+	points  *failpoint.Set
 }
 
 func newClient(ctx context.Context, cfg clientConfig) *Client {
@@ -301,21 +302,21 @@ func (c *Client) SetSkew(d time.Duration) {
 	}
 }
 
-// Failpoint runs whatever the scenario armed at name for this client: a crash,
+// failpoint.Point runs whatever the scenario armed at name for this client: a crash,
 // a pause, a sleep or a fault. It returns ErrCrashed if the client crashed
 // there, and ctx's error if the run ended while it waited.
 func (c *Client) Failpoint(ctx context.Context, name string) error {
 	if c.crashed.Load() {
 		return ErrCrashed
 	}
-	c.points.endHolds(name, c.id)
-	actions := c.points.hit(name, c.id)
+	c.points.EndHolds(name, c.id)
+	actions := c.points.Hit(name, c.id)
 	if len(actions) == 0 {
 		return nil
 	}
 	// The run waits for these actions before it stops the workload, so
 	// that the story they tell ends while the other clients still cycle.
-	defer c.points.done()
+	defer c.points.Done()
 	for _, a := range actions {
 		if err := c.act(ctx, name, a); err != nil {
 			return err
@@ -325,20 +326,20 @@ func (c *Client) Failpoint(ctx context.Context, name string) error {
 }
 
 // act does one failpoint action.
-func (c *Client) act(ctx context.Context, name string, a Action) error {
+func (c *Client) act(ctx context.Context, name string, a failpoint.Action) error {
 	switch {
-	case a.Kind == ActionCrash:
-		c.crash("failpoint "+name, a.crux)
+	case a.Kind == failpoint.ActionCrash:
+		c.crash("failpoint "+name, a.Crux)
 		return ErrCrashed
-	case a.Kind == ActionPause && a.Until != "":
-		return c.pause(ctx, a.For, "failpoint "+name+": until another client reaches "+a.Until, c.until(a.Until), a.crux)
-	case a.Kind == ActionPause:
-		return c.pause(ctx, a.For, "failpoint "+name, func(ctx context.Context) { <-ctx.Done() }, a.crux)
-	case a.Kind == ActionHold:
+	case a.Kind == failpoint.ActionPause && a.Until != "":
+		return c.pause(ctx, a.For, "failpoint "+name+": until another client reaches "+a.Until, c.until(a.Until), a.Crux)
+	case a.Kind == failpoint.ActionPause:
+		return c.pause(ctx, a.For, "failpoint "+name, func(ctx context.Context) { <-ctx.Done() }, a.Crux)
+	case a.Kind == failpoint.ActionHold:
 		return c.hold(ctx, name, a)
-	case a.Kind == ActionFault:
+	case a.Kind == failpoint.ActionFault:
 		start := c.history.Now()
-		c.points.inject(a, fmt.Sprintf("at failpoint %s of client %d", name, c.id))
+		c.points.Inject(a, fmt.Sprintf("at failpoint %s of client %d", name, c.id))
 		// The wait is recorded so that a checker can tell it from the
 		// scenario's faults: a restart slowed by a loaded machine must not
 		// pass for a holder that outlived its lease by the lock's fault.
@@ -354,7 +355,7 @@ func (c *Client) act(ctx context.Context, name string, a Action) error {
 // slow is a sleep at a failpoint: only the calling goroutine waits, for
 // a.For or until another client reaches a.Until. It is recorded as a fault
 // on the client's row.
-func (c *Client) slow(ctx context.Context, name string, a Action) error {
+func (c *Client) slow(ctx context.Context, name string, a failpoint.Action) error {
 	start := c.history.Now()
 	var err error
 	if a.Until != "" {
@@ -371,22 +372,22 @@ func (c *Client) slow(ctx context.Context, name string, a Action) error {
 	// A delayed command stands for a slow network or a stalled client; a
 	// slow critical section is the workload's own time.
 	label, effect := history.FaultSlowWork, history.EffectWork
-	if isCommandPoint(name) {
+	if failpoint.IsCommandPoint(name) {
 		label, effect = "delayed command", history.EffectDelay
 	}
-	c.history.Add(history.Op{Client: c.id, Kind: history.KindFault, Call: start, Return: end, Fault: label, Effect: effect, Crux: a.crux,
+	c.history.Add(history.Op{Client: c.id, Kind: history.KindFault, Call: start, Return: end, Fault: label, Effect: effect, Crux: a.Crux,
 		Detail: fmt.Sprintf("failpoint %s: %s, lasted %s", name, a, (end - start).Round(time.Millisecond))})
 	return err
 }
 
 // Go runs f in the background, as a real process runs a watchdog thread. The
 // context passed to f ends when the client crashes or the run ends; the
-// commands sent with it are in PhaseBackground.
+// commands sent with it are in failpoint.PhaseBackground.
 func (c *Client) Go(f func(ctx context.Context)) {
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		f(withPhase(c.ctx, PhaseBackground))
+		f(withPhase(c.ctx, failpoint.PhaseBackground))
 	}()
 }
 
@@ -481,7 +482,7 @@ func (c *Client) pause(ctx context.Context, d time.Duration, why string, wait fu
 
 // until returns a wait that ends once another client reaches failpoint name.
 func (c *Client) until(name string) func(ctx context.Context) {
-	return func(ctx context.Context) { c.points.awaitOther(ctx, name, c.id) }
+	return func(ctx context.Context) { c.points.AwaitOther(ctx, name, c.id) }
 }
 
 // waitResumed blocks while the client is paused.

@@ -8,11 +8,12 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/local"
+	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/history"
 )
 
 // newTestClient starts one node and a client dialing it directly.
-func newTestClient(t *testing.T, points []Failpoint) (*Client, cluster.Node) {
+func newTestClient(t *testing.T, points []failpoint.Point) (*Client, cluster.Node) {
 	t.Helper()
 	n, err := local.StartProcess(context.Background(), cluster.NodeConfig{Name: "n1", Dir: t.TempDir()})
 	if err != nil {
@@ -24,7 +25,7 @@ func newTestClient(t *testing.T, points []Failpoint) (*Client, cluster.Node) {
 		t.Fatal(err)
 	}
 	c := newClient(context.Background(), clientConfig{id: 0, ttl: 100 * time.Millisecond, master: n.Addr(),
-		inventory: n.Addr(), timeout: time.Second, history: h, points: NewFailpoints(points)})
+		inventory: n.Addr(), timeout: time.Second, history: h, points: failpoint.NewSet(points)})
 	t.Cleanup(c.Close)
 	return c, n
 }
@@ -57,7 +58,7 @@ func TestClientCrash(t *testing.T) {
 
 func TestClientPauseBlocksEveryCommand(t *testing.T) {
 	ctx := context.Background()
-	c, _ := newTestClient(t, []Failpoint{{Name: "p", Client: 0, Action: Pause(300 * time.Millisecond)}})
+	c, _ := newTestClient(t, []failpoint.Point{{Name: "p", Client: 0, Action: failpoint.Pause(300 * time.Millisecond)}})
 	paused := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
@@ -97,7 +98,7 @@ func (c *Client) notPausedYet() bool {
 
 func TestClientSleepFailpointOnlyDelaysCaller(t *testing.T) {
 	ctx := context.Background()
-	c, _ := newTestClient(t, []Failpoint{{Name: "s", Client: 0, Action: Sleep(200 * time.Millisecond)}})
+	c, _ := newTestClient(t, []failpoint.Point{{Name: "s", Client: 0, Action: failpoint.Sleep(200 * time.Millisecond)}})
 	go c.Failpoint(ctx, "s")
 	start := time.Now()
 	if err := c.Redis().Ping(ctx).Err(); err != nil {

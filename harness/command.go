@@ -3,55 +3,21 @@ package harness
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/harness/rediscmd"
 	"github.com/locklab/locklab/history"
 )
 
-// Phase is the part of a lock's life a command (Redis) or statement (SQL)
-// belongs to. The workload knows it, so faults can strike a lock's own
-// commands without any hook in the lock.
-type Phase string
-
-const (
-	PhaseAcquire    Phase = "acquire"    // inside Locker.Acquire
-	PhaseSection    Phase = "section"    // inside the critical section (its reads and writes of the stock)
-	PhaseRelease    Phase = "release"    // inside Lease.Release
-	PhaseBackground Phase = "background" // in a goroutine started with Client.Go, such as a watchdog
-)
-
-// BeforeCommand names the failpoint just before the k-th command (from 1)
-// of each phase: each Acquire, each Release, each critical section and each
-// background goroutine counts its own commands.
-func BeforeCommand(p Phase, k int) string { return fmt.Sprintf("before %s command %d", p, k) }
-
-// AfterCommand names the failpoint just after the k-th command of each
-// phase ran on the server, before the client sees its reply.
-func AfterCommand(p Phase, k int) string { return fmt.Sprintf("after %s command %d", p, k) }
-
-// AfterTook is the failpoint just after the first command of an Acquire
-// that took the key: made the workload's key exist, or made it this
-// client's (took.go says how that is told, from the command and the key's
-// state, not from the reply's shape alone), before the lock sees its reply.
-// It is where a crash leaves whatever that command wrote, and nothing more.
-const AfterTook = "after the acquire command that took the key"
-
-// isCommandPoint reports whether name is one of the failpoints above, which
-// the lock reaches by sending commands rather than by calling Failpoint.
-func isCommandPoint(name string) bool {
-	return name == AfterTook || strings.HasPrefix(name, "before ") || strings.HasPrefix(name, "after ")
-}
-
 // phaseRun is one occurrence of a phase: one Acquire call, one Release, one
 // critical section, one background goroutine. It counts its commands.
 type phaseRun struct {
-	phase Phase
+	phase failpoint.Phase
 	took  atomic.Bool
 
 	mu    sync.Mutex
@@ -96,7 +62,7 @@ type phaseKey struct{}
 
 // withPhase marks ctx as a new occurrence of p; commands sent with it or a
 // context derived from it count as p's.
-func withPhase(ctx context.Context, p Phase) context.Context {
+func withPhase(ctx context.Context, p failpoint.Phase) context.Context {
 	return context.WithValue(ctx, phaseKey{}, &phaseRun{phase: p})
 }
 
@@ -115,7 +81,7 @@ func (c *Client) phaseOf(ctx context.Context) *phaseRun {
 // commands whose context does not. The returned func
 // ends it, back to the phase it interrupted (a nested acquire interrupts a
 // critical section).
-func (c *Client) Enter(ctx context.Context, p Phase) (context.Context, func()) {
+func (c *Client) Enter(ctx context.Context, p failpoint.Phase) (context.Context, func()) {
 	ctx = withPhase(ctx, p)
 	prev := c.phase.Swap(ctx.Value(phaseKey{}).(*phaseRun))
 	return ctx, func() { c.phase.Store(prev) }
@@ -154,7 +120,7 @@ func (c *Client) strike(ctx context.Context, pr *phaseRun, node int, name string
 	what := fmt.Sprintf("%s (%s command %d)", name, pr.phase, k)
 	drop := false
 	if !retried {
-		if err := c.fire(ctx, BeforeCommand(pr.phase, k), "before "+what, false, &drop); err != nil {
+		if err := c.fire(ctx, failpoint.BeforeCommand(pr.phase, k), "before "+what, false, &drop); err != nil {
 			return err
 		}
 	}
@@ -169,9 +135,9 @@ func (c *Client) strike(ctx context.Context, pr *phaseRun, node int, name string
 		pr.refused()
 		return err
 	}
-	points := []string{AfterCommand(pr.phase, k)}
+	points := []string{failpoint.AfterCommand(pr.phase, k)}
 	if took && !pr.took.Swap(true) {
-		points = append(points, AfterTook)
+		points = append(points, failpoint.AfterTook)
 	}
 	for _, p := range points {
 		if ferr := c.fire(ctx, p, "after "+what, true, &drop); ferr != nil {
@@ -187,13 +153,13 @@ func (c *Client) strike(ctx context.Context, pr *phaseRun, node int, name string
 // fire counts a hit of a command failpoint and does what it armed, except
 // dropping the reply, which it leaves to the caller through drop.
 func (c *Client) fire(ctx context.Context, name, where string, sent bool, drop *bool) error {
-	actions := c.points.hit(name, c.id)
+	actions := c.points.Hit(name, c.id)
 	if len(actions) == 0 {
 		return nil
 	}
-	defer c.points.done()
+	defer c.points.Done()
 	for _, a := range actions {
-		if a.Kind == ActionDrop {
+		if a.Kind == failpoint.ActionDrop {
 			*drop = true
 			continue
 		}
@@ -206,9 +172,9 @@ func (c *Client) fire(ctx context.Context, name, where string, sent bool, drop *
 
 // actOnCommand does one action at a command. A crash before the command
 // means it was never sent; after it, that its reply was never seen.
-func (c *Client) actOnCommand(ctx context.Context, where string, a Action, sent bool) error {
-	if a.Kind == ActionCrash {
-		c.crash(where, a.crux)
+func (c *Client) actOnCommand(ctx context.Context, where string, a failpoint.Action, sent bool) error {
+	if a.Kind == failpoint.ActionCrash {
+		c.crash(where, a.Crux)
 		if sent {
 			return ErrCrashed
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/harness/rediscmd"
 	"github.com/locklab/locklab/history"
 )
@@ -20,32 +21,32 @@ func TestCommandFailpoints(t *testing.T) {
 	tests := []struct {
 		name   string
 		point  string
-		action Action
+		action failpoint.Action
 		// wantErr is what the acquire's second command returns; wantSet
 		// whether its SET reached Redis.
 		wantErr func(error) bool
 		wantSet bool
 		fault   string // the fault op recorded on the client's row, if any
 	}{
-		{"crash before the command: never sent", BeforeCommand(PhaseAcquire, 2), Crash(),
+		{"crash before the command: never sent", failpoint.BeforeCommand(failpoint.PhaseAcquire, 2), failpoint.Crash(),
 			func(err error) bool { return errors.Is(err, ErrCrashed) }, false, ""},
-		{"crash after the command: it ran, its reply never seen", AfterCommand(PhaseAcquire, 2), Crash(),
+		{"crash after the command: it ran, its reply never seen", failpoint.AfterCommand(failpoint.PhaseAcquire, 2), failpoint.Crash(),
 			func(err error) bool { return errors.Is(err, ErrCrashed) }, true, ""},
-		{"crash after the command that took the key", AfterTook, Crash(),
+		{"crash after the command that took the key", failpoint.AfterTook, failpoint.Crash(),
 			func(err error) bool { return errors.Is(err, ErrCrashed) }, true, ""},
-		{"dropped reply: it ran, the client sees a timeout", AfterCommand(PhaseAcquire, 2), DropReply(),
+		{"dropped reply: it ran, the client sees a timeout", failpoint.AfterCommand(failpoint.PhaseAcquire, 2), failpoint.DropReply(),
 			func(err error) bool {
 				var to interface{ Timeout() bool }
 				return errors.As(err, &to) && to.Timeout()
 			}, true, "reply dropped"},
-		{"delay before the command", BeforeCommand(PhaseAcquire, 2), Sleep(50 * time.Millisecond),
+		{"delay before the command", failpoint.BeforeCommand(failpoint.PhaseAcquire, 2), failpoint.Sleep(50 * time.Millisecond),
 			func(err error) bool { return err == nil }, true, "delayed command"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, n := newTestClient(t, []Failpoint{{Name: tt.point, Client: 0, Action: tt.action}})
+			c, n := newTestClient(t, []failpoint.Point{{Name: tt.point, Client: 0, Action: tt.action}})
 			c.timeout = 100 * time.Millisecond // a dropped reply waits this long
-			actx, leave := c.Enter(ctx, PhaseAcquire)
+			actx, leave := c.Enter(ctx, failpoint.PhaseAcquire)
 			defer leave()
 			// Command 1 names another key, so it neither took "lock" nor
 			// matches a failpoint on command 2.
@@ -83,19 +84,19 @@ func hasFault(ops []history.Op, fault string) bool {
 // background goroutine's commands are not the acquire's.
 func TestPhasesCountTheirOwnCommands(t *testing.T) {
 	ctx := context.Background()
-	c, _ := newTestClient(t, []Failpoint{{Name: BeforeCommand(PhaseAcquire, 1), Client: 0, Times: 2, Action: Sleep(time.Millisecond)}})
+	c, _ := newTestClient(t, []failpoint.Point{{Name: failpoint.BeforeCommand(failpoint.PhaseAcquire, 1), Client: 0, Times: 2, Action: failpoint.Sleep(time.Millisecond)}})
 	for range 2 {
-		actx, leave := c.Enter(ctx, PhaseAcquire)
+		actx, leave := c.Enter(ctx, failpoint.PhaseAcquire)
 		c.Redis().Ping(actx)
 		leave()
 	}
 	done := make(chan struct{})
 	c.Go(func(ctx context.Context) { c.Redis().Ping(ctx); close(done) })
 	<-done
-	if got := c.points.reached[BeforeCommand(PhaseAcquire, 1)][0]; got != 2 {
+	if got := c.points.Reached(failpoint.BeforeCommand(failpoint.PhaseAcquire, 1), 0); got != 2 {
 		t.Errorf("acquire command 1 reached %d times, want 2 (one per acquire)", got)
 	}
-	if got := c.points.reached[BeforeCommand(PhaseBackground, 1)][0]; got != 1 {
+	if got := c.points.Reached(failpoint.BeforeCommand(failpoint.PhaseBackground, 1), 0); got != 1 {
 		t.Errorf("background command 1 reached %d times, want 1", got)
 	}
 }
@@ -107,17 +108,17 @@ func TestScriptRetryKeepsItsNumber(t *testing.T) {
 	ctx := context.Background()
 	c, _ := newTestClient(t, nil)
 	script := redis.NewScript(`return 1`)
-	actx, leave := c.Enter(ctx, PhaseAcquire)
+	actx, leave := c.Enter(ctx, failpoint.PhaseAcquire)
 	defer leave()
 	if err := script.Run(actx, c.Redis(), []string{"lock"}).Err(); err != nil {
 		t.Fatal(err)
 	}
 	c.Redis().Ping(actx)
 	for k, want := range map[int]int{1: 1, 2: 1, 3: 0} {
-		if got := c.points.reached[BeforeCommand(PhaseAcquire, k)][0]; got != want {
+		if got := c.points.Reached(failpoint.BeforeCommand(failpoint.PhaseAcquire, k), 0); got != want {
 			t.Errorf("before acquire command %d reached %d times, want %d", k, got, want)
 		}
-		if got := c.points.reached[AfterCommand(PhaseAcquire, k)][0]; got != want {
+		if got := c.points.Reached(failpoint.AfterCommand(failpoint.PhaseAcquire, k), 0); got != want {
 			t.Errorf("after acquire command %d reached %d times, want %d", k, got, want)
 		}
 	}
@@ -156,16 +157,16 @@ func TestAfterTook(t *testing.T) {
 	for _, tt := range tests {
 		for _, held := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s, key held %v", tt.name, held), func(t *testing.T) {
-				c, n := newTestClient(t, []Failpoint{{Name: AfterTook, Client: 0, Optional: true, Action: Crash()}})
+				c, n := newTestClient(t, []failpoint.Point{{Name: failpoint.AfterTook, Client: 0, Optional: true, Action: failpoint.Crash()}})
 				if held {
 					if err := n.Admin().Set(ctx, "lock", "theirs", time.Minute).Err(); err != nil {
 						t.Fatal(err)
 					}
 				}
-				actx, leave := c.Enter(ctx, PhaseAcquire)
+				actx, leave := c.Enter(ctx, failpoint.PhaseAcquire)
 				err := tt.acquire(actx, c)
 				leave()
-				if got := c.points.reached[AfterTook][0]; got != map[bool]int{false: 1, true: 0}[held] {
+				if got := c.points.Reached(failpoint.AfterTook, 0); got != map[bool]int{false: 1, true: 0}[held] {
 					t.Errorf("after the command that took the key reached %d times (err %v)", got, err)
 				}
 				if crashed := errors.Is(err, ErrCrashed); crashed == held {
@@ -208,19 +209,19 @@ func relayed(args ...string) func(ctx context.Context, c *Client) error {
 // script, refused, answers a positive PTTL.
 func TestAfterTookNotAnotherClientsTake(t *testing.T) {
 	ctx := context.Background()
-	c, n := newTestClient(t, []Failpoint{{Name: AfterTook, Client: 0, Optional: true, Action: Crash()}})
+	c, n := newTestClient(t, []failpoint.Point{{Name: failpoint.AfterTook, Client: 0, Optional: true, Action: failpoint.Crash()}})
 	if err := nilOnSuccess.Load(ctx, c.probes[0]).Err(); err != nil {
 		t.Fatal(err)
 	}
-	_, leave := c.Enter(ctx, PhaseAcquire)
+	_, leave := c.Enter(ctx, failpoint.PhaseAcquire)
 	defer leave()
 	var reply any
 	err := NewRelay(c).Command(0, []string{"EVALSHA", nilOnSuccess.Hash(), "1", "lock", "c0"}, func() (any, error) {
-		gen, _ := c.points.keyCmds.start(0) // the other client's SET NX, on its way
+		gen, _ := c.points.Inflight().Start(0) // the other client's SET NX, on its way
 		if err := n.Admin().SetNX(ctx, "lock", "theirs", time.Minute).Err(); err != nil {
 			return nil, err
 		}
-		c.points.keyCmds.end(0, gen)
+		c.points.Inflight().End(0, gen)
 		var err error
 		reply, err = rediscmd.Reply(c.probes[0].Do(ctx, "EVALSHA", nilOnSuccess.Hash(), 1, "lock", "c0"))
 		return reply, err
@@ -231,44 +232,7 @@ func TestAfterTookNotAnotherClientsTake(t *testing.T) {
 	if pttl, ok := reply.(int64); !ok || pttl <= 0 {
 		t.Fatalf("the script answered %v, want the other's PTTL", reply)
 	}
-	if got := c.points.reached[AfterTook][0]; got != 0 {
+	if got := c.points.Reached(failpoint.AfterTook, 0); got != 0 {
 		t.Errorf("after the command that took the key reached %d times; the other client took it", got)
-	}
-}
-
-// TestKeyCommands: a command is alone on its way only if no other was on
-// its way when it started, and none started or ended before it ended.
-func TestKeyCommands(t *testing.T) {
-	tests := []struct {
-		name  string
-		steps func(k *keyCommands) bool // returns whether command A was alone
-	}{
-		{"alone", func(k *keyCommands) bool {
-			g, alone := k.start(0)
-			return k.end(0, g) && alone
-		}},
-		{"another inside", func(k *keyCommands) bool {
-			g, alone := k.start(0)
-			gb, _ := k.start(0)
-			k.end(0, gb)
-			return k.end(0, g) && alone
-		}},
-		{"another already on its way", func(k *keyCommands) bool {
-			k.start(0)
-			g, alone := k.start(0)
-			return k.end(0, g) && alone
-		}},
-		{"another on another node", func(k *keyCommands) bool {
-			g, alone := k.start(0)
-			gb, _ := k.start(1)
-			k.end(1, gb)
-			return k.end(0, g) && alone
-		}},
-	}
-	want := map[string]bool{"alone": true, "another on another node": true}
-	for _, tt := range tests {
-		if got := tt.steps(&keyCommands{}); got != want[tt.name] {
-			t.Errorf("%s: alone = %v, want %v", tt.name, got, want[tt.name])
-		}
 	}
 }

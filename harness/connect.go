@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/network"
 )
@@ -37,7 +38,7 @@ func Connect(ctx context.Context, cl *cluster.Cluster, opts ClientOptions) (*Cli
 		opts.Timeout = time.Second
 	}
 	h, _ := history.New("") // in memory: cannot fail
-	cfg := clientConfig{id: opts.ID, ttl: opts.TTL, key: opts.Key, timeout: opts.Timeout, history: h, points: NewFailpoints(nil)}
+	cfg := clientConfig{id: opts.ID, ttl: opts.TTL, key: opts.Key, timeout: opts.Timeout, history: h, points: failpoint.NewSet(nil)}
 	if opts.Direct {
 		cfg.inventory = cl.Inventory().Addr()
 		for _, n := range cl.LockNodes() {
@@ -69,7 +70,7 @@ func Connect(ctx context.Context, cl *cluster.Cluster, opts ClientOptions) (*Cli
 // Join makes client opts.ID of a run on cl, with one network link per lock
 // node, recording into h and struck by the run's failpoints. The runner
 // calls it; a test of a lock on its own calls Connect.
-func Join(ctx context.Context, cl *cluster.Cluster, opts ClientOptions, h *history.Recorder, points *Failpoints) (*Client, []*network.Link, error) {
+func Join(ctx context.Context, cl *cluster.Cluster, opts ClientOptions, h *history.Recorder, points *failpoint.Set) (*Client, []*network.Link, error) {
 	return connect(ctx, cl, clientConfig{id: opts.ID, ttl: opts.TTL, key: opts.Key, timeout: opts.Timeout, history: h, points: points})
 }
 

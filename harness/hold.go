@@ -6,26 +6,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/history"
 )
-
-// ActionHold is another part of the client's process using its SQL pool:
-// it takes one pooled connection and keeps it busy for a while.
-const ActionHold ActionKind = "hold-conn"
-
-// HoldConn makes the failpoint take one connection of the client's SQL
-// pool, as another goroutine of the same process running a query would,
-// and keep it until this same client reaches failpoint until (at most
-// max). database/sql hands out the connection returned last, so the hold
-// takes the one the client used last, and what the client sends meanwhile
-// goes over another; when the hold ends, at the very moment the client
-// reaches until, its connection is again the one returned last. A lock
-// that keeps state in a connection's session (PostgreSQL's advisory
-// locks) thus takes it on one connection and, after until, sends its
-// next request on the other: on every run, not by the pool's chance.
-func HoldConn(until string, max time.Duration) Action {
-	return Action{Kind: ActionHold, For: max, Until: until}
-}
 
 // holdFault labels a HoldConn in the history.
 const holdFault = "another user of the client's SQL pool"
@@ -34,7 +17,7 @@ const holdFault = "another user of the client's SQL pool"
 // the background when the client reaches a.Until (endHolds, which waits
 // until the connection is back in the pool), after a.For, or when the
 // client ends.
-func (c *Client) hold(ctx context.Context, name string, a Action) error {
+func (c *Client) hold(ctx context.Context, name string, a failpoint.Action) error {
 	if c.sql == nil {
 		return fmt.Errorf("failpoint %s: %s: the client has no SQL pool", name, a)
 	}
@@ -51,7 +34,7 @@ func (c *Client) hold(ctx context.Context, name string, a Action) error {
 	}
 	end, ended := make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	c.points.addHold(a.Until, c.id, func() {
+	c.points.AddHold(a.Until, c.id, func() {
 		once.Do(func() { close(end) })
 		<-ended
 	})
@@ -70,34 +53,8 @@ func (c *Client) hold(ctx context.Context, name string, a Action) error {
 		conn.Close() // back to the pool, as the last one returned
 		stop := c.history.Now()
 		c.history.Add(history.Op{Client: c.id, Kind: history.KindFault, Call: start, Return: stop, Fault: holdFault,
-			Effect: history.EffectStage, Crux: a.crux,
+			Effect: history.EffectStage, Crux: a.Crux,
 			Detail: fmt.Sprintf("failpoint %s: one of the client's pooled SQL connections held %s (%s)", name, how, (stop - start).Round(time.Millisecond))})
 	})
 	return nil
-}
-
-// addHold registers end, which ends a HoldConn of client when it next
-// reaches failpoint name.
-func (f *Failpoints) addHold(name string, client int, end func()) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.holds == nil {
-		f.holds = map[string]map[int][]func(){}
-	}
-	if f.holds[name] == nil {
-		f.holds[name] = map[int][]func(){}
-	}
-	f.holds[name][client] = append(f.holds[name][client], end)
-}
-
-// endHolds ends the HoldConns of client waiting for failpoint name, and
-// returns once their connections are back in the pool.
-func (f *Failpoints) endHolds(name string, client int) {
-	f.mu.Lock()
-	ends := f.holds[name][client]
-	delete(f.holds[name], client)
-	f.mu.Unlock()
-	for _, end := range ends {
-		end()
-	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/harness/rediscmd"
 )
 
@@ -48,7 +49,7 @@ func (c *Client) Attach(p Process) {
 	skew := time.Duration(c.skew.Load())
 	c.mu.Unlock()
 	if !p.Relayed() {
-		c.points.programAttached()
+		c.points.GiveUpCommands()
 	}
 	if c.crashed.Load() {
 		c.spoilf("client %d's process was attached after the client crashed; it was killed", c.id)
@@ -83,7 +84,7 @@ func (c *Client) Program() bool { return c.attached() != nil }
 // could not reach it): the run's verdicts are then all unknown, with why as
 // the reason. Only the first reason of a run is kept, so a program that
 // fails in every client gives one line.
-func (c *Client) Spoil(why string) { c.points.spoil(why) }
+func (c *Client) Spoil(why string) { c.points.Spoil(why) }
 
 func (c *Client) spoilf(format string, args ...any) { c.Spoil(fmt.Sprintf(format, args...)) }
 
@@ -117,48 +118,6 @@ func mysqlURL(cfg *mysql.Config) string {
 
 // Endpoints are the addresses this client dials.
 func (c *Client) Endpoints() Endpoints { return c.endpoints }
-
-// spoil keeps the first reason a run was spoiled.
-func (f *Failpoints) spoil(why string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.spoiled == "" {
-		f.spoiled = why
-	}
-}
-
-// SpoiledBy lists the reason the run was spoiled, if it was.
-func (f *Failpoints) SpoiledBy() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.spoiled == "" {
-		return nil
-	}
-	return []string{f.spoiled}
-}
-
-// programAttached gives up on the failpoints at the lock's own commands,
-// which the commands of a program without a relay never reach (on the
-// replicated topology Sentinel hands it the nodes' own addresses), so that
-// the run does not wait for them; Unfired still names them.
-func (f *Failpoints) programAttached() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.gaveUp != nil {
-		return
-	}
-	f.gaveUp = map[int]bool{}
-	for i, fp := range f.armed {
-		// The critical section's commands are the workload's, sent by locklab.
-		if fp.Optional || !isCommandPoint(fp.Name) || strings.Contains(fp.Name, string(PhaseSection)) || f.hits[i] > fp.Skip {
-			continue
-		}
-		f.gaveUp[i] = true
-		if f.toFire--; f.toFire == 0 {
-			close(f.allFired)
-		}
-	}
-}
 
 // Relay is the seam through which the Redis commands of a lock that pass no
 // go-redis hook of the client (a lock program's: package program relays its
@@ -209,7 +168,7 @@ func NewRelay(c *Client) *Relay { return &Relay{c: c} }
 // release. One sent while the program was asked nothing (the worker is in
 // its critical section, which locklab runs, or between cycles) is the
 // program's own background work, a renewal thread's, and counts in
-// PhaseBackground, one count per client. Connection setup (HELLO, AUTH,
+// failpoint.PhaseBackground, one count per client. Connection setup (HELLO, AUTH,
 // CLIENT …, SELECT, READONLY) and PING, which client libraries send as a
 // health check and go-redis never sends on its own, count in no phase.
 func (r *Relay) Command(node int, args []string, send func() (reply any, err error)) error {
@@ -241,13 +200,13 @@ func (r *Relay) Command(node int, args []string, send func() (reply any, err err
 
 // phase is the phase run a relayed command counts in.
 func (r *Relay) phase() *phaseRun {
-	if pr := r.c.phase.Load(); pr != nil && (pr.phase == PhaseAcquire || pr.phase == PhaseRelease) {
+	if pr := r.c.phase.Load(); pr != nil && (pr.phase == failpoint.PhaseAcquire || pr.phase == failpoint.PhaseRelease) {
 		return pr
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.background == nil {
-		r.background = &phaseRun{phase: PhaseBackground}
+		r.background = &phaseRun{phase: failpoint.PhaseBackground}
 	}
 	return r.background
 }

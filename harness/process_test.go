@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/locklab/locklab/failpoint"
 )
 
 // TestRelayCommand: a relayed command (a lock program's) meets the same
@@ -15,20 +17,20 @@ func TestRelayCommand(t *testing.T) {
 	t.Run("phases", func(t *testing.T) {
 		c, _ := newTestClient(t, nil)
 		r := NewRelay(c)
-		_, leave := c.Enter(ctx, PhaseAcquire)
+		_, leave := c.Enter(ctx, failpoint.PhaseAcquire)
 		r.Command(0, []string{"CLIENT", "SETNAME", "x"}, ok("OK")) // setup: no phase
 		r.Command(0, []string{"PING"}, ok("PONG"))                 // a health check: no phase
 		r.Command(0, []string{"SET", "lock", "t", "NX", "PX", "100"}, ok("OK"))
 		leave()
-		_, leave = c.Enter(ctx, PhaseSection)
+		_, leave = c.Enter(ctx, failpoint.PhaseSection)
 		r.Command(0, []string{"PEXPIRE", "lock", "100"}, ok(int64(1))) // the program was asked nothing
 		leave()
 		r.Command(0, []string{"PEXPIRE", "lock", "100"}, ok(int64(1)))
 		for name, want := range map[string]int{
-			BeforeCommand(PhaseAcquire, 1): 1, AfterTook: 1, BeforeCommand(PhaseAcquire, 2): 0,
-			BeforeCommand(PhaseSection, 1): 0, BeforeCommand(PhaseBackground, 1): 1, BeforeCommand(PhaseBackground, 2): 1,
+			failpoint.BeforeCommand(failpoint.PhaseAcquire, 1): 1, failpoint.AfterTook: 1, failpoint.BeforeCommand(failpoint.PhaseAcquire, 2): 0,
+			failpoint.BeforeCommand(failpoint.PhaseSection, 1): 0, failpoint.BeforeCommand(failpoint.PhaseBackground, 1): 1, failpoint.BeforeCommand(failpoint.PhaseBackground, 2): 1,
 		} {
-			if got := c.points.reached[name][0]; got != want {
+			if got := c.points.Reached(name, 0); got != want {
 				t.Errorf("%s reached %d times, want %d", name, got, want)
 			}
 		}
@@ -37,7 +39,7 @@ func TestRelayCommand(t *testing.T) {
 		// redis-py: EVALSHA, refused; SCRIPT LOAD; EVALSHA again.
 		c, _ := newTestClient(t, nil)
 		r := NewRelay(c)
-		_, leave := c.Enter(ctx, PhaseRelease)
+		_, leave := c.Enter(ctx, failpoint.PhaseRelease)
 		defer leave()
 		noscript := errors.New("NOSCRIPT No matching script")
 		if err := r.Command(0, []string{"EVALSHA", "abc", "1", "lock"}, func() (any, error) { return nil, noscript }); err != noscript {
@@ -46,16 +48,16 @@ func TestRelayCommand(t *testing.T) {
 		r.Command(0, []string{"SCRIPT", "LOAD", "src"}, ok("abc"))
 		r.Command(0, []string{"EVALSHA", "abc", "1", "lock"}, ok(int64(1)))
 		for k, want := range map[int]int{1: 1, 2: 0} {
-			if got := c.points.reached[AfterCommand(PhaseRelease, k)][0]; got != want {
+			if got := c.points.Reached(failpoint.AfterCommand(failpoint.PhaseRelease, k), 0); got != want {
 				t.Errorf("after release command %d reached %d times, want %d", k, got, want)
 			}
 		}
 	})
 	t.Run("dropped reply", func(t *testing.T) {
-		c, _ := newTestClient(t, []Failpoint{{Name: AfterCommand(PhaseRelease, 1), Client: 0, Action: DropReply()}})
+		c, _ := newTestClient(t, []failpoint.Point{{Name: failpoint.AfterCommand(failpoint.PhaseRelease, 1), Client: 0, Action: failpoint.DropReply()}})
 		c.timeout = 50 * time.Millisecond
 		r := NewRelay(c)
-		_, leave := c.Enter(ctx, PhaseRelease)
+		_, leave := c.Enter(ctx, failpoint.PhaseRelease)
 		defer leave()
 		sent := false
 		start := time.Now()
@@ -72,9 +74,9 @@ func TestRelayCommand(t *testing.T) {
 		}
 	})
 	t.Run("crash before the command", func(t *testing.T) {
-		c, _ := newTestClient(t, []Failpoint{{Name: BeforeCommand(PhaseAcquire, 1), Client: 0, Action: Crash()}})
+		c, _ := newTestClient(t, []failpoint.Point{{Name: failpoint.BeforeCommand(failpoint.PhaseAcquire, 1), Client: 0, Action: failpoint.Crash()}})
 		r := NewRelay(c)
-		_, leave := c.Enter(ctx, PhaseAcquire)
+		_, leave := c.Enter(ctx, failpoint.PhaseAcquire)
 		defer leave()
 		sent := false
 		err := r.Command(0, []string{"SET", "lock", "t"}, func() (any, error) { sent = true; return "OK", nil })

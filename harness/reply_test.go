@@ -11,13 +11,14 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/local"
+	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 )
 
 // newTestNodes starts n nodes and a client with one connection to each, as
 // on redlock.
-func newTestNodes(t *testing.T, n int, points []Failpoint) (*Client, []cluster.Node) {
+func newTestNodes(t *testing.T, n int, points []failpoint.Point) (*Client, []cluster.Node) {
 	t.Helper()
 	var nodes []cluster.Node
 	var addrs []string
@@ -34,7 +35,7 @@ func newTestNodes(t *testing.T, n int, points []Failpoint) (*Client, []cluster.N
 		t.Fatal(err)
 	}
 	c := newClient(context.Background(), clientConfig{id: 3, ttl: 100 * time.Millisecond, master: addrs[0], nodes: addrs,
-		inventory: addrs[0], timeout: time.Second, history: h, points: NewFailpoints(points)})
+		inventory: addrs[0], timeout: time.Second, history: h, points: failpoint.NewSet(points)})
 	t.Cleanup(c.Close)
 	return c, nodes
 }
@@ -60,13 +61,13 @@ func TestRepliesRecorded(t *testing.T) {
 	if err := admin.Set(ctx, "lock", "other", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	actx, leave := c.Enter(ctx, PhaseAcquire)
+	actx, leave := c.Enter(ctx, failpoint.PhaseAcquire)
 	c.Nodes()[0].SetNX(actx, "lock", "mine", 1500*time.Millisecond)
 	c.Nodes()[1].SetNX(actx, "lock", "mine", 1500*time.Millisecond)
 	c.Nodes()[0].Get(actx, "other key")
 	c.inventory.Get(actx, "lock") // not a lock node
 	leave()
-	rctx, leave := c.Enter(ctx, PhaseRelease)
+	rctx, leave := c.Enter(ctx, failpoint.PhaseRelease)
 	c.Nodes()[0].Eval(rctx, "return redis.call('del', KEYS[1])", []string{"lock"})
 	c.Nodes()[1].Incr(rctx, "lock") // an error reply: the value is no number
 	leave()
@@ -96,8 +97,8 @@ func TestRepliesRecorded(t *testing.T) {
 func TestRepliesOnlyOfSentCommands(t *testing.T) {
 	ctx := context.Background()
 	t.Run("crash before", func(t *testing.T) {
-		c, _ := newTestNodes(t, 2, []Failpoint{{Name: BeforeCommand(PhaseAcquire, 1), Client: 3, Action: Crash()}})
-		actx, leave := c.Enter(ctx, PhaseAcquire)
+		c, _ := newTestNodes(t, 2, []failpoint.Point{{Name: failpoint.BeforeCommand(failpoint.PhaseAcquire, 1), Client: 3, Action: failpoint.Crash()}})
+		actx, leave := c.Enter(ctx, failpoint.PhaseAcquire)
 		c.Nodes()[0].SetNX(actx, "lock", "mine", 1500*time.Millisecond)
 		leave()
 		if r := replies(c.history.Ops()); len(r) != 0 {
@@ -107,7 +108,7 @@ func TestRepliesOnlyOfSentCommands(t *testing.T) {
 	t.Run("relayed", func(t *testing.T) {
 		c, _ := newTestNodes(t, 2, nil)
 		r := NewRelay(c)
-		_, leave := c.Enter(ctx, PhaseAcquire)
+		_, leave := c.Enter(ctx, failpoint.PhaseAcquire)
 		r.Command(1, []string{"SET", "lock", "t", "NX", "PX", "100"}, func() (any, error) { return nil, errors.New("EOF") })
 		r.Command(1, []string{"EVALSHA", "abc", "1", "lock"}, func() (any, error) { return nil, testRedisError("NOSCRIPT no script") })
 		leave()
@@ -119,7 +120,7 @@ func TestRepliesOnlyOfSentCommands(t *testing.T) {
 	})
 	t.Run("one lock node", func(t *testing.T) {
 		c, _ := newTestClient(t, nil)
-		actx, leave := c.Enter(ctx, PhaseAcquire)
+		actx, leave := c.Enter(ctx, failpoint.PhaseAcquire)
 		c.Redis().SetNX(actx, "lock", "mine", 1500*time.Millisecond)
 		leave()
 		if r := replies(c.history.Ops()); len(r) != 0 {

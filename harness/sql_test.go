@@ -9,6 +9,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/local"
+	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/network"
 )
@@ -41,7 +42,7 @@ func testSQLService(t *testing.T, topology cluster.Topology, dialect cluster.Dia
 	defer cl.Close()
 	const timeout = 300 * time.Millisecond
 	h, _ := history.New("")
-	c, links, err := Join(ctx, cl, ClientOptions{ID: 0, TTL: time.Second, Timeout: timeout}, h, NewFailpoints(nil))
+	c, links, err := Join(ctx, cl, ClientOptions{ID: 0, TTL: time.Second, Timeout: timeout}, h, failpoint.NewSet(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,9 +210,9 @@ func TestSQLStatementsStrike(t *testing.T) {
 	}
 	defer cl.Close()
 	h, _ := history.New("")
-	points := NewFailpoints([]Failpoint{
-		{Name: AfterCommand(PhaseAcquire, 1), Client: 0, Action: DropReply()},
-		{Name: BeforeCommand(PhaseRelease, 1), Client: 0, Action: Crash()},
+	points := failpoint.NewSet([]failpoint.Point{
+		{Name: failpoint.AfterCommand(failpoint.PhaseAcquire, 1), Client: 0, Action: failpoint.DropReply()},
+		{Name: failpoint.BeforeCommand(failpoint.PhaseRelease, 1), Client: 0, Action: failpoint.Crash()},
 	})
 	c, _, err := Join(ctx, cl, ClientOptions{Timeout: 100 * time.Millisecond}, h, points)
 	if err != nil {
@@ -222,7 +223,7 @@ func TestSQLStatementsStrike(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	actx, leave := c.Enter(ctx, PhaseAcquire)
+	actx, leave := c.Enter(ctx, failpoint.PhaseAcquire)
 	_, err = c.SQL().ExecContext(actx, "INSERT INTO "+cluster.LockTable+" (name, owner) VALUES (?, ?)", "k", "me")
 	leave()
 	var dropped errReplyDropped
@@ -233,7 +234,7 @@ func TestSQLStatementsStrike(t *testing.T) {
 		t.Errorf("after the dropped INSERT the row's state is %v, want -1: it ran on the server", got)
 	}
 
-	rctx, leave := c.Enter(ctx, PhaseRelease)
+	rctx, leave := c.Enter(ctx, failpoint.PhaseRelease)
 	_, err = c.SQL().ExecContext(rctx, "DELETE FROM "+cluster.LockTable+" WHERE name = ?", "k")
 	leave()
 	if !errors.Is(err, ErrNotSent) {
@@ -245,7 +246,7 @@ func TestSQLStatementsStrike(t *testing.T) {
 	if lines := points.Unfired(); len(lines) > 0 {
 		t.Errorf("failpoints did not fire: %v", lines)
 	}
-	if got := points.reached[BeforeCommand(PhaseAcquire, 2)][0]; got != 0 {
+	if got := points.Reached(failpoint.BeforeCommand(failpoint.PhaseAcquire, 2), 0); got != 0 {
 		t.Errorf("acquire command 2 reached %d times: the client's own DELETE counted", got)
 	}
 }
@@ -264,13 +265,13 @@ func TestSQLCommitCountsInItsPhase(t *testing.T) {
 	}
 	defer cl.Close()
 	h, _ := history.New("")
-	points := NewFailpoints([]Failpoint{{Name: BeforeCommand(PhaseRelease, 1), Client: 0, Action: Sleep(time.Millisecond)}})
+	points := failpoint.NewSet([]failpoint.Point{{Name: failpoint.BeforeCommand(failpoint.PhaseRelease, 1), Client: 0, Action: failpoint.Sleep(time.Millisecond)}})
 	c, _, err := Join(ctx, cl, ClientOptions{}, h, points)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	actx, leave := c.Enter(ctx, PhaseAcquire)
+	actx, leave := c.Enter(ctx, failpoint.PhaseAcquire)
 	tx, err := c.SQL().BeginTx(actx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -279,16 +280,16 @@ func TestSQLCommitCountsInItsPhase(t *testing.T) {
 		t.Fatal(err)
 	}
 	leave()
-	_, leave = c.Enter(ctx, PhaseRelease)
+	_, leave = c.Enter(ctx, failpoint.PhaseRelease)
 	err = tx.Commit()
 	leave()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := points.reached[BeforeCommand(PhaseRelease, 1)][0]; got != 1 {
+	if got := points.Reached(failpoint.BeforeCommand(failpoint.PhaseRelease, 1), 0); got != 1 {
 		t.Errorf("the COMMIT reached release command 1 %d times, want 1", got)
 	}
-	if got := points.reached[BeforeCommand(PhaseAcquire, 2)][0]; got != 0 {
+	if got := points.Reached(failpoint.BeforeCommand(failpoint.PhaseAcquire, 2), 0); got != 0 {
 		t.Errorf("the COMMIT counted as the acquire's second command")
 	}
 }

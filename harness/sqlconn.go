@@ -14,7 +14,7 @@ import (
 // each connection it makes, and a statement the lock sends in a phase (the
 // workload's context carries it) goes through strike as a command does.
 // The harness cannot read from an SQL statement whether it took the lock,
-// as it reads a Redis command's reply, so AfterTook never strikes on SQL.
+// as it reads a Redis command's reply, so failpoint.AfterTook never strikes on SQL.
 
 // sqlConnector makes the client's SQL connections: it records each one's
 // server-side id (for kill-connection) and wraps it.

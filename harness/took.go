@@ -4,14 +4,14 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"sync"
 	"time"
 
+	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/harness/rediscmd"
 	"github.com/redis/go-redis/v9"
 )
 
-// How an Acquire's command is told to have taken the lock key (AfterTook).
+// How an Acquire's command is told to have taken the lock key (failpoint.AfterTook).
 //
 // A command whose meaning is known says it by itself: SET (with NX, XX,
 // GET in any mix: SET NX GET replies nil when it took the key), SETNX,
@@ -25,7 +25,7 @@ import (
 // commands of the run's clients that name the key; otherwise another
 // client may have made the change. When the state cannot speak (another
 // command was on its way, or the node did not answer in time), the opaque
-// command is not taken to have taken the key: AfterTook then strikes a
+// command is not taken to have taken the key: failpoint.AfterTook then strikes a
 // later take that can be told, rather than a client that may hold nothing.
 
 // sentCommand is one command of the lock as strike sees it: its words
@@ -68,8 +68,8 @@ func (c *Client) watchKey(ctx context.Context, pr *phaseRun, node int, cmds []se
 	if node < 0 || !slices.ContainsFunc(cmds, func(s sentCommand) bool { return rediscmd.NamesKey(s.args, c.key) }) {
 		return nil
 	}
-	w := &keyWatch{c: c, node: node, cmds: cmds, watch: pr.phase == PhaseAcquire && !pr.took.Load()}
-	w.gen, w.alone = c.points.keyCmds.start(node)
+	w := &keyWatch{c: c, node: node, cmds: cmds, watch: pr.phase == failpoint.PhaseAcquire && !pr.took.Load()}
+	w.gen, w.alone = c.points.Inflight().Start(node)
 	if w.watch && slices.ContainsFunc(cmds, func(s sentCommand) bool { _, known := rediscmd.TookBy(s.args, nil, nil, c.key); return !known }) {
 		w.before, w.probed = c.keyState(ctx, node)
 	}
@@ -87,7 +87,7 @@ func (w *keyWatch) took(ctx context.Context) bool {
 	if w.probed {
 		after, stateSays = w.c.keyState(ctx, w.node)
 	}
-	alone := w.c.points.keyCmds.end(w.node, w.gen) && w.alone
+	alone := w.c.points.Inflight().End(w.node, w.gen) && w.alone
 	if !w.watch {
 		return false
 	}
@@ -123,36 +123,4 @@ func (c *Client) keyState(ctx context.Context, node int) (keyState, bool) {
 		return keyState{}, false
 	}
 	return keyState{exists: true, dump: dump}, true
-}
-
-// keyCommands counts, per node, the commands naming the lock key that the
-// clients of a run have on their way. A change of the key's state while a
-// command was alone on its way to that node is that command's doing.
-type keyCommands struct {
-	mu     sync.Mutex
-	active map[int]int
-	gen    map[int]uint64 // moves at every start and end
-}
-
-// start counts a command on its way to node; alone says no other was.
-func (k *keyCommands) start(node int) (gen uint64, alone bool) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.active == nil {
-		k.active, k.gen = map[int]int{}, map[int]uint64{}
-	}
-	k.active[node]++
-	k.gen[node]++
-	return k.gen[node], k.active[node] == 1
-}
-
-// end counts the command started at gen off; alone says no other started
-// or ended meanwhile.
-func (k *keyCommands) end(node int, gen uint64) (alone bool) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	alone = k.gen[node] == gen
-	k.active[node]--
-	k.gen[node]++
-	return alone
 }

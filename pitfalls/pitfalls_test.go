@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/check"
-	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/models"
@@ -85,7 +85,7 @@ func expectCaught(t *testing.T, name string) {
 // without a crux has no fault at all: its violation is the lock's alone.
 func struck(t *testing.T, s runner.Scenario, c pitfalls.Case, res *runner.Result) {
 	t.Helper()
-	named := slices.ContainsFunc(s.Failpoints, func(fp harness.Failpoint) bool { return fp.Crux }) ||
+	named := slices.ContainsFunc(s.Failpoints, func(fp failpoint.Point) bool { return fp.Crux }) ||
 		slices.ContainsFunc(s.Faults, func(f runner.ScheduledFault) bool { return f.Crux })
 	if !named {
 		if len(s.Failpoints)+len(s.Faults) > 0 {

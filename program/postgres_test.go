@@ -9,6 +9,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/local"
+	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 )
@@ -25,7 +26,7 @@ func TestPostgresEnvironment(t *testing.T) {
 	}
 	defer cl.Close()
 	h, _ := history.New("")
-	c, links, err := harness.Join(ctx, cl, harness.ClientOptions{ID: 2, TTL: 300 * time.Millisecond, Timeout: time.Second}, h, harness.NewFailpoints(nil))
+	c, links, err := harness.Join(ctx, cl, harness.ClientOptions{ID: 2, TTL: 300 * time.Millisecond, Timeout: time.Second}, h, failpoint.NewSet(nil))
 	if err != nil {
 		t.Fatal(err)
 	}

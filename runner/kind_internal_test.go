@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/fault"
-	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 )
@@ -75,7 +75,7 @@ func TestClassifyFromHistory(t *testing.T) {
 		return history.Op{Client: client, Kind: history.KindFault, Call: call * ms, Return: ret * ms, Fault: label, Effect: e}
 	}
 	end := history.Op{Client: -1, Kind: history.KindEnd, Call: 1000 * ms, Return: 1000 * ms, End: &history.End{TTL: 300 * ms}}
-	restart := Scenario{Name: "restart", Failpoints: []harness.Failpoint{{Name: harness.FailpointCriticalSection, Action: harness.Inject(fault.KillNode{Node: 2}, 0)}}}
+	restart := Scenario{Name: "restart", Failpoints: []failpoint.Point{{Name: failpoint.CriticalSection, Action: failpoint.Inject(fault.KillNode{Node: 2}, 0)}}}
 	tests := []struct {
 		name     string
 		scenario Scenario

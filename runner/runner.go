@@ -18,6 +18,7 @@ import (
 	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/local"
+	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/fault"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
@@ -161,7 +162,7 @@ func runOps(ctx context.Context, s Scenario, newLocker harness.NewLocker, opts O
 	}
 	defer h.Close()
 
-	r := &run{s: s, w: w, opts: opts, cluster: cl, h: h, points: harness.NewFailpoints(s.Failpoints)}
+	r := &run{s: s, w: w, opts: opts, cluster: cl, h: h, points: failpoint.NewSet(s.Failpoints)}
 	if err := r.execute(ctx, newLocker); err != nil {
 		return nil, nil, fmt.Errorf("run %s: %w", s.Name, err)
 	}
@@ -201,7 +202,7 @@ type run struct {
 	opts    Options
 	cluster *cluster.Cluster
 	h       *history.Recorder
-	points  *harness.Failpoints
+	points  *failpoint.Set
 }
 
 // execute starts the clients, runs the workload under the scenario's

@@ -12,8 +12,8 @@ import (
 
 	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/fault"
-	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/network"
@@ -164,7 +164,7 @@ func TestRunWaitsForItsFailpoints(t *testing.T) {
 	s := runner.Scenario{
 		Name:       "late",
 		Workload:   runner.Workload{TTL: 200 * time.Millisecond, Work: 5 * time.Millisecond, Duration: 50 * time.Millisecond},
-		Failpoints: []harness.Failpoint{{Name: harness.FailpointCriticalSection, Client: 0, Skip: 15, Action: harness.Sleep(time.Millisecond)}},
+		Failpoints: []failpoint.Point{{Name: failpoint.CriticalSection, Client: 0, Skip: 15, Action: failpoint.Sleep(time.Millisecond)}},
 	}
 	res, err := runner.Run(context.Background(), s, pitfalls.NewTokenLock, runner.Options{})
 	if err != nil {
@@ -189,7 +189,7 @@ func TestRunNotExercised(t *testing.T) {
 		want string
 	}{
 		{"hook the lock lacks", runner.Scenario{Name: "no-hook", Workload: work,
-			Failpoints: []harness.Failpoint{{Name: "no-such-hook", Client: 0, Action: harness.Crash()}}},
+			Failpoints: []failpoint.Point{{Name: "no-such-hook", Client: 0, Action: failpoint.Crash()}}},
 			`failpoint no-such-hook never fired`},
 		{"fault after the end", runner.Scenario{Name: "late-fault", Workload: work,
 			Faults: []runner.ScheduledFault{{At: time.Minute, For: time.Second, Fault: fault.ClockSkew{Client: 0, By: time.Second}}}},
@@ -222,9 +222,9 @@ func TestRunFinishesTheStory(t *testing.T) {
 	s := runner.Scenario{
 		Name:     "story",
 		Workload: runner.Workload{TTL: 200 * time.Millisecond, Work: 5 * time.Millisecond, Duration: 100 * time.Millisecond},
-		Failpoints: []harness.Failpoint{
-			{Name: harness.FailpointBeforeAcquire, Client: 0, Skip: 1, Action: harness.Sleep(300 * time.Millisecond)},
-			{Name: harness.FailpointBeforeAcquire, Client: 0, Skip: 1, Action: harness.SleepUntil(harness.FailpointCriticalSection, 5*time.Second)},
+		Failpoints: []failpoint.Point{
+			{Name: failpoint.BeforeAcquire, Client: 0, Skip: 1, Action: failpoint.Sleep(300 * time.Millisecond)},
+			{Name: failpoint.BeforeAcquire, Client: 0, Skip: 1, Action: failpoint.SleepUntil(failpoint.CriticalSection, 5*time.Second)},
 		},
 	}
 	res, err := runner.Run(context.Background(), s, pitfalls.NewTokenLock, runner.Options{Dir: t.TempDir()})

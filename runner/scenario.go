@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/fault"
-	"github.com/locklab/locklab/harness"
 )
 
 // Scenario is one experiment: a topology, a workload, and the faults that hit
@@ -18,7 +18,7 @@ type Scenario struct {
 	Topology    cluster.Topology
 	Persistence cluster.Persistence // what the lock nodes keep on disk across a restart
 	Workload    Workload
-	Failpoints  []harness.Failpoint
+	Failpoints  []failpoint.Point
 	Faults      []ScheduledFault
 	// Handover is the longest median wait between two holders that still
 	// counts as a prompt handover; 0 means 100 ms.
@@ -137,7 +137,7 @@ type ScheduledFault struct {
 
 // lasting says how long a fault lasts, in a label's words.
 func lasting(d time.Duration) string {
-	if d >= harness.WholeRun {
+	if d >= failpoint.WholeRun {
 		return "until the run ends"
 	}
 	return "for " + d.String()

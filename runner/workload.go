@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
@@ -37,7 +38,7 @@ type worker struct {
 // run loops acquire → critical section → release until stop or the client's end.
 func (w *worker) run(ctx context.Context) {
 	for !w.stop.Load() && ctx.Err() == nil && !w.c.Crashed() {
-		if w.c.Failpoint(ctx, harness.FailpointBeforeAcquire) != nil {
+		if w.c.Failpoint(ctx, failpoint.BeforeAcquire) != nil {
 			return
 		}
 		lease, ok := w.acquire(ctx, false)
@@ -45,7 +46,7 @@ func (w *worker) run(ctx context.Context) {
 			return
 		}
 		w.inCycle.Store(true)
-		if w.c.Failpoint(ctx, harness.FailpointAcquired) != nil {
+		if w.c.Failpoint(ctx, failpoint.Acquired) != nil {
 			return
 		}
 		switch w.w.Resource {
@@ -77,7 +78,7 @@ func (w *worker) acquire(ctx context.Context, nested bool) (harness.Lease, bool)
 			return nil, false
 		}
 		call := w.h.Now()
-		actx, leave := w.c.Enter(ctx, harness.PhaseAcquire)
+		actx, leave := w.c.Enter(ctx, failpoint.PhaseAcquire)
 		lease, err := w.lock.Acquire(actx, w.w.Key)
 		leave()
 		op := history.Op{Client: w.c.ID(), Kind: history.KindAcquire, Key: w.w.Key, Call: call, Return: w.h.Now(), Nested: nested, Probe: w.probe}
@@ -120,7 +121,7 @@ func (w *worker) release(ctx context.Context, lease harness.Lease, nested bool) 
 		return harness.ErrCrashed
 	}
 	call := w.h.Now()
-	rctx, leave := w.c.Enter(ctx, harness.PhaseRelease)
+	rctx, leave := w.c.Enter(ctx, failpoint.PhaseRelease)
 	err := lease.Release(rctx)
 	leave()
 	op := history.Op{Client: w.c.ID(), Kind: history.KindRelease, Key: w.w.Key, Call: call, Return: w.h.Now(), Nested: nested, Probe: w.probe, Token: lease.Token()}
@@ -144,7 +145,7 @@ func (w *worker) release(ctx context.Context, lease harness.Lease, nested bool) 
 // false, with op's error, when either was cut short (a crash, the run's
 // end), and the section must not write.
 func (w *worker) work(ctx context.Context, op *history.Op) bool {
-	if err := w.c.Failpoint(ctx, harness.FailpointCriticalSection); err != nil {
+	if err := w.c.Failpoint(ctx, failpoint.CriticalSection); err != nil {
 		op.Error = err.Error()
 		return false
 	}
@@ -158,7 +159,7 @@ func (w *worker) work(ctx context.Context, op *history.Op) bool {
 // section is the critical section: read the stock, work, maybe take the lock
 // again, and write stock−1 unless sold out.
 func (w *worker) section(ctx context.Context, lease harness.Lease) {
-	ctx, leave := w.c.Enter(ctx, harness.PhaseSection)
+	ctx, leave := w.c.Enter(ctx, failpoint.PhaseSection)
 	defer leave()
 	inv := w.c.Inventory()
 	op := history.Op{Client: w.c.ID(), Kind: history.KindSection, Call: w.h.Now(), Token: lease.Token(), Result: models.NoWrite}

@@ -10,6 +10,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
@@ -22,7 +23,7 @@ import (
 // and a refused write is recorded as rejected, as a fenced write is;
 // otherwise the write is a plain Put, as code that trusts its lock does.
 func (w *worker) sectionEtcd(ctx context.Context, lease harness.Lease) {
-	ctx, leave := w.c.Enter(ctx, harness.PhaseSection)
+	ctx, leave := w.c.Enter(ctx, failpoint.PhaseSection)
 	defer leave()
 	cli := w.c.Etcd()
 	op := history.Op{Client: w.c.ID(), Kind: history.KindSection, Call: w.h.Now(), Token: lease.Token(), Result: models.NoWrite}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 
+	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
@@ -67,7 +68,7 @@ func (w *worker) sectionTx(ctx context.Context, lease harness.Lease) (released b
 		w.release(ctx, lease, false)
 		released = true
 	}
-	if err := w.c.Failpoint(ctx, harness.FailpointBeforeCommit); err != nil {
+	if err := w.c.Failpoint(ctx, failpoint.BeforeCommit); err != nil {
 		op.Error = err.Error()
 		return released
 	}
@@ -117,7 +118,7 @@ func (w *worker) sectionLeaseTx(ctx context.Context, lease harness.TxLease) (rel
 			updated = true
 		}
 	}
-	if err := w.c.Failpoint(ctx, harness.FailpointBeforeCommit); err != nil {
+	if err := w.c.Failpoint(ctx, failpoint.BeforeCommit); err != nil {
 		op.Error = err.Error()
 		return false
 	}

@@ -4,8 +4,8 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/fault"
-	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/runner"
 )
 
@@ -33,8 +33,8 @@ func etcd() []runner.Scenario {
 				"leases of 1 s, so etcd revokes its lease and another client takes the lock.",
 			Topology: cluster.EtcdTopology,
 			Workload: runner.Workload{TTL: etcdTTL, Work: 10 * time.Millisecond, Duration: 3 * time.Second, Resource: runner.EtcdResource},
-			Failpoints: []harness.Failpoint{{Name: harness.FailpointCriticalSection, Client: 0, Skip: 1,
-				Action: harness.Pause(5 * etcdTTL / 2), Crux: true}},
+			Failpoints: []failpoint.Point{{Name: failpoint.CriticalSection, Client: 0, Skip: 1,
+				Action: failpoint.Pause(5 * etcdTTL / 2), Crux: true}},
 		},
 		{
 			Name: "kill-leader-etcd",
@@ -43,9 +43,9 @@ func etcd() []runner.Scenario {
 				"the stock (an etcd key) and releases. The members left elect a leader that has every committed key.",
 			Topology: cluster.EtcdTopology,
 			Workload: runner.Workload{TTL: etcdTTL, Work: 10 * time.Millisecond, Duration: 3 * time.Second, Resource: runner.EtcdResource},
-			Failpoints: []harness.Failpoint{
-				{Name: harness.FailpointCriticalSection, Client: 0, Skip: 1, Action: harness.Inject(fault.KillLeader{}, 1500*time.Millisecond), Crux: true},
-				{Name: harness.FailpointCriticalSection, Client: 0, Skip: 1, Action: harness.Sleep(300 * time.Millisecond)},
+			Failpoints: []failpoint.Point{
+				{Name: failpoint.CriticalSection, Client: 0, Skip: 1, Action: failpoint.Inject(fault.KillLeader{}, 1500*time.Millisecond), Crux: true},
+				{Name: failpoint.CriticalSection, Client: 0, Skip: 1, Action: failpoint.Sleep(300 * time.Millisecond)},
 			},
 		},
 	}

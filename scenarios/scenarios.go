@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/fault"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/runner"
@@ -43,14 +44,14 @@ func All() []runner.Scenario {
 				"that took the key (its reply said so), before the lock sees the reply or sends anything else.",
 			Topology:   cluster.Single,
 			Workload:   runner.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond},
-			Failpoints: []harness.Failpoint{{Name: harness.AfterTook, Client: 0, Skip: 2, Action: harness.Crash(), Crux: true}},
+			Failpoints: []failpoint.Point{{Name: failpoint.AfterTook, Client: 0, Skip: 2, Action: failpoint.Crash(), Crux: true}},
 		},
 		{
 			Name:        "crash-holder",
 			Description: "Client 0 crashes (connections closed, no cleanup) inside its third critical section, holding the lock.",
 			Topology:    cluster.Single,
 			Workload:    runner.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond},
-			Failpoints:  []harness.Failpoint{{Name: harness.FailpointCriticalSection, Client: 0, Skip: 2, Action: harness.Crash(), Crux: true}},
+			Failpoints:  []failpoint.Point{{Name: failpoint.CriticalSection, Client: 0, Skip: 2, Action: failpoint.Crash(), Crux: true}},
 		},
 		{
 			Name: "pause-before-del",
@@ -59,7 +60,7 @@ func All() []runner.Scenario {
 				"a DEL that arrives late, and a DEL sent after a check that was true when it ran.",
 			Topology:   cluster.Single,
 			Workload:   runner.Workload{TTL: ttl, Work: 100 * time.Millisecond, Duration: 2 * time.Second},
-			Failpoints: pauseInRelease(4, harness.PauseUntil(harness.FailpointAcquired, time.Second)),
+			Failpoints: pauseInRelease(4, failpoint.PauseUntil(failpoint.Acquired, time.Second)),
 		},
 		{
 			Name: "slow-work",
@@ -67,7 +68,7 @@ func All() []runner.Scenario {
 				"the rest of the client, a watchdog included, keeps running).",
 			Topology:   cluster.Single,
 			Workload:   runner.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond},
-			Failpoints: []harness.Failpoint{{Name: harness.FailpointCriticalSection, Client: 0, Skip: 1, Action: harness.Sleep(5 * ttl / 2), Crux: true}},
+			Failpoints: []failpoint.Point{{Name: failpoint.CriticalSection, Client: 0, Skip: 1, Action: failpoint.Sleep(5 * ttl / 2), Crux: true}},
 		},
 		{
 			Name: "clock-skew",
@@ -93,7 +94,7 @@ func All() []runner.Scenario {
 				"critical section, after reading the stock: two and a half TTLs.",
 			Topology:   cluster.Single,
 			Workload:   runner.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond},
-			Failpoints: []harness.Failpoint{{Name: harness.FailpointCriticalSection, Client: 0, Skip: 1, Action: harness.Pause(5 * ttl / 2), Crux: true}},
+			Failpoints: []failpoint.Point{{Name: failpoint.CriticalSection, Client: 0, Skip: 1, Action: failpoint.Pause(5 * ttl / 2), Crux: true}},
 		},
 		{
 			Name:        "nested",
@@ -128,9 +129,9 @@ func killConnectionPostgres() runner.Scenario {
 			"the stock (at most 300 ms), then writes. Critical sections take 10 ms.",
 		Topology: cluster.PostgresTopology,
 		Workload: runner.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond},
-		Failpoints: []harness.Failpoint{
-			{Name: harness.FailpointCriticalSection, Client: 0, Skip: 1, Action: harness.Inject(fault.KillConnection{Client: 0}, time.Millisecond), Crux: true},
-			{Name: harness.FailpointCriticalSection, Client: 0, Skip: 1, Action: harness.SleepUntil(harness.FailpointCriticalSection, 300*time.Millisecond)},
+		Failpoints: []failpoint.Point{
+			{Name: failpoint.CriticalSection, Client: 0, Skip: 1, Action: failpoint.Inject(fault.KillConnection{Client: 0}, time.Millisecond), Crux: true},
+			{Name: failpoint.CriticalSection, Client: 0, Skip: 1, Action: failpoint.SleepUntil(failpoint.CriticalSection, 300*time.Millisecond)},
 		},
 	}
 }
@@ -138,7 +139,7 @@ func killConnectionPostgres() runner.Scenario {
 // busyPool is contention on an SQL topology with one more user of client
 // 0's pool, timed so that a lock whose state lives in one connection's
 // session takes it on one connection and sends its release on the other,
-// on every run (harness.HoldConn says how).
+// on every run (failpoint.HoldConn says how).
 func busyPool(t cluster.Topology) runner.Scenario {
 	suffix, server := sqlNames(t)
 	return runner.Scenario{
@@ -149,8 +150,8 @@ func busyPool(t cluster.Topology) runner.Scenario {
 			"on the first again, as a busy process's pool hands them out.",
 		Topology: t,
 		Workload: runner.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond},
-		Failpoints: []harness.Failpoint{{Name: harness.FailpointBeforeAcquire, Client: 0, Skip: 1,
-			Action: harness.HoldConn(harness.FailpointCriticalSection, 2*time.Second), Crux: true}},
+		Failpoints: []failpoint.Point{{Name: failpoint.BeforeAcquire, Client: 0, Skip: 1,
+			Action: failpoint.HoldConn(failpoint.CriticalSection, 2*time.Second), Crux: true}},
 	}
 }
 
@@ -200,10 +201,10 @@ func sqlOnly() []runner.Scenario {
 			"the stock (at most 300 ms), then writes. Critical sections take 10 ms.",
 		Topology: cluster.MariaDBTopology,
 		Workload: runner.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond, Resource: runner.MariaDBResource},
-		Failpoints: []harness.Failpoint{
+		Failpoints: []failpoint.Point{
 			// A kill is over at once, as a drop is.
-			{Name: harness.FailpointCriticalSection, Client: 0, Skip: 1, Action: harness.Inject(fault.KillConnection{Client: 0}, time.Millisecond), Crux: true},
-			{Name: harness.FailpointCriticalSection, Client: 0, Skip: 1, Action: harness.SleepUntil(harness.FailpointCriticalSection, 300*time.Millisecond)},
+			{Name: failpoint.CriticalSection, Client: 0, Skip: 1, Action: failpoint.Inject(fault.KillConnection{Client: 0}, time.Millisecond), Crux: true},
+			{Name: failpoint.CriticalSection, Client: 0, Skip: 1, Action: failpoint.SleepUntil(failpoint.CriticalSection, 300*time.Millisecond)},
 		},
 	}}
 }
@@ -212,14 +213,14 @@ func sqlOnly() []runner.Scenario {
 // before and after each release's first command. Before it catches a
 // release that sends a late DEL; after it catches one that checks the
 // owner, then deletes in a second command.
-func pauseInRelease(n int, a harness.Action) []harness.Failpoint {
-	var fps []harness.Failpoint
+func pauseInRelease(n int, a failpoint.Action) []failpoint.Point {
+	var fps []failpoint.Point
 	for i := range n {
-		name := harness.BeforeCommand(harness.PhaseRelease, 1)
+		name := failpoint.BeforeCommand(failpoint.PhaseRelease, 1)
 		if i%2 == 1 {
-			name = harness.AfterCommand(harness.PhaseRelease, 1)
+			name = failpoint.AfterCommand(failpoint.PhaseRelease, 1)
 		}
-		fps = append(fps, harness.Failpoint{Name: name, Client: 0, Skip: 1 + i, Action: a, Crux: true})
+		fps = append(fps, failpoint.Point{Name: name, Client: 0, Skip: 1 + i, Action: a, Crux: true})
 	}
 	return fps
 }
@@ -255,9 +256,9 @@ const redlockTTL = 300 * time.Millisecond
 // critical section.
 func redlock() []runner.Scenario {
 	work := runner.Workload{TTL: redlockTTL, Work: 100 * time.Millisecond, Duration: 2 * time.Second}
-	cutOff := []runner.ScheduledFault{{For: harness.WholeRun, Fault: fault.Partition{Client: 0, Nodes: []int{3, 4}}}}
-	strike := func(a harness.Action) []harness.Failpoint {
-		return []harness.Failpoint{{Name: harness.FailpointCriticalSection, Client: 0, Skip: 1, Times: 2, Action: a, Crux: true}}
+	cutOff := []runner.ScheduledFault{{For: failpoint.WholeRun, Fault: fault.Partition{Client: 0, Nodes: []int{3, 4}}}}
+	strike := func(a failpoint.Action) []failpoint.Point {
+		return []failpoint.Point{{Name: failpoint.CriticalSection, Client: 0, Skip: 1, Times: 2, Action: a, Crux: true}}
 	}
 	const setting = "Redlock over five masters; client 0 reaches only nodes 0-2 (partitioned from 3 and 4). "
 	return []runner.Scenario{
@@ -265,25 +266,25 @@ func redlock() []runner.Scenario {
 			Name:        "redlock-restart",
 			Description: setting + "While client 0 holds the lock, node 2 is killed (SIGKILL) and restarted at once, empty (no persistence).",
 			Topology:    cluster.Redlock, Workload: work, Faults: cutOff,
-			Failpoints: strike(harness.Inject(fault.KillNode{Node: 2}, 0)),
+			Failpoints: strike(failpoint.Inject(fault.KillNode{Node: 2}, 0)),
 		},
 		{
 			Name:        "redlock-restart-delayed",
 			Description: setting + "While client 0 holds the lock, node 2 is killed (SIGKILL) and restarted empty only after a TTL and 100 ms.",
 			Topology:    cluster.Redlock, Workload: work, Faults: cutOff,
-			Failpoints: strike(harness.Inject(fault.KillNode{Node: 2}, redlockTTL+100*time.Millisecond)),
+			Failpoints: strike(failpoint.Inject(fault.KillNode{Node: 2}, redlockTTL+100*time.Millisecond)),
 		},
 		{
 			Name:        "redlock-restart-fsync",
 			Description: setting + "Nodes persist every write (appendfsync always). While client 0 holds the lock, node 2 is killed and restarted at once with its data.",
 			Topology:    cluster.Redlock, Persistence: cluster.AOFAlways, Workload: work, Faults: cutOff,
-			Failpoints: strike(harness.Inject(fault.KillNode{Node: 2, KeepData: true}, 0)),
+			Failpoints: strike(failpoint.Inject(fault.KillNode{Node: 2, KeepData: true}, 0)),
 		},
 		{
 			Name:        "redlock-clock-jump",
 			Description: setting + "While client 0 holds the lock, node 2's clock jumps a TTL forward (simulated: every TTL on node 2 is shortened by it).",
 			Topology:    cluster.Redlock, Workload: work, Faults: cutOff,
-			Failpoints: strike(harness.Inject(fault.ClockJump{Node: 2, By: redlockTTL}, 0)),
+			Failpoints: strike(failpoint.Inject(fault.ClockJump{Node: 2, By: redlockTTL}, 0)),
 		},
 		{
 			Name: "redlock-slow-nodes",
@@ -294,9 +295,9 @@ func redlock() []runner.Scenario {
 			// Two clients, so that client 0 often wins the lock and the
 			// pause strikes an acquire that gets its majority.
 			Workload: runner.Workload{Clients: 2, TTL: redlockTTL, Work: 100 * time.Millisecond, Duration: 2 * time.Second},
-			Failpoints: []harness.Failpoint{
-				{Name: harness.AfterTook, Client: 0, Times: 3, Action: harness.Inject(fault.PauseNode{Node: 3}, 400*time.Millisecond), Crux: true},
-				{Name: harness.AfterTook, Client: 0, Times: 3, Action: harness.Inject(fault.PauseNode{Node: 4}, 400*time.Millisecond), Crux: true},
+			Failpoints: []failpoint.Point{
+				{Name: failpoint.AfterTook, Client: 0, Times: 3, Action: failpoint.Inject(fault.PauseNode{Node: 3}, 400*time.Millisecond), Crux: true},
+				{Name: failpoint.AfterTook, Client: 0, Times: 3, Action: failpoint.Inject(fault.PauseNode{Node: 4}, 400*time.Millisecond), Crux: true},
 			},
 		},
 		{
@@ -304,8 +305,8 @@ func redlock() []runner.Scenario {
 			Description: "Redlock over five masters. Client 0 is paused (stop-the-world) inside its second critical section for two TTLs, longer than any validity.",
 			Topology:    cluster.Redlock,
 			Workload:    runner.Workload{TTL: redlockTTL, Work: 10 * time.Millisecond, Duration: 2 * time.Second},
-			Failpoints: []harness.Failpoint{{Name: harness.FailpointCriticalSection, Client: 0, Skip: 1,
-				Action: harness.Pause(2 * redlockTTL), Crux: true}},
+			Failpoints: []failpoint.Point{{Name: failpoint.CriticalSection, Client: 0, Skip: 1,
+				Action: failpoint.Pause(2 * redlockTTL), Crux: true}},
 		},
 	}
 }
@@ -325,11 +326,11 @@ func blind() []runner.Scenario {
 				"A lock that then falls back to a plain DEL frees that client's lock: a second release command waits until another client " +
 				"has just taken the lock (at most 300 ms), so that it strikes a holder, not a free key.",
 			Topology: cluster.Single, Workload: work,
-			Failpoints: []harness.Failpoint{
-				{Name: harness.AfterCommand(harness.PhaseRelease, 1), Client: 0, Skip: 1, Times: 2, Action: harness.DropReply()},
+			Failpoints: []failpoint.Point{
+				{Name: failpoint.AfterCommand(failpoint.PhaseRelease, 1), Client: 0, Skip: 1, Times: 2, Action: failpoint.DropReply()},
 				// Only a lock with a fallback sends a second release command.
-				{Name: harness.BeforeCommand(harness.PhaseRelease, 2), Client: 0, Times: 2, Optional: true,
-					Action: harness.SleepUntil(harness.FailpointAcquired, 300*time.Millisecond)},
+				{Name: failpoint.BeforeCommand(failpoint.PhaseRelease, 2), Client: 0, Times: 2, Optional: true,
+					Action: failpoint.SleepUntil(failpoint.Acquired, 300*time.Millisecond)},
 			},
 		},
 		{
@@ -338,8 +339,8 @@ func blind() []runner.Scenario {
 				"(and, under contention, is mostly refused), the client waits its 500 ms timeout and sees a timeout. " +
 				"A lock that takes a timeout for success enters while another client holds the lock.",
 			Topology: cluster.Single, Workload: work,
-			Failpoints: []harness.Failpoint{{Name: harness.AfterCommand(harness.PhaseAcquire, 1), Client: 0, Skip: 2, Times: 4,
-				Action: harness.DropReply()}},
+			Failpoints: []failpoint.Point{{Name: failpoint.AfterCommand(failpoint.PhaseAcquire, 1), Client: 0, Skip: 2, Times: 4,
+				Action: failpoint.DropReply()}},
 		},
 		{
 			Name: "holder-cut-off",
@@ -347,8 +348,8 @@ func blind() []runner.Scenario {
 				"three TTLs: its critical section (10 ms) ends, its release and any renewal cannot reach Redis, its lease expires and " +
 				"another client takes the lock; then the cut heals while anything still running in client 0, such as a watchdog, retries.",
 			Topology: cluster.Single, Workload: work,
-			Failpoints: []harness.Failpoint{{Name: harness.FailpointAcquired, Client: 0, Skip: 1,
-				Action: harness.Inject(fault.Partition{Client: 0}, 3*ttl)}},
+			Failpoints: []failpoint.Point{{Name: failpoint.Acquired, Client: 0, Skip: 1,
+				Action: failpoint.Inject(fault.Partition{Client: 0}, 3*ttl)}},
 		},
 		{
 			Name: "dropped-connection",
@@ -358,8 +359,8 @@ func blind() []runner.Scenario {
 			Topology: cluster.Single, Workload: work,
 			// A drop is over at once: a span of a millisecond keeps its
 			// record from standing for a stall it did not cause.
-			Failpoints: []harness.Failpoint{{Name: harness.FailpointAcquired, Client: 0, Skip: 1, Times: 3,
-				Action: harness.Inject(fault.DropConnection{Client: 0}, time.Millisecond), Crux: true}},
+			Failpoints: []failpoint.Point{{Name: failpoint.Acquired, Client: 0, Skip: 1, Times: 3,
+				Action: failpoint.Inject(fault.DropConnection{Client: 0}, time.Millisecond), Crux: true}},
 		},
 	}
 }
@@ -370,8 +371,8 @@ func commit() []runner.Scenario {
 	// The COMMIT is slow until another client has read the stock in its own
 	// critical section, at most 300 ms: with the lock released first that
 	// is soon, with it held it is the whole 300 ms.
-	slow := []harness.Failpoint{{Name: harness.FailpointBeforeCommit, Client: 0, Skip: 1, Times: 3,
-		Action: harness.SleepUntil(harness.FailpointCriticalSection, 300*time.Millisecond), Crux: true}}
+	slow := []failpoint.Point{{Name: failpoint.BeforeCommit, Client: 0, Skip: 1, Times: 3,
+		Action: failpoint.SleepUntil(failpoint.CriticalSection, 300*time.Millisecond), Crux: true}}
 	work := func(releaseFirst bool) runner.Workload {
 		return runner.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond,
 			Resource: runner.MariaDBResource, ReleaseBeforeCommit: releaseFirst}
@@ -412,22 +413,22 @@ const failoverTTL = 6 * time.Second
 // promoted a replica and another client is in its critical section, or 3 s.
 func failover() []runner.Scenario {
 	work := runner.Workload{TTL: failoverTTL, Work: 200 * time.Millisecond, Duration: 6 * time.Second}
-	cycle := func(cut []int) []harness.Failpoint {
-		var fps []harness.Failpoint
+	cycle := func(cut []int) []failpoint.Point {
+		var fps []failpoint.Point
 		if len(cut) > 0 {
-			fps = append(fps, harness.Failpoint{Name: harness.FailpointBeforeAcquire, Client: 0, Skip: 2,
-				Action: harness.Inject(fault.CutReplication{Replicas: cut}, harness.WholeRun)})
+			fps = append(fps, failpoint.Point{Name: failpoint.BeforeAcquire, Client: 0, Skip: 2,
+				Action: failpoint.Inject(fault.CutReplication{Replicas: cut}, failpoint.WholeRun)})
 		}
 		return append(fps,
 			// A lock that refuses to be held without a replica never gets
 			// this far, so these two may not fire; the run then says why.
-			harness.Failpoint{Name: harness.FailpointCriticalSection, Client: 0, Skip: 2, Optional: true, Crux: true,
-				Action: harness.Inject(fault.KillMaster{}, 500*time.Millisecond)},
+			failpoint.Point{Name: failpoint.CriticalSection, Client: 0, Skip: 2, Optional: true, Crux: true,
+				Action: failpoint.Inject(fault.KillMaster{}, 500*time.Millisecond)},
 			// The section goes on until the promoted master has handed the
 			// lock to someone else and that client has read the stock,
 			// however long the replicas take to resync.
-			harness.Failpoint{Name: harness.FailpointCriticalSection, Client: 0, Skip: 2, Optional: true,
-				Action: harness.SleepUntil(harness.FailpointCriticalSection, 3*time.Second)})
+			failpoint.Point{Name: failpoint.CriticalSection, Client: 0, Skip: 2, Optional: true,
+				Action: failpoint.SleepUntil(failpoint.CriticalSection, 3*time.Second)})
 	}
 	const setting = "A master, two replicas (data nodes 1 and 2) and three Sentinels; clients reach the master through Sentinel. " +
 		"The lease (6 s, renewed every 2 s by a watchdog) outlives the failover (about 2 s), so no lease runs out while the master is down. "
@@ -453,7 +454,7 @@ func failover() []runner.Scenario {
 				"replication to data node 2 only is cut, so data node 1 acknowledges a WAIT; " + kill + " Sentinel picks data node 2, " +
 				"by priority, though it never had the lock.",
 			Topology: cluster.Replicated, Workload: work, MinDuration: failoverStory,
-			Faults:     []runner.ScheduledFault{{For: harness.WholeRun, Fault: fault.PreferReplica{Node: 2}}},
+			Faults:     []runner.ScheduledFault{{For: failpoint.WholeRun, Fault: fault.PreferReplica{Node: 2}}},
 			Failpoints: cycle([]int{2}),
 		},
 	}
