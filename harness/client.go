@@ -10,10 +10,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
-	"github.com/jackc/pgx/v5"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/failpoint"
+	"github.com/locklab/locklab/harness/sqlpool"
 	"github.com/locklab/locklab/history"
 	"github.com/redis/go-redis/v9"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -36,9 +35,8 @@ type Client struct {
 	redis     *redis.Client
 	nodes     []*redis.Client
 	inventory *redis.Client
-	db        *sql.DB // the inventory in MariaDB, when it lives there
-	sql       *sql.DB // the lock table's server on the SQL topology, through the client's link
-	sqlConns  sqlConns
+	db        *sql.DB       // the inventory in MariaDB, when it lives there
+	pool      *sqlpool.Pool // the lock table's server on the SQL topologies, through the client's link
 	history   *history.Recorder
 	points    *failpoint.Set
 
@@ -80,8 +78,7 @@ type clientConfig struct {
 	sentinels []string        // the Sentinels of a replicated topology
 	inventory string          // the inventory node, direct: no fault touches it
 	mariaDSN  string          // the inventory in MariaDB, when it lives there
-	lockDB    *mysql.Config   // the lock table's server, through this client's link; nil but on the SQL topology
-	lockPG    *pgx.ConnConfig // the same on the postgres topology (see openPG)
+	lockSQL   *sqlpool.Config // the lock table's server, through this client's link; nil but on the SQL topologies
 	etcd      []string        // the etcd members, through this client's links; nil but on the etcd topology
 	// failover builds the Sentinel client of a replicated topology in place
 	// of a plain one to master.
@@ -107,8 +104,10 @@ func newClient(ctx context.Context, cfg clientConfig) *Client {
 	c := &Client{id: cfg.id, ttl: cfg.ttl, timeout: cfg.timeout, key: cfg.key, history: cfg.history, points: cfg.points, dialled: cfg.dialled}
 	c.ctx, c.cancel = context.WithCancel(ctx)
 	switch {
-	case cfg.lockDB != nil:
-		c.endpoints = Endpoints{MySQL: mysqlURL(cfg.lockDB)}
+	case cfg.lockSQL != nil && cfg.lockSQL.Dialect() == cluster.Pgx:
+		c.endpoints = Endpoints{Postgres: cfg.lockSQL.URL()}
+	case cfg.lockSQL != nil:
+		c.endpoints = Endpoints{MySQL: cfg.lockSQL.URL()}
 	case cfg.failover != nil:
 		c.endpoints = Endpoints{Sentinels: cfg.sentinels, Master: cluster.SentinelMaster}
 	case len(cfg.nodes) > 1:
@@ -134,12 +133,11 @@ func newClient(ctx context.Context, cfg clientConfig) *Client {
 	if cfg.mariaDSN != "" {
 		c.db = openDB(cfg.mariaDSN)
 	}
-	if cfg.lockDB != nil {
-		c.sql = c.openSQL(cfg.lockDB)
-	}
-	if cfg.lockPG != nil {
-		c.sql = c.openPG(cfg.lockPG, cfg.timeout)
-		c.endpoints = Endpoints{Postgres: pgURL(cfg.lockPG)}
+	if cfg.lockSQL != nil {
+		var err error
+		if c.pool, err = sqlpool.Open(*cfg.lockSQL, owner{c}); err != nil {
+			c.spoilf("client %d: %v", c.id, err)
+		}
 	}
 	if len(cfg.etcd) > 0 {
 		c.etcd = c.openEtcd(cfg.etcd, cfg.timeout)
@@ -152,46 +150,6 @@ func openDB(dsn string) *sql.DB {
 	db, _ := sql.Open("mysql", dsn) // only fails for an unknown driver name
 	db.SetMaxOpenConns(2)
 	return db
-}
-
-// openSQL opens the client's pool on the lock table's server. Its
-// connections stop while the client is paused, as a stopped process's
-// sockets do: nothing is sent, and a reply that arrives is read once the
-// client resumes. (Redis commands stop in the client's hook instead.)
-func (c *Client) openSQL(cfg *mysql.Config) *sql.DB {
-	cfg = cfg.Clone()
-	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		return c.dialSQL(ctx, network, addr, 0) // the driver times out itself
-	}
-	connector, err := mysql.NewConnector(cfg)
-	if err != nil {
-		return openDB(cfg.FormatDSN()) // cannot happen: ParseDSN checked cfg
-	}
-	db := sql.OpenDB(sqlConnector{Connector: connector, c: c, dialect: cluster.MySQL})
-	db.SetMaxOpenConns(2)
-	return db
-}
-
-// pausable is a connection of a client that stops while the client is
-// paused.
-type pausable struct {
-	net.Conn
-	c *Client
-}
-
-func (p pausable) Read(b []byte) (int, error) {
-	n, err := p.Conn.Read(b)
-	if werr := p.c.waitResumed(context.Background()); werr != nil && err == nil {
-		err = werr
-	}
-	return n, err
-}
-
-func (p pausable) Write(b []byte) (int, error) {
-	if err := p.c.waitResumed(context.Background()); err != nil {
-		return 0, err
-	}
-	return p.Conn.Write(b)
 }
 
 // options are the go-redis settings of every connection of a client:
@@ -264,12 +222,6 @@ func (c *Client) TTL() time.Duration { return c.ttl }
 // Redis is this client's connection to the topology's lock master; nil on
 // the SQL topology, which has none.
 func (c *Client) Redis() *redis.Client { return c.redis }
-
-// SQL is the client's pool on the lock table's server (cluster.LockTable),
-// through its own link, on the mariadb and postgres topologies; nil on the
-// others. A crash closes it, so the server sees the client's connections
-// end. SQLDialect says how to write its queries.
-func (c *Client) SQL() *sql.DB { return c.sql }
 
 // Inventory is the client's connection to the inventory node, which no
 // fault touches: the workload's resource, not the lock's.
@@ -507,9 +459,8 @@ func (c *Client) closeConns() {
 	if c.redis != nil {
 		c.redis.Close()
 	}
-	if c.sql != nil {
-		c.sql.Close()
-		c.sqlConns.closeSockets()
+	if c.pool != nil {
+		c.pool.Close()
 	}
 	if c.etcd != nil {
 		c.etcd.Close()

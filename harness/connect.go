@@ -4,16 +4,14 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"strconv"
 	"sync/atomic"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
-	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/failpoint"
+	"github.com/locklab/locklab/harness/sqlpool"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/network"
 )
@@ -50,16 +48,12 @@ func Connect(ctx context.Context, cl *cluster.Cluster, opts ClientOptions) (*Cli
 		if len(cfg.nodes) > 0 {
 			cfg.master = cfg.nodes[0]
 		}
-		if db := cl.LockDatabase(); db != nil && cluster.Dialect(db.Driver()) == cluster.Pgx {
-			var err error
-			if cfg.lockPG, err = lockPGConfig(db.DSN(), cfg.timeout); err != nil {
+		if db := cl.LockDatabase(); db != nil {
+			sqlCfg, err := sqlpool.ParseDSN(cluster.Dialect(db.Driver()), db.DSN(), cfg.timeout)
+			if err != nil {
 				return nil, err
 			}
-		} else if db != nil {
-			var err error
-			if cfg.lockDB, err = lockDBConfig(db.DSN(), cfg.timeout); err != nil {
-				return nil, err
-			}
+			cfg.lockSQL = &sqlCfg
 		}
 		return newClient(ctx, cfg), nil
 	}
@@ -87,33 +81,21 @@ func connect(ctx context.Context, cl *cluster.Cluster, cfg clientConfig) (*Clien
 		cfg.nodes = append(cfg.nodes, l.Addr())
 		cfg.direct = append(cfg.direct, n.Addr())
 	}
-	if db := cl.LockDatabase(); db != nil && cluster.Dialect(db.Driver()) == cluster.Pgx {
-		// The postgres topology's one lock node, as below for MariaDB.
-		pgCfg, err := lockPGConfig(db.DSN(), cfg.timeout)
+	if db := cl.LockDatabase(); db != nil {
+		// The SQL topologies' one lock node: the lock table's server.
+		sqlCfg, err := sqlpool.ParseDSN(cluster.Dialect(db.Driver()), db.DSN(), cfg.timeout)
 		if err != nil {
 			return nil, nil, err
 		}
-		l, err := cl.Network().Link(ctx, fmt.Sprintf("c%d-sql", cfg.id), net.JoinHostPort(pgCfg.Host, strconv.Itoa(int(pgCfg.Port))))
-		if err != nil {
-			return nil, nil, err
-		}
-		links = append(links, l)
-		if pgCfg.Host, pgCfg.Port, err = splitHostPort(l.Addr()); err != nil {
-			return nil, nil, err
-		}
-		cfg.lockPG = pgCfg
-	} else if db != nil {
-		// The SQL topology's one lock node: the lock table's server.
-		sqlCfg, err := lockDBConfig(db.DSN(), cfg.timeout)
-		if err != nil {
-			return nil, nil, err
-		}
-		l, err := cl.Network().Link(ctx, fmt.Sprintf("c%d-sql", cfg.id), sqlCfg.Addr)
+		l, err := cl.Network().Link(ctx, fmt.Sprintf("c%d-sql", cfg.id), sqlCfg.Addr())
 		if err != nil {
 			return nil, nil, err
 		}
 		links = append(links, l)
-		sqlCfg.Addr, cfg.lockDB = l.Addr(), sqlCfg
+		if sqlCfg, err = sqlCfg.Via(l.Addr()); err != nil {
+			return nil, nil, err
+		}
+		cfg.lockSQL = &sqlCfg
 	}
 	if cl.EtcdCluster() != nil {
 		// The links go to etcd members, which the client dials with an
@@ -156,50 +138,4 @@ func connect(ctx context.Context, cl *cluster.Cluster, cfg clientConfig) (*Clien
 		cfg.mariaDSN = db.DSN()
 	}
 	return newClient(ctx, cfg), links, nil
-}
-
-// lockDBConfig is the lock table server's DSN as a client dials it: every
-// timeout set to timeout, so that a cut or a black hole surfaces as an
-// error, as a Redis client's read timeout does.
-func lockDBConfig(dsn string, timeout time.Duration) (*mysql.Config, error) {
-	cfg, err := mysql.ParseDSN(dsn)
-	if err != nil {
-		return nil, fmt.Errorf("lock database: %w", err)
-	}
-	cfg.Timeout, cfg.ReadTimeout, cfg.WriteTimeout = timeout, timeout, timeout
-	// An UPDATE that matches a row reports it even when nothing changed.
-	cfg.ClientFoundRows = true
-	// The driver logs a connection that broke under a fault to stderr; the
-	// lock gets the error all the same, and the history records it.
-	cfg.Logger = &mysql.NopLogger{}
-	// Arguments are written into the statement, so that a statement with
-	// arguments is one exchange (sqlConn strikes it once), not a prepare,
-	// an execute and a close.
-	cfg.InterpolateParams = true
-	return cfg, nil
-}
-
-// lockPGConfig is lockDBConfig for PostgreSQL: the connect timeout is
-// timeout, and each read and write of a connection gives up after timeout
-// too (openPG), since pgx has no read timeout of its own.
-func lockPGConfig(dsn string, timeout time.Duration) (*pgx.ConnConfig, error) {
-	cfg, err := pgx.ParseConfig(dsn)
-	if err != nil {
-		return nil, fmt.Errorf("lock database: %w", err)
-	}
-	cfg.ConnectTimeout = timeout
-	return cfg, nil
-}
-
-// splitHostPort splits a link's host:port as pgx's config holds them.
-func splitHostPort(addr string) (string, uint16, error) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return "", 0, fmt.Errorf("lock database: %w", err)
-	}
-	p, err := strconv.ParseUint(port, 10, 16)
-	if err != nil {
-		return "", 0, fmt.Errorf("lock database: port of %s: %w", addr, err)
-	}
-	return host, uint16(p), nil
 }

@@ -5,6 +5,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/locklab/locklab/harness/socket"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
@@ -30,7 +31,7 @@ func (c *Client) openEtcd(endpoints []string, timeout time.Duration) *clientv3.C
 		if err != nil {
 			return nil, err
 		}
-		return pausable{Conn: conn, c: c}, nil
+		return socket.Pausable(conn, owner{c}), nil
 	}
 	cli, err := clientv3.New(clientv3.Config{
 		Endpoints:   endpoints,

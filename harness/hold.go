@@ -18,7 +18,7 @@ const holdFault = "another user of the client's SQL pool"
 // until the connection is back in the pool), after a.For, or when the
 // client ends.
 func (c *Client) hold(ctx context.Context, name string, a failpoint.Action) error {
-	if c.sql == nil {
+	if c.pool == nil {
 		return fmt.Errorf("failpoint %s: %s: the client has no SQL pool", name, a)
 	}
 	if c.Program() {
@@ -28,7 +28,7 @@ func (c *Client) hold(ctx context.Context, name string, a failpoint.Action) erro
 		return nil
 	}
 	start := c.history.Now()
-	conn, err := c.sql.Conn(ctx)
+	conn, err := c.pool.DB().Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("failpoint %s: take a connection of the pool: %w", name, err)
 	}

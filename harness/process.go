@@ -2,13 +2,11 @@ package harness
 
 import (
 	"fmt"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
 	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/harness/rediscmd"
 )
@@ -105,15 +103,6 @@ type Endpoints struct {
 	// most languages' clients take: mysql://USER[:PASSWORD]@HOST:PORT/locklab.
 	MySQL    string
 	Postgres string // a postgres:// URL of the lock table's server (postgres topology)
-}
-
-// mysqlURL is the URL of the lock table's server as cfg dials it.
-func mysqlURL(cfg *mysql.Config) string {
-	u := url.URL{Scheme: "mysql", Host: cfg.Addr, Path: "/locklab", User: url.User(cfg.User)}
-	if cfg.Passwd != "" {
-		u.User = url.UserPassword(cfg.User, cfg.Passwd)
-	}
-	return u.String()
 }
 
 // Endpoints are the addresses this client dials.

@@ -2,59 +2,65 @@ package harness
 
 import (
 	"context"
-	"database/sql/driver"
+	"database/sql"
 	"strings"
 
 	"github.com/locklab/locklab/cluster"
 )
 
-// The lock's SQL statements pass the same failpoints as its Redis commands:
-// a crash before or after its k-th statement of a phase, a pause, a delay,
-// a lost reply. database/sql has no hook, so the client's connector wraps
-// each connection it makes, and a statement the lock sends in a phase (the
-// workload's context carries it) goes through strike as a command does.
 // The harness cannot read from an SQL statement whether it took the lock,
-// as it reads a Redis command's reply, so failpoint.AfterTook never strikes on SQL.
+// as it reads a Redis command's reply, so AfterTook never strikes on SQL.
 
-// sqlConnector makes the client's SQL connections: it records each one's
-// server-side id (for kill-connection) and wraps it.
-type sqlConnector struct {
-	driver.Connector
-	c       *Client
-	dialect cluster.Dialect // says how to ask the server a connection's id
-}
-
-func (s sqlConnector) Connect(ctx context.Context) (driver.Conn, error) {
-	conn, err := s.Connector.Connect(ctx)
-	if err != nil {
-		return nil, err
+// SQL is the client's pool on the lock table's server (cluster.LockTable),
+// through its own link, on the mariadb and postgres topologies; nil on the
+// others. A crash closes it, so the server sees the client's connections
+// end. SQLDialect says how to write its queries.
+func (c *Client) SQL() *sql.DB {
+	if c.pool == nil {
+		return nil
 	}
-	if err := s.c.sqlConns.recordID(ctx, conn, s.dialect.ConnectionID()); err != nil {
-		conn.Close()
-		return nil, err
+	return c.pool.DB()
+}
+
+// SQLDialect is how SQL() wants its queries written: cluster.MySQL on the
+// mariadb topology, cluster.Pgx on postgres; "" when the client has no
+// lock table's server.
+func (c *Client) SQLDialect() cluster.Dialect {
+	if c.pool == nil {
+		return ""
 	}
-	return &sqlConn{Conn: conn, c: s.c}, nil
+	return c.pool.Dialect()
 }
 
-// sqlConn is one connection of the client's pool. It passes everything to
-// the driver's connection, and its statements and transactions through
-// the client's failpoints. A driver without the context methods gets the
-// database/sql fallbacks, unstruck.
-type sqlConn struct {
-	driver.Conn
-	c *Client
+// SQLConnections are the server-side ids (CONNECTION_ID(),
+// pg_backend_pid()) of every connection the client's SQL pool opened, in
+// order; some may have closed since. Nil but on the SQL topologies.
+func (c *Client) SQLConnections() []int64 {
+	if c.pool == nil {
+		return nil
+	}
+	return c.pool.ConnectionIDs()
 }
 
-// statement sends one statement of the lock, named by its first word,
-// through the failpoints armed on the lock's commands, when the lock sends
-// it in a phase; the client's own statements (the inventory's, a probe's)
-// are sent as they are.
-func (c *Client) statement(ctx context.Context, query string, send func() error) error {
-	return c.statementIn(ctx, c.phaseOf(ctx), query, send)
+// owner is the client as its connections see it (sqlpool.Client,
+// socket.Gate).
+type owner struct{ c *Client }
+
+func (o owner) WaitResumed(ctx context.Context) error { return o.c.waitResumed(ctx) }
+
+func (o owner) Statement(ctx context.Context, query string, send func() error) error {
+	return o.c.statement(ctx, o.c.phaseOf(ctx), query, send)
 }
 
-// statementIn is statement in phase run pr.
-func (c *Client) statementIn(ctx context.Context, pr *phaseRun, query string, send func() error) error {
+func (o owner) EndTx(ctx context.Context, query string, send func() error) error {
+	return o.c.statement(ctx, o.c.phase.Load(), query, send)
+}
+
+// statement sends one statement of the lock in phase run pr, named by its
+// first word, through the failpoints armed on the lock's commands; the
+// client's own statements (the inventory's, a probe's), in no phase, are
+// sent as they are.
+func (c *Client) statement(ctx context.Context, pr *phaseRun, query string, send func() error) error {
 	if pr == nil {
 		return send()
 	}
@@ -64,104 +70,4 @@ func (c *Client) statementIn(ctx context.Context, pr *phaseRun, query string, se
 	}
 	x := &exchange{h: c.history}
 	return c.strike(ctx, pr, -1, strings.ToUpper(words[0]), []sentCommand{{args: words}}, x, x.wrap(send))
-}
-
-func (s *sqlConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	ex, ok := s.Conn.(driver.ExecerContext)
-	if !ok {
-		return nil, driver.ErrSkip
-	}
-	var res driver.Result
-	err := s.c.statement(ctx, query, func() (err error) {
-		res, err = ex.ExecContext(ctx, query, args)
-		return err
-	})
-	return res, err
-}
-
-func (s *sqlConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	q, ok := s.Conn.(driver.QueryerContext)
-	if !ok {
-		return nil, driver.ErrSkip
-	}
-	var rows driver.Rows
-	err := s.c.statement(ctx, query, func() (err error) {
-		rows, err = q.QueryContext(ctx, query, args)
-		return err
-	})
-	if err != nil && rows != nil {
-		rows.Close() // a reply the failpoint dropped, or a crash after it came
-		rows = nil
-	}
-	return rows, err
-}
-
-func (s *sqlConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
-	if p, ok := s.Conn.(driver.ConnPrepareContext); ok {
-		return p.PrepareContext(ctx, query)
-	}
-	return s.Conn.Prepare(query)
-}
-
-// BeginTx begins a transaction whose COMMIT and ROLLBACK are statements of
-// the phase it began in.
-func (s *sqlConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	var tx driver.Tx
-	var err error
-	if b, ok := s.Conn.(driver.ConnBeginTx); ok {
-		tx, err = b.BeginTx(ctx, opts)
-	} else {
-		tx, err = s.Conn.Begin() //lint:ignore SA1019 the driver has nothing else
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &sqlTx{Tx: tx, ctx: ctx, c: s.c}, nil
-}
-
-func (s *sqlConn) Ping(ctx context.Context) error {
-	if p, ok := s.Conn.(driver.Pinger); ok {
-		return p.Ping(ctx)
-	}
-	return nil
-}
-
-func (s *sqlConn) ResetSession(ctx context.Context) error {
-	if r, ok := s.Conn.(driver.SessionResetter); ok {
-		return r.ResetSession(ctx)
-	}
-	return nil
-}
-
-func (s *sqlConn) IsValid() bool {
-	if v, ok := s.Conn.(driver.Validator); ok {
-		return v.IsValid()
-	}
-	return true
-}
-
-func (s *sqlConn) CheckNamedValue(nv *driver.NamedValue) error {
-	if c, ok := s.Conn.(driver.NamedValueChecker); ok {
-		return c.CheckNamedValue(nv)
-	}
-	return driver.ErrSkip
-}
-
-// sqlTx is a transaction of a wrapped connection; ctx is the one it began
-// with, which database/sql also ends it by.
-type sqlTx struct {
-	driver.Tx
-	ctx context.Context
-	c   *Client
-}
-
-// Commit and Rollback count in the phase the worker is in when they are
-// sent, not the one the transaction began in: a lock that holds a
-// transaction from its acquire commits it in its release.
-func (t *sqlTx) Commit() error {
-	return t.c.statementIn(t.ctx, t.c.phase.Load(), "COMMIT", t.Tx.Commit)
-}
-
-func (t *sqlTx) Rollback() error {
-	return t.c.statementIn(t.ctx, t.c.phase.Load(), "ROLLBACK", t.Tx.Rollback)
 }
