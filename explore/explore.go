@@ -23,6 +23,7 @@ import (
 
 	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/explore/schedule"
 	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
@@ -54,7 +55,7 @@ type Config struct {
 	// those two only. A replay draws its plan from the same space.
 	Faults []string
 	// Replay, when set, makes one run of that schedule instead of exploring.
-	Replay *Replay
+	Replay *schedule.Replay
 	// StopAtFirst ends the exploration at the first bug, once it is shrunk
 	// and written, as CI wants; otherwise it runs until its time or runs
 	// are spent.
@@ -81,7 +82,7 @@ type Config struct {
 	// Count. Runs then counts the whole campaign's runs, not the shard's.
 	Shard Shard
 
-	space Space // Faults, read
+	space schedule.Space // Faults, read
 
 	// run is runner.Run; tests replace it.
 	run func(ctx context.Context, s runner.Scenario, newLocker harness.NewLocker, opts runner.Options) (*runner.Result, error)
@@ -306,7 +307,7 @@ type mark struct {
 }
 
 func (m mark) String() string {
-	w := wordsOf(m.kind)
+	w := schedule.Words(m.kind)
 	if m.strike == "" {
 		return w
 	}
@@ -317,7 +318,7 @@ func (m mark) String() string {
 // slow work (a renewal cut while the work outlives the lease) is marked
 // twice, the slow work apart: a lock that fails under the slow work alone
 // (it never renews) then shows one bug, whichever of the two found it.
-func marksOf(faults []Fault) []mark {
+func marksOf(faults []schedule.Fault) []mark {
 	var ms []mark
 	for _, f := range faults {
 		m := mark{kind: f.Kind}
@@ -456,7 +457,7 @@ func (cfg *Config) fill() error {
 	if !cluster.Known(cfg.Topology) {
 		return fmt.Errorf("explore: unknown topology %q", cfg.Topology)
 	}
-	space, err := NewSpace(cfg.Faults)
+	space, err := schedule.NewSpace(cfg.Faults)
 	if err == nil {
 		err = space.Check(cfg.Topology)
 	}
@@ -522,16 +523,16 @@ func (e *explorer) explore(ctx context.Context) error {
 // drawer returns the exploration's plans in turn: plan i is drawn from the
 // i-th seed the exploration's seed draws. A shard skips the others' plans,
 // drawing only their seeds, so its plan i is the one process's plan i.
-func (e *explorer) drawer() func() Plan {
+func (e *explorer) drawer() func() schedule.Plan {
 	seeds := rand.New(rand.NewPCG(uint64(e.cfg.Seed), 0x5eed))
 	i := -1
-	return func() Plan {
+	return func() schedule.Plan {
 		for {
 			i++
 			// Seeds short enough to type, never 0.
 			seed := 1 + seeds.Int64N(1<<31-1)
 			if e.cfg.Shard.has(i) {
-				p := e.cfg.space.Schedule(e.cfg.Topology, e.cfg.Nested, seed)
+				p := e.cfg.space.Draw(e.cfg.Topology, e.cfg.Nested, seed)
 				p.Run = i
 				return p
 			}
@@ -566,7 +567,7 @@ func (e *explorer) after(ctx context.Context, err error, errorsInRow *int) (done
 // tried is the first run of the i-th plan, as a worker made it.
 type tried struct {
 	i    int
-	plan Plan
+	plan schedule.Plan
 	o    outcome
 	err  error
 }
@@ -575,12 +576,12 @@ type tried struct {
 // time and judges them in the order they were drawn, so that run i is
 // plan i and the report reads as one made in turn would. Runs still under
 // way when the exploration is done are dropped.
-func (e *explorer) exploreParallel(ctx context.Context, draw func() Plan) error {
+func (e *explorer) exploreParallel(ctx context.Context, draw func() schedule.Plan) error {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type drawn struct {
 		i    int
-		plan Plan
+		plan schedule.Plan
 	}
 	plans, results := make(chan drawn), make(chan tried)
 	go func() {
@@ -658,14 +659,14 @@ var errStop = errors.New("stop")
 // rerun. Any other own violation is run once more to confirm it, then
 // shrunk (when shrink) and named by its signature: a bug already known by
 // that name counts it, a new one keeps its folder.
-func (e *explorer) one(ctx context.Context, plan Plan, shrink bool) error {
+func (e *explorer) one(ctx context.Context, plan schedule.Plan, shrink bool) error {
 	o, err := e.try(ctx, plan, true)
 	return e.judge(ctx, plan, o, err, shrink)
 }
 
 // judge counts the first run of plan, made with o or err, and goes on as
 // one says.
-func (e *explorer) judge(ctx context.Context, plan Plan, o outcome, err error, shrink bool) error {
+func (e *explorer) judge(ctx context.Context, plan schedule.Plan, o outcome, err error, shrink bool) error {
 	if err != nil {
 		if ctx.Err() == nil {
 			e.rep.Errors++
@@ -859,7 +860,7 @@ func (e *explorer) count(o outcome) {
 
 // try makes one run of plan in a new folder of the scratch folder; without
 // reference, no reference run tells the kind of its failing verdicts.
-func (e *explorer) try(ctx context.Context, plan Plan, reference bool) (outcome, error) {
+func (e *explorer) try(ctx context.Context, plan schedule.Plan, reference bool) (outcome, error) {
 	dir := filepath.Join(e.scratch, fmt.Sprint(e.made.Add(1)))
 	opts := runner.Options{Seed: plan.Seed, Dir: dir, Lock: e.cfg.Lock, Backend: e.cfg.Backend, Reference: e.cfg.Reference}
 	if !reference || e.cfg.SelfReference {
@@ -904,7 +905,7 @@ func struck(dir string) bool {
 // keeps each drop after which the run still shows f as the lock's own. It
 // makes at most maxShrink reruns and returns the smallest plan, its run,
 // and how many reruns it made.
-func (e *explorer) shrink(ctx context.Context, plan Plan, o outcome, f failure) (Plan, outcome, int) {
+func (e *explorer) shrink(ctx context.Context, plan schedule.Plan, o outcome, f failure) (schedule.Plan, outcome, int) {
 	keep := make([]int, len(plan.Faults))
 	for i := range keep {
 		keep[i] = i
@@ -937,7 +938,7 @@ func (e *explorer) shrink(ctx context.Context, plan Plan, o outcome, f failure) 
 
 // progress reports one run: a line each, or on a terminal one line
 // rewritten in place.
-func (e *explorer) progress(plan Plan, what string) {
+func (e *explorer) progress(plan schedule.Plan, what string) {
 	w := e.cfg.Progress
 	if w == nil {
 		return

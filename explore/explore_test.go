@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -14,184 +13,13 @@ import (
 
 	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/explore/schedule"
 	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/fault"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/runner"
 )
-
-func TestScheduleDeterministic(t *testing.T) {
-	for _, tc := range []struct {
-		topology cluster.Topology
-		nested   bool
-	}{
-		{cluster.Single, false},
-		{cluster.Single, true},
-		{cluster.Replicated, false},
-		{cluster.Redlock, false},
-	} {
-		t.Run(string(tc.topology), func(t *testing.T) {
-			distinct := map[string]bool{}
-			for seed := int64(1); seed <= 200; seed++ {
-				a, b := Schedule(tc.topology, tc.nested, seed), Schedule(tc.topology, tc.nested, seed)
-				if !reflect.DeepEqual(a, b) {
-					t.Fatalf("seed %d drew two plans:\n%s\n%s", seed, a, b)
-				}
-				if len(a.Faults) == 0 || len(a.Faults) > 3 {
-					t.Errorf("seed %d drew %d faults, want 1 to 3", seed, len(a.Faults))
-				}
-				if a.Workload.Nested != tc.nested {
-					t.Errorf("seed %d: nested workload %v, want %v", seed, a.Workload.Nested, tc.nested)
-				}
-				s := a.Scenario()
-				if err := s.Validate(); err != nil {
-					t.Errorf("seed %d: %v", seed, err)
-				}
-				for _, fp := range s.Failpoints {
-					if !fp.Optional {
-						t.Errorf("seed %d: failpoint %s is not optional", seed, fp)
-					}
-				}
-				if s.Workload.Duration < s.MinDuration {
-					t.Errorf("seed %d: workload of %s shorter than its story's %s", seed, s.Workload.Duration, s.MinDuration)
-				}
-				if n := strings.Count(a.String(), "crashes"); n > 1 {
-					t.Errorf("seed %d drew %d crashes, want at most 1: %s", seed, n, a)
-				}
-				distinct[a.String()] = true
-			}
-			if len(distinct) < 190 {
-				t.Errorf("200 seeds drew only %d distinct plans", len(distinct))
-			}
-		})
-	}
-}
-
-// TestScheduleKinds checks that every kind a topology supports is drawn,
-// and none it does not.
-func TestScheduleKinds(t *testing.T) {
-	for _, topology := range []cluster.Topology{cluster.Single, cluster.Replicated, cluster.Redlock, cluster.MariaDBTopology, cluster.PostgresTopology, cluster.EtcdTopology} {
-		t.Run(string(topology), func(t *testing.T) {
-			drawn := map[string]bool{}
-			for seed := int64(1); seed <= 500; seed++ {
-				for _, f := range Schedule(topology, false, seed).Faults {
-					drawn[f.Kind] = true
-				}
-			}
-			for _, k := range Kinds() {
-				want := (k.Topologies == nil || slices.Contains(k.Topologies, topology)) &&
-					(k.Services == nil || slices.Contains(k.Services, topology.Service()))
-				if drawn[k.Name] != want {
-					t.Errorf("kind %s drawn: %v, want %v", k.Name, drawn[k.Name], want)
-				}
-			}
-		})
-	}
-}
-
-// TestSpace checks that a space draws only its kinds, that a replay draws
-// the same plan from the same space, and that an unknown kind is refused
-// with the known ones listed.
-func TestSpace(t *testing.T) {
-	for _, tc := range []struct {
-		faults []string
-		want   func(kind string) bool
-		text   string
-	}{
-		{nil, func(string) bool { return true }, "every kind"},
-		{[]string{"-slow-work"}, func(k string) bool { return k != "slow-work" }, "every kind but slow-work"},
-		{[]string{"slow-work,pause-holder"}, func(k string) bool { return k == "slow-work" || k == "pause-holder" }, "only slow-work, pause-holder"},
-		{[]string{"crash", "crash-acquire"}, func(k string) bool { return k == "crash" || k == "crash-acquire" }, "only crash, crash-acquire"},
-		{[]string{"slow-work", "pause-holder", "-pause-holder"}, func(k string) bool { return k == "slow-work" }, "only slow-work, pause-holder but pause-holder"},
-	} {
-		space, err := NewSpace(tc.faults)
-		if err != nil {
-			t.Fatalf("NewSpace(%q): %v", tc.faults, err)
-		}
-		if space.String() != tc.text {
-			t.Errorf("NewSpace(%q) says %q, want %q", tc.faults, space, tc.text)
-		}
-		for seed := int64(1); seed <= 200; seed++ {
-			p := space.Schedule(cluster.Single, false, seed)
-			if len(p.Faults) == 0 {
-				t.Errorf("%s: seed %d drew no fault", space, seed)
-			}
-			for _, f := range p.Faults {
-				if !tc.want(f.Kind) {
-					t.Errorf("%s: seed %d drew %s", space, seed, f.Kind)
-				}
-			}
-			again, err := (Replay{Seed: seed}).PlanIn(space, cluster.Single, false)
-			if err != nil || !reflect.DeepEqual(again, p) {
-				t.Errorf("%s: the replay of seed %d drew another plan (%v)", space, seed, err)
-			}
-		}
-	}
-	_, err := NewSpace([]string{"slow-work,bogus"})
-	if err == nil || !strings.Contains(err.Error(), `"bogus"`) || !strings.Contains(err.Error(), "pause-holder") {
-		t.Errorf("an unknown kind: error %v, want it named with the known kinds", err)
-	}
-	only, _ := NewSpace([]string{"failover"})
-	if only.Check(cluster.Single) == nil || only.Check(cluster.Replicated) != nil {
-		t.Errorf("a space of failovers alone: single refused %v, replicated refused %v", only.Check(cluster.Single), only.Check(cluster.Replicated))
-	}
-	if _, err := Run(context.Background(), Config{New: locks.Reference(cluster.Single, false).New, Faults: []string{"bogus"}, run: fakeRun()}); err == nil {
-		t.Error("Run took an unknown fault kind")
-	}
-}
-
-func TestReplayRoundTrip(t *testing.T) {
-	for _, tc := range []struct {
-		text string
-		want Replay
-	}{
-		{"42", Replay{Seed: 42}},
-		{"42:0,2", Replay{Seed: 42, Keep: []int{0, 2}}},
-		{"42:", Replay{Seed: 42, Keep: []int{}}},
-	} {
-		got, err := ParseReplay(tc.text)
-		if err != nil {
-			t.Fatalf("ParseReplay(%q): %v", tc.text, err)
-		}
-		if !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("ParseReplay(%q) = %#v, want %#v", tc.text, got, tc.want)
-		}
-		if got.String() != tc.text {
-			t.Errorf("ParseReplay(%q).String() = %q", tc.text, got.String())
-		}
-	}
-	for _, bad := range []string{"", "x", "0", "-3", "42:a", "42:1,,2", "42:-1", "1.5"} {
-		if _, err := ParseReplay(bad); err == nil {
-			t.Errorf("ParseReplay(%q) accepted it", bad)
-		}
-	}
-	p := Schedule(cluster.Single, false, 42)
-	if _, err := (Replay{Seed: 42, Keep: []int{len(p.Faults)}}).Plan(cluster.Single, false); err == nil {
-		t.Errorf("a replay keeping fault %d of %d was accepted", len(p.Faults), len(p.Faults))
-	}
-}
-
-func TestKeeping(t *testing.T) {
-	var p Plan
-	for seed := int64(1); len(p.Faults) < 3; seed++ {
-		p = Schedule(cluster.Single, false, seed)
-	}
-	kept, err := p.Keeping([]int{2, 0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := kept.Kept(); len(got) != 2 || got[0].What != p.Faults[0].What || got[1].What != p.Faults[2].What {
-		t.Errorf("kept %v", got)
-	}
-	if r := kept.Replay().String(); !strings.HasSuffix(r, ":0,2") {
-		t.Errorf("replay %s, want it to keep 0 and 2", r)
-	}
-	none, _ := p.Keeping([]int{})
-	if s := none.Scenario(); len(s.Failpoints)+len(s.Faults) != 0 {
-		t.Errorf("a plan keeping nothing arms %d failpoints and %d faults", len(s.Failpoints), len(s.Faults))
-	}
-}
 
 // fakeRun is a runner.Run that fails the lock checker with an own
 // violation exactly when the scenario keeps a fault it names.
@@ -212,16 +40,24 @@ func fakeRun(culprits ...string) func(context.Context, runner.Scenario, harness.
 	}
 }
 
+// TestRunRefusesAnUnknownKind: a fault kind explore does not know is an
+// error before any run.
+func TestRunRefusesAnUnknownKind(t *testing.T) {
+	if _, err := Run(context.Background(), Config{New: locks.Reference(cluster.Single, false).New, Faults: []string{"bogus"}, run: fakeRun()}); err == nil {
+		t.Error("Run took an unknown fault kind")
+	}
+}
+
 func TestShrink(t *testing.T) {
 	// A seed whose plan drew three faults; the fake fails the lock when the
 	// middle one is kept.
-	var p Plan
+	var p schedule.Plan
 	for seed := int64(1); len(p.Faults) != 3 || p.Faults[1].What == p.Faults[0].What || p.Faults[1].What == p.Faults[2].What; seed++ {
-		p = Schedule(cluster.Single, false, seed)
+		p = schedule.Draw(cluster.Single, false, seed)
 	}
 	dir := t.TempDir()
 	rep, err := Run(context.Background(), Config{Lock: "fake", New: locks.Reference(cluster.Single, false).New,
-		Replay: &Replay{Seed: p.Seed}, Dir: dir, run: fakeRun(p.Faults[1].What)})
+		Replay: &schedule.Replay{Seed: p.Seed}, Dir: dir, run: fakeRun(p.Faults[1].What)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +88,7 @@ func TestShrink(t *testing.T) {
 // TestShrinkToNothing checks that a violation no fault causes shrinks to
 // no fault at all, one rerun per drawn fault.
 func TestShrinkToNothing(t *testing.T) {
-	p := Schedule(cluster.Single, false, 1)
+	p := schedule.Draw(cluster.Single, false, 1)
 	e := &explorer{cfg: Config{run: fakeRun("clients"), New: locks.Reference(cluster.Single, false).New}, rep: &Report{}, scratch: t.TempDir()}
 	first, err := e.try(context.Background(), p, true)
 	if err != nil {
@@ -361,8 +197,8 @@ func TestProgress(t *testing.T) {
 
 // Handmade faults, so that the tests below do not hang on what Schedule
 // happens to draw.
-func failpointFault(kind, name string, a failpoint.Action) Fault {
-	return Fault{Kind: kind, What: kind + " at " + name,
+func failpointFault(kind, name string, a failpoint.Action) schedule.Fault {
+	return schedule.Fault{Kind: kind, What: kind + " at " + name,
 		Failpoints: []failpoint.Point{{Name: name, Client: failpoint.AnyClient, Action: a, Optional: true}}}
 }
 
@@ -373,36 +209,36 @@ var (
 	pauseRelease = failpointFault("pause-release", failpoint.BeforeCommand(failpoint.PhaseRelease, 1), failpoint.Pause(time.Second))
 	commandPause = failpointFault("command-pause", failpoint.BeforeCommand(failpoint.PhaseRelease, 1), failpoint.Pause(time.Second))
 	crashTook    = failpointFault("crash-acquire", failpoint.AfterTook, failpoint.Crash())
-	skew         = Fault{Kind: "clock-skew", What: "clock skew",
+	skew         = schedule.Fault{Kind: "clock-skew", What: "clock skew",
 		Scheduled: []runner.ScheduledFault{{At: 100 * time.Millisecond, For: 500 * time.Millisecond, Fault: fault.ClockSkew{Client: 1, By: time.Second}}}}
-	failover = Fault{Kind: "failover", What: "failover", Failpoints: []failpoint.Point{
+	failover = schedule.Fault{Kind: "failover", What: "failover", Failpoints: []failpoint.Point{
 		{Name: failpoint.BeforeAcquire, Action: failpoint.Inject(fault.CutReplication{Replicas: []int{1}}, failpoint.WholeRun)},
 		{Name: failpoint.CriticalSection, Action: failpoint.Inject(fault.KillMaster{}, 0)},
 	}}
 )
 
-func handPlan(seed int64, faults ...Fault) Plan {
-	return Plan{Seed: seed, Topology: cluster.Single, Workload: Schedule(cluster.Single, false, 1).Workload, Faults: faults}
+func handPlan(seed int64, faults ...schedule.Fault) schedule.Plan {
+	return schedule.Plan{Seed: seed, Topology: cluster.Single, Workload: schedule.Draw(cluster.Single, false, 1).Workload, Faults: faults}
 }
 
 func TestSignature(t *testing.T) {
 	lock := failure{check.CheckLock, check.Illegal}
 	for _, tc := range []struct {
 		f      failure
-		faults []Fault
+		faults []schedule.Fault
 		want   string
 	}{
-		{lock, []Fault{slowWork}, "lock illegal · slow work in critical section"},
-		{lock, []Fault{lostRelease}, "lock illegal · lost reply of release command 1"},
-		{lock, []Fault{lostBefore}, "lock illegal · lost reply of release command 1"},
-		{lock, []Fault{pauseRelease}, "lock illegal · pause before release command 1"},
-		{lock, []Fault{commandPause}, "lock illegal · pause before release command 1"},
-		{lock, []Fault{crashTook}, "lock illegal · crash after the acquire command that took the key"},
-		{lock, []Fault{skew}, "lock illegal · clock skew"},
-		{lock, []Fault{failover}, "lock illegal · failover"},
-		{lock, []Fault{slowWork, skew, slowWork}, "lock illegal · clock skew + slow work in critical section"},
+		{lock, []schedule.Fault{slowWork}, "lock illegal · slow work in critical section"},
+		{lock, []schedule.Fault{lostRelease}, "lock illegal · lost reply of release command 1"},
+		{lock, []schedule.Fault{lostBefore}, "lock illegal · lost reply of release command 1"},
+		{lock, []schedule.Fault{pauseRelease}, "lock illegal · pause before release command 1"},
+		{lock, []schedule.Fault{commandPause}, "lock illegal · pause before release command 1"},
+		{lock, []schedule.Fault{crashTook}, "lock illegal · crash after the acquire command that took the key"},
+		{lock, []schedule.Fault{skew}, "lock illegal · clock skew"},
+		{lock, []schedule.Fault{failover}, "lock illegal · failover"},
+		{lock, []schedule.Fault{slowWork, skew, slowWork}, "lock illegal · clock skew + slow work in critical section"},
 		{lock, nil, "lock illegal · no fault"},
-		{failure{check.CheckLiveness, check.Stuck}, []Fault{crashTook}, "liveness stuck · crash after the acquire command that took the key"},
+		{failure{check.CheckLiveness, check.Stuck}, []schedule.Fault{crashTook}, "liveness stuck · crash after the acquire command that took the key"},
 	} {
 		if got := signature(tc.f, marksOf(tc.faults)); got != tc.want {
 			t.Errorf("signature(%s, %v) = %q, want %q", tc.f, tc.faults, got, tc.want)
@@ -470,10 +306,10 @@ func TestBugs(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name  string
-		plans []Plan
+		plans []schedule.Plan
 		want  want
 	}{
-		{"grouped", []Plan{
+		{"grouped", []schedule.Plan{
 			handPlan(11, slowWork, skew),        // bug 1, shrunk to slow work: 1 run, 1 confirm, 2 shrinks
 			handPlan(12, lostRelease),           // bug 2: 1 run, 1 confirm, 1 shrink
 			handPlan(13, skew, slowWork),        // bug 1 again: no rerun
@@ -486,7 +322,7 @@ func TestBugs(t *testing.T) {
 			reruns: 2,
 			calls:  6 + 2 + 3,
 		}},
-		{"merged", []Plan{
+		{"merged", []schedule.Plan{
 			handPlan(21, pauseRelease),       // bug 1: 1 run, 1 confirm, 1 shrink
 			handPlan(22, commandPause, skew), // another kind, so not known: 1 run, 1 confirm, 2 shrinks, then merged
 			handPlan(23, commandPause),       // known now by its merged faults: no rerun

@@ -12,6 +12,7 @@ import (
 
 	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/explore/schedule"
 	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/fault"
 	"github.com/locklab/locklab/history"
@@ -148,10 +149,10 @@ func reaches(fps []failpoint.Point, scheduled []runner.ScheduledFault, ttl time.
 
 // drawnReaches maps every fault that seeds 1 to reachSeeds draw on a
 // topology, from space, to the first seed that draws it.
-func drawnReaches(space Space, t cluster.Topology, nested bool) map[reach]int64 {
+func drawnReaches(space schedule.Space, t cluster.Topology, nested bool) map[reach]int64 {
 	drawn := map[reach]int64{}
 	for seed := int64(reachSeeds); seed >= 1; seed-- {
-		p := space.Schedule(t, nested, seed)
+		p := space.Draw(t, nested, seed)
 		for _, f := range p.Faults {
 			for _, r := range reaches(f.Failpoints, f.Scheduled, p.Workload.TTL) {
 				drawn[r] = seed
@@ -177,7 +178,7 @@ func catalogueScenarios(t *testing.T) []runner.Scenario {
 
 // unreached lists, as "scenario: fault", the catalogue's faults that space
 // never draws, and the seed that draws each one it does.
-func unreached(t *testing.T, space Space) (missing []string, found map[string]int64) {
+func unreached(t *testing.T, space schedule.Space) (missing []string, found map[string]int64) {
 	t.Helper()
 	found = map[string]int64{}
 	drawn := map[string]map[reach]int64{}
@@ -208,7 +209,7 @@ func unreached(t *testing.T, space Space) (missing []string, found map[string]in
 // past a lease as the scenario's is. Those it cannot reach by design are
 // listed in unreachable, with the reason.
 func TestReachCatalogue(t *testing.T) {
-	missing, found := unreached(t, Space{})
+	missing, found := unreached(t, schedule.Space{})
 	for _, name := range missing {
 		if why, ok := unreachable[name]; ok {
 			t.Logf("not drawn by design: %s: %s", name, why)
@@ -239,7 +240,7 @@ func TestReachCatalogue(t *testing.T) {
 func TestReachEveryFaultKind(t *testing.T) {
 	drawn := map[string]bool{}
 	for _, topo := range []cluster.Topology{cluster.Single, cluster.Replicated, cluster.Redlock, cluster.MariaDBTopology, cluster.PostgresTopology, cluster.EtcdTopology} {
-		for r := range drawnReaches(Space{}, topo, false) {
+		for r := range drawnReaches(schedule.Space{}, topo, false) {
 			drawn[strings.TrimSuffix(r.kind, " keeping its data")] = true
 		}
 	}
@@ -262,7 +263,7 @@ func TestReachFailsWithoutKind(t *testing.T) {
 		{"slow-nodes", "redlock-slow-nodes: pause-node ×2 (node) at " + failpoint.AfterTook + ", past a lease"},
 		{"failover", "failover-wait: prefer-replica (node) at a drawn time, past a lease"},
 	} {
-		space, err := NewSpace([]string{"-" + tc.out})
+		space, err := schedule.NewSpace([]string{"-" + tc.out})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -280,11 +281,11 @@ func TestWatchdogSurvivesCutRenewal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts redis-server")
 	}
-	space, err := NewSpace([]string{"cut-renewal"})
+	space, err := schedule.NewSpace([]string{"cut-renewal"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := space.Schedule(cluster.Single, false, 1)
+	p := space.Draw(cluster.Single, false, 1)
 	for _, tc := range []struct {
 		lock string
 		want check.Verdict

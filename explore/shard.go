@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/explore/schedule"
 )
 
 // Shard is one share of an exploration split over Count processes, as a
@@ -76,7 +77,7 @@ type RunRecord struct {
 }
 
 // recordOf is plan's run with outcome o, counted to the bug sig ("" for none).
-func recordOf(plan Plan, o outcome, sig string) RunRecord {
+func recordOf(plan schedule.Plan, o outcome, sig string) RunRecord {
 	r := RunRecord{Run: plan.Run, Seed: plan.Seed, Outcome: o.class(), Struck: o.struck, Bug: sig}
 	for _, c := range o.failing() {
 		kind := string(c.Kind)

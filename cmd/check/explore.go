@@ -17,6 +17,7 @@ import (
 	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/explore"
+	"github.com/locklab/locklab/explore/schedule"
 	"github.com/locklab/locklab/suite"
 )
 
@@ -92,7 +93,7 @@ flags:
 	f.fs.SetOutput(w)
 	f.fs.PrintDefaults()
 	fmt.Fprint(w, "\nfault kinds (-faults):\n")
-	for _, k := range explore.Kinds() {
+	for _, k := range schedule.Kinds() {
 		only := ""
 		switch {
 		case k.Topologies != nil:
@@ -264,13 +265,13 @@ func exploreConfig(f exploreFlags, given map[string]bool) (explore.Config, error
 // faultSpace is the fault space -faults states, checked against topology
 // t now, so that a space with nothing to draw on t is bad input (exit 2)
 // rather than an exploration that fails.
-func faultSpace(faults []string, t cluster.Topology) (explore.Space, error) {
-	space, err := explore.NewSpace(faults)
+func faultSpace(faults []string, t cluster.Topology) (schedule.Space, error) {
+	space, err := schedule.NewSpace(faults)
 	if err == nil {
 		err = space.Check(t)
 	}
 	if err != nil {
-		return explore.Space{}, fmt.Errorf("-faults: %w", err)
+		return schedule.Space{}, fmt.Errorf("-faults: %w", err)
 	}
 	return space, nil
 }
@@ -278,13 +279,13 @@ func faultSpace(faults []string, t cluster.Topology) (explore.Space, error) {
 // replayIn is the schedule -replay names, planned once now, so that a
 // schedule the space cannot make on t is bad input (exit 2) before any
 // server starts.
-func replayIn(replay string, space explore.Space, t cluster.Topology, nested bool) (explore.Replay, error) {
-	r, err := explore.ParseReplay(replay)
+func replayIn(replay string, space schedule.Space, t cluster.Topology, nested bool) (schedule.Replay, error) {
+	r, err := schedule.ParseReplay(replay)
 	if err != nil {
-		return explore.Replay{}, fmt.Errorf("-replay: %w", err)
+		return schedule.Replay{}, fmt.Errorf("-replay: %w", err)
 	}
 	if _, err := r.PlanIn(space, t, nested); err != nil {
-		return explore.Replay{}, fmt.Errorf("-replay: %w", err)
+		return schedule.Replay{}, fmt.Errorf("-replay: %w", err)
 	}
 	return r, nil
 }

@@ -1,4 +1,7 @@
-package explore
+// Package schedule draws what explore puts a lock through: a Plan of faults
+// drawn by seed from every kind a topology supports (the Space), at random
+// clients, phases and times, written as a Replay that draws it again.
+package schedule
 
 import (
 	"fmt"
@@ -174,7 +177,7 @@ func (r Replay) Plan(t cluster.Topology, nested bool) (Plan, error) {
 // PlanIn draws r's schedule from the kinds of space and keeps the faults r
 // names: a replay draws the plan of its run only from the same space.
 func (r Replay) PlanIn(space Space, t cluster.Topology, nested bool) (Plan, error) {
-	return space.Schedule(t, nested, r.Seed).Keeping(r.Keep)
+	return space.Draw(t, nested, r.Seed).Keeping(r.Keep)
 }
 
 // Workload shape of every run: short leases and runs, so a run lasts a few
@@ -192,16 +195,16 @@ const (
 	failpointRetry = time.Second     // longest pause until another client holds the lock
 )
 
-// Schedule draws a plan for the topology from seed, from every fault kind:
+// Draw draws a plan for the topology from seed, from every fault kind:
 // the same seed always gives the same plan. Nested makes every critical
 // section take the lock again, for locks callers nest.
-func Schedule(t cluster.Topology, nested bool, seed int64) Plan {
-	return Space{}.Schedule(t, nested, seed)
+func Draw(t cluster.Topology, nested bool, seed int64) Plan {
+	return Space{}.Draw(t, nested, seed)
 }
 
-// Schedule draws a plan for the topology from seed, from the kinds of s:
+// Draw draws a plan for the topology from seed, from the kinds of s:
 // the same space and seed always give the same plan.
-func (s Space) Schedule(t cluster.Topology, nested bool, seed int64) Plan {
+func (s Space) Draw(t cluster.Topology, nested bool, seed int64) Plan {
 	if t == "" {
 		t = cluster.Single
 	}
@@ -296,8 +299,8 @@ type kind struct {
 	words string
 }
 
-// wordsOf is how a signature names the kind called name.
-func wordsOf(name string) string {
+// Words is how a bug's signature names the kind called name.
+func Words(name string) string {
 	if name == "" {
 		return "fault"
 	}
