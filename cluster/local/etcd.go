@@ -21,6 +21,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/internal/backendkit"
+	"github.com/locklab/locklab/cluster/local/proc"
 	"github.com/locklab/locklab/network"
 )
 
@@ -135,7 +136,7 @@ func StartEtcd(ctx context.Context, dir string, n int) (_ *EtcdCluster, err erro
 func (c *EtcdCluster) waitLeader(ctx context.Context) error {
 	err := backendkit.PollUntil(ctx, "etcd leader", func(ctx context.Context) (string, error) {
 		for _, m := range c.members {
-			if p := m.proc.Load(); p == nil || p.exited() {
+			if p := m.proc.Load(); p == nil || p.Exited() {
 				return "", fmt.Errorf("etcd member %s exited", m.name)
 			}
 		}
@@ -149,7 +150,7 @@ func (c *EtcdCluster) waitLeader(ctx context.Context) error {
 	}
 	var tails []string
 	for _, m := range c.members {
-		tails = append(tails, m.name+":\n"+nodeLogTail(m.logPath(), 0, nodeLogTailLines))
+		tails = append(tails, m.name+":\n"+proc.LogTail(m.logPath(), 0, nodeLogTailLines))
 	}
 	return fmt.Errorf("start etcd: %w; log tails:\n%s", err, strings.Join(tails, "\n"))
 }
@@ -201,7 +202,7 @@ type EtcdMember struct {
 	args       []string
 
 	mu      sync.Mutex // serializes the lifecycle
-	proc    atomic.Pointer[nodeProcess]
+	proc    atomic.Pointer[proc.Process]
 	stopped bool
 }
 
@@ -234,15 +235,11 @@ func (m *EtcdMember) spawn() error {
 	cmd := exec.Command(m.server, m.args...)
 	cmd.Dir = m.dir
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = nodeSysProcAttr()
+	proc.Prepare(cmd)
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start etcd member %s: %w", m.name, err)
 	}
-	p := &nodeProcess{pid: cmd.Process.Pid, done: make(chan struct{})}
-	go func() {
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
+	p := proc.Watch(cmd)
 	m.proc.Store(p)
 	return nil
 }
@@ -262,7 +259,7 @@ func (m *EtcdMember) Admin() *redis.Client { return nil }
 // Running reports whether the member's process is alive; a paused one is.
 func (m *EtcdMember) Running() bool {
 	p := m.proc.Load()
-	return p != nil && !p.exited()
+	return p != nil && !p.Exited()
 }
 
 // Kill sends SIGKILL and waits for the process to exit.
@@ -273,7 +270,7 @@ func (m *EtcdMember) Kill() error {
 }
 
 func (m *EtcdMember) kill() error {
-	if err := m.proc.Load().killGroup(); err != nil {
+	if err := m.proc.Load().Kill(); err != nil {
 		return fmt.Errorf("kill etcd member %s: %w", m.name, err)
 	}
 	return nil
@@ -306,8 +303,8 @@ func (m *EtcdMember) Restart(ctx context.Context, keepData bool) error {
 	}
 	defer cli.Close()
 	return backendkit.PollUntil(ctx, "etcd member "+m.name+" rejoins", func(ctx context.Context) (string, error) {
-		if p := m.proc.Load(); p.exited() {
-			return "", fmt.Errorf("exited; log tail:\n%s", nodeLogTail(m.logPath(), 0, nodeLogTailLines))
+		if p := m.proc.Load(); p.Exited() {
+			return "", fmt.Errorf("exited; log tail:\n%s", proc.LogTail(m.logPath(), 0, nodeLogTailLines))
 		}
 		sctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 		defer cancel()
@@ -331,7 +328,7 @@ func (m *EtcdMember) Resume() error { return m.signal("resume", syscall.SIGCONT)
 func (m *EtcdMember) signal(verb string, sig syscall.Signal) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if err := m.proc.Load().signalGroup(sig); err != nil {
+	if err := m.proc.Load().Signal(sig); err != nil {
 		return fmt.Errorf("%s etcd member %s: %w", verb, m.name, err)
 	}
 	return nil

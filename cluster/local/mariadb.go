@@ -1,7 +1,6 @@
 package local
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -21,6 +20,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/locklab/locklab/cluster/internal/backendkit"
+	"github.com/locklab/locklab/cluster/local/proc"
 )
 
 // ErrNoMariaDB means no usable MariaDB installation was found.
@@ -33,7 +33,6 @@ const (
 	mariaDBSocketName   = "mysqld.sock"
 	mariaDBReadyPoll    = 10 * time.Millisecond
 	mariaDBLogTailLines = 20
-	mariaDBReapCap      = 5 * time.Second
 )
 
 // MariaDB is one mariadbd process on 127.0.0.1 with its own data directory.
@@ -51,7 +50,7 @@ type MariaDB struct {
 	db   *sql.DB
 
 	mu      sync.Mutex // serializes Stop
-	proc    *nodeProcess
+	proc    *proc.Process
 	stopped bool
 }
 
@@ -65,16 +64,16 @@ func MariaDBPath() (installDB, server string, err error) {
 	if dir != "" {
 		where = "in MARIADB_BIN_DIR=" + dir
 	}
-	installDB, ok := findProgram(dir, "mariadb-install-db", "mysql_install_db")
+	installDB, ok := proc.FindProgram(dir, "mariadb-install-db", "mysql_install_db")
 	if !ok {
 		return "", "", errNoMariaDB("mariadb-install-db", where)
 	}
-	server, ok = findProgram(dir, "mariadbd", "mysqld")
+	server, ok = proc.FindProgram(dir, "mariadbd", "mysqld")
 	if !ok {
 		// Debian and Fedora put the server in sbin next to bin, and sbin is not
 		// on an ordinary user's PATH.
 		sbin := filepath.Join(filepath.Dir(filepath.Dir(installDB)), "sbin")
-		if server, ok = findProgram(sbin, "mariadbd", "mysqld"); !ok {
+		if server, ok = proc.FindProgram(sbin, "mariadbd", "mysqld"); !ok {
 			return "", "", errNoMariaDB("mariadbd", where+" or in "+sbin)
 		}
 	}
@@ -84,26 +83,6 @@ func MariaDBPath() (installDB, server string, err error) {
 func errNoMariaDB(program, where string) error {
 	return fmt.Errorf("%w: no %s %s: run `make deps` (Debian/Ubuntu: apt-get install -y mariadb-server; macOS: brew install mariadb) or set MARIADB_BIN_DIR",
 		ErrNoMariaDB, program, where)
-}
-
-// findProgram returns the absolute path of the first of names found in dir,
-// or on PATH when dir is "".
-func findProgram(dir string, names ...string) (string, bool) {
-	for _, name := range names {
-		if dir != "" {
-			name = filepath.Join(dir, name)
-		}
-		path, err := exec.LookPath(name)
-		if err != nil {
-			continue
-		}
-		// The programs run in the data directory, where a relative path would
-		// mean something else.
-		if abs, err := filepath.Abs(path); err == nil {
-			return abs, true
-		}
-	}
-	return "", false
 }
 
 // StartMariaDB makes the directory dir/mariadb, creates a data directory in it with
@@ -143,7 +122,7 @@ func StartMariaDB(ctx context.Context, dir string) (*MariaDB, error) {
 			break
 		}
 		// A free port can be taken by someone else between our probe and mariadbd's bind.
-		if errors.Is(err, errNodePortTaken) && trial < nodeFreePortTrials {
+		if errors.Is(err, proc.ErrPortTaken) && trial < proc.PortTrials {
 			continue
 		}
 		os.RemoveAll(m.dir)
@@ -205,10 +184,10 @@ func (m *MariaDB) Stop() error {
 	}
 	// A kill, not a shutdown: the data is thrown away, so there is nothing to save.
 	// ESRCH: it exited on its own.
-	if err := syscall.Kill(-m.proc.pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+	if err := syscall.Kill(-m.proc.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("stop mariadb: %w", err)
 	}
-	<-m.proc.done
+	<-m.proc.Done()
 	m.stopped = true
 	// After the kill, not before: Close waits for queries in flight, and a query
 	// blocked on a row lock would make it wait forever.
@@ -266,7 +245,7 @@ func (m *MariaDB) install(ctx context.Context, installDB string) error {
 	// install-db is a shell script that pipes SQL into mariadbd --bootstrap: kill the
 	// whole group on cancel. Pdeathsig reaches only the script; if the harness dies,
 	// the bootstrap server ends by itself once its input runs out.
-	cmd.SysProcAttr = nodeSysProcAttr()
+	proc.Prepare(cmd)
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	err = cmd.Run()
 	if err == nil {
@@ -278,47 +257,9 @@ func (m *MariaDB) install(ctx context.Context, installDB string) error {
 	// Wait has reaped only the script: the rest of its group, killed by Cancel,
 	// may still be dying, and must be gone before the caller removes its directory.
 	if cmd.Process != nil {
-		waitGroupGone(cmd.Process.Pid)
+		proc.WaitGroupGone(cmd.Process.Pid)
 	}
 	return fmt.Errorf("start mariadb: %s: %w; log:\n%s", filepath.Base(installDB), err, installErrors(m.logPath()))
-}
-
-// waitGroupGone waits, for at most a few seconds, until no process of the group
-// pgid runs any more.
-func waitGroupGone(pgid int) {
-	deadline := time.Now().Add(mariaDBReapCap)
-	for groupRunning(pgid) && time.Now().Before(deadline) {
-		time.Sleep(mariaDBReadyPoll)
-	}
-}
-
-// groupRunning reports whether a process of the group pgid runs. Where /proc tells,
-// zombies do not count: they hold no files, and the group's orphans are init's to
-// reap, which may take it a second or more.
-func groupRunning(pgid int) bool {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return syscall.Kill(-pgid, 0) == nil
-	}
-	for _, e := range entries {
-		if name := e.Name(); name[0] < '0' || name[0] > '9' {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue // it has exited since ReadDir
-		}
-		// "pid (comm) state ppid pgrp ...", where comm may hold spaces and parentheses.
-		i := bytes.LastIndex(stat, []byte(") "))
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(stat[i+2:]))
-		if len(f) >= 3 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) {
-			return true
-		}
-	}
-	return false
 }
 
 // installErrors returns the lines of the install log that report an error, or its
@@ -336,7 +277,7 @@ func installErrors(path string) string {
 		}
 	}
 	if len(errs) == 0 {
-		return nodeLogTail(path, 0, mariaDBLogTailLines)
+		return proc.LogTail(path, 0, mariaDBLogTailLines)
 	}
 	return strings.Join(errs[max(0, len(errs)-mariaDBLogTailLines):], "\n")
 }
@@ -389,36 +330,32 @@ func (m *MariaDB) start(ctx context.Context, server string, port int) error {
 	// Without --log-error mariadbd logs to stderr.
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
-	cmd.SysProcAttr = nodeSysProcAttr()
+	proc.Prepare(cmd)
 	err = cmd.Start()
 	logFile.Close() // the child has its own copy
 	if err != nil {
 		return err
 	}
-	p := &nodeProcess{pid: cmd.Process.Pid, done: make(chan struct{})}
-	go func() {
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
+	p := proc.Watch(cmd)
 	m.proc = p
 
 	err = m.waitReady(ctx, p)
 	if err == nil {
 		return nil
 	}
-	if kerr := syscall.Kill(-p.pid, syscall.SIGKILL); kerr != nil && !errors.Is(kerr, syscall.ESRCH) {
+	if kerr := syscall.Kill(-p.Pid, syscall.SIGKILL); kerr != nil && !errors.Is(kerr, syscall.ESRCH) {
 		return errors.Join(err, kerr)
 	}
-	<-p.done
-	tail := nodeLogTail(logPath, logStart, mariaDBLogTailLines)
+	<-p.Done()
+	tail := proc.LogTail(logPath, logStart, mariaDBLogTailLines)
 	if strings.Contains(tail, "Address already in use") {
-		err = fmt.Errorf("%w (%w)", err, errNodePortTaken)
+		err = fmt.Errorf("%w (%w)", err, proc.ErrPortTaken)
 	}
 	return fmt.Errorf("mariadbd on port %d: %w; log tail:\n%s", port, err, tail)
 }
 
 // waitReady polls until the server of p answers a query on m.addr, p exits, or ctx ends.
-func (m *MariaDB) waitReady(ctx context.Context, p *nodeProcess) error {
+func (m *MariaDB) waitReady(ctx context.Context, p *proc.Process) error {
 	dirInfo, err := os.Stat(m.dataDir())
 	if err != nil {
 		return err
@@ -440,7 +377,7 @@ func (m *MariaDB) waitReady(ctx context.Context, p *nodeProcess) error {
 	defer cancel()
 	go func() {
 		select {
-		case <-p.done:
+		case <-p.Done():
 			cancel()
 		case <-ctx.Done():
 		}
@@ -458,11 +395,11 @@ func (m *MariaDB) waitReady(ctx context.Context, p *nodeProcess) error {
 			continue
 		case <-ctx.Done():
 		}
-		if p.exited() {
-			if p.err == nil {
+		if p.Exited() {
+			if p.Err() == nil {
 				return errors.New("mariadbd exited before answering")
 			}
-			return fmt.Errorf("mariadbd exited before answering: %w", p.err)
+			return fmt.Errorf("mariadbd exited before answering: %w", p.Err())
 		}
 		return fmt.Errorf("mariadbd did not answer: %w (last attempt: %v)", ctx.Err(), err)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/locklab/locklab/cluster/local/proc"
 )
 
 // startTestMariaDB starts MariaDB in a fresh temporary directory and stops it when
@@ -178,7 +179,7 @@ func TestMariaDBSelectForUpdate(t *testing.T) {
 func TestMariaDBStop(t *testing.T) {
 	t.Parallel()
 	m := startTestMariaDB(t)
-	pid, dir := m.proc.pid, m.dir
+	pid, dir := m.proc.Pid, m.dir
 
 	if err := m.Stop(); err != nil {
 		t.Fatal(err)
@@ -240,7 +241,7 @@ func TestMariaDBDirTaken(t *testing.T) {
 }
 
 // TestMariaDBPortTaken checks what StartMariaDB's retry on another port relies on:
-// a bind failure is reported as errNodePortTaken and leaves no server running.
+// a bind failure is reported as proc.ErrPortTaken and leaves no server running.
 func TestMariaDBPortTaken(t *testing.T) {
 	t.Parallel()
 	installDB, server, err := MariaDBPath()
@@ -262,11 +263,11 @@ func TestMariaDBPortTaken(t *testing.T) {
 	defer l.Close()
 
 	err = m.start(ctx, server, l.Addr().(*net.TCPAddr).Port)
-	if !errors.Is(err, errNodePortTaken) || !strings.Contains(err.Error(), "Address already in use") {
-		t.Fatalf("start on a taken port: %v; want errNodePortTaken and the log line", err)
+	if !errors.Is(err, proc.ErrPortTaken) || !strings.Contains(err.Error(), "Address already in use") {
+		t.Fatalf("start on a taken port: %v; want proc.ErrPortTaken and the log line", err)
 	}
-	if err := syscall.Kill(m.proc.pid, 0); !errors.Is(err, syscall.ESRCH) {
-		t.Errorf("kill(%d, 0) after a failed start = %v; want ESRCH", m.proc.pid, err)
+	if err := syscall.Kill(m.proc.Pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("kill(%d, 0) after a failed start = %v; want ESRCH", m.proc.Pid, err)
 	}
 }
 

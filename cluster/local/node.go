@@ -22,15 +22,15 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/internal/backendkit"
+	"github.com/locklab/locklab/cluster/local/proc"
 	"github.com/locklab/locklab/network"
 )
 
 const (
-	nodeLogName        = "redis.log"
-	nodeReadyCap       = 5 * time.Second
-	nodeReadyPoll      = 5 * time.Millisecond
-	nodeLogTailLines   = 10
-	nodeFreePortTrials = 3
+	nodeLogName      = "redis.log"
+	nodeReadyCap     = 5 * time.Second
+	nodeReadyPoll    = 5 * time.Millisecond
+	nodeLogTailLines = 10
 )
 
 // Process is one redis-server process on 127.0.0.1: the local backend's Node.
@@ -50,50 +50,8 @@ type Process struct {
 	// mu serializes the lifecycle (start, kill, pause, stop); proc is also read
 	// without it so that Running does not wait for a restart in progress.
 	mu      sync.Mutex
-	proc    atomic.Pointer[nodeProcess]
+	proc    atomic.Pointer[proc.Process]
 	stopped bool
-}
-
-// nodeProcess is one run of redis-server; a restart makes a new one.
-type nodeProcess struct {
-	pid  int
-	done chan struct{} // closed once the process has exited and been reaped
-	err  error         // cmd.Wait's result; read only after done is closed
-}
-
-func (p *nodeProcess) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// errNotRunning is a signal to a process that has ended, or never ran.
-var errNotRunning = errors.New("not running")
-
-// signalGroup sends sig to p's whole process group, so that a child the
-// server forked (an AOF rewrite) is paused or killed with it.
-func (p *nodeProcess) signalGroup(sig syscall.Signal) error {
-	if p == nil || p.exited() {
-		return errNotRunning
-	}
-	return syscall.Kill(-p.pid, sig)
-}
-
-// killGroup kills p's process group and waits until p is reaped; a
-// process that ended already is no error.
-func (p *nodeProcess) killGroup() error {
-	if p == nil || p.exited() {
-		return nil
-	}
-	// ESRCH: it exited on its own since we looked.
-	if err := syscall.Kill(-p.pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return err
-	}
-	<-p.done
-	return nil
 }
 
 // StartProcess starts redis-server as cfg says and returns once it answers PING.
@@ -146,7 +104,7 @@ func StartProcess(ctx context.Context, cfg cluster.NodeConfig) (*Process, error)
 			network.ReleasePort(n.port)
 		}
 		// A free port can be taken by someone else between our probe and redis-server's bind.
-		if cfg.Port == 0 && errors.Is(err, errNodePortTaken) && trial < nodeFreePortTrials {
+		if cfg.Port == 0 && errors.Is(err, proc.ErrPortTaken) && trial < proc.PortTrials {
 			continue
 		}
 		os.RemoveAll(n.dir)
@@ -178,7 +136,7 @@ func (n *Process) Admin() *redis.Client { return n.admin }
 // Running reports whether the node's process is alive; a paused node is running.
 func (n *Process) Running() bool {
 	p := n.proc.Load()
-	return p != nil && !p.exited()
+	return p != nil && !p.Exited()
 }
 
 // Kill sends SIGKILL and waits for the process to exit: a real crash, with no
@@ -253,7 +211,7 @@ func (n *Process) Stop() error {
 func (n *Process) signal(verb string, sig syscall.Signal) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if err := n.proc.Load().signalGroup(sig); err != nil {
+	if err := n.proc.Load().Signal(sig); err != nil {
 		return fmt.Errorf("%s node %s: %w", verb, n.name, err)
 	}
 	return nil
@@ -261,7 +219,7 @@ func (n *Process) signal(verb string, sig syscall.Signal) error {
 
 // kill is Kill with n.mu held.
 func (n *Process) kill() error {
-	if err := n.proc.Load().killGroup(); err != nil {
+	if err := n.proc.Load().Kill(); err != nil {
 		return fmt.Errorf("kill node %s: %w", n.name, err)
 	}
 	return nil
@@ -284,8 +242,6 @@ func (n *Process) removeData() error {
 	}
 	return nil
 }
-
-var errNodePortTaken = errors.New("port already in use")
 
 // How often, and how far apart, a start tries again to exec a server that
 // is "text file busy".
@@ -318,7 +274,7 @@ func (n *Process) start(ctx context.Context) error {
 		cmd.Dir = n.dir
 		cmd.Stdout = logFile
 		cmd.Stderr = logFile
-		cmd.SysProcAttr = nodeSysProcAttr()
+		proc.Prepare(cmd)
 		err = cmd.Start()
 		// A script just written (a Sentinel's) is "text file busy" to exec
 		// while a fork elsewhere in this process still holds its write
@@ -333,11 +289,7 @@ func (n *Process) start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("start node %s: %w", n.name, err)
 	}
-	p := &nodeProcess{pid: cmd.Process.Pid, done: make(chan struct{})}
-	go func() {
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
+	p := proc.Watch(cmd)
 	n.proc.Store(p)
 
 	err = waitNodeReady(ctx, n.addr, p)
@@ -347,30 +299,30 @@ func (n *Process) start(ctx context.Context) error {
 	if kerr := n.kill(); kerr != nil {
 		return errors.Join(err, kerr)
 	}
-	tail := nodeLogTail(logPath, logStart, nodeLogTailLines)
+	tail := proc.LogTail(logPath, logStart, nodeLogTailLines)
 	if strings.Contains(tail, "Address already in use") {
-		err = fmt.Errorf("%w (%w)", err, errNodePortTaken)
+		err = fmt.Errorf("%w (%w)", err, proc.ErrPortTaken)
 	}
 	return fmt.Errorf("start node %s on port %d: %w; log tail:\n%s", n.name, n.port, err, tail)
 }
 
 // waitNodeReady polls until the server of p answers PING on addr, p exits, or
 // ctx or the start-up cap runs out.
-func waitNodeReady(ctx context.Context, addr string, p *nodeProcess) error {
+func waitNodeReady(ctx context.Context, addr string, p *proc.Process) error {
 	ctx, cancel := context.WithTimeout(ctx, nodeReadyCap)
 	defer cancel()
 	tick := time.NewTicker(nodeReadyPoll)
 	defer tick.Stop()
 	for {
-		if pingNode(ctx, addr, p.pid) {
+		if pingNode(ctx, addr, p.Pid) {
 			return nil
 		}
 		select {
-		case <-p.done:
-			if p.err == nil {
+		case <-p.Done():
+			if p.Err() == nil {
 				return errors.New("redis-server exited before answering PING")
 			}
-			return fmt.Errorf("redis-server exited before answering PING: %w", p.err)
+			return fmt.Errorf("redis-server exited before answering PING: %w", p.Err())
 		case <-ctx.Done():
 			return fmt.Errorf("redis-server did not answer PING: %w", ctx.Err())
 		case <-tick.C:
@@ -413,32 +365,4 @@ func pingNode(ctx context.Context, addr string, pid int) bool {
 		return false
 	}
 	return bytes.Contains(body, []byte("\r\nprocess_id:"+strconv.Itoa(pid)+"\r\n"))
-}
-
-// nodeLogTail returns the last lines of the log written from offset on.
-func nodeLogTail(path string, offset int64, lines int) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Sprintf("(cannot read log: %v)", err)
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return fmt.Sprintf("(cannot read log: %v)", err)
-	}
-	// The last 64 KiB hold the tail lines of any log redis-server writes.
-	offset = max(offset, info.Size()-64<<10)
-	data, err := io.ReadAll(io.NewSectionReader(f, offset, info.Size()-offset))
-	if err != nil {
-		return fmt.Sprintf("(cannot read log: %v)", err)
-	}
-	text := strings.TrimRight(string(data), "\n")
-	if text == "" {
-		return "(empty)"
-	}
-	all := strings.Split(text, "\n")
-	if len(all) > lines {
-		all = all[len(all)-lines:]
-	}
-	return strings.Join(all, "\n")
 }

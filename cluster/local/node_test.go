@@ -215,7 +215,7 @@ func TestNodeStop(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			n := startTestNode(t, cluster.NodeConfig{Persistence: cluster.AOFEverySec})
-			pid := n.proc.Load().pid
+			pid := n.proc.Load().Pid
 			if err := tt.before(n); err != nil {
 				t.Fatal(err)
 			}

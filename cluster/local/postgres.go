@@ -23,6 +23,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/internal/backendkit"
+	"github.com/locklab/locklab/cluster/local/proc"
 	"github.com/locklab/locklab/network"
 )
 
@@ -55,7 +56,7 @@ type Postgres struct {
 	db   *sql.DB
 
 	mu      sync.Mutex // serializes Stop
-	proc    *nodeProcess
+	proc    *proc.Process
 	stopped bool
 }
 
@@ -76,12 +77,12 @@ func PostgresPath() (initdb, server string, err error) {
 		dirs = append(dirs, found...)
 	}
 	for _, d := range dirs {
-		initdb, ok := findProgram(d, "initdb")
+		initdb, ok := proc.FindProgram(d, "initdb")
 		if !ok {
 			continue
 		}
 		// The server next to the initdb found: versions must match.
-		if server, ok = findProgram(filepath.Dir(initdb), "postgres"); ok {
+		if server, ok = proc.FindProgram(filepath.Dir(initdb), "postgres"); ok {
 			return initdb, server, nil
 		}
 	}
@@ -166,7 +167,7 @@ func StartPostgres(ctx context.Context, dir string) (_ *Postgres, err error) {
 		if err == nil {
 			break
 		}
-		if errors.Is(err, errNodePortTaken) && trial < nodeFreePortTrials {
+		if errors.Is(err, proc.ErrPortTaken) && trial < proc.PortTrials {
 			continue
 		}
 		return nil, fmt.Errorf("start postgres: %w", err)
@@ -226,7 +227,7 @@ func (p *Postgres) command(name string, cred *syscall.Credential, args ...string
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// LANG and LC_*: C, so that initdb needs no locale of the system's.
 	cmd.Env = append(os.Environ(), "LC_ALL=C", "LANG=C")
-	cmd.SysProcAttr = nodeSysProcAttr()
+	proc.Prepare(cmd)
 	cmd.SysProcAttr.Credential = cred
 	return cmd, logFile, nil
 }
@@ -349,10 +350,10 @@ func (p *Postgres) initdb(ctx context.Context, initdb string, cred *syscall.Cred
 		// initdb runs postgres in bootstrap mode as its child, in its group.
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		err = errors.Join(ctx.Err(), <-done)
-		waitGroupGone(cmd.Process.Pid)
+		proc.WaitGroupGone(cmd.Process.Pid)
 	}
 	if err != nil {
-		return fmt.Errorf("initdb: %w; log tail:\n%s", err, nodeLogTail(p.logPath(), 0, postgresLogLines))
+		return fmt.Errorf("initdb: %w; log tail:\n%s", err, proc.LogTail(p.logPath(), 0, postgresLogLines))
 	}
 	return nil
 }
@@ -392,19 +393,15 @@ func (p *Postgres) start(ctx context.Context, server string, port int, cred *sys
 	if err != nil {
 		return err
 	}
-	proc := &nodeProcess{pid: cmd.Process.Pid, done: make(chan struct{})}
-	go func() {
-		proc.err = cmd.Wait()
-		close(proc.done)
-	}()
-	p.proc = proc
-	if err = p.waitReady(ctx, proc); err == nil {
+	srv := proc.Watch(cmd)
+	p.proc = srv
+	if err = p.waitReady(ctx, srv); err == nil {
 		return nil
 	}
 	p.kill()
-	tail := nodeLogTail(p.logPath(), logStart, postgresLogLines)
+	tail := proc.LogTail(p.logPath(), logStart, postgresLogLines)
 	if strings.Contains(tail, "Address already in use") {
-		err = fmt.Errorf("%w (%w)", err, errNodePortTaken)
+		err = fmt.Errorf("%w (%w)", err, proc.ErrPortTaken)
 	}
 	return fmt.Errorf("postgres on port %d: %w; log tail:\n%s", port, err, tail)
 }
@@ -424,7 +421,7 @@ func (p *Postgres) config(timeout time.Duration) (*pgx.ConnConfig, error) {
 // proc exits, or ctx ends. It checks the data directory, because when our
 // server fails to bind, another one may hold the port and answer in its
 // place.
-func (p *Postgres) waitReady(ctx context.Context, proc *nodeProcess) error {
+func (p *Postgres) waitReady(ctx context.Context, srv *proc.Process) error {
 	dirInfo, err := os.Stat(p.dataDir())
 	if err != nil {
 		return err
@@ -438,7 +435,7 @@ func (p *Postgres) waitReady(ctx context.Context, proc *nodeProcess) error {
 	defer cancel()
 	go func() {
 		select {
-		case <-proc.done:
+		case <-srv.Done():
 			cancel()
 		case <-ctx.Done():
 		}
@@ -470,8 +467,8 @@ func (p *Postgres) waitReady(ctx context.Context, proc *nodeProcess) error {
 			continue
 		case <-ctx.Done():
 		}
-		if proc.exited() {
-			return fmt.Errorf("postgres exited before answering: %w", proc.err)
+		if srv.Exited() {
+			return fmt.Errorf("postgres exited before answering: %w", srv.Err())
 		}
 		return fmt.Errorf("postgres did not answer: %w (last attempt: %v)", ctx.Err(), err)
 	}
@@ -484,18 +481,18 @@ func (p *Postgres) waitReady(ctx context.Context, proc *nodeProcess) error {
 // the postmaster's group would miss; SIGKILL if it has not ended within
 // a few seconds. It waits until the postmaster is gone.
 func (p *Postgres) kill() {
-	proc := p.proc
-	if proc == nil || proc.exited() {
+	srv := p.proc
+	if srv == nil || srv.Exited() {
 		return
 	}
-	_ = syscall.Kill(proc.pid, syscall.SIGQUIT)
+	_ = syscall.Kill(srv.Pid, syscall.SIGQUIT)
 	select {
-	case <-proc.done:
+	case <-srv.Done():
 		return
 	case <-time.After(postgresStopCap):
 	}
-	_ = syscall.Kill(-proc.pid, syscall.SIGKILL)
-	<-proc.done
+	_ = syscall.Kill(-srv.Pid, syscall.SIGKILL)
+	<-srv.Done()
 }
 
 // Addr returns "127.0.0.1:port".

@@ -1,0 +1,182 @@
+// Package proc runs the local backend's servers as operating-system
+// processes, each the leader of a process group of its own, so that a
+// pause or a kill reaches whatever the server forked, and nothing it
+// started outlives it.
+package proc
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// ErrNotRunning is a signal to a process that has ended, or never ran.
+var ErrNotRunning = errors.New("not running")
+
+// ErrPortTaken is a server that could not listen on its port, which
+// another process took since it was found free; its start may try another.
+var ErrPortTaken = errors.New("port already in use")
+
+// PortTrials is how many free ports a start tries before it gives up.
+const PortTrials = 3
+
+// Process is one run of a server; a restart makes a new one.
+type Process struct {
+	// Pid is the process's id, and its process group's.
+	Pid  int
+	done chan struct{} // closed once the process has exited and been reaped
+	err  error         // cmd.Wait's result; read only after done is closed
+}
+
+// Prepare makes cmd start in a process group of its own, which the kernel
+// kills if locklab dies (on Linux).
+func Prepare(cmd *exec.Cmd) { cmd.SysProcAttr = sysProcAttr() }
+
+// Watch is the process of cmd, which has started, reaped in the background.
+func Watch(cmd *exec.Cmd) *Process {
+	p := &Process{Pid: cmd.Process.Pid, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	return p
+}
+
+// Done is closed once the process has exited and been reaped.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Err is how the process ended, once Done is closed.
+func (p *Process) Err() error { return p.err }
+
+// Exited reports whether the process has exited and been reaped.
+func (p *Process) Exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Signal sends sig to p's whole process group, so that a child the server
+// forked (an AOF rewrite) is paused or killed with it.
+func (p *Process) Signal(sig syscall.Signal) error {
+	if p == nil || p.Exited() {
+		return ErrNotRunning
+	}
+	return syscall.Kill(-p.Pid, sig)
+}
+
+// Kill kills p's process group and waits until p is reaped; a process
+// that ended already is no error.
+func (p *Process) Kill() error {
+	if p == nil || p.Exited() {
+		return nil
+	}
+	// ESRCH: it exited on its own since we looked.
+	if err := syscall.Kill(-p.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return err
+	}
+	<-p.done
+	return nil
+}
+
+// How long, and how often, WaitGroupGone looks.
+const (
+	reapCap  = 5 * time.Second
+	reapPoll = 5 * time.Millisecond
+)
+
+// FindProgram returns the absolute path of the first of names found in dir,
+// or on PATH when dir is "".
+func FindProgram(dir string, names ...string) (string, bool) {
+	for _, name := range names {
+		if dir != "" {
+			name = filepath.Join(dir, name)
+		}
+		path, err := exec.LookPath(name)
+		if err != nil {
+			continue
+		}
+		// The programs run in the data directory, where a relative path would
+		// mean something else.
+		if abs, err := filepath.Abs(path); err == nil {
+			return abs, true
+		}
+	}
+	return "", false
+}
+
+// WaitGroupGone waits, for at most a few seconds, until no process of the group
+// pgid runs any more.
+func WaitGroupGone(pgid int) {
+	deadline := time.Now().Add(reapCap)
+	for GroupRunning(pgid) && time.Now().Before(deadline) {
+		time.Sleep(reapPoll)
+	}
+}
+
+// GroupRunning reports whether a process of the group pgid runs. Where /proc tells,
+// zombies do not count: they hold no files, and the group's orphans are init's to
+// reap, which may take it a second or more.
+func GroupRunning(pgid int) bool {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return syscall.Kill(-pgid, 0) == nil
+	}
+	for _, e := range entries {
+		if name := e.Name(); name[0] < '0' || name[0] > '9' {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue // it has exited since ReadDir
+		}
+		// "pid (comm) state ppid pgrp ...", where comm may hold spaces and parentheses.
+		i := bytes.LastIndex(stat, []byte(") "))
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(stat[i+2:]))
+		if len(f) >= 3 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) {
+			return true
+		}
+	}
+	return false
+}
+
+// LogTail returns the last lines of the log written from offset on.
+func LogTail(path string, offset int64, lines int) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Sprintf("(cannot read log: %v)", err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return fmt.Sprintf("(cannot read log: %v)", err)
+	}
+	// The last 64 KiB hold the tail lines of any log a server writes.
+	offset = max(offset, info.Size()-64<<10)
+	data, err := io.ReadAll(io.NewSectionReader(f, offset, info.Size()-offset))
+	if err != nil {
+		return fmt.Sprintf("(cannot read log: %v)", err)
+	}
+	text := strings.TrimRight(string(data), "\n")
+	if text == "" {
+		return "(empty)"
+	}
+	all := strings.Split(text, "\n")
+	if len(all) > lines {
+		all = all[len(all)-lines:]
+	}
+	return strings.Join(all, "\n")
+}
