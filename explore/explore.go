@@ -728,6 +728,23 @@ func (e *explorer) judge(ctx context.Context, plan schedule.Plan, o outcome, err
 	sig := signature(f, marks)
 	rec.Bug = sig
 	e.record(rec)
+	return e.file(ctx, plan, o, bugOf{f: f, sig: sig, marks: marks, found: found, ended: ended})
+}
+
+// bugOf is what a confirmed own failure tells of its bug.
+type bugOf struct {
+	f     failure
+	sig   string
+	marks []mark
+	found Found
+	ended float64 // seconds into the exploration
+}
+
+// file counts a confirmed own failure, shrunk to plan and o, to its bug:
+// a known one, one that needed more faults, or a new one.
+func (e *explorer) file(ctx context.Context, plan schedule.Plan, o outcome, n bugOf) error {
+	f, sig, marks, found, ended := n.f, n.sig, n.marks, n.found, n.ended
+	var err error
 	if i := slices.IndexFunc(e.rep.Bugs, func(b Bug) bool { return b.Signature == sig }); i >= 0 {
 		// Drawn among other faults, a known bug can look new until the
 		// shrink drops them.
