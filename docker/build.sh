@@ -34,7 +34,7 @@
 #        docker/build.sh check    build locklab/check if missing; print its tag
 set -eu
 cd "$(dirname "$0")/.."
-REVISION=2
+REVISION=3
 # What locklab/check holds besides its two binaries: bump it when check_image
 # changes the image's layout.
 CHECK_REVISION=1
@@ -67,7 +67,7 @@ debian_images() {
 		echo "docker/build.sh: locklab/redis and locklab/mariadb of revision $REVISION exist"
 		exit 0
 	fi
-	work=$(mktemp -d "${TMPDIR:-/tmp}/locklab-images.XXXXXX")
+	work=$(mktemp -d "${TMPDIR:-/tmp}/images.locklab.XXXXXX")
 	trap 'rm -rf "$work"' EXIT INT TERM
 	arch=$(docker version -f '{{.Server.Arch}}')
 	CGO_ENABLED=0 GOOS=linux GOARCH=$arch go build -trimpath -o "$work/locklab-init" ./docker/init
@@ -84,6 +84,21 @@ debian_images() {
 	docker rmi locklab/redis:building locklab/mariadb:building >/dev/null
 	echo "docker/build.sh: built $(docker images --format '{{.Repository}}:{{.Tag}}' --filter reference='locklab/*' --filter label=locklab.revision=$REVISION | tr '\n' ' ')from Debian's packages"
 	exit 0
+}
+
+# The build folders are named images.locklab.*, not locklab-*: a run of
+# locklab removes the folders named locklab-* that no live process owns
+# (cluster.SweepRunDirs), and a build that outlasts its minute of grace
+# would lose its context under it and tag an image without its server.
+
+# assert_context CONTEXT FILE...: each FILE is in the image's CONTEXT, or the
+# build stops before it tags an image without it.
+assert_context() {
+	ctx=$1
+	shift
+	for f in "$@"; do
+		[ -e "$ctx/root$f" ] || { echo "docker/build.sh: $f is missing from the image's context $ctx; not built" >&2; exit 1; }
+	done
 }
 
 # copy_with_libs ROOT BINARY: BINARY and every library it links (ldd), at
@@ -133,7 +148,7 @@ check_image() {
 		echo "docker/build.sh: the check image takes this machine's redis-server, which is $(go env GOOS)/$(go env GOARCH), not the daemon's linux/$arch" >&2
 		exit 1
 	fi
-	work=$(mktemp -d "${TMPDIR:-/tmp}/locklab-images.XXXXXX")
+	work=$(mktemp -d "${TMPDIR:-/tmp}/images.locklab.XXXXXX")
 	trap 'rm -rf "$work"' EXIT INT TERM
 	ctx=$work/check
 	mkdir -p "$ctx/root/usr/bin"
@@ -212,7 +227,7 @@ if ! docker version >/dev/null 2>&1; then
 	exit 0
 fi
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/locklab-images.XXXXXX")
+work=$(mktemp -d "${TMPDIR:-/tmp}/images.locklab.XXXXXX")
 trap 'rm -rf "$work"' EXIT INT TERM
 
 if docker image inspect "$redis_tag" >/dev/null 2>&1; then
@@ -224,6 +239,7 @@ else
 	[ "$REDIS_SERVER" = /usr/bin/redis-server ] || cp -L "$REDIS_SERVER" "$ctx/root/usr/bin/redis-server"
 	common_files "$ctx/root"
 	CGO_ENABLED=0 go build -trimpath -o "$ctx/root/usr/bin/locklab-init" ./docker/init
+	assert_context "$ctx" /usr/bin/redis-server /usr/bin/locklab-init /etc/passwd
 	cat >"$ctx/Dockerfile" <<'EOD'
 FROM scratch
 COPY root/ /
@@ -266,6 +282,7 @@ else
 		"$MARIADBD" --no-defaults --bootstrap --datadir="$data" --tmpdir="$work/tmp" $user \
 			--innodb-buffer-pool-size=16M --innodb-log-file-size=8M --skip-log-bin \
 			>>"$work/install.log" 2>&1 || { cat "$work/install.log" >&2; exit 1; }
+	assert_context "$ctx" /usr/sbin/mariadbd /usr/share/mysql/charsets /var/lib/locklab/mysql /etc/passwd
 	cat >"$ctx/Dockerfile" <<'EOD'
 FROM scratch
 COPY root/ /
@@ -313,6 +330,8 @@ else
 	mkdir -p "$ctx/pg"
 	mv "$work/pgdata/data" "$ctx/pg/locklab"
 	bindir=$PG_BIN
+	assert_context "$ctx" "$bindir/postgres" /etc/passwd
+	[ -e "$ctx/pg/locklab/PG_VERSION" ] || { echo "docker/build.sh: the PostgreSQL data directory is missing from $ctx; not built" >&2; exit 1; }
 	cat >"$ctx/Dockerfile" <<EOD
 FROM scratch
 COPY root/ /
