@@ -53,10 +53,10 @@ type EtcdSet interface {
 	Stop() error
 }
 
-// EtcdStarter is a RunSession that can start an etcd cluster. It is an
-// interface of its own, not a method of RunSession, so that a backend
-// without etcd (docker, today) needs no change: its runs on the etcd
-// topology fail at start, naming what is missing.
+// EtcdStarter is a RunSession that can start an etcd cluster (both
+// backends can). It is an interface of its own, not a method of
+// RunSession, so that a backend without etcd needs no change: its runs on
+// the etcd topology fail at start, naming what is missing.
 type EtcdStarter interface {
 	// StartEtcd starts an etcd cluster of n members whose files live under
 	// dir and returns once it has a leader.

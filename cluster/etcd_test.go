@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// noEtcd is a backend whose runs cannot start etcd, as docker's today.
+// noEtcd is a backend whose runs cannot start etcd.
 type noEtcd struct{}
 
 func (noEtcd) Name() string                                 { return "stub" }

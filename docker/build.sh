@@ -1,11 +1,12 @@
 #!/bin/sh
 # Builds locklab's container images without any registry: each image is a
 # FROM scratch context assembled from this machine's own redis-server,
-# mariadbd and postgres (the Debian packages `make deps` installs) and the
+# mariadbd, postgres and etcd (the Debian packages `make deps` installs) and the
 # shared libraries they link. Tags carry the server versions:
-# locklab/redis:<v>, locklab/mariadb:<v>, locklab/postgres:<v>. The PostgreSQL
-# image is built only where PostgreSQL is installed, and not by -debian: the
-# docker backend skips the postgres topology's runs without it.
+# locklab/redis:<v>, locklab/mariadb:<v>, locklab/postgres:<v>, locklab/etcd:<v>.
+# The PostgreSQL and etcd images are built only where those servers are
+# installed, and not by -debian: the docker backend skips their topologies'
+# runs without them.
 # The Redis image runs redis-server under locklab-init (docker/init), built
 # here with Go, which crashes and restarts it in place in milliseconds. The
 # tags also carry the revision of what locklab adds (REVISION): bump it when
@@ -218,8 +219,16 @@ if [ -n "$PG_BIN" ]; then
 	postgres_version=$("$PG_BIN/postgres" --version | sed -n 's/.*PostgreSQL) \([0-9][0-9.]*\).*/\1/p')
 	postgres_tag=locklab/postgres:$postgres_version-r$REVISION
 fi
+# etcd is optional too: its image holds etcd under locklab-init, which
+# kills and restarts a member in place as it does redis-server.
+ETCD=${ETCD:-$(command -v etcd || true)}
+etcd_tag=
+if [ -n "$ETCD" ]; then
+	etcd_version=$("$ETCD" --version | sed -n 's/^etcd Version: \([0-9][0-9.]*\).*/\1/p')
+	etcd_tag=locklab/etcd:$etcd_version-r$REVISION
+fi
 if [ "${1:-}" = "-tags" ]; then
-	echo "$redis_tag $mariadb_tag${postgres_tag:+ $postgres_tag}"
+	echo "$redis_tag $mariadb_tag${postgres_tag:+ $postgres_tag}${etcd_tag:+ $etcd_tag}"
 	exit 0
 fi
 if ! docker version >/dev/null 2>&1; then
@@ -342,4 +351,24 @@ ENTRYPOINT ["$bindir/postgres", "-D", "/var/lib/locklab", "-c", "listen_addresse
 EOD
 	docker build -q --label locklab.image=postgres --label locklab.revision=$REVISION -t "$postgres_tag" "$ctx" >/dev/null 2>"$work/build.log" || { cat "$work/build.log" >&2; exit 1; }
 	echo "docker/build.sh: built $postgres_tag"
+fi
+
+if [ -n "$etcd_tag" ] && docker image inspect "$etcd_tag" >/dev/null 2>&1; then
+	echo "docker/build.sh: $etcd_tag exists"
+elif [ -n "$etcd_tag" ]; then
+	ctx=$work/etcd
+	copy_with_libs "$ctx/root" "$ETCD"
+	mkdir -p "$ctx/root/usr/bin"
+	[ "$ETCD" = /usr/bin/etcd ] || cp -L "$ETCD" "$ctx/root/usr/bin/etcd"
+	common_files "$ctx/root"
+	CGO_ENABLED=0 go build -trimpath -o "$ctx/root/usr/bin/locklab-init" ./docker/init
+	assert_context "$ctx" /usr/bin/etcd /usr/bin/locklab-init /etc/passwd
+	cat >"$ctx/Dockerfile" <<'EOD'
+FROM scratch
+COPY root/ /
+WORKDIR /data
+ENTRYPOINT ["/usr/bin/locklab-init"]
+EOD
+	docker build -q --label locklab.image=etcd --label locklab.revision=$REVISION -t "$etcd_tag" "$ctx" >/dev/null 2>"$work/build.log" || { cat "$work/build.log" >&2; exit 1; }
+	echo "docker/build.sh: built $etcd_tag"
 fi

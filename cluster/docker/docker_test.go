@@ -561,3 +561,53 @@ func BenchmarkDockerFailover(b *testing.B) {
 		b.StartTimer()
 	}
 }
+
+// TestDockerEtcd: the etcd topology on docker has a leader; its killed
+// leader is replaced, and comes back with its data as a member of the same
+// cluster; a restart without data is refused in one line.
+func TestDockerEtcd(t *testing.T) {
+	start := time.Now()
+	c, _ := startDockerCluster(t, cluster.Config{Topology: cluster.EtcdTopology})
+	t.Logf("etcd topology started in %s", time.Since(start).Round(time.Millisecond))
+	ctx := within(t, 60*time.Second)
+	set := c.EtcdCluster()
+	if set == nil || len(set.Endpoints()) != cluster.EtcdMembers {
+		t.Fatalf("etcd cluster %v", set)
+	}
+	if _, err := set.Admin().Put(ctx, "k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	leader, _, err := c.EtcdLeader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := leader.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if leader.Running() {
+		t.Error("a killed member still runs")
+	}
+	err = backendkit.PollUntil(ctx, "a new leader", func(ctx context.Context) (string, error) {
+		next, _, err := c.EtcdLeader(ctx)
+		if err != nil {
+			return err.Error(), nil
+		}
+		if next.Name() == leader.Name() {
+			return "the killed member still leads", nil
+		}
+		return "", nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := leader.Restart(ctx, true); err != nil {
+		t.Fatalf("restart with data: %v", err)
+	}
+	got, err := set.Admin().Get(ctx, "k")
+	if err != nil || len(got.Kvs) != 1 || string(got.Kvs[0].Value) != "v" {
+		t.Errorf("after the leader's kill and restart, k = %v (%v); want v", got, err)
+	}
+	if err := leader.Restart(ctx, false); err == nil || !strings.Contains(err.Error(), "not supported") {
+		t.Errorf("restart without data: %v, want it refused", err)
+	}
+}

@@ -24,7 +24,8 @@ import (
 	"github.com/locklab/locklab/cluster/internal/backendkit"
 )
 
-// dockerNode is one container of a run: a redis-server, a Sentinel or MariaDB.
+// dockerNode is one container of a run: a redis-server, a Sentinel, MariaDB,
+// PostgreSQL or an etcd member.
 // Its methods may be called from several goroutines.
 type dockerNode struct {
 	run      *dockerRun
@@ -37,10 +38,16 @@ type dockerNode struct {
 	// supervised: the server runs under locklab-init, which kills and
 	// restarts it in place (Redis, not MariaDB, which no fault touches).
 	supervised bool
-	ip         netip.Addr
-	hosts      []string
-	pairs      []*dockerPair
-	admin      *redis.Client
+	// ready awaits the server after a restart; nil: its Redis admin
+	// client answers.
+	ready func(ctx context.Context) error
+	// noWipe, when set, is why a restart without the node's data is
+	// refused.
+	noWipe error
+	ip     netip.Addr
+	hosts  []string
+	pairs  []*dockerPair
+	admin  *redis.Client
 
 	mu        sync.Mutex // serializes the lifecycle
 	container string     // the container's ID
@@ -302,6 +309,9 @@ func (n *dockerNode) Restart(ctx context.Context, keepData bool) error {
 	if n.stopped {
 		return fmt.Errorf("restart node %s: node is stopped", n.name)
 	}
+	if !keepData && n.noWipe != nil {
+		return fmt.Errorf("restart node %s: %w", n.name, n.noWipe)
+	}
 	if err := n.kill(); err != nil {
 		return err
 	}
@@ -314,8 +324,12 @@ func (n *dockerNode) Restart(ctx context.Context, keepData bool) error {
 		return fmt.Errorf("restart node %s: %w", n.name, err)
 	}
 	n.running = true
-	if err := backendkit.WaitAdmin(ctx, n.admin); err != nil {
-		return fmt.Errorf("restart node %s: admin client: %w; log tail:\n%s", n.name, err, n.logTail())
+	ready := n.ready
+	if ready == nil {
+		ready = func(ctx context.Context) error { return backendkit.WaitAdmin(ctx, n.admin) }
+	}
+	if err := ready(ctx); err != nil {
+		return fmt.Errorf("restart node %s: %w; log tail:\n%s", n.name, err, n.logTail())
 	}
 	return nil
 }
