@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/locklab/locklab/harness/socket"
@@ -40,7 +41,8 @@ func (c *Client) openEtcd(endpoints []string, timeout time.Duration) *clientv3.C
 		// found out within the timeout, and the client moves on to another.
 		DialKeepAliveTime:    timeout,
 		DialKeepAliveTimeout: timeout,
-		DialOptions:          []grpc.DialOption{grpc.WithContextDialer(dial)},
+		DialOptions: []grpc.DialOption{grpc.WithContextDialer(dial),
+			grpc.WithChainUnaryInterceptor(c.etcdRequest)},
 		// The client logs every broken connection a fault makes; the lock
 		// gets the error all the same.
 		Logger: zap.NewNop(),
@@ -56,6 +58,21 @@ func (c *Client) openEtcd(endpoints []string, timeout time.Duration) *clientv3.C
 		return nil
 	}
 	return cli
+}
+
+// etcdRequest passes one unary etcd request of the lock (a Txn, a Put, a
+// lease grant or revoke) through the failpoints armed on the lock's
+// commands, named by its method (TXN, LEASEGRANT), as a statement is on
+// SQL: a crash before or after it, a pause, a delay, a lost reply. The
+// harness cannot tell from a request whether it took the lock, so
+// AfterTook never strikes on etcd. Streams (a watch, the lease's
+// keep-alives) pass unstruck; the client's pause stops them at its sockets.
+func (c *Client) etcdRequest(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoke grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	if c.crashed.Load() {
+		return ErrNotSent
+	}
+	name := strings.ToUpper(method[strings.LastIndex(method, "/")+1:])
+	return c.statement(ctx, c.phaseOf(ctx), name, func() error { return invoke(ctx, method, req, reply, cc, opts...) })
 }
 
 // EtcdGuarded is a Lease of an etcd lock that lets its holder guard a

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -10,6 +11,8 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/local"
+	"github.com/locklab/locklab/failpoint"
+	"github.com/locklab/locklab/history"
 )
 
 // TestEtcdService: on the etcd topology a client reaches the members
@@ -67,5 +70,56 @@ func TestEtcdService(t *testing.T) {
 	}
 	if got, err := cl.LockState(ctx, "k"); err != nil || got != -2 {
 		t.Errorf("after a pause past the lease: lock state %v, %v; want -2 (no key)", got, err)
+	}
+}
+
+// TestEtcdRequestsStrike: an etcd lock's own requests meet the failpoints
+// as Redis commands do: a dropped reply of the acquire's request that ran
+// on the cluster, and a crash before the release's request, which never
+// reaches it.
+func TestEtcdRequestsStrike(t *testing.T) {
+	ctx := context.Background()
+	if _, err := local.EtcdPath(); err != nil {
+		t.Skip(err)
+	}
+	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.EtcdTopology, Backend: local.Local{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	h, _ := history.New("")
+	points := failpoint.NewSet([]failpoint.Point{
+		{Name: failpoint.AfterCommand(failpoint.PhaseAcquire, 1), Client: 0, Action: failpoint.DropReply()},
+		{Name: failpoint.BeforeCommand(failpoint.PhaseRelease, 1), Client: 0, Action: failpoint.Crash()},
+	})
+	c, _, err := Join(ctx, cl, ClientOptions{Timeout: 200 * time.Millisecond}, h, points)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	key := cluster.EtcdKeyPrefix + "k/me"
+
+	actx, leave := c.Enter(ctx, failpoint.PhaseAcquire)
+	_, err = c.Etcd().Put(actx, key, "held")
+	leave()
+	var dropped errReplyDropped
+	if !errors.As(err, &dropped) {
+		t.Errorf("the acquire's PUT: %v, want its reply dropped", err)
+	}
+	if got, err := cl.EtcdCluster().Admin().Get(ctx, key); err != nil || len(got.Kvs) != 1 {
+		t.Errorf("after the dropped PUT the key reads %v (%v), want it written: it ran on the cluster", got, err)
+	}
+
+	rctx, leave := c.Enter(ctx, failpoint.PhaseRelease)
+	_, err = c.Etcd().Delete(rctx, key)
+	leave()
+	if !errors.Is(err, ErrNotSent) {
+		t.Errorf("the release's DELETE: %v, want not sent (the client crashed before it)", err)
+	}
+	if got, err := cl.EtcdCluster().Admin().Get(ctx, key); err != nil || len(got.Kvs) != 1 {
+		t.Errorf("after the crash before the DELETE the key reads %v (%v), want it still there", got, err)
+	}
+	if lines := points.Unfired(); len(lines) > 0 {
+		t.Errorf("failpoints did not fire: %v", lines)
 	}
 }
