@@ -1,0 +1,5 @@
+package workshop
+
+func writeFix(class, teacher, source string) error      { return nil }
+func writeHandout(class string, cards []card) error      { return nil }
+func writeTeacher(teacher string, cards []card, qs []Question) error { return nil }
