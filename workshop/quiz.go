@@ -235,7 +235,9 @@ func compareDur(a, b time.Duration) int {
 	return 0
 }
 
-func msText(d time.Duration) string { return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond)) }
+func msText(d time.Duration) string {
+	return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond))
+}
 
 // WriteQuizText prints qs as text: each history's operations in the order
 // they were called, and with answers the key after them all.

@@ -1,5 +1,4 @@
 package workshop
 
-func writeFix(class, teacher, source string) error      { return nil }
-func writeHandout(class string, cards []card) error      { return nil }
+func writeHandout(class string, cards []card) error                 { return nil }
 func writeTeacher(teacher string, cards []card, qs []Question) error { return nil }
