@@ -168,6 +168,29 @@ var funcs = template.FuncMap{
 	},
 	"verdicts": verdictsText,
 	"base":     filepath.Base,
+	"inc":      func(i int) int { return i + 1 },
+	"failing":  failingText,
+	"detect": func(ms *float64) string {
+		if ms == nil {
+			return ""
+		}
+		return fmt.Sprintf("%.0f ms", *ms)
+	},
+	"secs": func(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) },
+}
+
+// failingText is a run's failing verdicts in checker order, on one line.
+func failingText(v map[string]check.Verdict) string {
+	failing := map[string]check.Verdict{}
+	for c, got := range v {
+		if check.Failing(got) || got == check.Unknown {
+			failing[c] = got
+		}
+	}
+	if len(failing) == 0 {
+		return "none"
+	}
+	return verdictsText(failing)
 }
 
 // verdictsText is a run's verdicts in checker order, on one line.

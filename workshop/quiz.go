@@ -49,7 +49,7 @@ func (q Question) Answer() string {
 }
 
 // Quiz cuts up to quizEach illegal histories from broken runs and as many
-// legal ones from fixed runs, mixed in a fixed order, and keys each with
+// legal ones from runs the lock checker passed, mixed in a fixed order, and keys each with
 // the lock checker.
 func Quiz(runs []reports.Run) []Question {
 	var illegal, legal []Question
@@ -66,7 +66,7 @@ func Quiz(runs []reports.Run) []Question {
 		switch {
 		case r.Variant == pitfalls.Broken && r.Verdicts[check.CheckLock] == check.Illegal && len(illegal) < quizEach:
 			q, ok = cutQuestion(ops, true)
-		case r.Variant == pitfalls.Fixed && r.Verdicts[check.CheckLock] == check.OK && len(legal) < quizEach:
+		case r.Verdicts[check.CheckLock] == check.OK && len(legal) < quizEach:
 			q, ok = cutQuestion(ops, false)
 		}
 		if !ok {

@@ -163,7 +163,7 @@ var indexBody = template.Must(template.New("index").Parse(`
 <li><a href="quiz.html">Judge the history</a>: {{.Quiz}} short histories; legal or illegal, and if illegal which two holds overlap.</li>
 <li><a href="fix/index.html">Fix it</a>: starter locks in Go, Python and PHP, each broken in one way, and the grader that says which scenario still fails.</li>
 </ol>
-<p>To print: <a href="handout.html">the handout</a>, one page per pitfall and a summary table.</p>
+<p>To print: the handout on <a href="handout-a4.html">A4</a> or <a href="handout-letter.html">Letter</a>, a summary table and one page per pitfall.</p>
 `))
 
 // writeClassIndex writes the class folder's first page.

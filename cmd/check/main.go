@@ -131,6 +131,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "workshop" {
 		return runWorkshop(args[1:], stdout, stderr)
 	}
+	if gradeAsked(args) {
+		return runGrade(ctx, args, stdout, stderr)
+	}
 	if len(args) > 0 && (args[0] == "list" || args[0] == "help") {
 		if len(args) > 1 {
 			fmt.Fprintf(stderr, "check: check %s takes no arguments, got %q\n", args[0], args[1:])

@@ -86,13 +86,24 @@ function renew() {
     }
 }
 
+$nextRenewal = microtime(true) + $ttlMs / 3000;
 while (true) {
     $read = [STDIN];
     $write = $except = null;
-    $ready = @stream_select($read, $write, $except, 0, (int) ($ttlMs * 1000 / 3));
+    $wait = max(0, $nextRenewal - microtime(true));
+    $ready = @stream_select($read, $write, $except, 0, (int) ($wait * 1e6));
+    // On time, however busy stdin is: a client that keeps asking for a
+    // lock it holds must still renew it.
+    if (microtime(true) >= $nextRenewal) {
+        $nextRenewal = microtime(true) + $ttlMs / 3000;
+        try {
+            renew();
+        } catch (RedisException $e) {
+            $redis = null; // dial again at the next command
+        }
+    }
     try {
         if ($ready === 0) {
-            renew();
             continue;
         }
         $line = fgets(STDIN);
@@ -103,9 +114,6 @@ while (true) {
         $out = $verb === 'acquire' ? acquire($key) : release($key);
     } catch (RedisException $e) {
         $redis = null; // the connection may be out of step: dial again
-        if ($ready === 0) {
-            continue;
-        }
         $out = 'error ' . preg_replace('/\s+/', ' ', $e->getMessage());
     }
     echo $out, "\n";
