@@ -115,7 +115,9 @@ func cutAtFault(ops []history.Op, detect *time.Duration) ([]history.Op, time.Dur
 		if op.Return == history.NeverReturned || op.Return > cut {
 			switch op.Kind {
 			case history.KindRelease, history.KindFault, history.KindCrash:
-				op.Return = history.NeverReturned
+				// Its detail was written at its end (a failover's
+				// promotion), which the question must not tell.
+				op.Return, op.Detail = history.NeverReturned, ""
 			default:
 				continue
 			}

@@ -83,7 +83,7 @@ func Write(opts Options) (Workshop, error) {
 	if err := writeTeacher(teacher, cards, w.Quiz); err != nil {
 		return w, err
 	}
-	return w, writeClassIndex(class, cards)
+	return w, writeClassIndex(class, len(w.Quiz))
 }
 
 // errNoRun is why a card has no drawing: -from holds no broken run of it.
@@ -167,8 +167,8 @@ var indexBody = template.Must(template.New("index").Parse(`
 `))
 
 // writeClassIndex writes the class folder's first page.
-func writeClassIndex(class string, cards []card) error {
-	body, err := render(indexBody, struct{ Quiz string }{"a few"})
+func writeClassIndex(class string, questions int) error {
+	body, err := render(indexBody, struct{ Quiz int }{questions})
 	if err != nil {
 		return err
 	}
