@@ -21,7 +21,7 @@ import (
 func runWorkshop(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("check workshop", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	from := fs.String("from", "locklab-report", "the report folder of a `check` run (every pitfall) to cut the workshop from")
+	from := fs.String("from", "locklab-report", "the report folder a check run wrote (every pitfall), to cut the workshop from")
 	out := fs.String("out", "locklab-workshop", "the folder to write: class/ to hand out, teacher/ to keep")
 	quiz := fs.Bool("quiz", false, "print the judge-the-history quiz as text instead of writing the folder")
 	answers := fs.Bool("answers", false, "with -quiz: print the answer key after the histories")
