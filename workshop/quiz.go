@@ -97,9 +97,9 @@ func Quiz(runs []reports.Run) []Question {
 	return qs
 }
 
-// cutQuestion cuts a few lock operations out of ops: from the start of the
-// first overlap's earlier hold when around names one, otherwise from the
-// first hold that begins after the scenario's crux. It keys the cut with
+// cutQuestion cuts a few lock operations out of ops: with atOverlap from
+// the start of the first overlap's earlier hold, otherwise from the first
+// hold that begins after the scenario's crux. It keys the cut with
 // the lock checker, and gives it up when it is too short or too long, or
 // the checker cannot say.
 func cutQuestion(ops []history.Op, atOverlap bool) (Question, bool) {
