@@ -117,8 +117,29 @@ func cutQuestion(ops []history.Op, atOverlap bool) (Question, bool) {
 	if start < 0 {
 		return Question{}, false
 	}
-	cut := takeOps(lockOps[start:])
-	if len(cut) < minOps || len(cut) > maxOps {
+	if !atOverlap {
+		return keyed(ops, lockOps[start:])
+	}
+	// A few operations before the overlap's first hold, so that the
+	// violation is not where the history starts; the key decides.
+	for back := min(start, 3); back > 0; back-- {
+		if q, ok := keyed(ops, lockOps[start-back:]); ok && !q.Legal {
+			return q, true
+		}
+	}
+	return keyed(ops, lockOps[start:])
+}
+
+// keyed cuts the operations from lockOps[0] on (takeOps), adds the faults
+// of ops within them, and keys the cut with the lock checker.
+func keyed(ops, lockOps []history.Op) (Question, bool) {
+	cut := takeOps(lockOps)
+	clients := map[int]bool{}
+	for _, op := range cut {
+		clients[op.Client] = true
+	}
+	// One client alone cannot overlap anyone: nothing to judge.
+	if len(cut) < minOps || len(cut) > maxOps || len(clients) < 2 {
 		return Question{}, false
 	}
 	cut = withFaults(ops, cut)
