@@ -50,7 +50,14 @@ function acquire($key) {
     global $acquires, $held, $me, $ttlMs;
     $acquires++;
     $token = "$me-$acquires";
+    $start = hrtime(true);
     if (!connection()->set($key, $token, ['nx', 'px' => $ttlMs])) {
+        return 'refused';
+    }
+    if (hrtime(true) - $start > $ttlMs * 1e6 / 2) {
+        // The reply came so late that the lease may be gone already (a
+        // pause, a loaded machine): give back a lock we cannot trust.
+        connection()->eval(RELEASE, [$key, $token], 1);
         return 'refused';
     }
     $held[$key] = $token;

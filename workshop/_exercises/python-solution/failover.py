@@ -4,6 +4,7 @@ on the same connection; a lock no replica acknowledged within 100 ms is
 given back and the acquire refused. A locklab lock program."""
 import os
 import sys
+import time
 import threading
 
 import redis
@@ -50,11 +51,17 @@ def acquire(key):
     token = "%s-%d" % (me, acquires)
     # WAIT counts the acknowledgements of its own connection's writes: a
     # pipeline sends the SET and the WAIT on one connection.
+    start = time.monotonic()
     p = r.pipeline(transaction=False)
     p.set(key, token, nx=True, px=ttl_ms)
     p.execute_command("WAIT", 1, 100)
     took, acked = p.execute()
     if not took:
+        return "refused"
+    if time.monotonic() - start > ttl_ms / 2000:
+        # The reply came so late that the lease may be gone already (a
+        # pause, a loaded machine): give back a lock we cannot trust.
+        RELEASE(keys=[key], args=[token])
         return "refused"
     if acked < 1:
         # A lock no replica has would be lost with the master: give it back.

@@ -5,6 +5,7 @@ lock again while holding it counts one more hold and only the last release
 deletes the key. A locklab lock program."""
 import os
 import sys
+import time
 import threading
 
 import redis
@@ -53,7 +54,13 @@ def acquire(key):
         return "ok"
     acquires += 1
     token = "%s-%d" % (me, acquires)
+    start = time.monotonic()
     if not r.set(key, token, nx=True, px=ttl_ms):
+        return "refused"
+    if time.monotonic() - start > ttl_ms / 2000:
+        # The reply came so late that the lease may be gone already (a
+        # pause, a loaded machine): give back a lock we cannot trust.
+        RELEASE(keys=[key], args=[token])
         return "refused"
     stop = threading.Event()
     threading.Thread(target=renewal, args=(key, token, stop), daemon=True).start()
