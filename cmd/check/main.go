@@ -12,6 +12,8 @@
 //	check list
 //	check explore -lock NAME [-topology T] [-time D | -runs N] [-seed S] [-stop-at-first] [-replay SEED] [-json] [-out DIR] [-backend local|docker]
 //	check verify DIR
+//	check workshop [-from DIR] [-out DIR] [-quiz [-answers]]
+//	check -lock NAME -grade PITFALL [-seed N] [-out DIR]
 //	check help
 //
 // Without -pitfall every pitfall runs; -pitfall given but empty, or with an
@@ -125,6 +127,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if len(args) > 0 && args[0] == "verify" {
 		return runVerify(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "workshop" {
+		return runWorkshop(args[1:], stdout, stderr)
+	}
+	if gradeAsked(args) {
+		return runGrade(ctx, args, stdout, stderr)
 	}
 	if len(args) > 0 && (args[0] == "list" || args[0] == "help") {
 		if len(args) > 1 {
@@ -253,6 +261,9 @@ func usage(w io.Writer) {
                        one report from the shards of an exploration (check merge -h)
        check verify DIR
                        re-check the saved histories of a run or report folder (check verify -h)
+       check workshop  write a workshop folder from a report folder (check workshop -h)
+       check -lock NAME -grade PITFALL
+                       grade a lock against a pitfall's fix: which scenario still fails
        check help      print this help
 
 flags:

@@ -1,0 +1,89 @@
+#!/usr/bin/python3
+"""The reference solution of the non-reentrant exercise: the renewing token
+lock, and a count of this client's holds of each key, so that taking the
+lock again while holding it counts one more hold and only the last release
+deletes the key. A locklab lock program."""
+import os
+import sys
+import time
+import threading
+
+import redis
+from redis.sentinel import Sentinel
+
+ttl_ms = int(os.environ["LOCKLAB_TTL_MS"])
+timeout = int(os.environ.get("LOCKLAB_TIMEOUT_MS", "1000")) / 1000
+opts = dict(socket_timeout=timeout, socket_connect_timeout=timeout)
+if "LOCKLAB_SENTINELS" in os.environ:
+    addrs = [a.rsplit(":", 1) for a in os.environ["LOCKLAB_SENTINELS"].split(",")]
+    r = Sentinel([(h, int(p)) for h, p in addrs], sentinel_kwargs=opts).master_for(os.environ["LOCKLAB_MASTER"], **opts)
+else:
+    host, port = os.environ["LOCKLAB_REDIS"].rsplit(":", 1)
+    r = redis.Redis(host=host, port=int(port), **opts)
+me = "client-" + os.environ.get("LOCKLAB_CLIENT", "0")
+acquires = 0
+held = {}  # key -> (token, Event that stops its renewal)
+holds = {}  # key -> how many times this client holds it
+
+RELEASE = r.register_script("""
+if redis.call("GET", KEYS[1]) == ARGV[1] then
+    return redis.call("DEL", KEYS[1])
+end
+return 0""")
+RENEW = r.register_script("""
+if redis.call("GET", KEYS[1]) == ARGV[1] then
+    return redis.call("PEXPIRE", KEYS[1], ARGV[2])
+end
+return 0""")
+
+
+def renewal(key, token, stop):
+    # Event.wait, not time.sleep: under libfaketime, time.sleep fails.
+    while not stop.wait(ttl_ms / 3000):
+        try:
+            if RENEW(keys=[key], args=[token, ttl_ms]) == 0:
+                return  # lost it: nothing left to renew
+        except redis.RedisError:
+            pass  # try again at the next tick
+
+
+def acquire(key):
+    global acquires
+    if key in held:
+        holds[key] += 1  # one client is one owner: take it once more
+        return "ok"
+    acquires += 1
+    token = "%s-%d" % (me, acquires)
+    start = time.monotonic()
+    if not r.set(key, token, nx=True, px=ttl_ms):
+        return "refused"
+    if time.monotonic() - start > ttl_ms / 2000:
+        # The reply came so late that the lease may be gone already (a
+        # pause, a loaded machine): give back a lock we cannot trust.
+        RELEASE(keys=[key], args=[token])
+        return "refused"
+    stop = threading.Event()
+    threading.Thread(target=renewal, args=(key, token, stop), daemon=True).start()
+    held[key] = (token, stop)
+    holds[key] = 1
+    return "ok"
+
+
+def release(key):
+    if key not in held:
+        return "not-held"
+    holds[key] -= 1
+    if holds[key] > 0:
+        return "ok"
+    token, stop = held.pop(key)
+    stop.set()
+    return "ok" if RELEASE(keys=[key], args=[token]) == 1 else "not-held"
+
+
+for line in sys.stdin:
+    verb, key = line.split()
+    try:
+        out = acquire(key) if verb == "acquire" else release(key)
+    except redis.RedisError as e:
+        out = "error " + " ".join(str(e).split())
+    print(out, flush=True)
