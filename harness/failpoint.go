@@ -161,17 +161,18 @@ func (fp Failpoint) About() fault.About {
 // Failpoints is the armed set of one run, counting hits per failpoint. It
 // also injects the faults failpoints carry, so it knows the run's Env.
 type Failpoints struct {
-	mu       sync.Mutex
-	armed    []Failpoint
-	hits     []int
-	toFire   int                    // required failpoints that have not fired yet
-	allFired chan struct{}          // closed when toFire reaches 0
-	acting   int                    // failpoint actions under way
-	reached  map[string]map[int]int // hits per failpoint name and client, armed or not
-	spoiled  string                 // why the run did not happen as written (Client.Spoil)
-	gaveUp   map[int]bool           // required failpoints no program can reach: not awaited
-	changed  chan struct{}          // closed and replaced at every hit
-	keyCmds  keyCommands            // the clients' commands naming the lock key, on their way
+	mu        sync.Mutex
+	armed     []Failpoint
+	hits      []int
+	toFire    int                    // required failpoints that have not fired yet
+	allFired  chan struct{}          // closed when toFire reaches 0
+	acting    int                    // failpoint actions under way
+	reached   map[string]map[int]int // hits per failpoint name and client, armed or not
+	spoiled   string                 // why the run did not happen as written (Client.Spoil)
+	gaveUp    map[int]bool           // failpoints at commands no program can reach: not awaited
+	unrelayed string                 // why they cannot (Endpoints.Unrelayed)
+	changed   chan struct{}          // closed and replaced at every hit
+	keyCmds   keyCommands            // the clients' commands naming the lock key, on their way
 
 	holds map[string]map[int][]func() // per failpoint and client, what ends a HoldConn there (hold.go)
 
@@ -211,7 +212,7 @@ func (f *Failpoints) Unfired() []string {
 		line := fmt.Sprintf("failpoint %s never fired (%s): ", fp.Name, fp)
 		switch {
 		case f.gaveUp[i]:
-			line += "the lock is a program on the replicated topology: Sentinel hands it the nodes' own addresses, past locklab's relay, so no fault can strike its commands"
+			line += f.unrelayed
 		case len(f.reached[fp.Name]) == 0 && isCommandPoint(fp.Name):
 			line += "no client ever got there: the lock never sent such a command"
 		case len(f.reached[fp.Name]) == 0:

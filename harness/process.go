@@ -48,7 +48,7 @@ func (c *Client) Attach(p Process) {
 	skew := time.Duration(c.skew.Load())
 	c.mu.Unlock()
 	if !p.Relayed() {
-		c.points.programAttached()
+		c.points.programAttached(c.endpoints.Unrelayed())
 	}
 	if c.crashed.Load() {
 		c.spoilf("client %d's process was attached after the client crashed; it was killed", c.id)
@@ -93,8 +93,8 @@ func (c *Client) Timeout() time.Duration { return c.timeout }
 
 // Endpoints are the addresses a client dials, each through this client's
 // own network links where it has them; a lock program gets them in its
-// environment. Exactly one of Redis, Sentinels, Nodes, MySQL and Postgres
-// is set, by topology.
+// environment. Exactly one of Redis, Sentinels, Nodes, MySQL, Postgres and
+// Etcd is set, by topology.
 type Endpoints struct {
 	Redis     string   // the master of the single topology
 	Sentinels []string // the Sentinels of the replicated topology
@@ -103,7 +103,8 @@ type Endpoints struct {
 	// MySQL is the lock table's server of the mariadb topology, as a URL
 	// most languages' clients take: mysql://USER[:PASSWORD]@HOST:PORT/locklab.
 	MySQL    string
-	Postgres string // a postgres:// URL of the lock table's server (postgres topology)
+	Postgres string   // a postgres:// URL of the lock table's server (postgres topology)
+	Etcd     []string // host:port of each etcd member (etcd topology)
 }
 
 // mysqlURL is the URL of the lock table's server as cfg dials it.
@@ -138,22 +139,25 @@ func (f *Failpoints) SpoiledBy() []string {
 }
 
 // programAttached gives up on the failpoints at the lock's own commands,
-// which the commands of a program without a relay never reach (on the
-// replicated topology Sentinel hands it the nodes' own addresses), so that
-// the run does not wait for them; Unfired still names them.
-func (f *Failpoints) programAttached() {
+// which the requests of a program without a relay never reach (why says
+// why: Endpoints.Unrelayed), so that the run does not wait for them;
+// Unfired still names the required ones, and Quiet the drawn ones.
+func (f *Failpoints) programAttached(why string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.gaveUp != nil {
 		return
 	}
-	f.gaveUp = map[int]bool{}
+	f.gaveUp, f.unrelayed = map[int]bool{}, why
 	for i, fp := range f.armed {
 		// The critical section's commands are the workload's, sent by locklab.
-		if fp.Optional || !isCommandPoint(fp.Name) || strings.Contains(fp.Name, string(PhaseSection)) || f.hits[i] > fp.Skip {
+		if !isCommandPoint(fp.Name) || strings.Contains(fp.Name, string(PhaseSection)) || f.hits[i] > fp.Skip {
 			continue
 		}
 		f.gaveUp[i] = true
+		if fp.Optional {
+			continue
+		}
 		if f.toFire--; f.toFire == 0 {
 			close(f.allFired)
 		}

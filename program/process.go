@@ -62,11 +62,9 @@ func start(c *harness.Client, command string) (*process, error) {
 		return nil, err
 	}
 	p.dir = dir
-	// On replicated, Sentinel hands the program the nodes' own addresses,
-	// which no relay stands in front of: that program is not relayed. The
-	// relay speaks Redis: a program on an SQL topology dials the client's
-	// link to the server itself.
-	if e := c.Endpoints(); len(e.Sentinels) == 0 && e.MySQL == "" && e.Postgres == "" {
+	// The relay reads Redis's protocol, on single and redlock; elsewhere
+	// the program dials the client's links itself, and Unrelayed says why.
+	if e := c.Endpoints(); e.Unrelayed() == "" {
 		upstream := e.Nodes
 		if len(upstream) == 0 {
 			upstream = []string{e.Redis}
@@ -162,6 +160,9 @@ func environment(c *harness.Client, r *relay) []string {
 		env = append(env, EnvNodes+"="+strings.Join(e.Nodes, ","))
 	case e.Postgres != "":
 		env = append(env, EnvPostgres+"="+e.Postgres)
+	case len(e.Etcd) > 0:
+		env = append(env, EnvEtcd+"="+strings.Join(e.Etcd, ","),
+			EnvSession+"="+strconv.FormatInt(cluster.EtcdLease(c.TTL()).Milliseconds(), 10))
 	default:
 		env = append(env, EnvRedis+"="+e.Redis)
 	}

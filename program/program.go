@@ -55,6 +55,13 @@ const (
 	EnvClient    = "LOCKLAB_CLIENT"     // the client's number, from 0
 
 	EnvPostgres = "LOCKLAB_POSTGRES" // postgres:// URL of the lock table's server (postgres)
+	EnvEtcd     = "LOCKLAB_ETCD"     // host:port of each etcd member, comma-separated (etcd)
+	// EnvSession is the lease or session timeout the service grants for
+	// LOCKLAB_TTL_MS, in its own unit (etcd: whole seconds, one at least),
+	// which the program asks for: the lease the Go locks of that service
+	// hold, so that its faults are timed against the same lease. Set on
+	// the services whose locks hold a session (etcd; ZooKeeper next).
+	EnvSession = "LOCKLAB_SESSION_MS"
 )
 
 // Prefix starts a lock name that is a program: exec:COMMAND.

@@ -1,0 +1,100 @@
+package scenarios_test
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"testing"
+
+	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/local"
+	"github.com/locklab/locklab/locks"
+	"github.com/locklab/locklab/program"
+	"github.com/locklab/locklab/runner"
+	"github.com/locklab/locklab/scenarios"
+)
+
+// The shipped lock programs of the services beyond Redis.
+var (
+	etcdPy         = "/usr/bin/python3 " + programPath("etcd-lease.py")
+	etcdPyNoOwner  = etcdPy + " --no-owner-check"
+	pgAdvisoryPy   = "/usr/bin/python3 " + programPath("pg-advisory.py")
+	pgAdvisoryPool = pgAdvisoryPy + " --pool"
+)
+
+// needPython skips, in one line, when /usr/bin/python3 cannot import module.
+func needPython(t testing.TB, module, pkg string) {
+	t.Helper()
+	if exec.Command("/usr/bin/python3", "-c", "import "+module).Run() != nil {
+		t.Skip(pkg + " is not installed for /usr/bin/python3 (make deps)")
+	}
+}
+
+// TestEtcdPyIsTheEtcdMutex: programs/etcd-lease.py, concurrency.Mutex's
+// recipe in Python with python3-etcd3, gets the verdicts of the Go lock of
+// that design, etcd-mutex, in every scenario of the etcd service: a leader
+// killed keeps its lock, a holder paused (SIGSTOP, its keep-alive thread
+// included) past its lease loses it.
+func TestEtcdPyIsTheEtcdMutex(t *testing.T) {
+	needPython(t, "etcd3", "python3-etcd3")
+	needFaketime(t)
+	sameVerdicts(t, cluster.Etcd, "etcd-mutex", etcdPy)
+}
+
+// sameVerdicts runs the Go lock named golock and the program command in
+// every scenario of service, each pair at once, and wants the same
+// verdicts of lock, resource and liveness. Handover is logged, not
+// compared: a Python program's interpreter and gRPC threads cost it tens
+// of milliseconds a handover on a loaded machine, past the bound the Go
+// lock keeps.
+func sameVerdicts(t *testing.T, service cluster.Service, golock, command string) {
+	l, err := locks.Lookup(golock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := 0
+	for _, s := range scenarios.All() {
+		if s.Topology.Service() != service {
+			continue
+		}
+		ran++
+		t.Run(s.Name, func(t *testing.T) {
+			t.Parallel()
+			opts := func() runner.Options { return runner.Options{Seed: 1, Dir: t.TempDir()} }
+			var want, got *runner.Result
+			for try := 1; ; try++ {
+				var err error
+				if want, err = runner.Run(context.Background(), s, l.New, opts()); errors.Is(err, cluster.ErrNoEtcd) || errors.Is(err, local.ErrNoMariaDB) {
+					t.Skip(err)
+				} else if err != nil {
+					t.Fatalf("%s: %v", golock, err)
+				}
+				if got, err = runner.Run(context.Background(), s, program.New(command), opts()); err != nil {
+					t.Fatalf("program: %v", err)
+				}
+				if try == 3 || !(machineStalled(got) || machineStalled(want)) {
+					break
+				}
+				t.Logf("try %d: the machine stalled a client; running again", try)
+			}
+			if len(got.NotExercised) > 0 {
+				t.Fatalf("program: not exercised: %q", got.NotExercised)
+			}
+			for _, c := range []string{check.CheckLock, check.CheckResource, check.CheckLiveness} {
+				if got.Verdicts[c] == check.Unknown {
+					t.Errorf("program: %s unknown (%s)", c, detail(got, c))
+				}
+				if got.Verdicts[c] != want.Verdicts[c] {
+					t.Errorf("%s: program %s (%s), %s %s (%s)", c, got.Verdicts[c], detail(got, c), golock, want.Verdicts[c], detail(want, c))
+				}
+			}
+			t.Logf("handover: program %s (%s), %s %s (%s)", got.Verdicts[check.CheckHandover], detail(got, check.CheckHandover),
+				golock, want.Verdicts[check.CheckHandover], detail(want, check.CheckHandover))
+			t.Logf("program %v, %s %v", got.Verdicts, golock, want.Verdicts)
+		})
+	}
+	if ran == 0 {
+		t.Fatalf("no scenario of service %s", service)
+	}
+}
