@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/locklab/locklab/check"
@@ -39,7 +40,20 @@ func needPython(t testing.TB, module, pkg string) {
 func TestEtcdPyIsTheEtcdMutex(t *testing.T) {
 	needPython(t, "etcd3", "python3-etcd3")
 	needFaketime(t)
-	sameVerdicts(t, cluster.Etcd, "etcd-mutex", etcdPy)
+	sameVerdicts(t, cluster.Etcd, "etcd-mutex", etcdPy, nil)
+}
+
+// TestPgAdvisoryPyIsAdvisoryPinned: programs/pg-advisory.py, an advisory
+// lock on the one connection the program keeps, gets the verdicts of the
+// Go lock of that design, advisory-pinned, in every scenario of the
+// postgres service: its session killed by the server (found by the port
+// its link dials from) frees the lock while it works on. busy-pool's
+// fault is another user of the harness's pool, which a program does not
+// use: that run is not exercised, and says so.
+func TestPgAdvisoryPyIsAdvisoryPinned(t *testing.T) {
+	needPython(t, "psycopg2", "python3-psycopg2")
+	sameVerdicts(t, cluster.PostgreSQL, "advisory-pinned", pgAdvisoryPy,
+		map[string]string{"busy-pool-postgres": "a lock program has connections of its own"})
 }
 
 // sameVerdicts runs the Go lock named golock and the program command in
@@ -48,7 +62,10 @@ func TestEtcdPyIsTheEtcdMutex(t *testing.T) {
 // compared: a Python program's interpreter and gRPC threads cost it tens
 // of milliseconds a handover on a loaded machine, past the bound the Go
 // lock keeps.
-func sameVerdicts(t *testing.T, service cluster.Service, golock, command string) {
+//
+// unreachable names the scenarios whose fault cannot reach a program, each
+// with the reason its run must give for not being exercised.
+func sameVerdicts(t *testing.T, service cluster.Service, golock, command string, unreachable map[string]string) {
 	l, err := locks.Lookup(golock)
 	if err != nil {
 		t.Fatal(err)
@@ -61,11 +78,18 @@ func sameVerdicts(t *testing.T, service cluster.Service, golock, command string)
 		ran++
 		t.Run(s.Name, func(t *testing.T) {
 			t.Parallel()
+			if why, ok := unreachable[s.Name]; ok {
+				got := runProgram(t, s.Name, command)
+				if len(got.NotExercised) == 0 || !strings.Contains(strings.Join(got.NotExercised, "; "), why) {
+					t.Errorf("not exercised: %q, want a line with %q", got.NotExercised, why)
+				}
+				return
+			}
 			opts := func() runner.Options { return runner.Options{Seed: 1, Dir: t.TempDir()} }
 			var want, got *runner.Result
 			for try := 1; ; try++ {
 				var err error
-				if want, err = runner.Run(context.Background(), s, l.New, opts()); errors.Is(err, cluster.ErrNoEtcd) || errors.Is(err, local.ErrNoMariaDB) {
+				if want, err = runner.Run(context.Background(), s, l.New, opts()); skippable(err) {
 					t.Skip(err)
 				} else if err != nil {
 					t.Fatalf("%s: %v", golock, err)
@@ -97,4 +121,9 @@ func sameVerdicts(t *testing.T, service cluster.Service, golock, command string)
 	if ran == 0 {
 		t.Fatalf("no scenario of service %s", service)
 	}
+}
+
+// skippable reports whether err says a server the run needs is missing.
+func skippable(err error) bool {
+	return errors.Is(err, cluster.ErrNoEtcd) || errors.Is(err, local.ErrNoMariaDB) || errors.Is(err, cluster.ErrNoPostgres)
 }
