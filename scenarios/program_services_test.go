@@ -10,6 +10,7 @@ import (
 	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/local"
+	"github.com/locklab/locklab/explore"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/program"
 	"github.com/locklab/locklab/runner"
@@ -18,10 +19,9 @@ import (
 
 // The shipped lock programs of the services beyond Redis.
 var (
-	etcdPy         = "/usr/bin/python3 " + programPath("etcd-lease.py")
-	etcdPyNoOwner  = etcdPy + " --no-owner-check"
-	pgAdvisoryPy   = "/usr/bin/python3 " + programPath("pg-advisory.py")
-	pgAdvisoryPool = pgAdvisoryPy + " --pool"
+	etcdPy        = "/usr/bin/python3 " + programPath("etcd-lease.py")
+	etcdPyNoOwner = etcdPy + " --no-owner-check"
+	pgAdvisoryPy  = "/usr/bin/python3 " + programPath("pg-advisory.py")
 )
 
 // needPython skips, in one line, when /usr/bin/python3 cannot import module.
@@ -126,4 +126,34 @@ func sameVerdicts(t *testing.T, service cluster.Service, golock, command string,
 // skippable reports whether err says a server the run needs is missing.
 func skippable(err error) bool {
 	return errors.Is(err, cluster.ErrNoEtcd) || errors.Is(err, local.ErrNoMariaDB) || errors.Is(err, cluster.ErrNoPostgres)
+}
+
+// TestExploreFindsAProgramsBug: explore, told only the program and its
+// service, finds the bug of etcd-lease.py --no-owner-check, whose release
+// deletes every key of the lock, the next holder's and the waiters' too:
+// two clients then hold it at once with no fault near them, the program's
+// own failure.
+func TestExploreFindsAProgramsBug(t *testing.T) {
+	needPython(t, "etcd3", "python3-etcd3")
+	t.Parallel()
+	ref, err := locks.Lookup("etcd-mutex")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := explore.Run(context.Background(), explore.Config{Lock: "etcd-lease-no-owner-check", New: program.New(etcdPyNoOwner),
+		Topology: cluster.EtcdTopology, Reference: ref.New, Runs: 4, Seed: 1, Parallel: 2, StopAtFirst: true, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.FirstOwnS == nil {
+		t.Fatalf("no failure of the program's own in %d runs (inherent %d, untold %d, unknown %d, quiet %d)", rep.Runs, rep.Inherent, rep.Untold, rep.Unknown, rep.Quiet)
+	}
+	b := rep.Bugs[0]
+	t.Logf("found after %.1f s and %d runs: %s (%s)", *rep.FirstOwnS, rep.Runs, b.Signature, rep.First.Plan)
+	for _, c := range b.Found.Checks {
+		if c.Checker == check.CheckLock && c.Verdict == check.Illegal && c.Kind == check.Own {
+			return
+		}
+	}
+	t.Errorf("the bug found, %q (%v), is no own illegal lock", b.Signature, b.Found.Checks)
 }
