@@ -6,11 +6,13 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/local"
 	"github.com/locklab/locklab/explore"
+	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/program"
 	"github.com/locklab/locklab/runner"
@@ -156,4 +158,31 @@ func TestExploreFindsAProgramsBug(t *testing.T) {
 		}
 	}
 	t.Errorf("the bug found, %q (%v), is no own illegal lock", b.Signature, b.Found.Checks)
+}
+
+// TestProgramQuietFault: a drawn fault at the lock's own requests, which no
+// relay reads on etcd, never strikes a program there; its run says so,
+// quiet with the reason, rather than pass over it.
+func TestProgramQuietFault(t *testing.T) {
+	needPython(t, "etcd3", "python3-etcd3")
+	t.Parallel()
+	s, err := scenarios.Lookup("contention-etcd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Failpoints = append(s.Failpoints, harness.Failpoint{Name: harness.BeforeCommand(harness.PhaseRelease, 1),
+		Client: harness.AnyClient, Action: harness.Pause(50 * time.Millisecond), Optional: true})
+	res, err := runner.Run(context.Background(), s, program.New(etcdPy), runner.Options{Seed: 1, Dir: t.TempDir()})
+	if errors.Is(err, cluster.ErrNoEtcd) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.NotExercised) > 0 {
+		t.Fatalf("not exercised: %q", res.NotExercised)
+	}
+	if len(res.Unmet) != 1 || !strings.HasPrefix(res.Unmet[0], "quiet (") || !strings.Contains(res.Unmet[0], "gRPC") {
+		t.Errorf("unmet %q, want one line: quiet, because etcd's gRPC is read by no relay", res.Unmet)
+	}
 }
