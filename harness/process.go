@@ -217,6 +217,12 @@ func NewRelay(c *Client) *Relay { return &Relay{c: c} }
 // CLIENT …, SELECT, READONLY) and PING, which client libraries send as a
 // health check and go-redis never sends on its own, count in no phase.
 func (r *Relay) Command(node int, args []string, send func() (reply any, err error)) error {
+	setup := len(args) == 0 || rediscmd.SetupCommand(args[0]) || strings.EqualFold(args[0], "ping")
+	return r.command(node, args, setup, send)
+}
+
+// command is Command; setup says the command counts in no phase.
+func (r *Relay) command(node int, args []string, setup bool, send func() (reply any, err error)) error {
 	c := r.c
 	var reply any
 	var replyErr error
@@ -236,7 +242,7 @@ func (r *Relay) Command(node int, args []string, send func() (reply any, err err
 		}
 		return replyErr
 	}
-	if len(args) == 0 || rediscmd.SetupCommand(args[0]) || strings.EqualFold(args[0], "ping") || r.warming.Load() {
+	if setup || len(args) == 0 || r.warming.Load() {
 		return sendOnce()
 	}
 	cmd := sentCommand{args: args, reply: func() (any, error) { return reply, replyErr }}

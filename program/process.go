@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -69,7 +70,15 @@ func start(c *harness.Client, command string) (*process, error) {
 		if len(upstream) == 0 {
 			upstream = []string{e.Redis}
 		}
-		if p.relay, err = listen(c, upstream); err != nil {
+		if e.Postgres != "" {
+			u, err := url.Parse(e.Postgres)
+			if err != nil {
+				dir.Remove()
+				return nil, fmt.Errorf("the server's URL: %w", err)
+			}
+			upstream = []string{u.Host}
+		}
+		if p.relay, err = listen(c, upstream, e.Postgres != ""); err != nil {
 			dir.Remove()
 			return nil, err
 		}
@@ -140,7 +149,10 @@ func environment(c *harness.Client, r *relay) []string {
 	e := c.Endpoints()
 	if r != nil {
 		addrs := r.addrs()
-		if len(e.Nodes) > 0 {
+		if u, err := url.Parse(e.Postgres); e.Postgres != "" && err == nil {
+			u.Host = addrs[0]
+			e.Postgres = u.String()
+		} else if len(e.Nodes) > 0 {
 			e.Nodes = addrs
 		} else {
 			e.Redis = addrs[0]

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -184,5 +185,57 @@ func TestProgramQuietFault(t *testing.T) {
 	}
 	if len(res.Unmet) != 1 || !strings.HasPrefix(res.Unmet[0], "quiet (") || !strings.Contains(res.Unmet[0], "gRPC") {
 		t.Errorf("unmet %q, want one line: quiet, because etcd's gRPC is read by no relay", res.Unmet)
+	}
+}
+
+// TestPgProgramStatementFaults: on postgres a program's simple queries pass
+// its relay, which strikes them as a Go lock's statements are struck: a
+// crash right after the statement that took the lock, a lost reply of the
+// release's, strike pg-advisory.py's SELECT where they strike
+// advisory-pinned's, with the same verdicts.
+func TestPgProgramStatementFaults(t *testing.T) {
+	needPython(t, "psycopg2", "python3-psycopg2")
+	golock, err := locks.Lookup("advisory-pinned")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := scenarios.Lookup("contention-postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fp := range []harness.Failpoint{
+		{Name: harness.AfterCommand(harness.PhaseAcquire, 1), Client: 0, Skip: 2, Action: harness.Crash()},
+		{Name: harness.AfterCommand(harness.PhaseRelease, 1), Client: 0, Skip: 1, Action: harness.DropReply()},
+	} {
+		t.Run(fp.Name, func(t *testing.T) {
+			t.Parallel()
+			s := base
+			s.Failpoints = []harness.Failpoint{fp}
+			want, err := runner.Run(context.Background(), s, golock.New, runner.Options{Seed: 1, Dir: t.TempDir()})
+			if skippable(err) {
+				t.Skip(err)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := runner.Run(context.Background(), s, program.New(pgAdvisoryPy), runner.Options{Seed: 1, Dir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.NotExercised) > 0 || len(want.NotExercised) > 0 {
+				t.Fatalf("not exercised: program %q, advisory-pinned %q", got.NotExercised, want.NotExercised)
+			}
+			for _, c := range []string{check.CheckLock, check.CheckResource, check.CheckLiveness} {
+				if got.Verdicts[c] != want.Verdicts[c] {
+					t.Errorf("%s: program %s (%s), advisory-pinned %s (%s)", c, got.Verdicts[c], detail(got, c), want.Verdicts[c], detail(want, c))
+				}
+			}
+			g, w := struck(t, got.Dir), struck(t, want.Dir)
+			if !slices.Equal(g, w) || len(g) == 0 {
+				t.Errorf("struck: program %q, advisory-pinned %q", g, w)
+			}
+			t.Logf("struck: %q", g)
+			t.Logf("program %v, advisory-pinned %v", got.Verdicts, want.Verdicts)
+		})
 	}
 }
