@@ -32,7 +32,6 @@ import uuid
 import etcd3
 import grpc
 from etcd3 import exceptions
-from etcd3.events import DeleteEvent
 
 PREFIX = "/locklab/"  # where locklab looks for etcd locks' keys
 
@@ -133,6 +132,11 @@ def wait(members, session, prefix, deadline):
         return False  # the lease expired while we queued
     while True:
         resp = members.call(lambda c: c.get_prefix_response(prefix, sort_order="ascend", sort_target="create"))
+        if not any(kv.key == name.encode() for kv in resp.kvs):
+            # Our lease expired while we waited, and our key with it: the
+            # keys before ours say nothing any more (Mutex.Lock's
+            # ErrSessionExpired).
+            return False
         before = [kv for kv in resp.kvs if kv.create_revision < mine.create_revision]
         if not before:
             session.revision = mine.create_revision
@@ -143,16 +147,11 @@ def wait(members, session, prefix, deadline):
         try:
             # The newest key before ours, from the revision we read, so
             # that a delete made before the watch starts is not missed.
-            event = members.client().watch_once(before[-1].key, timeout=left, start_revision=resp.header.revision + 1)
+            members.client().watch_once(before[-1].key, timeout=left, start_revision=resp.header.revision + 1)
         except exceptions.WatchTimedOut:
             return False
         except Exception:  # a broken stream: read again
             continue
-        if isinstance(event, DeleteEvent) and len(before) == 1:
-            # No key older than ours can be made any more: ours is the
-            # oldest now, with no read to learn it.
-            session.revision = mine.create_revision
-            return True
 
 
 def release(members, held, owner_check=True):
