@@ -20,8 +20,9 @@ to the next one, as the Go client does.
 
   go run ./cmd/check -lock exec:'python3 programs/etcd-lease.py' -service etcd
 
-With --no-owner-check its release deletes the key whoever holds it: the
-bug explore finds (TestExploreFindsAProgramsBug).
+With --herd every waiter watches the holder's key, not the one just before
+its own, and takes the lock when it goes without reading the queue again:
+all of them do at once, the bug explore finds (TestExploreFindsAProgramsBug).
 """
 import os
 import sys
@@ -88,7 +89,7 @@ class Held:
                 print("keep-alive:", e, file=sys.stderr)
 
 
-def acquire(members, key, ttl, timeout):
+def acquire(members, key, ttl, timeout, herd=False):
     """Takes the lock, waiting for the keys before ours to go at most
     timeout seconds; returns the Held lock or None when refused. On an
     error it revokes the lease, which deletes any key it queued with, and
@@ -97,7 +98,7 @@ def acquire(members, key, ttl, timeout):
     # Kept alive from the grant on, as a session is: a waiter's key too.
     session = Held(members, PREFIX + key + "/%x" % lease, lease, ttl, 0)
     try:
-        if wait(members, session, PREFIX + key + "/", time.monotonic() + timeout):
+        if wait(members, session, PREFIX + key + "/", time.monotonic() + timeout, herd):
             return session
         err = None
     except Exception as e:  # the watch hands on a broken stream as it is
@@ -119,9 +120,10 @@ def revoke(members, lease):
             raise
 
 
-def wait(members, session, prefix, deadline):
+def wait(members, session, prefix, deadline, herd=False):
     """Queues session's key under prefix and waits until it is the oldest,
-    until deadline; returns whether it holds the lock."""
+    until deadline; returns whether it holds the lock. A herd waits for the
+    holder's key alone (--herd)."""
     name, lease = session.key, session.lease
     # A retry finds our key made already.
     members.call(lambda c: c.transaction(
@@ -147,23 +149,23 @@ def wait(members, session, prefix, deadline):
         try:
             # The newest key before ours, from the revision we read, so
             # that a delete made before the watch starts is not missed.
-            members.client().watch_once(before[-1].key, timeout=left, start_revision=resp.header.revision + 1)
+            members.client().watch_once((before[0] if herd else before[-1]).key, timeout=left, start_revision=resp.header.revision + 1)
         except exceptions.WatchTimedOut:
             return False
         except Exception:  # a broken stream: read again
             continue
+        if herd:
+            session.revision = mine.create_revision
+            return True
 
 
-def release(members, held, owner_check=True):
-    """Deletes our key (with --no-owner-check, every key of the lock),
-    then revokes the lease; returns whether our key was still there."""
+def release(members, held):
+    """Deletes our key, then revokes the lease; returns whether our key was
+    still there."""
     held.stop.set()
-    if owner_check:
-        ok, _ = members.call(lambda c: c.transaction(
-            compare=[c.transactions.create(held.key) == held.revision],
-            success=[c.transactions.delete(held.key)], failure=[]))
-    else:
-        ok = members.call(lambda c: c.delete_prefix(held.key.rsplit("/", 1)[0] + "/")).deleted > 0
+    ok, _ = members.call(lambda c: c.transaction(
+        compare=[c.transactions.create(held.key) == held.revision],
+        success=[c.transactions.delete(held.key)], failure=[]))
     try:
         revoke(members, held.lease)
     except Exception:
@@ -172,7 +174,7 @@ def release(members, held, owner_check=True):
 
 
 def main():
-    owner_check = "--no-owner-check" not in sys.argv[1:]
+    herd = "--herd" in sys.argv[1:]
     members = Members(os.environ["LOCKLAB_ETCD"].split(","),
                       int(os.environ["LOCKLAB_TIMEOUT_MS"]) / 1000, int(os.environ["LOCKLAB_CLIENT"]))
     ttl = max(1, int(os.environ["LOCKLAB_SESSION_MS"]) // 1000)
@@ -182,7 +184,7 @@ def main():
         verb, _, key = line.strip().partition(" ")
         try:
             if verb == "acquire":
-                h = acquire(members, key, ttl, timeout)
+                h = acquire(members, key, ttl, timeout, herd)
                 if h is None:
                     answer = "refused"
                 else:
@@ -190,7 +192,7 @@ def main():
                     answer = "ok %d" % h.revision
             elif verb == "release":
                 h = held.pop(key, None)
-                answer = "not-held" if h is None else ("ok" if release(members, h, owner_check) else "not-held")
+                answer = "not-held" if h is None else ("ok" if release(members, h) else "not-held")
             else:
                 answer = "error unknown request " + verb
         except Exception as e:

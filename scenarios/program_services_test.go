@@ -22,9 +22,9 @@ import (
 
 // The shipped lock programs of the services beyond Redis.
 var (
-	etcdPy        = "/usr/bin/python3 " + programPath("etcd-lease.py")
-	etcdPyNoOwner = etcdPy + " --no-owner-check"
-	pgAdvisoryPy  = "/usr/bin/python3 " + programPath("pg-advisory.py")
+	etcdPy       = "/usr/bin/python3 " + programPath("etcd-lease.py")
+	etcdPyHerd   = etcdPy + " --herd"
+	pgAdvisoryPy = "/usr/bin/python3 " + programPath("pg-advisory.py")
 )
 
 // needPython skips, in one line, when /usr/bin/python3 cannot import module.
@@ -132,10 +132,9 @@ func skippable(err error) bool {
 }
 
 // TestExploreFindsAProgramsBug: explore, told only the program and its
-// service, finds the bug of etcd-lease.py --no-owner-check, whose release
-// deletes every key of the lock, the next holder's and the waiters' too:
-// two clients then hold it at once with no fault near them, the program's
-// own failure.
+// service, finds the bug of etcd-lease.py --herd, whose waiters all watch
+// the holder's key and all take the lock when it goes: two clients then
+// hold it at once with no fault near them, the program's own failure.
 func TestExploreFindsAProgramsBug(t *testing.T) {
 	needPython(t, "etcd3", "python3-etcd3")
 	t.Parallel()
@@ -143,22 +142,25 @@ func TestExploreFindsAProgramsBug(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := explore.Run(context.Background(), explore.Config{Lock: "etcd-lease-no-owner-check", New: program.New(etcdPyNoOwner),
-		Topology: cluster.EtcdTopology, Reference: ref.New, Runs: 4, Seed: 1, Parallel: 2, StopAtFirst: true, Dir: t.TempDir()})
+	rep, err := explore.Run(context.Background(), explore.Config{Lock: "etcd-lease-herd", New: program.New(etcdPyHerd),
+		Topology: cluster.EtcdTopology, Reference: ref.New, Runs: 1, Seed: 1, Parallel: 2, Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rep.FirstOwnS == nil {
 		t.Fatalf("no failure of the program's own in %d runs (inherent %d, untold %d, unknown %d, quiet %d)", rep.Runs, rep.Inherent, rep.Untold, rep.Unknown, rep.Quiet)
 	}
-	b := rep.Bugs[0]
-	t.Logf("found after %.1f s and %d runs: %s (%s)", *rep.FirstOwnS, rep.Runs, b.Signature, rep.First.Plan)
-	for _, c := range b.Found.Checks {
-		if c.Checker == check.CheckLock && c.Verdict == check.Illegal && c.Kind == check.Own {
-			return
+	// A Python program's handover may be slow on a loaded machine, its own
+	// too; the herd's bug is the lock's.
+	for _, b := range rep.Bugs {
+		t.Logf("found after %.1f s: %s (%s)", *rep.FirstOwnS, b.Signature, rep.First.Plan)
+		for _, c := range b.Found.Checks {
+			if c.Checker == check.CheckLock && c.Verdict == check.Illegal && c.Kind == check.Own {
+				return
+			}
 		}
 	}
-	t.Errorf("the bug found, %q (%v), is no own illegal lock", b.Signature, b.Found.Checks)
+	t.Errorf("no bug found is an own illegal lock: %+v", rep.Bugs)
 }
 
 // TestProgramQuietFault: a drawn fault at the lock's own requests, which no
