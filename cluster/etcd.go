@@ -32,6 +32,13 @@ const EtcdKeyPrefix = "/locklab/"
 // one transaction.
 const EtcdStockKey = "/locklab-inventory/stock"
 
+// EtcdLease is the lease an etcd lock asks for when its lease is to last
+// ttl: ttl rounded up to whole seconds, the unit of etcd's leases, and one
+// second at least.
+func EtcdLease(ttl time.Duration) time.Duration {
+	return max(time.Second, (ttl+time.Second-1)/time.Second*time.Second)
+}
+
 // ErrNoEtcd means a run on the etcd topology could not start etcd: no
 // binary (local.EtcdPath), or a backend without etcd. A suite skips such a
 // run, as one that lacks redis-server.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -22,7 +23,8 @@ type Set struct {
 	acting   int                    // failpoint actions under way
 	reached  map[string]map[int]int // hits per failpoint name and client, armed or not
 	spoiled  string                 // why the run did not happen as written (Spoil)
-	gaveUp   map[int]bool           // required failpoints no program can reach: not awaited
+	gaveUp   map[int]bool           // failpoints at commands no program can reach: not awaited
+	unreach  string                 // why they cannot (GiveUpCommands)
 	changed  chan struct{}          // closed and replaced at every hit
 	inflight Inflight               // the clients' commands naming the lock key, on their way
 
@@ -65,7 +67,7 @@ func (f *Set) Unfired() []string {
 		line := fmt.Sprintf("failpoint %s never fired (%s): ", fp.Name, fp)
 		switch {
 		case f.gaveUp[i]:
-			line += "the lock is a program on the replicated topology: Sentinel hands it the nodes' own addresses, past locklab's relay, so no fault can strike its commands"
+			line += f.unreach
 		case len(f.reached[fp.Name]) == 0 && IsCommandPoint(fp.Name):
 			line += "no client ever got there: the lock never sent such a command"
 		case len(f.reached[fp.Name]) == 0:
@@ -296,26 +298,53 @@ func (f *Set) SpoiledBy() []string {
 }
 
 // GiveUpCommands gives up on the failpoints at the lock's own commands,
-// which the commands of a program without a relay never reach (on the
-// replicated topology Sentinel hands it the nodes' own addresses), so that
-// the run does not wait for them; Unfired still names them.
-func (f *Set) GiveUpCommands() {
+// which the requests of a program without a relay never reach (why says
+// why), so that the run does not wait for them; Unfired still names the
+// required ones, and Quiet the drawn ones.
+func (f *Set) GiveUpCommands(why string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.gaveUp != nil {
 		return
 	}
-	f.gaveUp = map[int]bool{}
+	f.gaveUp, f.unreach = map[int]bool{}, why
 	for i, fp := range f.armed {
 		// The critical section's commands are the workload's, sent by locklab.
-		if fp.Optional || !IsCommandPoint(fp.Name) || strings.Contains(fp.Name, string(PhaseSection)) || f.hits[i] > fp.Skip {
+		if !IsCommandPoint(fp.Name) || strings.Contains(fp.Name, string(PhaseSection)) || f.hits[i] > fp.Skip {
 			continue
 		}
 		f.gaveUp[i] = true
+		if fp.Optional {
+			continue
+		}
 		if f.toFire--; f.toFire == 0 {
 			close(f.allFired)
 		}
 	}
+}
+
+// Quiet says, one line each, why a drawn (optional) failpoint at the lock's
+// own commands never struck: the lock is a program whose requests no relay
+// reads (GiveUpCommands). Its run's verdicts stand, but they say nothing
+// about that fault.
+func (f *Set) Quiet() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var lines []string
+	for i, fp := range f.armed {
+		if !fp.Optional || !f.gaveUp[i] || f.hits[i] > fp.Skip {
+			continue
+		}
+		what := fp.Action.String()
+		if fp.Action.Kind == ActionFault {
+			what = fp.Action.Fault.String()
+		}
+		line := fmt.Sprintf("quiet (%s, at %s, %s): %s", what, fp.Name, who(fp.Client), f.unreach)
+		if !slices.Contains(lines, line) {
+			lines = append(lines, line)
+		}
+	}
+	return lines
 }
 
 // AddHold registers end, which ends a HoldConn of client when it next

@@ -41,13 +41,19 @@ func (f KillConnection) Inject(ctx context.Context, env *Env) (network.Heal, err
 	if db == nil {
 		return nil, fmt.Errorf("%s needs an SQL topology, not %s", f, env.Cluster.Topology())
 	}
+	ids := c.SQLConnections()
 	if c.Program() {
 		// A lock program dials its own connections, whose ids the harness
-		// never learns.
-		c.Spoil(fmt.Sprintf("%s cannot find the connections of a lock program", f))
-		return once(func() error { return nil }), nil
+		// never learns: the server knows them by the ports its links dial
+		// from.
+		if ids, err = programConnections(ctx, env, f.Client); err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		if len(ids) == 0 {
+			c.Spoil(fmt.Sprintf("%s found no connection of the lock program open through its links", f))
+		}
 	}
-	for _, id := range c.SQLConnections() {
+	for _, id := range ids {
 		// PostgreSQL answers false for a connection gone already.
 		_, err := db.Admin().ExecContext(ctx, env.Cluster.SQLDialect().KillConnection(id))
 		if me := (*mysql.MySQLError)(nil); errors.As(err, &me) && me.Number == errUnknownThread {

@@ -141,6 +141,7 @@ func newClient(ctx context.Context, cfg clientConfig) *Client {
 	}
 	if len(cfg.etcd) > 0 {
 		c.etcd = c.openEtcd(cfg.etcd, cfg.timeout)
+		c.endpoints = Endpoints{Etcd: cfg.etcd}
 	}
 	return c
 }

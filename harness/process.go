@@ -47,7 +47,7 @@ func (c *Client) Attach(p Process) {
 	skew := time.Duration(c.skew.Load())
 	c.mu.Unlock()
 	if !p.Relayed() {
-		c.points.GiveUpCommands()
+		c.points.GiveUpCommands(c.endpoints.Unrelayed())
 	}
 	if c.crashed.Load() {
 		c.spoilf("client %d's process was attached after the client crashed; it was killed", c.id)
@@ -92,8 +92,8 @@ func (c *Client) Timeout() time.Duration { return c.timeout }
 
 // Endpoints are the addresses a client dials, each through this client's
 // own network links where it has them; a lock program gets them in its
-// environment. Exactly one of Redis, Sentinels, Nodes, MySQL and Postgres
-// is set, by topology.
+// environment. Exactly one of Redis, Sentinels, Nodes, MySQL, Postgres and
+// Etcd is set, by topology.
 type Endpoints struct {
 	Redis     string   // the master of the single topology
 	Sentinels []string // the Sentinels of the replicated topology
@@ -102,7 +102,8 @@ type Endpoints struct {
 	// MySQL is the lock table's server of the mariadb topology, as a URL
 	// most languages' clients take: mysql://USER[:PASSWORD]@HOST:PORT/locklab.
 	MySQL    string
-	Postgres string // a postgres:// URL of the lock table's server (postgres topology)
+	Postgres string   // a postgres:// URL of the lock table's server (postgres topology)
+	Etcd     []string // host:port of each etcd member (etcd topology)
 }
 
 // Endpoints are the addresses this client dials.
@@ -161,6 +162,12 @@ func NewRelay(c *Client) *Relay { return &Relay{c: c} }
 // CLIENT …, SELECT, READONLY) and PING, which client libraries send as a
 // health check and go-redis never sends on its own, count in no phase.
 func (r *Relay) Command(node int, args []string, send func() (reply any, err error)) error {
+	setup := len(args) == 0 || rediscmd.SetupCommand(args[0]) || strings.EqualFold(args[0], "ping")
+	return r.command(node, args, setup, send)
+}
+
+// command is Command; setup says the command counts in no phase.
+func (r *Relay) command(node int, args []string, setup bool, send func() (reply any, err error)) error {
 	c := r.c
 	var reply any
 	var replyErr error
@@ -180,7 +187,7 @@ func (r *Relay) Command(node int, args []string, send func() (reply any, err err
 		}
 		return replyErr
 	}
-	if len(args) == 0 || rediscmd.SetupCommand(args[0]) || strings.EqualFold(args[0], "ping") || r.warming.Load() {
+	if setup || len(args) == 0 || r.warming.Load() {
 		return sendOnce()
 	}
 	cmd := sentCommand{args: args, reply: func() (any, error) { return reply, replyErr }}

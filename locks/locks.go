@@ -141,13 +141,14 @@ func All() []Lock {
 }
 
 // Lookup finds a lock by name. A name exec:COMMAND is the lock program
-// run by COMMAND (package program), on any topology, single first.
+// run by COMMAND (package program), on any topology, single first: a
+// program names nothing, so the user says which service it is for.
 func Lookup(name string) (Lock, error) {
 	if command, ok := strings.CutPrefix(name, program.Prefix); ok {
 		if err := program.Check(command); err != nil {
 			return Lock{}, err
 		}
-		return Lock{Name: programName(command), Topologies: []cluster.Topology{cluster.Single, cluster.Replicated, cluster.Redlock, cluster.MariaDBTopology, cluster.PostgresTopology},
+		return Lock{Name: programName(command), Topologies: cluster.Topologies(),
 			New: program.New(command), About: "The lock program `" + command + "`, spoken to over locklab's line protocol."}, nil
 	}
 	for _, l := range All() {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,16 +63,22 @@ func start(c *harness.Client, command string) (*process, error) {
 		return nil, err
 	}
 	p.dir = dir
-	// On replicated, Sentinel hands the program the nodes' own addresses,
-	// which no relay stands in front of: that program is not relayed. The
-	// relay speaks Redis: a program on an SQL topology dials the client's
-	// link to the server itself.
-	if e := c.Endpoints(); len(e.Sentinels) == 0 && e.MySQL == "" && e.Postgres == "" {
+	// The relay reads Redis's protocol, on single and redlock; elsewhere
+	// the program dials the client's links itself, and Unrelayed says why.
+	if e := c.Endpoints(); e.Unrelayed() == "" {
 		upstream := e.Nodes
 		if len(upstream) == 0 {
 			upstream = []string{e.Redis}
 		}
-		if p.relay, err = listen(c, upstream); err != nil {
+		if e.Postgres != "" {
+			u, err := url.Parse(e.Postgres)
+			if err != nil {
+				dir.Remove()
+				return nil, fmt.Errorf("the server's URL: %w", err)
+			}
+			upstream = []string{u.Host}
+		}
+		if p.relay, err = listen(c, upstream, e.Postgres != ""); err != nil {
 			dir.Remove()
 			return nil, err
 		}
@@ -142,7 +149,10 @@ func environment(c *harness.Client, r *relay) []string {
 	e := c.Endpoints()
 	if r != nil {
 		addrs := r.addrs()
-		if len(e.Nodes) > 0 {
+		if u, err := url.Parse(e.Postgres); e.Postgres != "" && err == nil {
+			u.Host = addrs[0]
+			e.Postgres = u.String()
+		} else if len(e.Nodes) > 0 {
 			e.Nodes = addrs
 		} else {
 			e.Redis = addrs[0]
@@ -162,6 +172,9 @@ func environment(c *harness.Client, r *relay) []string {
 		env = append(env, EnvNodes+"="+strings.Join(e.Nodes, ","))
 	case e.Postgres != "":
 		env = append(env, EnvPostgres+"="+e.Postgres)
+	case len(e.Etcd) > 0:
+		env = append(env, EnvEtcd+"="+strings.Join(e.Etcd, ","),
+			EnvSession+"="+strconv.FormatInt(cluster.EtcdLease(c.TTL()).Milliseconds(), 10))
 	default:
 		env = append(env, EnvRedis+"="+e.Redis)
 	}

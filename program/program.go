@@ -4,7 +4,8 @@
 // (LOCKLAB_REDIS on single; LOCKLAB_SENTINELS and LOCKLAB_MASTER on
 // replicated; LOCKLAB_NODES on redlock; LOCKLAB_MYSQL on mariadb and
 // LOCKLAB_POSTGRES on postgres, whose lock table is cluster.LockTable;
-// plus LOCKLAB_TTL_MS, LOCKLAB_TIMEOUT_MS and LOCKLAB_CLIENT), and asks:
+// LOCKLAB_ETCD and LOCKLAB_SESSION_MS on etcd; plus LOCKLAB_TTL_MS,
+// LOCKLAB_TIMEOUT_MS and LOCKLAB_CLIENT), and asks:
 //
 //	acquire KEY   →  ok [TOKEN] | refused | error TEXT
 //	release KEY   →  ok | not-held | error TEXT
@@ -17,9 +18,11 @@
 // On single and redlock, the addresses the program gets are those of its
 // relay, which forwards each connection to the client's own link to the
 // node and runs each command through the failpoints armed on the lock's own
-// commands (harness.Relay), as for a go-redis lock. On replicated, Sentinel
-// hands the program the nodes' own addresses, past any relay, so faults at
-// its commands cannot strike it and such a run is unknown.
+// commands (harness.Relay), as for a go-redis lock. Elsewhere no relay reads
+// the program's requests (harness.Endpoints.Unrelayed says why: Sentinel's
+// real addresses on replicated; SQL and etcd's gRPC, which the relay does
+// not speak), so a scenario that strikes them is unknown for a program, and
+// a fault explore drew there is reported quiet, with that reason.
 //
 // The process is the client (harness.Process): its crash is a SIGKILL of
 // its process group, its stop-the-world pause is SIGSTOP then SIGCONT, its
@@ -55,6 +58,13 @@ const (
 	EnvClient    = "LOCKLAB_CLIENT"     // the client's number, from 0
 
 	EnvPostgres = "LOCKLAB_POSTGRES" // postgres:// URL of the lock table's server (postgres)
+	EnvEtcd     = "LOCKLAB_ETCD"     // host:port of each etcd member, comma-separated (etcd)
+	// EnvSession is the lease or session timeout the service grants for
+	// LOCKLAB_TTL_MS, in its own unit (etcd: whole seconds, one at least),
+	// which the program asks for: the lease the Go locks of that service
+	// hold, so that its faults are timed against the same lease. Set on
+	// the services whose locks hold a session (etcd; ZooKeeper next).
+	EnvSession = "LOCKLAB_SESSION_MS"
 )
 
 // Prefix starts a lock name that is a program: exec:COMMAND.

@@ -26,6 +26,7 @@ import (
 // a timeout and never a reply out of step.
 type relay struct {
 	cmds      *harness.Relay
+	pg        bool          // it relays PostgreSQL (relay_pg.go), not Redis
 	timeout   time.Duration // dial timeout to the link
 	listeners []net.Listener
 
@@ -37,8 +38,8 @@ type relay struct {
 
 // listen starts a relay for client c with one listener per address of
 // upstream, each forwarding there.
-func listen(c *harness.Client, upstream []string) (*relay, error) {
-	r := &relay{cmds: harness.NewRelay(c), timeout: c.Timeout(), conns: map[net.Conn]struct{}{}}
+func listen(c *harness.Client, upstream []string, pg bool) (*relay, error) {
+	r := &relay{cmds: harness.NewRelay(c), pg: pg, timeout: c.Timeout(), conns: map[net.Conn]struct{}{}}
 	for node, up := range upstream {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -77,6 +78,10 @@ func (r *relay) accept(ln net.Listener, up string, node int) {
 		go func() {
 			defer r.wg.Done()
 			defer r.untrack(down)
+			if r.pg {
+				r.servePG(down, up)
+				return
+			}
 			r.serve(down, up, node)
 		}()
 	}

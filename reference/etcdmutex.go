@@ -37,10 +37,10 @@ func NewEtcdMutexGuarded(c *harness.Client) harness.Locker {
 	return &EtcdMutex{c: c, guarded: true}
 }
 
-// ttlSeconds is the lease TTL etcd is asked for: the client's TTL rounded
-// up to whole seconds, the unit of etcd's leases.
+// ttlSeconds is the lease TTL etcd is asked for, in seconds
+// (cluster.EtcdLease).
 func (l *EtcdMutex) ttlSeconds() int {
-	return max(1, int((l.c.TTL()+time.Second-1)/time.Second))
+	return int(cluster.EtcdLease(l.c.TTL()) / time.Second)
 }
 
 // Acquire grants a lease, keeps it alive in a session and locks the mutex,

@@ -281,6 +281,9 @@ func (r *run) execute(ctx context.Context, newLocker harness.NewLocker) error {
 	r.probe(runCtx, probe, newLocker, bound, end)
 	end.NotExercised = append(end.NotExercised, r.points.SpoiledBy()...)
 	end.Unmet = r.points.Unmet(func(client int) string { return refusals(r.h.Ops(), client) })
+	// A drawn fault at a program's requests that no relay reads: said so,
+	// never passed over as if it had struck.
+	end.Unmet = append(end.Unmet, r.points.Quiet()...)
 	if err := r.readEnd(ctx, end); err != nil {
 		return err
 	}

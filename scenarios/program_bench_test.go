@@ -15,21 +15,35 @@ import (
 
 // BenchmarkProgramStart is what a lock program costs a client: start the
 // process and take and give back the lock once, against the same first
-// cycle of the token lock in Go.
+// cycle of the Go lock of its design, per service.
 func BenchmarkProgramStart(b *testing.B) {
-	token, _ := locks.Lookup("token")
+	goLock := func(name string) func(testing.TB) harness.NewLocker {
+		l, _ := locks.Lookup(name)
+		return func(testing.TB) harness.NewLocker { return l.New }
+	}
 	for _, tc := range []struct {
-		name string
-		new  func(testing.TB) harness.NewLocker
+		name     string
+		topology cluster.Topology
+		new      func(testing.TB) harness.NewLocker
 	}{
-		{"token-go", func(testing.TB) harness.NewLocker { return token.New }},
-		{"redis-py", func(t testing.TB) harness.NewLocker { needRedisPy(t); return program.New(redisPy) }},
-		{"seed004-php", func(t testing.TB) harness.NewLocker { needPHP(t); return program.New(seed004PHP) }},
+		{"token-go", cluster.Single, goLock("token")},
+		{"redis-py", cluster.Single, func(t testing.TB) harness.NewLocker { needRedisPy(t); return program.New(redisPy) }},
+		{"seed004-php", cluster.Single, func(t testing.TB) harness.NewLocker { needPHP(t); return program.New(seed004PHP) }},
+		{"etcd-mutex-go", cluster.EtcdTopology, goLock("etcd-mutex")},
+		{"etcd-lease-py", cluster.EtcdTopology, func(t testing.TB) harness.NewLocker {
+			needPython(t, "etcd3", "python3-etcd3")
+			return program.New(etcdPy)
+		}},
+		{"advisory-pinned-go", cluster.PostgresTopology, goLock("advisory-pinned")},
+		{"pg-advisory-py", cluster.PostgresTopology, func(t testing.TB) harness.NewLocker {
+			needPython(t, "psycopg2", "python3-psycopg2")
+			return program.New(pgAdvisoryPy)
+		}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			newLocker := tc.new(b)
 			ctx := context.Background()
-			cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.Single, Backend: local.Local{}})
+			cl, err := cluster.Start(ctx, cluster.Config{Topology: tc.topology, Backend: local.Local{}})
 			if err != nil {
 				b.Fatal(err)
 			}

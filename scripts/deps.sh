@@ -4,8 +4,8 @@
 # PostgreSQL for the postgres topology, and etcd for the etcd topology. As root
 # with apt-get it also
 # installs what some tests use, which skip without it: Chromium (the report's
-# browser test), php-cli with php-redis and python3-redis (the program locks), and
-# faketime (their real clock skew).
+# browser test), php-cli with php-redis, python3-redis, python3-etcd3 and
+# python3-psycopg2 (the program locks), and faketime (their real clock skew).
 # Idempotent: does nothing when everything is there.
 set -euo pipefail
 
@@ -70,6 +70,8 @@ optional() {
 	command -v php >/dev/null 2>&1 || printf ' php-cli'
 	{ command -v php >/dev/null 2>&1 && php -m 2>/dev/null | grep -qx redis; } || printf ' php-redis'
 	{ [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import redis' >/dev/null 2>&1; } || printf ' python3-redis'
+	{ [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import etcd3' >/dev/null 2>&1; } || printf ' python3-etcd3 python3-grpcio'
+	{ [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import psycopg2' >/dev/null 2>&1; } || printf ' python3-psycopg2'
 	[ -e /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 ] || [ -n "$(find /usr/lib -name libfaketime.so.1 -print -quit 2>/dev/null)" ] || printf ' faketime'
 }
 

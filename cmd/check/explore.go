@@ -26,6 +26,7 @@ type exploreFlags struct {
 	fs          *flag.FlagSet
 	lock        *string
 	topology    *string
+	service     *string
 	time        *time.Duration
 	runs        *int
 	seed        *int64
@@ -48,7 +49,8 @@ func newExploreFlags() exploreFlags {
 	return exploreFlags{
 		fs:          fs,
 		lock:        fs.String("lock", "", "the lock to explore (see check list; exec:'COMMAND' for a lock program); required"),
-		topology:    fs.String("topology", "", "single, replicated, redlock or mariadb (default: the lock's first)"),
+		topology:    fs.String("topology", "", topologyNames()+" (default: the lock's first)"),
+		service:     fs.String("service", "", "explore on this lock service's first topology the lock runs on ("+serviceList()+"), drawing every fault it supports"),
 		time:        fs.Duration("time", 0, "explore for this long (default 2m)"),
 		runs:        fs.Int("runs", 0, "explore this many runs instead of for a time"),
 		seed:        fs.Int64("seed", 0, "draws every run's seed (default: from the clock, printed)"),
@@ -69,8 +71,8 @@ func newExploreFlags() exploreFlags {
 
 // exploreUsage prints how to call check explore.
 func exploreUsage(w io.Writer) {
-	fmt.Fprint(w, `usage: check explore -lock NAME [-topology T] [-time D | -runs N] [-seed S] [-faults KINDS] [-stop-at-first | -stop-after N] [-json] [-out DIR] [-backend local|docker] [-parallel N] [-shard I/N]
-       check explore -lock NAME [-topology T] [-faults KINDS] -replay SEED[:i,j]
+	fmt.Fprint(w, `usage: check explore -lock NAME [-topology T | -service S] [-time D | -runs N] [-seed S] [-faults KINDS] [-stop-at-first | -stop-after N] [-json] [-out DIR] [-backend local|docker] [-parallel N] [-shard I/N]
+       check explore -lock NAME [-topology T | -service S] [-faults KINDS] -replay SEED[:i,j]
        check merge [-out DIR] [-json] DIR...
 
 Runs the lock again and again, each run a few seconds under faults drawn at
@@ -230,7 +232,7 @@ func exploreFlagConflict(f exploreFlags, given map[string]bool) error {
 // exploreConfig is the exploration the flags ask for, once the lock, its
 // topology, the fault space, the backend and any replay are known good.
 func exploreConfig(f exploreFlags, given map[string]bool) (explore.Config, error) {
-	l, ts, err := lockTopologies(*f.lock, *f.topology, *f.topology != "")
+	l, ts, err := lockOn(*f.lock, where{topology: *f.topology, service: *f.service, topologyGiven: *f.topology != "", serviceGiven: given["service"]})
 	if err != nil {
 		return explore.Config{}, err
 	}

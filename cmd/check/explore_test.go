@@ -22,6 +22,7 @@ func TestExploreUsageErrors(t *testing.T) {
 		{"unknown lock", []string{"-lock", "nope", "-out", out}, `unknown lock "nope"`},
 		{"unsupported topology", []string{"-lock", "del-release", "-topology", "redlock", "-out", out}, `lock del-release runs on single, not on topology "redlock"`},
 		{"unknown topology", []string{"-lock", "token", "-topology", "ring", "-out", out}, `not on topology "ring"`},
+		{"unknown service", []string{"-lock", "token", "-service", "ring", "-out", out}, `unknown service "ring"`},
 		{"time and runs", []string{"-lock", "token", "-time", "1m", "-runs", "3", "-out", out}, "give -time or -runs, not both"},
 		{"zero runs", []string{"-lock", "token", "-runs", "0", "-out", out}, "-runs must be positive"},
 		{"negative time", []string{"-lock", "token", "-time", "-1s", "-out", out}, "-time must be positive"},

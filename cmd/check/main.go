@@ -8,9 +8,9 @@
 // Usage:
 //
 //	check [-pitfall ID|NAME[,ID|NAME…]] [-seed N] [-out DIR] [-duration D] [-json] [-backend local|docker]
-//	check -lock NAME [-topology T] [-seed N] [-out DIR] [-duration D] [-json] [-backend local|docker]
+//	check -lock NAME [-topology T | -service S] [-seed N] [-out DIR] [-duration D] [-json] [-backend local|docker]
 //	check list
-//	check explore -lock NAME [-topology T] [-time D | -runs N] [-seed S] [-stop-at-first] [-replay SEED] [-json] [-out DIR] [-backend local|docker]
+//	check explore -lock NAME [-topology T | -service S] [-time D | -runs N] [-seed S] [-stop-at-first] [-replay SEED] [-json] [-out DIR] [-backend local|docker]
 //	check verify DIR
 //	check workshop [-from DIR] [-out DIR] [-quiz [-answers]]
 //	check -lock NAME -grade PITFALL [-seed N] [-out DIR]
@@ -222,6 +222,7 @@ type flags struct {
 	only     *string
 	lock     *string
 	topology *string
+	service  *string
 	seed     *int64
 	out      *string
 	duration *time.Duration
@@ -240,7 +241,8 @@ func newFlags() flags {
 		fs:       fs,
 		only:     fs.String("pitfall", "", "run only these pitfalls: IDs or names, comma-separated (default: all)"),
 		lock:     fs.String("lock", "", "run this lock (see check list; exec:'COMMAND' for a lock program) through every scenario of its topologies, instead of the catalogue"),
-		topology: fs.String("topology", "", "with -lock: only this topology's scenarios (single, replicated, redlock or mariadb)"),
+		topology: fs.String("topology", "", "with -lock: only this topology's scenarios ("+topologyNames()+")"),
+		service:  fs.String("service", "", serviceUsage()),
 		seed:     fs.Int64("seed", 1, "seed of the clients' retry jitter"),
 		out:      fs.String("out", "locklab-report", "report folder; made when missing, locked while check runs"),
 		duration: fs.Duration("duration", 0, "how long each workload runs (0: the scenario's own)"),
@@ -315,10 +317,11 @@ func parse(args []string, stdout io.Writer) (config, error) {
 	switch {
 	case given["lock"] && given["pitfall"]:
 		return config{}, errors.New("give -lock or -pitfall, not both")
-	case given["topology"] && !given["lock"]:
-		return config{}, errors.New("-topology goes with -lock (the catalogue runs every topology)")
+	case (given["topology"] || given["service"]) && !given["lock"]:
+		return config{}, errors.New("-topology and -service go with -lock (the catalogue runs every topology)")
 	case given["lock"]:
-		if cfg.lock, cfg.topologies, err = lockTopologies(*f.lock, *f.topology, given["topology"]); err != nil {
+		w := where{topology: *f.topology, service: *f.service, topologyGiven: given["topology"], serviceGiven: given["service"]}
+		if cfg.lock, cfg.topologies, err = lockOn(*f.lock, w); err != nil {
 			return config{}, err
 		}
 	case !given["pitfall"]:

@@ -50,7 +50,11 @@ func TestUsageErrors(t *testing.T) {
 		{"empty lock", []string{"-lock", " "}, "-lock names no lock"},
 		{"topology the lock lacks", []string{"-lock", "redsync", "-topology", "replicated"}, `lock redsync runs on single and redlock, not on topology "replicated"`},
 		{"unknown topology", []string{"-lock", "redislock", "-topology", "ring"}, `not on topology "ring"`},
-		{"topology without lock", []string{"-topology", "single"}, "-topology goes with -lock"},
+		{"topology without lock", []string{"-topology", "single"}, "-topology and -service go with -lock"},
+		{"service without lock", []string{"-service", "etcd"}, "-topology and -service go with -lock"},
+		{"unknown service", []string{"-lock", "redsync", "-service", "nope"}, `unknown service "nope"; the services are redis, mariadb, postgres, etcd`},
+		{"service the lock lacks", []string{"-lock", "redsync", "-service", "etcd"}, "lock redsync runs on single and redlock, not on service etcd (etcd)"},
+		{"service and topology", []string{"-lock", "redsync", "-service", "redis", "-topology", "single"}, "give -service or -topology, not both"},
 		{"duration too short for a lock's scenario", []string{"-lock", "redislock", "-topology", "replicated", "-duration", "1s"}, "too short for scenario failover"},
 	}
 	for _, tt := range tests {

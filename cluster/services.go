@@ -1,0 +1,54 @@
+package cluster
+
+import (
+	"slices"
+	"strings"
+)
+
+// order is the order topologies are listed in: Redis's first, as
+// everywhere else. A topology missing here is listed after them, by name.
+var order = []Topology{Single, Replicated, Redlock, MariaDBTopology, PostgresTopology, EtcdTopology}
+
+// Topologies lists every topology, in order.
+func Topologies() []Topology {
+	ts := make([]Topology, 0, len(topologies))
+	for t := range topologies {
+		ts = append(ts, t)
+	}
+	slices.SortFunc(ts, func(a, b Topology) int {
+		ia, ib := slices.Index(order, a), slices.Index(order, b)
+		switch {
+		case ia >= 0 && ib >= 0:
+			return ia - ib
+		case ia >= 0:
+			return -1
+		case ib >= 0:
+			return 1
+		}
+		return strings.Compare(string(a), string(b))
+	})
+	return ts
+}
+
+// Services lists every lock service, in the order of their first topology.
+func Services() []Service {
+	var ss []Service
+	for _, t := range Topologies() {
+		if s := t.Service(); !slices.Contains(ss, s) {
+			ss = append(ss, s)
+		}
+	}
+	return ss
+}
+
+// TopologiesOf lists the topologies that deploy service s, in order; none
+// when s names no service.
+func TopologiesOf(s Service) []Topology {
+	var ts []Topology
+	for _, t := range Topologies() {
+		if t.Service() == s {
+			ts = append(ts, t)
+		}
+	}
+	return ts
+}

@@ -1,0 +1,63 @@
+package program
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/local"
+	"github.com/locklab/locklab/failpoint"
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/history"
+)
+
+// TestEtcdEnvironment: on the etcd topology a lock program gets
+// LOCKLAB_ETCD, each member through its client's own link, and the lease
+// to ask for in LOCKLAB_SESSION_MS (whole seconds); no Redis address, and
+// no relay, whose absence Unrelayed explains.
+func TestEtcdEnvironment(t *testing.T) {
+	ctx := context.Background()
+	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.EtcdTopology, Backend: local.Local{}})
+	if errors.Is(err, cluster.ErrNoEtcd) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	h, _ := history.New("")
+	c, links, err := harness.Join(ctx, cl, harness.ClientOptions{ID: 1, TTL: 300 * time.Millisecond, Timeout: time.Second}, h, failpoint.NewSet(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	env := map[string]string{}
+	for _, kv := range environment(c, nil) {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	for _, k := range []string{EnvRedis, EnvNodes, EnvSentinels, EnvMySQL, EnvPostgres} {
+		if v, ok := env[k]; ok {
+			t.Errorf("%s=%s on etcd", k, v)
+		}
+	}
+	var want []string
+	for i, l := range links {
+		want = append(want, l.Addr())
+		if l.Upstream() != cl.EtcdCluster().Endpoints()[i] {
+			t.Errorf("link %d goes to %s, not member %s", i, l.Upstream(), cl.EtcdCluster().Endpoints()[i])
+		}
+	}
+	if got := env[EnvEtcd]; got != strings.Join(want, ",") || len(want) != cluster.EtcdMembers {
+		t.Errorf("%s=%q, want the client's links %q", EnvEtcd, got, want)
+	}
+	if env[EnvSession] != "1000" || env[EnvTTL] != "300" || env[EnvClient] != "1" {
+		t.Errorf("environment %v", env)
+	}
+	if why := c.Endpoints().Unrelayed(); !strings.Contains(why, "gRPC") {
+		t.Errorf("Unrelayed: %q, want why no relay reads etcd's requests", why)
+	}
+}
