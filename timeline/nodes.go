@@ -1,6 +1,7 @@
 package timeline
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -107,14 +108,14 @@ func orderedReplies(ops []history.Op, probe map[int]bool) []reply {
 	}
 	// Roles are told in the order of the calls: a script's depends on what
 	// the same acquire sent that node before.
-	slices.SortStableFunc(replies, func(a, b reply) int { return compare(a.Call, b.Call) })
+	slices.SortStableFunc(replies, func(a, b reply) int { return cmp.Compare(a.Call, b.Call) })
 	assignRoles(replies, ops)
 	// A node runs each command at some moment between its call and its
 	// reply, and concurrent clients' commands interleave there. A take is
 	// read at its reply and a release or renewal at its call, so that a
 	// release that may have run before another client's take is read
 	// first: the take then does not look like the node losing the key.
-	slices.SortStableFunc(replies, func(a, b reply) int { return compare(a.at(), b.at()) })
+	slices.SortStableFunc(replies, func(a, b reply) int { return cmp.Compare(a.at(), b.at()) })
 	return replies
 }
 
@@ -229,7 +230,7 @@ func (k *keeping) finish() {
 	}
 	for _, hs := range k.holds {
 		slices.SortFunc(hs, func(a, b nodeHold) int {
-			if c := compare(a.from, b.from); c != 0 {
+			if c := cmp.Compare(a.from, b.from); c != 0 {
 				return c
 			}
 			return a.client - b.client
@@ -261,7 +262,7 @@ func nodeLosses(ops []history.Op) []loss {
 			ls = append(ls, loss{node: n, at: op.Call, label: op.Fault})
 		}
 	}
-	slices.SortStableFunc(ls, func(a, b loss) int { return compare(a.at, b.at) })
+	slices.SortStableFunc(ls, func(a, b loss) int { return cmp.Compare(a.at, b.at) })
 	return ls
 }
 
@@ -293,12 +294,12 @@ func assignRoles(replies []reply, ops []history.Op) {
 	}
 	last := history.Last(ops)
 	for _, as := range acquires {
-		slices.SortStableFunc(as, func(a, b history.Op) int { return compare(a.Call, b.Call) })
+		slices.SortStableFunc(as, func(a, b history.Op) int { return cmp.Compare(a.Call, b.Call) })
 	}
 	// within is the index of the acquire of client whose span holds t, or -1.
 	within := func(client int, t time.Duration) int {
 		as := acquires[client]
-		i, _ := slices.BinarySearchFunc(as, t, func(a history.Op, t time.Duration) int { return compare(a.Call, t+1) })
+		i, _ := slices.BinarySearchFunc(as, t, func(a history.Op, t time.Duration) int { return cmp.Compare(a.Call, t+1) })
 		if i--; i >= 0 && history.Returned(as[i], last) >= t {
 			return i
 		}

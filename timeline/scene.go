@@ -7,6 +7,7 @@
 package timeline
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"slices"
@@ -181,7 +182,7 @@ func (s *scene) findViolations(ops []history.Op) {
 // token it had accepted before.
 func firstRefusal(sections []history.Op) *refusal {
 	byReturn := slices.Clone(sections)
-	slices.SortFunc(byReturn, func(a, b history.Op) int { return compare(a.Return, b.Return) })
+	slices.SortFunc(byReturn, func(a, b history.Op) int { return cmp.Compare(a.Return, b.Return) })
 	var newest uint64
 	for _, op := range byReturn {
 		switch op.Result {
@@ -289,16 +290,6 @@ func laneRank(lane string) int {
 	}
 	n, _ := strconv.Atoi(strings.TrimPrefix(lane, "node "))
 	return n
-}
-
-func compare(a, b time.Duration) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // shortLabel is a fault's label up to its first parenthesis: what it did,

@@ -1,6 +1,7 @@
 package timeline
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -90,7 +91,7 @@ func (s *scene) story() []Event {
 		ev = append(ev, Event{At: r.section.Return, Client: r.section.Client, Step: StepWrite, Lesson: true, priority: 9,
 			Text: fmt.Sprintf("client %d writes with token %d: the resource refuses it, it saw token %d", r.section.Client, r.section.Token, r.newer)})
 	}
-	slices.SortStableFunc(ev, func(a, b Event) int { return compare(a.At, b.At) })
+	slices.SortStableFunc(ev, func(a, b Event) int { return cmp.Compare(a.At, b.At) })
 	for len(ev) > MaxEvents {
 		drop := 0
 		for i, e := range ev {
@@ -199,7 +200,7 @@ func (s *scene) faultsDuring(client int, from, to time.Duration, n int) []Event 
 			}
 		}
 	}
-	slices.SortFunc(ev, func(a, b Event) int { return compare(a.At, b.At) })
+	slices.SortFunc(ev, func(a, b Event) int { return cmp.Compare(a.At, b.At) })
 	if len(ev) > n {
 		ev = ev[len(ev)-n:]
 	}

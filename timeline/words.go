@@ -2,6 +2,7 @@ package timeline
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -36,7 +37,7 @@ func Schedule(ops []history.Op) []string {
 		}
 		return f.Call
 	}
-	slices.SortStableFunc(faults, func(a, b history.Op) int { return compare(when(a), when(b)) })
+	slices.SortStableFunc(faults, func(a, b history.Op) int { return cmp.Compare(when(a), when(b)) })
 	var lines []string
 	for _, f := range faults {
 		at := fmt.Sprintf("%.2f s: ", when(f).Seconds())

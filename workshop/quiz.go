@@ -1,6 +1,7 @@
 package workshop
 
 import (
+	"cmp"
 	"fmt"
 	"html/template"
 	"io"
@@ -112,7 +113,7 @@ func cutQuestion(ops []history.Op, atOverlap bool) (Question, bool) {
 			lockOps = append(lockOps, op)
 		}
 	}
-	slices.SortStableFunc(lockOps, func(a, b history.Op) int { return compareDur(a.Call, b.Call) })
+	slices.SortStableFunc(lockOps, func(a, b history.Op) int { return cmp.Compare(a.Call, b.Call) })
 	start := startOf(ops, lockOps, atOverlap)
 	if start < 0 {
 		return Question{}, false
@@ -143,7 +144,7 @@ func keyed(ops, lockOps []history.Op) (Question, bool) {
 		return Question{}, false
 	}
 	cut = withFaults(ops, cut)
-	slices.SortStableFunc(cut, func(a, b history.Op) int { return compareDur(a.Call, b.Call) })
+	slices.SortStableFunc(cut, func(a, b history.Op) int { return cmp.Compare(a.Call, b.Call) })
 	rebase(cut)
 	lock := check.Run(cut, check.Options{Timeout: 10 * time.Second}).Checks[0]
 	if lock.Verdict != check.OK && lock.Verdict != check.Illegal {
@@ -244,16 +245,6 @@ func rebase(cut []history.Op) {
 		}
 		// The cut ends at its last operation's return: later ones are not in it.
 	}
-}
-
-func compareDur(a, b time.Duration) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func msText(d time.Duration) string {
