@@ -44,6 +44,9 @@ type Client struct {
 	// etcd is the client of the etcd members, through the client's links
 	// (etcd.go).
 	etcd *clientv3.Client
+	// zk is the session with the ZooKeeper servers, through the client's
+	// links (zookeeper.go).
+	zk *zkSession
 
 	ctx    context.Context // ends when the client crashes or the run ends
 	cancel context.CancelFunc
@@ -82,6 +85,7 @@ type clientConfig struct {
 	lockDB    *mysql.Config   // the lock table's server, through this client's link; nil but on the SQL topology
 	lockPG    *pgx.ConnConfig // the same on the postgres topology (see openPG)
 	etcd      []string        // the etcd members, through this client's links; nil but on the etcd topology
+	zookeeper []string        // the ZooKeeper servers, the same on the zookeeper topology
 	// failover builds the Sentinel client of a replicated topology in place
 	// of a plain one to master.
 	failover func(*redis.Options) *redis.Client
@@ -142,6 +146,9 @@ func newClient(ctx context.Context, cfg clientConfig) *Client {
 	}
 	if len(cfg.etcd) > 0 {
 		c.etcd = c.openEtcd(cfg.etcd, cfg.timeout)
+	}
+	if len(cfg.zookeeper) > 0 {
+		c.zk = c.openZooKeeper(cfg.zookeeper, cfg.timeout)
 	}
 	return c
 }
@@ -512,6 +519,9 @@ func (c *Client) closeConns() {
 	}
 	if c.etcd != nil {
 		c.etcd.Close()
+	}
+	if c.zk != nil {
+		c.closeZooKeeper()
 	}
 	for _, n := range c.nodes {
 		n.Close()
