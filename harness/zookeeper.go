@@ -1,8 +1,10 @@
 package harness
 
 import (
+	"context"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -23,10 +25,24 @@ func (c *Client) ZooKeeper() *zk.Conn {
 	return c.zk.conn
 }
 
+// ZooKeeperSilence is how long the client's session has heard nothing
+// from any server, as the client sees it (a paused client hears nothing
+// until it resumes): past the session timeout, the servers may have
+// expired the session, and a holder must count its lock as lost. The
+// servers answer a heartbeat every third of the timeout.
+func (c *Client) ZooKeeperSilence() time.Duration {
+	if c.zk == nil {
+		return 0
+	}
+	return time.Since(c.zk.born) - time.Duration(c.zk.heard.Load())
+}
+
 // zkSession is a client's ZooKeeper session and the sockets it dialed,
 // which a crash closes.
 type zkSession struct {
-	conn *zk.Conn
+	conn  *zk.Conn
+	born  time.Time    // when it was opened, on the monotonic clock
+	heard atomic.Int64 // when a server was last heard, in ns since born
 
 	mu    sync.Mutex
 	socks map[net.Conn]bool
@@ -36,7 +52,7 @@ type zkSession struct {
 // (this client's links to them); zk.Connect dials in the background and
 // fails only on an empty list.
 func (c *Client) openZooKeeper(servers []string, timeout time.Duration) *zkSession {
-	s := &zkSession{socks: map[net.Conn]bool{}}
+	s := &zkSession{socks: map[net.Conn]bool{}, born: time.Now()}
 	dial := func(network, addr string, _ time.Duration) (net.Conn, error) {
 		// A stopped process dials nothing: a reconnection waits for the
 		// pause to end.
@@ -90,6 +106,20 @@ func (c *Client) closeZooKeeper() {
 type zkConn struct {
 	pausable
 	s *zkSession
+}
+
+// Read notes when a server was last heard, as the bytes arrive: what a
+// server sent shows the session alive then, whenever a paused client
+// reads it. It then stops while the client is paused, as pausable's does.
+func (z zkConn) Read(b []byte) (int, error) {
+	n, err := z.Conn.Read(b)
+	if n > 0 {
+		z.s.heard.Store(int64(time.Since(z.s.born)))
+	}
+	if werr := z.c.waitResumed(context.Background()); werr != nil && err == nil {
+		err = werr
+	}
+	return n, err
 }
 
 func (z zkConn) Write(b []byte) (int, error) {

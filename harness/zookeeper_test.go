@@ -64,6 +64,9 @@ func TestZooKeeperService(t *testing.T) {
 		}
 	}
 	session := c.ZooKeeper().SessionID()
+	if silence := c.ZooKeeperSilence(); silence > ttl {
+		t.Errorf("a live session heard nothing for %s", silence)
+	}
 	// Kept alive, the node outlives four session timeouts: the time
 	// passing is the test.
 	time.Sleep(4 * ttl)
@@ -74,6 +77,12 @@ func TestZooKeeperService(t *testing.T) {
 	// servers expire the session and delete its node.
 	if err := c.Pause(ctx, 3*ttl, "test"); err != nil {
 		t.Fatal(err)
+	}
+	// Woken, the client knows its session is lost: it heard nothing for
+	// the pause, or has already been told of the expiry and holds a new
+	// session (which zk-fenced's release checks).
+	if silence := c.ZooKeeperSilence(); silence < 2*ttl && c.ZooKeeper().SessionID() == session {
+		t.Errorf("after a pause of %s: silence %s and the same session: the loss goes unseen", 3*ttl, silence)
 	}
 	if got := state("k"); got != -2 {
 		t.Errorf("after a pause past the session timeout: lock state %v; want -2 (no node)", got)

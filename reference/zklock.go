@@ -29,8 +29,9 @@ import (
 type ZKLock struct {
 	c      *harness.Client
 	fenced bool
-	// orphans is set when a Lock abandoned past the timeout failed later,
-	// perhaps leaving its node queued (giveUp).
+	// orphans is set when a Lock was abandoned past the timeout, or
+	// failed and its node could not be deleted (giveUp): its node may be
+	// queued still.
 	orphans atomic.Bool
 }
 
@@ -44,8 +45,10 @@ func NewZKLockFenced(c *harness.Client) harness.Locker { return &ZKLock{c: c, fe
 
 // Acquire locks a fresh zk.Lock on the key's parent node, waiting at most
 // the client's timeout. Lock itself cannot be cancelled: past the timeout
-// it goes on in the background, and gives the lock back at once if it
-// ever gets it, so that its queued node never holds the lock for long.
+// it goes on in the background and gives the lock back at once if it
+// ever gets it, and the client's next acquire first deletes the nodes its
+// session left queued (only the client's own acquire can be under way
+// then, so none of them is that acquire's).
 func (l *ZKLock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
 	conn := l.c.ZooKeeper()
 	if conn == nil {
@@ -69,11 +72,13 @@ func (l *ZKLock) Acquire(ctx context.Context, key string) (harness.Lease, error)
 	select {
 	case err = <-done:
 	case <-wctx.Done():
+		// Its node stays queued until the next acquire deletes it.
+		l.orphans.Store(true)
 		go func() {
 			if err := <-done; err == nil {
 				_ = lock.Unlock() // nobody holds it: give it back
 			} else {
-				l.orphans.Store(true) // its node may be left: see giveUp
+				l.orphans.Store(true) // it may have queued since
 			}
 		}()
 		return nil, fmt.Errorf("%w: no lock within %s", harness.ErrNotAcquired, l.c.Timeout())
@@ -81,7 +86,7 @@ func (l *ZKLock) Acquire(ctx context.Context, key string) (harness.Lease, error)
 	if err != nil {
 		return nil, l.giveUp(conn, parent, err)
 	}
-	lease := &zkLease{lock: lock, conn: conn}
+	lease := &zkLease{lock: lock, conn: conn, c: l.c}
 	if !l.fenced {
 		return lease, nil
 	}
@@ -111,6 +116,7 @@ func (l *ZKLock) giveUp(conn *zk.Conn, parent string, lockErr error) error {
 			break // crashed: its session ends with it
 		}
 	}
+	l.orphans.Store(true) // the next acquire tries again
 	return fmt.Errorf("zk lock: %w; delete its node: %w", lockErr, err)
 }
 
@@ -142,6 +148,7 @@ func dropOwnNodes(conn *zk.Conn, parent string) error {
 type zkLease struct {
 	lock    *zk.Lock
 	conn    *zk.Conn
+	c       *harness.Client
 	session int64  // the session that created the holder's node
 	token   uint64 // the holder's node's Czxid
 }
@@ -176,15 +183,24 @@ func seq(name string) int {
 	return n
 }
 
-// Release unlocks: deletes the holder's node. Fenced, a lease whose
-// session is gone is lost and deletes nothing. A node already gone (its
-// session expired) is ErrNotHeld.
+// Release unlocks: deletes the holder's node. A node already gone (its
+// session expired) is ErrNotHeld. Fenced, the lock also counts as lost
+// when its session changed or expired, or heard nothing from any server
+// for a session timeout (the servers may have expired it meanwhile): the
+// node is deleted all the same, in case the session lives on.
 func (l *zkLease) Release(context.Context) error {
-	if l.session != 0 && (l.conn.SessionID() != l.session || l.conn.State() == zk.StateExpired) {
-		return fmt.Errorf("%w: the session that held it expired", harness.ErrNotHeld)
+	lost := ""
+	switch {
+	case l.session == 0:
+	case l.conn.SessionID() != l.session || l.conn.State() == zk.StateExpired:
+		lost = "the session that held it expired"
+	case l.c.ZooKeeperSilence() > l.c.TTL():
+		lost = fmt.Sprintf("its session heard nothing for %s, past its timeout", l.c.ZooKeeperSilence().Round(time.Millisecond))
 	}
 	err := l.lock.Unlock()
 	switch {
+	case lost != "":
+		return fmt.Errorf("%w: %s", harness.ErrNotHeld, lost)
 	case err == nil:
 		return nil
 	case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrSessionExpired):
