@@ -29,10 +29,8 @@ import (
 type ZKLock struct {
 	c      *harness.Client
 	fenced bool
-	// orphans is set when a Lock was abandoned past the timeout, or
-	// failed and its node could not be deleted (giveUp): its node may be
-	// queued still.
-	orphans atomic.Bool
+	// acquires counts this client's acquires, to name each one's node.
+	acquires atomic.Int64
 }
 
 // NewZKLock is zk.Lock as its documentation uses it: the reference lock of
@@ -43,48 +41,38 @@ func NewZKLock(c *harness.Client) harness.Locker { return &ZKLock{c: c} }
 // the resource with its node's Czxid.
 func NewZKLockFenced(c *harness.Client) harness.Locker { return &ZKLock{c: c, fenced: true} }
 
-// Acquire locks a fresh zk.Lock on the key's parent node, waiting at most
-// the client's timeout. Lock itself cannot be cancelled: past the timeout
-// it goes on in the background and gives the lock back at once if it
-// ever gets it, and the client's next acquire first deletes the nodes its
-// session left queued (only the client's own acquire can be under way
-// then, so none of them is that acquire's).
+// Acquire locks a fresh zk.Lock on the key's parent node, its node's data
+// naming this acquire, waiting at most the client's timeout. Lock itself
+// cannot be cancelled: past the timeout it goes on in the background, gives
+// the lock back at once if it ever gets it, and deletes its node if it
+// fails (giveUp).
 func (l *ZKLock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
 	conn := l.c.ZooKeeper()
 	if conn == nil {
 		return nil, errors.New("zk lock: no ZooKeeper session (the lock runs on topology " + string(cluster.ZooKeeperTopology) + ")")
 	}
 	parent := cluster.ZooKeeperLockRoot + "/" + key
-	// Nodes an abandoned Lock left go before this one queues: once it
-	// has, they could not be told from its own.
-	if l.orphans.Load() {
-		if err := dropOwnNodes(conn, parent); err != nil {
-			return nil, fmt.Errorf("%w: delete a node an earlier acquire left: %w", harness.ErrNotAcquired, err)
-		}
-		l.orphans.Store(false)
-	}
+	id := fmt.Sprintf("client %d, acquire %d", l.c.ID(), l.acquires.Add(1))
 	lock := zk.NewLock(conn, parent, zk.WorldACL(zk.PermAll))
 	done := make(chan error, 1)
-	go func() { done <- lock.Lock() }()
+	go func() { done <- lock.LockWithData([]byte(id)) }()
 	wctx, cancel := context.WithTimeout(ctx, l.c.Timeout())
 	defer cancel()
 	var err error
 	select {
 	case err = <-done:
 	case <-wctx.Done():
-		// Its node stays queued until the next acquire deletes it.
-		l.orphans.Store(true)
 		go func() {
 			if err := <-done; err == nil {
 				_ = lock.Unlock() // nobody holds it: give it back
 			} else {
-				l.orphans.Store(true) // it may have queued since
+				_ = l.giveUp(conn, parent, id, err)
 			}
 		}()
 		return nil, fmt.Errorf("%w: no lock within %s", harness.ErrNotAcquired, l.c.Timeout())
 	}
 	if err != nil {
-		return nil, l.giveUp(conn, parent, err)
+		return nil, l.giveUp(conn, parent, id, err)
 	}
 	lease := &zkLease{lock: lock, conn: conn, c: l.c}
 	if !l.fenced {
@@ -103,25 +91,25 @@ func (l *ZKLock) Acquire(ctx context.Context, key string) (harness.Lease, error)
 // after creating its node (a connection lost while it lists or watches the
 // others) without deleting it, and that node stays queued, and then holds
 // the lock for nobody, as long as the session lives: a lock stuck until
-// the client ends. So the session's own nodes under parent are deleted,
-// retried within the client's timeout; once they are gone the lock is
-// surely not this client's, else the outcome is unknown.
-func (l *ZKLock) giveUp(conn *zk.Conn, parent string, lockErr error) error {
+// the client ends. So the node whose data is id is deleted, retried within
+// the client's timeout; once it is gone the lock is surely not this
+// acquire's, else the outcome is unknown.
+func (l *ZKLock) giveUp(conn *zk.Conn, parent, id string, lockErr error) error {
 	var err error
 	for start := time.Now(); time.Since(start) < l.c.Timeout(); {
-		if err = dropOwnNodes(conn, parent); err == nil {
+		if err = dropNode(conn, parent, id); err == nil {
 			return fmt.Errorf("%w: %w", harness.ErrNotAcquired, lockErr)
 		}
 		if l.c.Sleep(context.Background(), 50*time.Millisecond) != nil {
-			break // crashed: its session ends with it
+			break // crashed or closed: its session ends with it
 		}
 	}
-	l.orphans.Store(true) // the next acquire tries again
 	return fmt.Errorf("zk lock: %w; delete its node: %w", lockErr, err)
 }
 
-// dropOwnNodes deletes the children of parent that this session created.
-func dropOwnNodes(conn *zk.Conn, parent string) error {
+// dropNode deletes the child of parent that this session created with
+// data id, if there is one.
+func dropNode(conn *zk.Conn, parent, id string) error {
 	children, _, err := conn.Children(parent)
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil
@@ -130,11 +118,14 @@ func dropOwnNodes(conn *zk.Conn, parent string) error {
 		return err
 	}
 	for _, child := range children {
-		_, stat, err := conn.Exists(parent + "/" + child)
+		data, stat, err := conn.Get(parent + "/" + child)
+		if errors.Is(err, zk.ErrNoNode) {
+			continue
+		}
 		if err != nil {
 			return err
 		}
-		if stat == nil || stat.EphemeralOwner != conn.SessionID() {
+		if string(data) != id || stat.EphemeralOwner != conn.SessionID() {
 			continue
 		}
 		if err := conn.Delete(parent+"/"+child, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
