@@ -47,7 +47,7 @@ func newExploreFlags() exploreFlags {
 	return exploreFlags{
 		fs:          fs,
 		lock:        fs.String("lock", "", "the lock to explore (see check list; exec:'COMMAND' for a lock program); required"),
-		topology:    fs.String("topology", "", "single, replicated, redlock or mariadb (default: the lock's first)"),
+		topology:    fs.String("topology", "", "single, replicated, redlock, mariadb, postgres, etcd or zookeeper (default: the lock's first)"),
 		time:        fs.Duration("time", 0, "explore for this long (default 2m)"),
 		runs:        fs.Int("runs", 0, "explore this many runs instead of for a time"),
 		seed:        fs.Int64("seed", 0, "draws every run's seed (default: from the clock, printed)"),

@@ -232,7 +232,7 @@ func newFlags() flags {
 		fs:       fs,
 		only:     fs.String("pitfall", "", "run only these pitfalls: IDs or names, comma-separated (default: all)"),
 		lock:     fs.String("lock", "", "run this lock (see check list; exec:'COMMAND' for a lock program) through every scenario of its topologies, instead of the catalogue"),
-		topology: fs.String("topology", "", "with -lock: only this topology's scenarios (single, replicated, redlock or mariadb)"),
+		topology: fs.String("topology", "", "with -lock: only this topology's scenarios (single, replicated, redlock, mariadb, postgres, etcd or zookeeper)"),
 		seed:     fs.Int64("seed", 1, "seed of the clients' retry jitter"),
 		out:      fs.String("out", "locklab-report", "report folder; made when missing, locked while check runs"),
 		duration: fs.Duration("duration", 0, "how long each workload runs (0: the scenario's own)"),
