@@ -80,7 +80,7 @@ func (l *ZKLock) Acquire(ctx context.Context, key string) (harness.Lease, error)
 	}
 	// The holder's node is the lowest of the parent's children; Lock does
 	// not say which it is, so it is read back, and must be this session's.
-	if err := lease.readNode(parent); err != nil {
+	if err := lease.readNode(parent, id); err != nil {
 		_ = lock.Unlock()
 		return nil, err
 	}
@@ -145,9 +145,9 @@ type zkLease struct {
 }
 
 // readNode finds the holder's node under parent and keeps its owner and
-// Czxid. A node of another session means this one's expired since Lock
-// returned: the lock is not ours.
-func (l *zkLease) readNode(parent string) error {
+// Czxid. A node of another acquire (its data is not id) means this one's
+// session expired since Lock returned: the lock is not ours.
+func (l *zkLease) readNode(parent, id string) error {
 	children, _, err := l.conn.Children(parent)
 	if err != nil {
 		return fmt.Errorf("zk lock: read the holder's node: %w", err)
@@ -156,12 +156,14 @@ func (l *zkLease) readNode(parent string) error {
 		return fmt.Errorf("%w: no node under %s", harness.ErrNotAcquired, parent)
 	}
 	lowest := slices.MinFunc(children, func(a, b string) int { return seq(a) - seq(b) })
-	_, stat, err := l.conn.Exists(parent + "/" + lowest)
+	data, stat, err := l.conn.Get(parent + "/" + lowest)
 	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return fmt.Errorf("%w: the lowest node went: the session expired", harness.ErrNotAcquired)
 	case err != nil:
 		return fmt.Errorf("zk lock: read the holder's node: %w", err)
-	case stat == nil || stat.EphemeralOwner != l.conn.SessionID():
-		return fmt.Errorf("%w: the lowest node is not this session's: it expired", harness.ErrNotAcquired)
+	case string(data) != id || stat.EphemeralOwner != l.conn.SessionID():
+		return fmt.Errorf("%w: the lowest node is not this acquire's: its session expired", harness.ErrNotAcquired)
 	}
 	l.session, l.token = stat.EphemeralOwner, uint64(stat.Czxid)
 	return nil

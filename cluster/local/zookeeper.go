@@ -41,6 +41,9 @@ const (
 	// zkLoggerJar, when present, makes the server log to its log file
 	// (stderr) instead of nowhere.
 	zkLoggerJar = "/usr/share/java/slf4j-simple.jar"
+	// zkBindTailLines is how much of a server's log tail holds the
+	// BindException of a taken port above its stack trace.
+	zkBindTailLines = 40
 )
 
 // ZooKeeperPath returns the java binary ($JAVA, else the one on PATH) and
@@ -79,8 +82,10 @@ type ZooKeeperEnsemble struct {
 
 // StartZooKeeper starts n servers at once on free loopback ports (a client,
 // a quorum and an election port each) and returns once one leads a
-// quorum. On failure nothing is left running or on disk.
-func StartZooKeeper(ctx context.Context, dir string, n int) (_ *ZooKeeperEnsemble, err error) {
+// quorum. A port found free may be taken by another process before a JVM
+// binds it, seconds later: the ensemble then starts again on other ports.
+// On failure nothing is left running or on disk.
+func StartZooKeeper(ctx context.Context, dir string, n int) (*ZooKeeperEnsemble, error) {
 	java, jar, err := ZooKeeperPath()
 	if err != nil {
 		return nil, fmt.Errorf("start zookeeper: %w", err)
@@ -90,6 +95,17 @@ func StartZooKeeper(ctx context.Context, dir string, n int) (_ *ZooKeeperEnsembl
 	}
 	ctx, cancel := context.WithTimeout(ctx, zkStartCap)
 	defer cancel()
+	for trial := 1; ; trial++ {
+		e, err := startZooKeeper(ctx, dir, n, java, jar)
+		if errors.Is(err, errNodePortTaken) && trial < nodeFreePortTrials {
+			continue
+		}
+		return e, err
+	}
+}
+
+// startZooKeeper is one try of StartZooKeeper.
+func startZooKeeper(ctx context.Context, dir string, n int, java, jar string) (_ *ZooKeeperEnsemble, err error) {
 	e := &ZooKeeperEnsemble{}
 	defer func() {
 		if err != nil {
@@ -142,6 +158,9 @@ func (e *ZooKeeperEnsemble) waitLeader(ctx context.Context) error {
 	err := zkPollUntil(ctx, "zookeeper leader", func(ctx context.Context) (string, error) {
 		for _, s := range e.servers {
 			if p := s.proc.Load(); p == nil || p.exited() {
+				if strings.Contains(nodeLogTail(s.logPath(), 0, zkBindTailLines), "Address already in use") {
+					return "", fmt.Errorf("zookeeper server %s exited: %w", s.name, errNodePortTaken)
+				}
 				return "", fmt.Errorf("zookeeper server %s exited", s.name)
 			}
 		}
