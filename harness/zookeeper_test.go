@@ -87,7 +87,7 @@ func TestZooKeeperService(t *testing.T) {
 	if got := state("k"); got != -2 {
 		t.Errorf("after a pause past the session timeout: lock state %v; want -2 (no node)", got)
 	}
-	waitFor(t, "a new session after the expiry", func() bool {
+	zkWaitFor(t, "a new session after the expiry", func() bool {
 		return c.ZooKeeper().State() == zk.StateHasSession && c.ZooKeeper().SessionID() != session
 	})
 
@@ -101,11 +101,11 @@ func TestZooKeeperService(t *testing.T) {
 	if got := state("crash"); got == -2 {
 		t.Error("a crashed client's node went at once: the crash ended its session")
 	}
-	waitFor(t, "the crashed client's session to expire", func() bool { return state("crash") == -2 })
+	zkWaitFor(t, "the crashed client's session to expire", func() bool { return state("crash") == -2 })
 }
 
-// waitFor polls cond for up to 5 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
+// zkWaitFor polls cond for up to 5 s.
+func zkWaitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for !cond() {
