@@ -34,7 +34,7 @@ const (
 )
 
 // Service is what a family of locks keeps its state on, and so what a
-// client is handed to reach it (harness.Client.Redis, .SQL or .Etcd).
+// client is handed to reach it (harness.Client.Redis, .SQL, .Etcd or .ZooKeeper).
 type Service string
 
 // Services.
@@ -50,7 +50,7 @@ const (
 var topologies = map[Topology]struct {
 	service Service
 	masters int
-}{Single: {Redis, 1}, Replicated: {Redis, 0}, Redlock: {Redis, 5}, MariaDBTopology: {MariaDB, 0}, PostgresTopology: {PostgreSQL, 0}, EtcdTopology: {Etcd, 0}}
+}{Single: {Redis, 1}, Replicated: {Redis, 0}, Redlock: {Redis, 5}, MariaDBTopology: {MariaDB, 0}, PostgresTopology: {PostgreSQL, 0}, EtcdTopology: {Etcd, 0}, ZooKeeperTopology: {ZooKeeper, 0}}
 
 // Service is the lock service t deploys; "" counts as Single.
 func (t Topology) Service() Service {
@@ -81,8 +81,9 @@ type Cluster struct {
 	// replicated runs the Sentinels of the replicated topology; its data
 	// nodes are masters, the first one the master at the start.
 	replicated *ReplicaSet
-	session    RunSession // the backend's run, which started the servers
-	etcd       EtcdSet    // the etcd topology's members (etcd.go)
+	session    RunSession   // the backend's run, which started the servers
+	etcd       EtcdSet      // the etcd topology's members (etcd.go)
+	zk         ZooKeeperSet // the zookeeper topology's servers (zookeeper.go)
 }
 
 // Config says what a cluster starts.
@@ -154,6 +155,11 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	}
 	if spec.service == Etcd {
 		if err := c.startEtcd(ctx, run); err != nil {
+			return nil, err
+		}
+	}
+	if spec.service == ZooKeeper {
+		if err := c.startZooKeeper(ctx, run); err != nil {
 			return nil, err
 		}
 	}
@@ -243,6 +249,9 @@ func (c *Cluster) Close() error {
 	}
 	if c.etcd != nil {
 		errs = append(errs, c.etcd.Stop()) // stops its members, c.masters
+	}
+	if c.zk != nil {
+		errs = append(errs, c.zk.Stop()) // stops its servers, c.masters
 	}
 	for _, n := range append(c.masters, c.inventory) {
 		if n != nil {

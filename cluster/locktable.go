@@ -158,6 +158,9 @@ func (c *Cluster) LockState(ctx context.Context, key string) (time.Duration, err
 	if c.etcd != nil {
 		return c.etcdLockState(ctx, key)
 	}
+	if c.zk != nil {
+		return c.zkLockState(ctx, key)
+	}
 	master, err := c.Master(ctx)
 	if err != nil {
 		return 0, err

@@ -7,7 +7,7 @@ import (
 
 // order is the order topologies are listed in: Redis's first, as
 // everywhere else. A topology missing here is listed after them, by name.
-var order = []Topology{Single, Replicated, Redlock, MariaDBTopology, PostgresTopology, EtcdTopology}
+var order = []Topology{Single, Replicated, Redlock, MariaDBTopology, PostgresTopology, EtcdTopology, ZooKeeperTopology}
 
 // Topologies lists every topology, in order.
 func Topologies() []Topology {

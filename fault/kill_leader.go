@@ -8,16 +8,17 @@ import (
 	"github.com/locklab/locklab/network"
 )
 
-// KillLeader kills the etcd member that leads the cluster at that moment
-// (as a majority of the members say) with SIGKILL; the heal restarts it
-// with its data on the same ports, and it rejoins as a follower. Raft has
-// committed every acknowledged write on a majority, so the remaining
-// members elect a leader that has them all: unlike a Redis failover
-// (pitfall 10), no lock key is lost.
+// KillLeader kills the server that leads the consensus service at that
+// moment (etcd's leader as a majority of the members say, ZooKeeper's as
+// it says itself) with SIGKILL; the heal restarts it with its data on the
+// same ports, and it rejoins as a follower. Raft and Zab commit every
+// acknowledged write on a majority, so the remaining servers elect a
+// leader that has them all: unlike a Redis failover (pitfall 10), no lock
+// is lost.
 type KillLeader struct{}
 
 func (KillLeader) String() string {
-	return "kill the etcd leader (SIGKILL), restart it with its data on the same ports"
+	return "kill the leader (SIGKILL), restart it with its data on the same ports"
 }
 
 // About: a stall while the cluster elects a new leader; nothing is lost.
@@ -25,7 +26,7 @@ func (KillLeader) About() About { return about("kill-leader", -1) }
 
 // Inject finds the leader and kills it.
 func (f KillLeader) Inject(ctx context.Context, env *Env) (network.Heal, error) {
-	n, _, err := env.Cluster.EtcdLeader(ctx)
+	n, _, err := env.Cluster.Leader(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f, err)
 	}

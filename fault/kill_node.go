@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/network"
 )
@@ -60,8 +61,15 @@ func (f KillNode) Inject(ctx context.Context, env *Env) (network.Heal, error) {
 		if err := n.Restart(rctx, f.KeepData); err != nil {
 			return err
 		}
+		label, effect := f.restarted(), history.EffectLoss
+		if s := env.Cluster.Topology().Service(); s == cluster.ZooKeeper || s == cluster.Etcd {
+			// One server of three comes back and catches up from the
+			// quorum, which kept every lock: nothing is lost.
+			label = fmt.Sprintf("lock node %d restarted and caught up from the quorum, which kept every lock", f.Node)
+			effect = history.EffectStage
+		}
 		env.history.Add(history.Op{Client: -1, Kind: history.KindFault, Call: start, Return: env.history.Now(),
-			Fault: f.restarted(), Effect: history.EffectLoss})
+			Fault: label, Effect: effect})
 		return nil
 	}), nil
 }

@@ -43,6 +43,9 @@ type Client struct {
 	// etcd is the client of the etcd members, through the client's links
 	// (etcd.go).
 	etcd *clientv3.Client
+	// zk is the session with the ZooKeeper servers, through the client's
+	// links (zookeeper.go).
+	zk *zkSession
 
 	ctx    context.Context // ends when the client crashes or the run ends
 	cancel context.CancelFunc
@@ -80,6 +83,7 @@ type clientConfig struct {
 	mariaDSN  string          // the inventory in MariaDB, when it lives there
 	lockSQL   *sqlpool.Config // the lock table's server, through this client's link; nil but on the SQL topologies
 	etcd      []string        // the etcd members, through this client's links; nil but on the etcd topology
+	zookeeper []string        // the ZooKeeper servers, the same on the zookeeper topology
 	// failover builds the Sentinel client of a replicated topology in place
 	// of a plain one to master.
 	failover func(*redis.Options) *redis.Client
@@ -142,6 +146,10 @@ func newClient(ctx context.Context, cfg clientConfig) *Client {
 	if len(cfg.etcd) > 0 {
 		c.etcd = c.openEtcd(cfg.etcd, cfg.timeout)
 		c.endpoints = Endpoints{Etcd: cfg.etcd}
+	}
+	if len(cfg.zookeeper) > 0 {
+		c.zk = c.openZooKeeper(cfg.zookeeper, cfg.timeout)
+		c.endpoints = Endpoints{ZooKeeper: cfg.zookeeper}
 	}
 	return c
 }
@@ -465,6 +473,9 @@ func (c *Client) closeConns() {
 	}
 	if c.etcd != nil {
 		c.etcd.Close()
+	}
+	if c.zk != nil {
+		c.closeZooKeeper()
 	}
 	for _, n := range c.nodes {
 		n.Close()

@@ -45,6 +45,9 @@ func Connect(ctx context.Context, cl *cluster.Cluster, opts ClientOptions) (*Cli
 		if cl.EtcdCluster() != nil {
 			cfg.etcd, cfg.nodes = cfg.nodes, nil // etcd members, not Redis nodes
 		}
+		if cl.ZooKeeperEnsemble() != nil {
+			cfg.zookeeper, cfg.nodes = cfg.nodes, nil // ZooKeeper servers, not Redis nodes
+		}
 		if len(cfg.nodes) > 0 {
 			cfg.master = cfg.nodes[0]
 		}
@@ -101,6 +104,11 @@ func connect(ctx context.Context, cl *cluster.Cluster, cfg clientConfig) (*Clien
 		// The links go to etcd members, which the client dials with an
 		// etcd client rather than Redis ones.
 		cfg.etcd, cfg.nodes, cfg.direct = cfg.nodes, nil, nil
+	}
+	if cl.ZooKeeperEnsemble() != nil {
+		// The same for the ZooKeeper servers, which it dials with a
+		// ZooKeeper session.
+		cfg.zookeeper, cfg.nodes, cfg.direct = cfg.nodes, nil, nil
 	}
 	if len(cfg.nodes) > 0 {
 		cfg.master = cfg.nodes[0]

@@ -92,8 +92,8 @@ func (c *Client) Timeout() time.Duration { return c.timeout }
 
 // Endpoints are the addresses a client dials, each through this client's
 // own network links where it has them; a lock program gets them in its
-// environment. Exactly one of Redis, Sentinels, Nodes, MySQL, Postgres and
-// Etcd is set, by topology.
+// environment. Exactly one of Redis, Sentinels, Nodes, MySQL, Postgres,
+// Etcd and ZooKeeper is set, by topology.
 type Endpoints struct {
 	Redis     string   // the master of the single topology
 	Sentinels []string // the Sentinels of the replicated topology
@@ -101,9 +101,10 @@ type Endpoints struct {
 	Nodes     []string // the five masters of the redlock topology
 	// MySQL is the lock table's server of the mariadb topology, as a URL
 	// most languages' clients take: mysql://USER[:PASSWORD]@HOST:PORT/locklab.
-	MySQL    string
-	Postgres string   // a postgres:// URL of the lock table's server (postgres topology)
-	Etcd     []string // host:port of each etcd member (etcd topology)
+	MySQL     string
+	Postgres  string   // a postgres:// URL of the lock table's server (postgres topology)
+	Etcd      []string // host:port of each etcd member (etcd topology)
+	ZooKeeper []string // host:port of each ZooKeeper server (zookeeper topology)
 }
 
 // Endpoints are the addresses this client dials.

@@ -13,6 +13,8 @@ func (e Endpoints) Unrelayed() string {
 		return "the lock is a program on the mariadb topology: locklab's relay reads Redis's and PostgreSQL's protocols, not MySQL's, so a program's statements go to its link unread and no fault can strike them"
 	case len(e.Etcd) > 0:
 		return "the lock is a program on the etcd topology: etcd speaks gRPC over HTTP/2, which no relay of locklab's reads, so no fault can strike its requests (a Go lock's are struck by an interceptor of its gRPC client)"
+	case len(e.ZooKeeper) > 0:
+		return "the lock is a program on the zookeeper topology: ZooKeeper speaks its own binary protocol (jute), which no relay of locklab's reads, so no fault can strike its requests (nor a Go lock's: the Go client has no request hook)"
 	}
 	return ""
 }

@@ -27,6 +27,8 @@ var cycles = []struct {
 	{"unique-row", cluster.PostgresTopology},
 	{"advisory-pinned", cluster.PostgresTopology},
 	{"etcd-mutex", cluster.EtcdTopology},
+	{"zk-lock", cluster.ZooKeeperTopology},
+	{"zk-fenced", cluster.ZooKeeperTopology},
 }
 
 // BenchmarkLockCycle is one uncontended acquire and release of each

@@ -64,6 +64,7 @@ var (
 	postgres   = []cluster.Topology{cluster.PostgresTopology}
 	mariadb    = []cluster.Topology{cluster.MariaDBTopology} // MySQL's own SQL: GET_LOCK, INSERT IGNORE, the MariaDB inventory
 	etcd       = []cluster.Topology{cluster.EtcdTopology}
+	zookeeper  = []cluster.Topology{cluster.ZooKeeperTopology}
 )
 
 // All lists every lock: the broken ones in ladder order, then the fixes,
@@ -102,6 +103,8 @@ func All() []Lock {
 			About: "A PostgreSQL advisory lock (pg_try_advisory_lock) taken and released on the client's pool, each on whichever connection it hands out."},
 		{Name: "etcd-mutex", Pitfall: "etcd-pause", Topologies: etcd, New: reference.NewEtcdMutex,
 			About: "etcd's concurrency.Mutex: a key under the lock's prefix attached to a session's lease, the oldest key holds the lock."},
+		{Name: "zk-lock", Pitfall: "zk-pause", Topologies: zookeeper, New: reference.NewZKLock,
+			About: "go-zookeeper's Lock recipe: an ephemeral sequential node under the lock's parent, the lowest holds the lock, each waiter watches the one before it."},
 		{Name: "no-version-check", Pitfall: "no-version-check", Topologies: mariadb, New: reference.NewNoLock,
 			About: "No lock: every acquire succeeds at once, and the section writes the stock it computed unchecked."},
 
@@ -131,6 +134,8 @@ func All() []Lock {
 			About: "A PostgreSQL advisory lock held on one connection pinned from the pool (DB.Conn) from acquire to release."},
 		{Name: "etcd-mutex-guarded", Topologies: etcd, New: reference.NewEtcdMutexGuarded,
 			About: "etcd's concurrency.Mutex whose holder writes the stock (an etcd key) in a transaction guarded by its lock key."},
+		{Name: "zk-fenced", Topologies: zookeeper, New: reference.NewZKLockFenced,
+			About: "go-zookeeper's Lock whose holder treats a lost session as a lost lock and fences the resource with its node's creation zxid (Czxid)."},
 		{Name: "optimistic", Topologies: mariadb, New: reference.NewOptimistic,
 			About: "Optimistic locking (seed 001 §3): no lock, every acquire succeeds at once; the write is made only if the stock is unchanged since it was read."},
 	}

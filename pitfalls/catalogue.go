@@ -35,7 +35,7 @@ const (
 	InProcess Family = "in-process" // a lock inside each process: nothing shared
 	Redis     Family = "Redis"      // a key on one or more Redis servers
 	Database  Family = "database"   // a row, a row lock or a session lock of an SQL server
-	Consensus Family = "consensus"  // a key of a Raft-replicated service (etcd): catalogue_etcd.go
+	Consensus Family = "consensus"  // a key of a Raft- or Zab-replicated service (etcd, ZooKeeper): catalogue_etcd.go, catalogue_zookeeper.go
 )
 
 // Pitfall is one catalogue entry.
@@ -421,7 +421,7 @@ func Catalogue() []Pitfall {
 			// one keeps it: both pass.
 			Controls: []Case{{Scenario: "crash-holder-postgres"}, {Scenario: "pause-holder-postgres"}},
 		},
-	}, consensus()...)
+	}, append(consensus(), zookeeper()...)...)
 }
 
 // fencedGets is what a fenced lock gets under a pause: the lock overlaps,

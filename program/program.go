@@ -4,7 +4,8 @@
 // (LOCKLAB_REDIS on single; LOCKLAB_SENTINELS and LOCKLAB_MASTER on
 // replicated; LOCKLAB_NODES on redlock; LOCKLAB_MYSQL on mariadb and
 // LOCKLAB_POSTGRES on postgres, whose lock table is cluster.LockTable;
-// LOCKLAB_ETCD and LOCKLAB_SESSION_MS on etcd; plus LOCKLAB_TTL_MS,
+// LOCKLAB_ETCD or LOCKLAB_ZOOKEEPER and LOCKLAB_SESSION_MS on etcd and
+// zookeeper; plus LOCKLAB_TTL_MS,
 // LOCKLAB_TIMEOUT_MS and LOCKLAB_CLIENT), and asks:
 //
 //	acquire KEY   →  ok [TOKEN] | refused | error TEXT
@@ -59,11 +60,14 @@ const (
 
 	EnvPostgres = "LOCKLAB_POSTGRES" // postgres:// URL of the lock table's server (postgres)
 	EnvEtcd     = "LOCKLAB_ETCD"     // host:port of each etcd member, comma-separated (etcd)
+	// EnvZooKeeper is host:port of each ZooKeeper server, comma-separated
+	// (zookeeper).
+	EnvZooKeeper = "LOCKLAB_ZOOKEEPER"
 	// EnvSession is the lease or session timeout the service grants for
 	// LOCKLAB_TTL_MS, in its own unit (etcd: whole seconds, one at least),
 	// which the program asks for: the lease the Go locks of that service
 	// hold, so that its faults are timed against the same lease. Set on
-	// the services whose locks hold a session (etcd; ZooKeeper next).
+	// the services whose locks hold a session (etcd, ZooKeeper).
 	EnvSession = "LOCKLAB_SESSION_MS"
 )
 

@@ -8,7 +8,7 @@ import (
 // For is the correct lock another lock is measured against on
 // topology t, and its name in `check list`: the watchdog token lock on one
 // master, Redlock on five, the unique-row lock with a watchdog on MariaDB
-// and PostgreSQL, etcd's concurrency.Mutex on etcd, and the reentrant lock
+// and PostgreSQL, etcd's concurrency.Mutex on etcd, go-zookeeper's Lock on ZooKeeper, and the reentrant lock
 // where critical sections nest on one master (there is no reentrant
 // Redlock). A failure it shows too is inherent to the fault,
 // not the lock's own. Run uses it when Options.Reference is nil.
@@ -20,6 +20,8 @@ func For(t cluster.Topology, nested bool) (name string, newLocker harness.NewLoc
 		return "unique-row", NewUniqueRowLock
 	case t.Service() == cluster.Etcd:
 		return "etcd-mutex", NewEtcdMutex
+	case t.Service() == cluster.ZooKeeper:
+		return "zk-lock", NewZKLock
 	case nested:
 		return "reentrant", NewReentrantLock
 	}

@@ -114,6 +114,7 @@ func All() []runner.Scenario {
 	all = append(all, busyPool(cluster.MariaDBTopology), busyPool(cluster.PostgresTopology))
 	all = append(all, killConnectionPostgres())
 	all = append(all, etcd()...)
+	all = append(all, zookeeper()...)
 	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
 	return all
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what locklab needs to run, when it is missing: redis-server, MariaDB
 # for the transaction pitfall (unlock-before-commit) and the mariadb topology,
-# PostgreSQL for the postgres topology, and etcd for the etcd topology. As root
+# PostgreSQL for the postgres topology, etcd for the etcd topology, and
+# ZooKeeper (Java 17 and the server's jars) for the zookeeper topology. As root
 # with apt-get it also
 # installs what some tests use, which skip without it: Chromium (the report's
 # browser test), php-cli with php-redis, python3-redis, python3-etcd3 and
@@ -50,6 +51,12 @@ have_etcd() {
 	command -v "${ETCD:-etcd}" >/dev/null 2>&1
 }
 
+# have_zookeeper looks where the harness (ZooKeeperPath) looks: java as $JAVA
+# or on PATH, and the server jar as $ZOOKEEPER_JAR or where Debian puts it.
+have_zookeeper() {
+	command -v "${JAVA:-java}" >/dev/null 2>&1 && [ -f "${ZOOKEEPER_JAR:-/usr/share/java/zookeeper.jar}" ]
+}
+
 # missing prints the packages to install, separated by spaces; no arrays, which
 # macOS's bash 3 mishandles under set -u when they are empty.
 missing() {
@@ -57,11 +64,21 @@ missing() {
 	have_mariadb || printf ' mariadb-server'
 	have_postgres || printf ' postgresql'
 	have_etcd || printf ' etcd-server'
+	have_zookeeper || printf ' zookeeper'
 }
 
 if ! command -v go >/dev/null 2>&1; then
 	echo "deps: Go is not installed: see https://go.dev/doc/install (Go 1.26 or newer)" >&2
-	exit 1
+	case $todo in *zookeeper*)
+	cat >&2 <<'MSG'
+deps: ZooKeeper (java and zookeeper.jar) is not installed. Install it, then run make again:
+  Debian/Ubuntu:  sudo apt-get install -y zookeeper
+or point JAVA at a java binary (17 or newer) and ZOOKEEPER_JAR at a ZooKeeper 3.8 server jar
+whose manifest names its dependencies.
+MSG
+	;;
+esac
+exit 1
 fi
 
 # optional prints the packages that only some tests need, when missing.
@@ -102,6 +119,8 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 		case $todo in *mariadb-server*) service mariadb stop >/dev/null 2>&1 || true ;; esac
 		case $todo in *postgresql*) service postgresql stop >/dev/null 2>&1 || true ;; esac
 		case $todo in *etcd-server*) service etcd stop >/dev/null 2>&1 || true ;; esac
+		# Debian's zookeeper package starts no server (zookeeperd would).
+		case $todo in *zookeeper*) service zookeeper stop >/dev/null 2>&1 || true ;; esac
 	fi
 	todo=$(missing)
 	if [ -z "$todo" ]; then
@@ -146,6 +165,15 @@ deps: etcd is not installed. Install it, then run make again:
   Fedora:         sudo dnf install -y etcd
   macOS:          brew install etcd
 or point ETCD at an etcd binary.
+MSG
+	;;
+esac
+case $todo in *zookeeper*)
+	cat >&2 <<'MSG'
+deps: ZooKeeper (java and zookeeper.jar) is not installed. Install it, then run make again:
+  Debian/Ubuntu:  sudo apt-get install -y zookeeper
+or point JAVA at a java binary (17 or newer) and ZOOKEEPER_JAR at a ZooKeeper 3.8 server jar
+whose manifest names its dependencies.
 MSG
 	;;
 esac

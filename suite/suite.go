@@ -312,13 +312,13 @@ func runOne(ctx context.Context, j job, opts Options) (reports.Run, error) {
 }
 
 // missingComponent says whether err means a run could not start because
-// redis-server, MariaDB or PostgreSQL is missing (or the backend has
+// redis-server, MariaDB, PostgreSQL, etcd or ZooKeeper is missing (or the backend has
 // none), and if so what is missing and how to install it.
 func missingComponent(err error) (why string, missing bool) {
 	if err == nil {
 		return "", false
 	}
-	for _, sentinel := range []error{local.ErrNoRedisServer, local.ErrNoMariaDB, cluster.ErrNoPostgres, local.ErrNoEtcd} {
+	for _, sentinel := range []error{local.ErrNoRedisServer, local.ErrNoMariaDB, cluster.ErrNoPostgres, local.ErrNoEtcd, local.ErrNoZooKeeper} {
 		if !errors.Is(err, sentinel) {
 			continue
 		}

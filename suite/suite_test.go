@@ -68,6 +68,7 @@ func TestMissingComponent(t *testing.T) {
 		{fmt.Errorf("run x: %w", local.ErrNoMariaDB), local.ErrNoMariaDB.Error(), true},
 		{fmt.Errorf("run x: %w", local.ErrNoRedisServer), local.ErrNoRedisServer.Error(), true},
 		{fmt.Errorf("run x: start: %w on the docker backend: none yet", cluster.ErrNoPostgres), cluster.ErrNoPostgres.Error() + " on the docker backend", true},
+		{fmt.Errorf("run x: start zookeeper: %w: run `make deps`", local.ErrNoZooKeeper), local.ErrNoZooKeeper.Error() + ": run `make deps`", true},
 	}
 	for _, tt := range tests {
 		why, missing := missingComponent(tt.err)

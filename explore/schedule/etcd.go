@@ -17,19 +17,21 @@ const (
 	etcdRunFor = 4 * time.Second
 )
 
-// onlyEtcd are the kinds drawn on the etcd topology alone.
-var onlyEtcd = []cluster.Service{cluster.Etcd}
+// consensus are the services whose servers elect a leader: etcd and
+// ZooKeeper (zookeeper.go), on which the kinds below are drawn.
+var consensus = []cluster.Service{cluster.Etcd, cluster.ZooKeeper}
 
-// etcdKinds are the faults drawn on etcd's members: Redis's node faults
-// name one node by its place, while etcd's matter by their role.
+// etcdKinds are the faults drawn on etcd's members and ZooKeeper's
+// servers: Redis's node faults name one node by its place, while these
+// matter by their role.
 var etcdKinds = []kind{
-	{Kind: Kind{Name: "kill-leader", About: "the etcd leader is killed while a client holds the lock and restarted with its data, at once or after a lease; the holder works on a little", Services: onlyEtcd},
+	{Kind: Kind{Name: "kill-leader", About: "the leader (etcd's or ZooKeeper's) is killed while a client holds the lock and restarted with its data, at once or after a lease; the holder works on a little", Services: consensus},
 		weight: 2, draw: (*drawer).killLeader},
-	{Kind: Kind{Name: "pause-member", About: "an etcd member is paused (SIGSTOP) at a drawn time, inside or past a lease", Services: onlyEtcd},
+	{Kind: Kind{Name: "pause-member", About: "an etcd member or ZooKeeper server is paused (SIGSTOP) at a drawn time, inside or past a lease", Services: consensus},
 		weight: 1, draw: (*drawer).pauseMember},
 }
 
-// killLeader is kill-leader-etcd's story: while a client holds the lock,
+// killLeader is kill-leader-etcd's (and kill-leader-zk's) story: while a client holds the lock,
 // the leader is killed, restarted at once or after a lease; the holder
 // works on briefly meanwhile, then writes and releases.
 func (d *drawer) killLeader() Fault {
@@ -47,7 +49,8 @@ func (d *drawer) killLeader() Fault {
 		}}
 }
 
-// pauseMember pauses one of the three etcd members, the leader or not.
+// pauseMember pauses one of the three etcd members or ZooKeeper servers,
+// the leader or not.
 func (d *drawer) pauseMember() Fault {
 	return d.scheduled(fault.PauseNode{Node: d.rng.IntN(cluster.EtcdMembers)}, d.shortOrLong())
 }

@@ -215,6 +215,9 @@ func (s Space) Draw(t cluster.Topology, nested bool, seed int64) Plan {
 	if t.Service() == cluster.Etcd {
 		d.ttl, d.duration = etcdTTL, etcdRunFor
 	}
+	if t.Service() == cluster.ZooKeeper {
+		d.ttl, d.duration = zkTTL, zkRunFor
+	}
 	p := Plan{Seed: seed, Topology: t, Workload: runner.Workload{
 		Clients: clients, TTL: d.ttl, Duration: d.duration, Nested: nested, Timeout: timeout,
 		Work: time.Duration(3+d.rng.IntN(8)) * 10 * time.Millisecond, // 30–100 ms
@@ -575,8 +578,9 @@ func (d *drawer) crashAcquire() Fault {
 func (d *drawer) crash() Fault {
 	c, skip := failpoint.AnyClient, d.anySkip()
 	name := failpoint.CriticalSection
-	// etcd's commands go through no command hook: none would fire there.
-	if d.rng.IntN(2) == 0 && d.topology.Service() != cluster.Etcd {
+	// ZooKeeper's requests go through no command hook (its client has
+	// none): none would fire there.
+	if d.rng.IntN(2) == 0 && d.topology.Service() != cluster.ZooKeeper {
 		name = d.commandPoint(failpoint.PhaseSection, failpoint.PhaseRelease, failpoint.PhaseBackground)
 	}
 	return Fault{What: fmt.Sprintf("%s crashes at %s (%s)", who(c), name, hits(c, skip, 1)),

@@ -59,7 +59,7 @@ func TestScheduleDeterministic(t *testing.T) {
 // TestScheduleKinds checks that every kind a topology supports is drawn,
 // and none it does not.
 func TestScheduleKinds(t *testing.T) {
-	for _, topology := range []cluster.Topology{cluster.Single, cluster.Replicated, cluster.Redlock, cluster.MariaDBTopology, cluster.PostgresTopology, cluster.EtcdTopology} {
+	for _, topology := range []cluster.Topology{cluster.Single, cluster.Replicated, cluster.Redlock, cluster.MariaDBTopology, cluster.PostgresTopology, cluster.EtcdTopology, cluster.ZooKeeperTopology} {
 		t.Run(string(topology), func(t *testing.T) {
 			drawn := map[string]bool{}
 			for seed := int64(1); seed <= 500; seed++ {

@@ -1,0 +1,427 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/local/proc"
+	"github.com/locklab/locklab/network"
+)
+
+// ErrNoZooKeeper means no Java or no ZooKeeper jar was found; it is
+// cluster.ErrNoZooKeeper, which a backend without ZooKeeper wraps too.
+var ErrNoZooKeeper = cluster.ErrNoZooKeeper
+
+const (
+	zkLogName = "zookeeper.log"
+	// zkStartCap bounds the start of an ensemble, from nothing to a
+	// leader: three JVMs on two shared cores.
+	zkStartCap = 60 * time.Second
+	// zkPoll is how often a start or a restart asks the servers for their
+	// mode: each ask is a connection to a JVM, so not every few
+	// milliseconds.
+	zkPoll = 50 * time.Millisecond
+	// zkDefaultJar is where Debian's zookeeper package puts the server;
+	// its manifest names the jars it needs.
+	zkDefaultJar = "/usr/share/java/zookeeper.jar"
+	// zkLoggerJar, when present, makes the server log to its log file
+	// (stderr) instead of nowhere.
+	zkLoggerJar = "/usr/share/java/slf4j-simple.jar"
+	// zkBindTailLines is how much of a server's log tail holds the
+	// BindException of a taken port above its stack trace.
+	zkBindTailLines = 40
+)
+
+// ZooKeeperPath returns the java binary ($JAVA, else the one on PATH) and
+// the ZooKeeper server jar ($ZOOKEEPER_JAR, else Debian's). The error says
+// how to install them.
+func ZooKeeperPath() (java, jar string, err error) {
+	name := "java"
+	if p := os.Getenv("JAVA"); p != "" {
+		name = p
+	}
+	jar = zkDefaultJar
+	if p := os.Getenv("ZOOKEEPER_JAR"); p != "" {
+		jar = p
+	}
+	java, jerr := exec.LookPath(name)
+	if _, serr := os.Stat(jar); jerr != nil || serr != nil {
+		return "", "", fmt.Errorf("%w: run `make deps` (Debian/Ubuntu: apt-get install -y zookeeper) or set JAVA and ZOOKEEPER_JAR", ErrNoZooKeeper)
+	}
+	return java, jar, nil
+}
+
+// StartZooKeeper starts a ZooKeeper ensemble of n servers, each a JVM of
+// this machine.
+func (session) StartZooKeeper(ctx context.Context, dir string, n int) (cluster.ZooKeeperSet, error) {
+	return StartZooKeeper(ctx, dir, n)
+}
+
+// ZooKeeperEnsemble is n ZooKeeper servers on 127.0.0.1 that form one
+// ensemble, each with its own zoo.cfg and data under the run's directory.
+type ZooKeeperEnsemble struct {
+	servers []*ZooKeeperServer
+	admin   *zk.Conn
+	once    sync.Once
+	err     error
+}
+
+// StartZooKeeper starts n servers at once on free loopback ports (a client,
+// a quorum and an election port each) and returns once one leads a
+// quorum. A port found free may be taken by another process before a JVM
+// binds it, seconds later: the ensemble then starts again on other ports.
+// On failure nothing is left running or on disk.
+func StartZooKeeper(ctx context.Context, dir string, n int) (*ZooKeeperEnsemble, error) {
+	java, jar, err := ZooKeeperPath()
+	if err != nil {
+		return nil, fmt.Errorf("start zookeeper: %w", err)
+	}
+	if dir, err = filepath.Abs(dir); err != nil {
+		return nil, fmt.Errorf("start zookeeper: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, zkStartCap)
+	defer cancel()
+	for trial := 1; ; trial++ {
+		e, err := startZooKeeper(ctx, dir, n, java, jar)
+		if errors.Is(err, proc.ErrPortTaken) && trial < proc.PortTrials {
+			continue
+		}
+		return e, err
+	}
+}
+
+// startZooKeeper is one try of StartZooKeeper.
+func startZooKeeper(ctx context.Context, dir string, n int, java, jar string) (_ *ZooKeeperEnsemble, err error) {
+	e := &ZooKeeperEnsemble{}
+	defer func() {
+		if err != nil {
+			e.Stop()
+		}
+	}()
+	// Every server must know every peer's ports before any starts.
+	var peers []string
+	for i := range n {
+		s := &ZooKeeperServer{name: fmt.Sprintf("z%d", i+1), id: i + 1, java: java, jar: jar}
+		e.servers = append(e.servers, s)
+		for _, p := range []*int{&s.clientPort, &s.quorumPort, &s.electionPort} {
+			if *p, err = network.StablePort(); err != nil {
+				return nil, fmt.Errorf("start zookeeper: %w", err)
+			}
+		}
+		s.dir = filepath.Join(dir, s.name)
+		if err := os.MkdirAll(filepath.Join(s.dir, "data"), 0o700); err != nil {
+			return nil, fmt.Errorf("start zookeeper: %w", err)
+		}
+		peers = append(peers, fmt.Sprintf("server.%d=127.0.0.1:%d:%d", s.id, s.quorumPort, s.electionPort))
+	}
+	for _, s := range e.servers {
+		if err := s.writeConfig(peers); err != nil {
+			return nil, err
+		}
+		if err := s.spawn(); err != nil {
+			return nil, err
+		}
+	}
+	e.admin, _, err = zk.Connect(e.Endpoints(), 10*time.Second, zk.WithLogger(quietZK{}), zk.WithLogInfo(false))
+	if err != nil {
+		return nil, fmt.Errorf("start zookeeper: admin session: %w", err)
+	}
+	if err := e.waitLeader(ctx); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// quietZK drops the client library's log: it logs every connection a
+// fault breaks, and the harness sees the errors all the same.
+type quietZK struct{}
+
+func (quietZK) Printf(string, ...any) {}
+
+// waitLeader polls until one server leads a quorum, or a server exits, or
+// ctx ends; the error then carries the servers' log tails.
+func (e *ZooKeeperEnsemble) waitLeader(ctx context.Context) error {
+	err := zkPollUntil(ctx, "zookeeper leader", func(ctx context.Context) (string, error) {
+		for _, s := range e.servers {
+			if p := s.proc.Load(); p == nil || p.Exited() {
+				if strings.Contains(proc.LogTail(s.logPath(), 0, zkBindTailLines), "Address already in use") {
+					return "", fmt.Errorf("zookeeper server %s exited: %w", s.name, proc.ErrPortTaken)
+				}
+				return "", fmt.Errorf("zookeeper server %s exited", s.name)
+			}
+		}
+		if _, _, err := cluster.ZooKeeperLeader(ctx, e); err != nil {
+			return err.Error(), nil
+		}
+		return "", nil
+	})
+	if err == nil {
+		return nil
+	}
+	var tails []string
+	for _, s := range e.servers {
+		tails = append(tails, s.name+":\n"+proc.LogTail(s.logPath(), 0, nodeLogTailLines))
+	}
+	return fmt.Errorf("start zookeeper: %w; log tails:\n%s", err, strings.Join(tails, "\n"))
+}
+
+// zkPollUntil is backendkit.PollUntil at zkPoll's pace.
+func zkPollUntil(ctx context.Context, what string, check func(ctx context.Context) (string, error)) error {
+	tick := time.NewTicker(zkPoll)
+	defer tick.Stop()
+	for {
+		waiting, err := check(ctx)
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		if waiting == "" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s: %w (still: %s)", what, ctx.Err(), waiting)
+		case <-tick.C:
+		}
+	}
+}
+
+// Nodes are the servers as cluster nodes.
+func (e *ZooKeeperEnsemble) Nodes() []cluster.Node {
+	var nodes []cluster.Node
+	for _, s := range e.servers {
+		nodes = append(nodes, s)
+	}
+	return nodes
+}
+
+// Endpoints are the servers' client addresses.
+func (e *ZooKeeperEnsemble) Endpoints() []string {
+	var eps []string
+	for _, s := range e.servers {
+		eps = append(eps, s.Addr())
+	}
+	return eps
+}
+
+// Admin is a session with the ensemble, past any link.
+func (e *ZooKeeperEnsemble) Admin() *zk.Conn { return e.admin }
+
+// Stop closes Admin, kills every server and removes their files.
+func (e *ZooKeeperEnsemble) Stop() error {
+	e.once.Do(func() {
+		if e.admin != nil {
+			e.admin.Close()
+		}
+		var errs []error
+		for _, s := range e.servers {
+			errs = append(errs, s.Stop())
+		}
+		e.err = errors.Join(errs...)
+	})
+	return e.err
+}
+
+// ZooKeeperServer is one ZooKeeper JVM of a ZooKeeperEnsemble: a
+// cluster.Node whose Admin is nil. Its methods may be called from several
+// goroutines.
+type ZooKeeperServer struct {
+	name         string
+	id           int    // its myid
+	dir          string // zoo.cfg, the data directory and the log
+	java, jar    string
+	clientPort   int
+	quorumPort   int
+	electionPort int
+
+	mu      sync.Mutex // serializes the lifecycle
+	proc    atomic.Pointer[proc.Process]
+	stopped bool
+}
+
+// writeConfig writes the server's zoo.cfg and myid for an ensemble of
+// peers. Ticks of 100 ms let a session be as short as 200 ms (two ticks)
+// and a dead leader be noticed within a second (syncLimit); fsync is off,
+// since a SIGKILL keeps what the page cache has (no fault crashes the
+// machine) and two shared cores make every fsync slow.
+func (s *ZooKeeperServer) writeConfig(peers []string) error {
+	data := filepath.Join(s.dir, "data")
+	cfg := []string{
+		"tickTime=100", "initLimit=100", "syncLimit=10",
+		"minSessionTimeout=200", "maxSessionTimeout=60000",
+		"dataDir=" + data,
+		"clientPortAddress=127.0.0.1", "clientPort=" + strconv.Itoa(s.clientPort),
+		"preAllocSize=64", "forceSync=no",
+		"4lw.commands.whitelist=srvr,mntr,ruok",
+		"admin.enableServer=false",
+		"maxClientCnxns=0",
+	}
+	cfg = append(cfg, peers...)
+	if err := os.WriteFile(filepath.Join(s.dir, "zoo.cfg"), []byte(strings.Join(cfg, "\n")+"\n"), 0o600); err != nil {
+		return fmt.Errorf("start zookeeper server %s: %w", s.name, err)
+	}
+	if err := os.WriteFile(filepath.Join(data, "myid"), []byte(strconv.Itoa(s.id)+"\n"), 0o600); err != nil {
+		return fmt.Errorf("start zookeeper server %s: %w", s.name, err)
+	}
+	return nil
+}
+
+func (s *ZooKeeperServer) logPath() string { return filepath.Join(s.dir, zkLogName) }
+
+// jvmArgs start QuorumPeerMain quickly and small: the client compiler
+// only, a small heap, the shared class archive, no perf data file.
+func (s *ZooKeeperServer) jvmArgs() []string {
+	cp := s.jar
+	if _, err := os.Stat(zkLoggerJar); err == nil {
+		cp += string(os.PathListSeparator) + zkLoggerJar
+	}
+	return []string{
+		"-Xms32m", "-Xmx128m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto", "-XX:-UsePerfData",
+		"-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+		"-Dzookeeper.jmx.log4j.disable=true",
+		"-cp", cp, "org.apache.zookeeper.server.quorum.QuorumPeerMain", filepath.Join(s.dir, "zoo.cfg"),
+	}
+}
+
+// spawn starts the server's JVM; it does not wait for it to serve, since a
+// server alone cannot: it waits for a quorum of its peers.
+func (s *ZooKeeperServer) spawn() error {
+	logFile, err := os.OpenFile(s.logPath(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("start zookeeper server %s: %w", s.name, err)
+	}
+	defer logFile.Close() // the child has its own copy
+	// Not exec.CommandContext: the server must outlive the start's ctx.
+	cmd := exec.Command(s.java, s.jvmArgs()...)
+	cmd.Dir = s.dir
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	proc.Prepare(cmd)
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start zookeeper server %s: %w", s.name, err)
+	}
+	p := proc.Watch(cmd)
+	s.proc.Store(p)
+	return nil
+}
+
+// Name is the server's name ("z1").
+func (s *ZooKeeperServer) Name() string { return s.name }
+
+// Addr is the server's client address; it stays the same across restarts.
+func (s *ZooKeeperServer) Addr() string {
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.clientPort))
+}
+
+// Admin is nil: a ZooKeeper server speaks no Redis (the ensemble's Admin
+// is its session).
+func (s *ZooKeeperServer) Admin() *redis.Client { return nil }
+
+// Running reports whether the server's process is alive; a paused one is.
+func (s *ZooKeeperServer) Running() bool {
+	p := s.proc.Load()
+	return p != nil && !p.Exited()
+}
+
+// Kill sends SIGKILL and waits for the process to exit.
+func (s *ZooKeeperServer) Kill() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.kill()
+}
+
+func (s *ZooKeeperServer) kill() error {
+	if err := s.proc.Load().Kill(); err != nil {
+		return fmt.Errorf("kill zookeeper server %s: %w", s.name, err)
+	}
+	return nil
+}
+
+// Restart starts the server again on the same ports, with the data it had
+// on disk or without (it then takes a snapshot from the leader as it
+// rejoins), and returns once it serves as leader or follower.
+func (s *ZooKeeperServer) Restart(ctx context.Context, keepData bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return fmt.Errorf("restart zookeeper server %s: stopped", s.name)
+	}
+	if err := s.kill(); err != nil {
+		return err
+	}
+	if !keepData {
+		// myid stays: it names the server in the ensemble.
+		if err := os.RemoveAll(filepath.Join(s.dir, "data", "version-2")); err != nil {
+			return fmt.Errorf("restart zookeeper server %s: %w", s.name, err)
+		}
+	}
+	if err := s.spawn(); err != nil {
+		return err
+	}
+	return zkPollUntil(ctx, "zookeeper server "+s.name+" rejoins", func(ctx context.Context) (string, error) {
+		if p := s.proc.Load(); p.Exited() {
+			return "", fmt.Errorf("exited; log tail:\n%s", proc.LogTail(s.logPath(), 0, nodeLogTailLines))
+		}
+		mode, err := cluster.ZooKeeperMode(ctx, s.Addr())
+		if err != nil {
+			return err.Error(), nil
+		}
+		if mode != "leader" && mode != "follower" {
+			return "mode " + mode, nil
+		}
+		return "", nil
+	})
+}
+
+// Pause stops the server with SIGSTOP.
+func (s *ZooKeeperServer) Pause() error { return s.signal("pause", syscall.SIGSTOP) }
+
+// Resume continues a paused server with SIGCONT.
+func (s *ZooKeeperServer) Resume() error { return s.signal("resume", syscall.SIGCONT) }
+
+func (s *ZooKeeperServer) signal(verb string, sig syscall.Signal) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.proc.Load().Signal(sig); err != nil {
+		return fmt.Errorf("%s zookeeper server %s: %w", verb, s.name, err)
+	}
+	return nil
+}
+
+// Stop kills the server, gives its ports back and removes its directory;
+// it may be called twice.
+func (s *ZooKeeperServer) Stop() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return nil
+	}
+	if err := s.kill(); err != nil {
+		return err
+	}
+	s.stopped = true
+	for _, port := range []int{s.clientPort, s.quorumPort, s.electionPort} {
+		if port != 0 {
+			network.ReleasePort(port)
+		}
+	}
+	if s.dir != "" {
+		if err := os.RemoveAll(s.dir); err != nil {
+			return fmt.Errorf("stop zookeeper server %s: %w", s.name, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,117 @@
+package harness
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/local"
+)
+
+// TestZooKeeperService: on the zookeeper topology a client reaches the
+// servers through its own links and has no Redis; its session keeps an
+// ephemeral node past its timeout while it runs, loses it once the client
+// is paused past it (a paused client sends no heartbeat), and a crashed
+// client's node goes when its session expires, not before: a crash says
+// no goodbye. One ensemble for the three.
+func TestZooKeeperService(t *testing.T) {
+	ctx := context.Background()
+	if _, _, err := local.ZooKeeperPath(); err != nil {
+		t.Skip(err)
+	}
+	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.ZooKeeperTopology, Backend: local.Local{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	const ttl = 500 * time.Millisecond
+	c, err := Connect(ctx, cl, ClientOptions{TTL: ttl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.Redis() != nil || c.ZooKeeper() == nil {
+		t.Fatalf("Redis %v, ZooKeeper %v: want only ZooKeeper on the zookeeper topology", c.Redis(), c.ZooKeeper())
+	}
+	lock := func(c *Client, name string) {
+		t.Helper()
+		acl := zk.WorldACL(zk.PermAll)
+		if _, err := c.ZooKeeper().Create(cluster.ZooKeeperLockRoot, nil, 0, acl); err != nil && err != zk.ErrNodeExists {
+			t.Fatal(err)
+		}
+		if _, err := c.ZooKeeper().Create(cluster.ZooKeeperLockRoot+"/"+name, nil, 0, acl); err != nil && err != zk.ErrNodeExists {
+			t.Fatal(err)
+		}
+		if _, err := c.ZooKeeper().Create(cluster.ZooKeeperLockRoot+"/"+name+"/me", nil, zk.FlagEphemeral, acl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	state := func(name string) time.Duration {
+		t.Helper()
+		got, err := cl.LockState(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	lock(c, "k")
+	for _, n := range cl.LockNodes() {
+		if c.ZooKeeper().Server() == n.Addr() {
+			t.Errorf("the client dials server %s directly, not through its link", n.Name())
+		}
+	}
+	session := c.ZooKeeper().SessionID()
+	if silence := c.ZooKeeperSilence(); silence > ttl {
+		t.Errorf("a live session heard nothing for %s", silence)
+	}
+	// Kept alive, the node outlives four session timeouts: the time
+	// passing is the test.
+	time.Sleep(4 * ttl)
+	if got := state("k"); got == -2 {
+		t.Fatal("after 2 s with its session alive: the node is gone")
+	}
+	// Paused for three timeouts, the client's heartbeats stop: the
+	// servers expire the session and delete its node.
+	if err := c.Pause(ctx, 3*ttl, "test"); err != nil {
+		t.Fatal(err)
+	}
+	// Woken, the client knows its session is lost: it heard nothing for
+	// the pause, or has already been told of the expiry and holds a new
+	// session (which zk-fenced's release checks).
+	if silence := c.ZooKeeperSilence(); silence < 2*ttl && c.ZooKeeper().SessionID() == session {
+		t.Errorf("after a pause of %s: silence %s and the same session: the loss goes unseen", 3*ttl, silence)
+	}
+	if got := state("k"); got != -2 {
+		t.Errorf("after a pause past the session timeout: lock state %v; want -2 (no node)", got)
+	}
+	zkWaitFor(t, "a new session after the expiry", func() bool {
+		return c.ZooKeeper().State() == zk.StateHasSession && c.ZooKeeper().SessionID() != session
+	})
+
+	crashed, err := Connect(ctx, cl, ClientOptions{ID: 1, TTL: ttl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer crashed.Close()
+	lock(crashed, "crash")
+	crashed.Crash("test")
+	if got := state("crash"); got == -2 {
+		t.Error("a crashed client's node went at once: the crash ended its session")
+	}
+	zkWaitFor(t, "the crashed client's session to expire", func() bool { return state("crash") == -2 })
+}
+
+// zkWaitFor polls cond for up to 5 s.
+func zkWaitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s within 5 s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
