@@ -40,7 +40,7 @@ func EtcdLease(ttl time.Duration) time.Duration {
 }
 
 // ErrNoEtcd means a run on the etcd topology could not start etcd: no
-// binary (local.EtcdPath), or a backend without etcd. A suite skips such a
+// binary (cluster/local/etcd: Path), or a backend without etcd. A suite skips such a
 // run, as one that lacks redis-server.
 var ErrNoEtcd = errors.New("etcd not found")
 

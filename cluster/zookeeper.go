@@ -32,7 +32,7 @@ const ZooKeeperServers = 3
 const ZooKeeperLockRoot = "/locklab"
 
 // ErrNoZooKeeper means a run on the zookeeper topology could not start
-// ZooKeeper: no Java or no ZooKeeper jars (local.ZooKeeperPath), or a
+// ZooKeeper: no Java or no ZooKeeper jars (cluster/local/zookeeper: Path), or a
 // backend without ZooKeeper. A suite skips such a run, as one that lacks
 // redis-server.
 var ErrNoZooKeeper = errors.New("zookeeper not found")

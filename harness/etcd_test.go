@@ -11,6 +11,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/local"
+	"github.com/locklab/locklab/cluster/local/etcd"
 	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/history"
 )
@@ -22,7 +23,7 @@ import (
 // The lock's state reads as a Redis PTTL does.
 func TestEtcdService(t *testing.T) {
 	ctx := context.Background()
-	if _, err := local.EtcdPath(); err != nil {
+	if _, err := etcd.Path(); err != nil {
 		t.Skip(err)
 	}
 	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.EtcdTopology, Backend: local.Local{}})
@@ -79,7 +80,7 @@ func TestEtcdService(t *testing.T) {
 // reaches it.
 func TestEtcdRequestsStrike(t *testing.T) {
 	ctx := context.Background()
-	if _, err := local.EtcdPath(); err != nil {
+	if _, err := etcd.Path(); err != nil {
 		t.Skip(err)
 	}
 	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.EtcdTopology, Backend: local.Local{}})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/local"
+	"github.com/locklab/locklab/cluster/local/zookeeper"
 )
 
 // TestZooKeeperService: on the zookeeper topology a client reaches the
@@ -19,7 +20,7 @@ import (
 // no goodbye. One ensemble for the three.
 func TestZooKeeperService(t *testing.T) {
 	ctx := context.Background()
-	if _, _, err := local.ZooKeeperPath(); err != nil {
+	if _, _, err := zookeeper.Path(); err != nil {
 		t.Skip(err)
 	}
 	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.ZooKeeperTopology, Backend: local.Local{}})

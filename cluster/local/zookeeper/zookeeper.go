@@ -1,4 +1,7 @@
-package local
+// Package zookeeper runs a ZooKeeper ensemble as local processes: one JVM
+// per server (QuorumPeerMain) on free loopback ports, each with its own
+// zoo.cfg and data directory under the run's directory.
+package zookeeper
 
 import (
 	"context"
@@ -23,10 +26,6 @@ import (
 	"github.com/locklab/locklab/network"
 )
 
-// ErrNoZooKeeper means no Java or no ZooKeeper jar was found; it is
-// cluster.ErrNoZooKeeper, which a backend without ZooKeeper wraps too.
-var ErrNoZooKeeper = cluster.ErrNoZooKeeper
-
 const (
 	zkLogName = "zookeeper.log"
 	// zkStartCap bounds the start of an ensemble, from nothing to a
@@ -47,10 +46,10 @@ const (
 	zkBindTailLines = 40
 )
 
-// ZooKeeperPath returns the java binary ($JAVA, else the one on PATH) and
+// Path returns the java binary ($JAVA, else the one on PATH) and
 // the ZooKeeper server jar ($ZOOKEEPER_JAR, else Debian's). The error says
 // how to install them.
-func ZooKeeperPath() (java, jar string, err error) {
+func Path() (java, jar string, err error) {
 	name := "java"
 	if p := os.Getenv("JAVA"); p != "" {
 		name = p
@@ -61,33 +60,27 @@ func ZooKeeperPath() (java, jar string, err error) {
 	}
 	java, jerr := exec.LookPath(name)
 	if _, serr := os.Stat(jar); jerr != nil || serr != nil {
-		return "", "", fmt.Errorf("%w: run `make deps` (Debian/Ubuntu: apt-get install -y zookeeper) or set JAVA and ZOOKEEPER_JAR", ErrNoZooKeeper)
+		return "", "", fmt.Errorf("%w: run `make deps` (Debian/Ubuntu: apt-get install -y zookeeper) or set JAVA and ZOOKEEPER_JAR", cluster.ErrNoZooKeeper)
 	}
 	return java, jar, nil
 }
 
-// StartZooKeeper starts a ZooKeeper ensemble of n servers, each a JVM of
-// this machine.
-func (session) StartZooKeeper(ctx context.Context, dir string, n int) (cluster.ZooKeeperSet, error) {
-	return StartZooKeeper(ctx, dir, n)
-}
-
-// ZooKeeperEnsemble is n ZooKeeper servers on 127.0.0.1 that form one
+// Ensemble is n ZooKeeper servers on 127.0.0.1 that form one
 // ensemble, each with its own zoo.cfg and data under the run's directory.
-type ZooKeeperEnsemble struct {
-	servers []*ZooKeeperServer
+type Ensemble struct {
+	servers []*Server
 	admin   *zk.Conn
 	once    sync.Once
 	err     error
 }
 
-// StartZooKeeper starts n servers at once on free loopback ports (a client,
+// Start starts n servers at once on free loopback ports (a client,
 // a quorum and an election port each) and returns once one leads a
 // quorum. A port found free may be taken by another process before a JVM
 // binds it, seconds later: the ensemble then starts again on other ports.
 // On failure nothing is left running or on disk.
-func StartZooKeeper(ctx context.Context, dir string, n int) (*ZooKeeperEnsemble, error) {
-	java, jar, err := ZooKeeperPath()
+func Start(ctx context.Context, dir string, n int) (*Ensemble, error) {
+	java, jar, err := Path()
 	if err != nil {
 		return nil, fmt.Errorf("start zookeeper: %w", err)
 	}
@@ -97,7 +90,7 @@ func StartZooKeeper(ctx context.Context, dir string, n int) (*ZooKeeperEnsemble,
 	ctx, cancel := context.WithTimeout(ctx, zkStartCap)
 	defer cancel()
 	for trial := 1; ; trial++ {
-		e, err := startZooKeeper(ctx, dir, n, java, jar)
+		e, err := start(ctx, dir, n, java, jar)
 		if errors.Is(err, proc.ErrPortTaken) && trial < proc.PortTrials {
 			continue
 		}
@@ -105,9 +98,9 @@ func StartZooKeeper(ctx context.Context, dir string, n int) (*ZooKeeperEnsemble,
 	}
 }
 
-// startZooKeeper is one try of StartZooKeeper.
-func startZooKeeper(ctx context.Context, dir string, n int, java, jar string) (_ *ZooKeeperEnsemble, err error) {
-	e := &ZooKeeperEnsemble{}
+// start is one try of Start.
+func start(ctx context.Context, dir string, n int, java, jar string) (_ *Ensemble, err error) {
+	e := &Ensemble{}
 	defer func() {
 		if err != nil {
 			e.Stop()
@@ -116,7 +109,7 @@ func startZooKeeper(ctx context.Context, dir string, n int, java, jar string) (_
 	// Every server must know every peer's ports before any starts.
 	var peers []string
 	for i := range n {
-		s := &ZooKeeperServer{name: fmt.Sprintf("z%d", i+1), id: i + 1, java: java, jar: jar}
+		s := &Server{name: fmt.Sprintf("z%d", i+1), id: i + 1, java: java, jar: jar}
 		e.servers = append(e.servers, s)
 		for _, p := range []*int{&s.clientPort, &s.quorumPort, &s.electionPort} {
 			if *p, err = network.StablePort(); err != nil {
@@ -155,7 +148,7 @@ func (quietZK) Printf(string, ...any) {}
 
 // waitLeader polls until one server leads a quorum, or a server exits, or
 // ctx ends; the error then carries the servers' log tails.
-func (e *ZooKeeperEnsemble) waitLeader(ctx context.Context) error {
+func (e *Ensemble) waitLeader(ctx context.Context) error {
 	err := zkPollUntil(ctx, "zookeeper leader", func(ctx context.Context) (string, error) {
 		for _, s := range e.servers {
 			if p := s.proc.Load(); p == nil || p.Exited() {
@@ -175,7 +168,7 @@ func (e *ZooKeeperEnsemble) waitLeader(ctx context.Context) error {
 	}
 	var tails []string
 	for _, s := range e.servers {
-		tails = append(tails, s.name+":\n"+proc.LogTail(s.logPath(), 0, nodeLogTailLines))
+		tails = append(tails, s.name+":\n"+proc.LogTail(s.logPath(), 0, logTailLines))
 	}
 	return fmt.Errorf("start zookeeper: %w; log tails:\n%s", err, strings.Join(tails, "\n"))
 }
@@ -201,7 +194,7 @@ func zkPollUntil(ctx context.Context, what string, check func(ctx context.Contex
 }
 
 // Nodes are the servers as cluster nodes.
-func (e *ZooKeeperEnsemble) Nodes() []cluster.Node {
+func (e *Ensemble) Nodes() []cluster.Node {
 	var nodes []cluster.Node
 	for _, s := range e.servers {
 		nodes = append(nodes, s)
@@ -210,7 +203,7 @@ func (e *ZooKeeperEnsemble) Nodes() []cluster.Node {
 }
 
 // Endpoints are the servers' client addresses.
-func (e *ZooKeeperEnsemble) Endpoints() []string {
+func (e *Ensemble) Endpoints() []string {
 	var eps []string
 	for _, s := range e.servers {
 		eps = append(eps, s.Addr())
@@ -219,10 +212,10 @@ func (e *ZooKeeperEnsemble) Endpoints() []string {
 }
 
 // Admin is a session with the ensemble, past any link.
-func (e *ZooKeeperEnsemble) Admin() *zk.Conn { return e.admin }
+func (e *Ensemble) Admin() *zk.Conn { return e.admin }
 
 // Stop closes Admin, kills every server and removes their files.
-func (e *ZooKeeperEnsemble) Stop() error {
+func (e *Ensemble) Stop() error {
 	e.once.Do(func() {
 		if e.admin != nil {
 			e.admin.Close()
@@ -236,10 +229,10 @@ func (e *ZooKeeperEnsemble) Stop() error {
 	return e.err
 }
 
-// ZooKeeperServer is one ZooKeeper JVM of a ZooKeeperEnsemble: a
+// Server is one ZooKeeper JVM of a Ensemble: a
 // cluster.Node whose Admin is nil. Its methods may be called from several
 // goroutines.
-type ZooKeeperServer struct {
+type Server struct {
 	name         string
 	id           int    // its myid
 	dir          string // zoo.cfg, the data directory and the log
@@ -258,7 +251,7 @@ type ZooKeeperServer struct {
 // and a dead leader be noticed within a second (syncLimit); fsync is off,
 // since a SIGKILL keeps what the page cache has (no fault crashes the
 // machine) and two shared cores make every fsync slow.
-func (s *ZooKeeperServer) writeConfig(peers []string) error {
+func (s *Server) writeConfig(peers []string) error {
 	data := filepath.Join(s.dir, "data")
 	cfg := []string{
 		"tickTime=100", "initLimit=100", "syncLimit=10",
@@ -280,11 +273,11 @@ func (s *ZooKeeperServer) writeConfig(peers []string) error {
 	return nil
 }
 
-func (s *ZooKeeperServer) logPath() string { return filepath.Join(s.dir, zkLogName) }
+func (s *Server) logPath() string { return filepath.Join(s.dir, zkLogName) }
 
 // jvmArgs start QuorumPeerMain quickly and small: the client compiler
 // only, a small heap, the shared class archive, no perf data file.
-func (s *ZooKeeperServer) jvmArgs() []string {
+func (s *Server) jvmArgs() []string {
 	cp := s.jar
 	if _, err := os.Stat(zkLoggerJar); err == nil {
 		cp += string(os.PathListSeparator) + zkLoggerJar
@@ -299,7 +292,7 @@ func (s *ZooKeeperServer) jvmArgs() []string {
 
 // spawn starts the server's JVM; it does not wait for it to serve, since a
 // server alone cannot: it waits for a quorum of its peers.
-func (s *ZooKeeperServer) spawn() error {
+func (s *Server) spawn() error {
 	logFile, err := os.OpenFile(s.logPath(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("start zookeeper server %s: %w", s.name, err)
@@ -319,31 +312,31 @@ func (s *ZooKeeperServer) spawn() error {
 }
 
 // Name is the server's name ("z1").
-func (s *ZooKeeperServer) Name() string { return s.name }
+func (s *Server) Name() string { return s.name }
 
 // Addr is the server's client address; it stays the same across restarts.
-func (s *ZooKeeperServer) Addr() string {
+func (s *Server) Addr() string {
 	return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.clientPort))
 }
 
 // Admin is nil: a ZooKeeper server speaks no Redis (the ensemble's Admin
 // is its session).
-func (s *ZooKeeperServer) Admin() *redis.Client { return nil }
+func (s *Server) Admin() *redis.Client { return nil }
 
 // Running reports whether the server's process is alive; a paused one is.
-func (s *ZooKeeperServer) Running() bool {
+func (s *Server) Running() bool {
 	p := s.proc.Load()
 	return p != nil && !p.Exited()
 }
 
 // Kill sends SIGKILL and waits for the process to exit.
-func (s *ZooKeeperServer) Kill() error {
+func (s *Server) Kill() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.kill()
 }
 
-func (s *ZooKeeperServer) kill() error {
+func (s *Server) kill() error {
 	if err := s.proc.Load().Kill(); err != nil {
 		return fmt.Errorf("kill zookeeper server %s: %w", s.name, err)
 	}
@@ -353,7 +346,7 @@ func (s *ZooKeeperServer) kill() error {
 // Restart starts the server again on the same ports, with the data it had
 // on disk or without (it then takes a snapshot from the leader as it
 // rejoins), and returns once it serves as leader or follower.
-func (s *ZooKeeperServer) Restart(ctx context.Context, keepData bool) error {
+func (s *Server) Restart(ctx context.Context, keepData bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stopped {
@@ -373,7 +366,7 @@ func (s *ZooKeeperServer) Restart(ctx context.Context, keepData bool) error {
 	}
 	return zkPollUntil(ctx, "zookeeper server "+s.name+" rejoins", func(ctx context.Context) (string, error) {
 		if p := s.proc.Load(); p.Exited() {
-			return "", fmt.Errorf("exited; log tail:\n%s", proc.LogTail(s.logPath(), 0, nodeLogTailLines))
+			return "", fmt.Errorf("exited; log tail:\n%s", proc.LogTail(s.logPath(), 0, logTailLines))
 		}
 		mode, err := cluster.ZooKeeperMode(ctx, s.Addr())
 		if err != nil {
@@ -387,12 +380,12 @@ func (s *ZooKeeperServer) Restart(ctx context.Context, keepData bool) error {
 }
 
 // Pause stops the server with SIGSTOP.
-func (s *ZooKeeperServer) Pause() error { return s.signal("pause", syscall.SIGSTOP) }
+func (s *Server) Pause() error { return s.signal("pause", syscall.SIGSTOP) }
 
 // Resume continues a paused server with SIGCONT.
-func (s *ZooKeeperServer) Resume() error { return s.signal("resume", syscall.SIGCONT) }
+func (s *Server) Resume() error { return s.signal("resume", syscall.SIGCONT) }
 
-func (s *ZooKeeperServer) signal(verb string, sig syscall.Signal) error {
+func (s *Server) signal(verb string, sig syscall.Signal) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.proc.Load().Signal(sig); err != nil {
@@ -403,7 +396,7 @@ func (s *ZooKeeperServer) signal(verb string, sig syscall.Signal) error {
 
 // Stop kills the server, gives its ports back and removes its directory;
 // it may be called twice.
-func (s *ZooKeeperServer) Stop() error {
+func (s *Server) Stop() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stopped {
@@ -425,3 +418,6 @@ func (s *ZooKeeperServer) Stop() error {
 	}
 	return nil
 }
+
+// logTailLines is how many lines of a server's log an error quotes.
+const logTailLines = 10

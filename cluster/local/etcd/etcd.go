@@ -1,4 +1,7 @@
-package local
+// Package etcd runs an etcd cluster as local processes: one etcd per
+// member on free loopback ports, each with its own data directory under
+// the run's directory.
+package etcd
 
 import (
 	"context"
@@ -25,11 +28,6 @@ import (
 	"github.com/locklab/locklab/network"
 )
 
-// ErrNoEtcd means no etcd binary was found. EtcdPath wraps it, so callers
-// can tell a missing dependency from a failed run; it is cluster.ErrNoEtcd,
-// which a backend without etcd wraps too.
-var ErrNoEtcd = cluster.ErrNoEtcd
-
 const (
 	etcdLogName = "etcd.log"
 	// etcdStartCap bounds the start of a cluster, from nothing to a leader.
@@ -44,40 +42,34 @@ const (
 	etcdElectionMS  = 500
 )
 
-// EtcdPath returns the etcd binary: $ETCD when set, else the one on PATH.
+// Path returns the etcd binary: $ETCD when set, else the one on PATH.
 // The error says how to install it.
-func EtcdPath() (string, error) {
+func Path() (string, error) {
 	name := "etcd"
 	if p := os.Getenv("ETCD"); p != "" {
 		name = p
 	}
 	path, err := exec.LookPath(name)
 	if err != nil {
-		return "", fmt.Errorf("%w: run `make deps` (Debian/Ubuntu: apt-get install -y etcd-server; macOS: brew install etcd) or set ETCD", ErrNoEtcd)
+		return "", fmt.Errorf("%w: run `make deps` (Debian/Ubuntu: apt-get install -y etcd-server; macOS: brew install etcd) or set ETCD", cluster.ErrNoEtcd)
 	}
 	return filepath.Abs(path)
 }
 
-// StartEtcd starts an etcd cluster of n members, each a process of this
-// machine.
-func (session) StartEtcd(ctx context.Context, dir string, n int) (cluster.EtcdSet, error) {
-	return StartEtcd(ctx, dir, n)
-}
-
-// EtcdCluster is n etcd processes on 127.0.0.1 that form one cluster, each
+// Cluster is n etcd processes on 127.0.0.1 that form one cluster, each
 // with its own data directory under the run's directory.
-type EtcdCluster struct {
-	members []*EtcdMember
+type Cluster struct {
+	members []*Member
 	admin   *clientv3.Client
 	once    sync.Once
 	err     error
 }
 
-// StartEtcd starts n etcd members at once on free loopback ports (a client
+// Start starts n etcd members at once on free loopback ports (a client
 // and a peer port each) and returns once the cluster has a leader that a
 // majority agrees on. On failure nothing is left running or on disk.
-func StartEtcd(ctx context.Context, dir string, n int) (_ *EtcdCluster, err error) {
-	server, err := EtcdPath()
+func Start(ctx context.Context, dir string, n int) (_ *Cluster, err error) {
+	server, err := Path()
 	if err != nil {
 		return nil, fmt.Errorf("start etcd: %w", err)
 	}
@@ -86,7 +78,7 @@ func StartEtcd(ctx context.Context, dir string, n int) (_ *EtcdCluster, err erro
 	}
 	ctx, cancel := context.WithTimeout(ctx, etcdStartCap)
 	defer cancel()
-	c := &EtcdCluster{}
+	c := &Cluster{}
 	defer func() {
 		if err != nil {
 			c.Stop()
@@ -98,7 +90,7 @@ func StartEtcd(ctx context.Context, dir string, n int) (_ *EtcdCluster, err erro
 	// connection.
 	var peers []string
 	for i := range n {
-		m := &EtcdMember{name: fmt.Sprintf("e%d", i+1), server: server}
+		m := &Member{name: fmt.Sprintf("e%d", i+1), server: server}
 		c.members = append(c.members, m)
 		if m.clientPort, err = network.StablePort(); err != nil {
 			return nil, fmt.Errorf("start etcd: %w", err)
@@ -133,7 +125,7 @@ func StartEtcd(ctx context.Context, dir string, n int) (_ *EtcdCluster, err erro
 
 // waitLeader polls until a majority names one leader, or a member exits,
 // or ctx ends; the error then carries the members' log tails.
-func (c *EtcdCluster) waitLeader(ctx context.Context) error {
+func (c *Cluster) waitLeader(ctx context.Context) error {
 	err := backendkit.PollUntil(ctx, "etcd leader", func(ctx context.Context) (string, error) {
 		for _, m := range c.members {
 			if p := m.proc.Load(); p == nil || p.Exited() {
@@ -150,13 +142,13 @@ func (c *EtcdCluster) waitLeader(ctx context.Context) error {
 	}
 	var tails []string
 	for _, m := range c.members {
-		tails = append(tails, m.name+":\n"+proc.LogTail(m.logPath(), 0, nodeLogTailLines))
+		tails = append(tails, m.name+":\n"+proc.LogTail(m.logPath(), 0, logTailLines))
 	}
 	return fmt.Errorf("start etcd: %w; log tails:\n%s", err, strings.Join(tails, "\n"))
 }
 
 // Nodes are the members as cluster nodes.
-func (c *EtcdCluster) Nodes() []cluster.Node {
+func (c *Cluster) Nodes() []cluster.Node {
 	var nodes []cluster.Node
 	for _, m := range c.members {
 		nodes = append(nodes, m)
@@ -165,7 +157,7 @@ func (c *EtcdCluster) Nodes() []cluster.Node {
 }
 
 // Endpoints are the members' client addresses.
-func (c *EtcdCluster) Endpoints() []string {
+func (c *Cluster) Endpoints() []string {
 	var eps []string
 	for _, m := range c.members {
 		eps = append(eps, m.Addr())
@@ -174,10 +166,10 @@ func (c *EtcdCluster) Endpoints() []string {
 }
 
 // Admin is a client of every member, past any link.
-func (c *EtcdCluster) Admin() *clientv3.Client { return c.admin }
+func (c *Cluster) Admin() *clientv3.Client { return c.admin }
 
 // Stop kills every member, closes Admin and removes the members' files.
-func (c *EtcdCluster) Stop() error {
+func (c *Cluster) Stop() error {
 	c.once.Do(func() {
 		var errs []error
 		for _, m := range c.members {
@@ -191,9 +183,9 @@ func (c *EtcdCluster) Stop() error {
 	return c.err
 }
 
-// EtcdMember is one etcd process of an EtcdCluster: a cluster.Node whose
+// Member is one etcd process of an Cluster: a cluster.Node whose
 // Admin is nil. Its methods may be called from several goroutines.
-type EtcdMember struct {
+type Member struct {
 	name       string
 	dir        string // the member's data directory and its log
 	server     string
@@ -207,7 +199,7 @@ type EtcdMember struct {
 }
 
 // argsFor are the member's flags in a cluster of peers.
-func (m *EtcdMember) argsFor(peers, token string) []string {
+func (m *Member) argsFor(peers, token string) []string {
 	client := fmt.Sprintf("http://127.0.0.1:%d", m.clientPort)
 	peer := fmt.Sprintf("http://127.0.0.1:%d", m.peerPort)
 	return []string{
@@ -221,11 +213,11 @@ func (m *EtcdMember) argsFor(peers, token string) []string {
 	}
 }
 
-func (m *EtcdMember) logPath() string { return filepath.Join(m.dir, etcdLogName) }
+func (m *Member) logPath() string { return filepath.Join(m.dir, etcdLogName) }
 
 // spawn starts the member's process; it does not wait for it to serve,
 // since a member alone cannot: it waits for a quorum of its peers.
-func (m *EtcdMember) spawn() error {
+func (m *Member) spawn() error {
 	logFile, err := os.OpenFile(m.logPath(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("start etcd member %s: %w", m.name, err)
@@ -245,31 +237,31 @@ func (m *EtcdMember) spawn() error {
 }
 
 // Name is the member's name ("e1").
-func (m *EtcdMember) Name() string { return m.name }
+func (m *Member) Name() string { return m.name }
 
 // Addr is the member's client address; it stays the same across restarts.
-func (m *EtcdMember) Addr() string {
+func (m *Member) Addr() string {
 	return net.JoinHostPort("127.0.0.1", strconv.Itoa(m.clientPort))
 }
 
 // Admin is nil: an etcd member speaks no Redis (the cluster's Admin is
 // its client).
-func (m *EtcdMember) Admin() *redis.Client { return nil }
+func (m *Member) Admin() *redis.Client { return nil }
 
 // Running reports whether the member's process is alive; a paused one is.
-func (m *EtcdMember) Running() bool {
+func (m *Member) Running() bool {
 	p := m.proc.Load()
 	return p != nil && !p.Exited()
 }
 
 // Kill sends SIGKILL and waits for the process to exit.
-func (m *EtcdMember) Kill() error {
+func (m *Member) Kill() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.kill()
 }
 
-func (m *EtcdMember) kill() error {
+func (m *Member) kill() error {
 	if err := m.proc.Load().Kill(); err != nil {
 		return fmt.Errorf("kill etcd member %s: %w", m.name, err)
 	}
@@ -280,7 +272,7 @@ func (m *EtcdMember) kill() error {
 // on disk, and returns once it serves. Without its data it would need to
 // be removed from the cluster and added again as a new member, which no
 // fault does yet: keepData false is an error.
-func (m *EtcdMember) Restart(ctx context.Context, keepData bool) error {
+func (m *Member) Restart(ctx context.Context, keepData bool) error {
 	if !keepData {
 		return fmt.Errorf("restart etcd member %s: a restart without data is not supported (it needs a member remove and add)", m.name)
 	}
@@ -304,7 +296,7 @@ func (m *EtcdMember) Restart(ctx context.Context, keepData bool) error {
 	defer cli.Close()
 	return backendkit.PollUntil(ctx, "etcd member "+m.name+" rejoins", func(ctx context.Context) (string, error) {
 		if p := m.proc.Load(); p.Exited() {
-			return "", fmt.Errorf("exited; log tail:\n%s", proc.LogTail(m.logPath(), 0, nodeLogTailLines))
+			return "", fmt.Errorf("exited; log tail:\n%s", proc.LogTail(m.logPath(), 0, logTailLines))
 		}
 		sctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 		defer cancel()
@@ -320,12 +312,12 @@ func (m *EtcdMember) Restart(ctx context.Context, keepData bool) error {
 }
 
 // Pause stops the member with SIGSTOP.
-func (m *EtcdMember) Pause() error { return m.signal("pause", syscall.SIGSTOP) }
+func (m *Member) Pause() error { return m.signal("pause", syscall.SIGSTOP) }
 
 // Resume continues a paused member with SIGCONT.
-func (m *EtcdMember) Resume() error { return m.signal("resume", syscall.SIGCONT) }
+func (m *Member) Resume() error { return m.signal("resume", syscall.SIGCONT) }
 
-func (m *EtcdMember) signal(verb string, sig syscall.Signal) error {
+func (m *Member) signal(verb string, sig syscall.Signal) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.proc.Load().Signal(sig); err != nil {
@@ -336,7 +328,7 @@ func (m *EtcdMember) signal(verb string, sig syscall.Signal) error {
 
 // Stop kills the member, gives its ports back and removes its directory;
 // it may be called twice.
-func (m *EtcdMember) Stop() error {
+func (m *Member) Stop() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.stopped {
@@ -358,3 +350,6 @@ func (m *EtcdMember) Stop() error {
 	}
 	return nil
 }
+
+// logTailLines is how many lines of a server's log an error quotes.
+const logTailLines = 10

@@ -1,0 +1,31 @@
+package local
+
+import (
+	"context"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/local/etcd"
+	"github.com/locklab/locklab/cluster/local/zookeeper"
+)
+
+// ErrNoEtcd means no etcd binary was found (etcd.Path), so callers can
+// tell a missing dependency from a failed run; it is cluster.ErrNoEtcd,
+// which a backend without etcd wraps too.
+var ErrNoEtcd = cluster.ErrNoEtcd
+
+// ErrNoZooKeeper means no Java or no ZooKeeper jar was found
+// (zookeeper.Path); it is cluster.ErrNoZooKeeper, which a backend without
+// ZooKeeper wraps too.
+var ErrNoZooKeeper = cluster.ErrNoZooKeeper
+
+// StartEtcd starts an etcd cluster of n members, each a process of this
+// machine.
+func (session) StartEtcd(ctx context.Context, dir string, n int) (cluster.EtcdSet, error) {
+	return etcd.Start(ctx, dir, n)
+}
+
+// StartZooKeeper starts a ZooKeeper ensemble of n servers, each a JVM of
+// this machine.
+func (session) StartZooKeeper(ctx context.Context, dir string, n int) (cluster.ZooKeeperSet, error) {
+	return zookeeper.Start(ctx, dir, n)
+}
