@@ -25,6 +25,7 @@ var (
 	etcdPy       = "/usr/bin/python3 " + programPath("etcd-lease.py")
 	etcdPyHerd   = etcdPy + " --herd"
 	pgAdvisoryPy = "/usr/bin/python3 " + programPath("pg-advisory.py")
+	zkPy         = "/usr/bin/python3 " + programPath("zk-lock.py")
 )
 
 // needPython skips, in one line, when /usr/bin/python3 cannot import module.
@@ -44,6 +45,16 @@ func TestEtcdPyIsTheEtcdMutex(t *testing.T) {
 	needPython(t, "etcd3", "python3-etcd3")
 	needFaketime(t)
 	sameVerdicts(t, cluster.Etcd, "etcd-mutex", etcdPy, nil)
+}
+
+// TestKazooIsZkLock: programs/zk-lock.py, kazoo's Lock recipe with
+// python3-kazoo, gets the verdicts of the Go lock of that design, zk-lock,
+// in every scenario of the zookeeper service: a leader killed keeps its
+// lock, a holder paused (SIGSTOP, kazoo's heartbeat thread included) past
+// its session loses it without being told.
+func TestKazooIsZkLock(t *testing.T) {
+	needPython(t, "kazoo", "python3-kazoo")
+	sameVerdicts(t, cluster.ZooKeeper, "zk-lock", zkPy, nil)
 }
 
 // TestPgAdvisoryPyIsAdvisoryPinned: programs/pg-advisory.py, an advisory

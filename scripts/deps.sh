@@ -5,8 +5,9 @@
 # ZooKeeper (Java 17 and the server's jars) for the zookeeper topology. As root
 # with apt-get it also
 # installs what some tests use, which skip without it: Chromium (the report's
-# browser test), php-cli with php-redis, python3-redis, python3-etcd3 and
-# python3-psycopg2 (the program locks), and faketime (their real clock skew).
+# browser test), php-cli with php-redis, python3-redis, python3-etcd3,
+# python3-psycopg2 and python3-kazoo (the program locks), and faketime
+# (their real clock skew).
 # Idempotent: does nothing when everything is there.
 set -euo pipefail
 
@@ -89,6 +90,7 @@ optional() {
 	{ [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import redis' >/dev/null 2>&1; } || printf ' python3-redis'
 	{ [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import etcd3' >/dev/null 2>&1; } || printf ' python3-etcd3 python3-grpcio'
 	{ [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import psycopg2' >/dev/null 2>&1; } || printf ' python3-psycopg2'
+	{ [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import kazoo' >/dev/null 2>&1; } || printf ' python3-kazoo'
 	[ -e /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 ] || [ -n "$(find /usr/lib -name libfaketime.so.1 -print -quit 2>/dev/null)" ] || printf ' faketime'
 }
 

@@ -1,0 +1,71 @@
+#!/usr/bin/python3
+"""ZooKeeper's lock recipe, in Python with Debian's python3-kazoo (2.8).
+
+kazoo's Lock: each acquire creates an ephemeral sequential node under the
+lock's parent, the lowest holds the lock, and each waiter watches the node
+just before its own. It is the recipe of go-zookeeper's Lock, the
+catalogue's zk-lock, and has its flaw: the node lives only as long as the
+holder's session, and a holder whose session expired (a process paused
+past its session timeout, SIGSTOP stopping kazoo's heartbeat thread too)
+is not told; it still believes it holds the lock. Its verdicts are
+zk-lock's (TestKazooIsZkLock). It answers no fencing token, as zk-lock has none.
+
+It reads LOCKLAB_ZOOKEEPER (the servers, through this client's own links),
+LOCKLAB_SESSION_MS (the session timeout to ask for), LOCKLAB_TIMEOUT_MS
+and LOCKLAB_CLIENT, and speaks locklab's line protocol on stdin and stdout.
+
+  go run ./cmd/check -lock exec:'/usr/bin/python3 programs/zk-lock.py' -service zookeeper
+"""
+import logging
+import os
+import sys
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import LockTimeout
+from kazoo.retry import KazooRetry
+
+ROOT = "/locklab/"  # where locklab looks for ZooKeeper locks' nodes
+
+
+def main():
+    session = int(os.environ["LOCKLAB_SESSION_MS"]) / 1000
+    timeout = int(os.environ["LOCKLAB_TIMEOUT_MS"]) / 1000
+    # One try per request: a request whose outcome is unknown is an error
+    # answer, not a silent retry (kazoo's default retries forever).
+    zk = KazooClient(hosts=os.environ["LOCKLAB_ZOOKEEPER"], timeout=session,
+                     connection_retry=KazooRetry(max_tries=-1, max_delay=session / 4),
+                     command_retry=KazooRetry(max_tries=0),
+                     logger=logging.getLogger("quiet"))
+    logging.getLogger("quiet").addHandler(logging.NullHandler())
+    logging.getLogger("quiet").propagate = False
+    zk.start(timeout=max(timeout, 5))
+    client = os.environ["LOCKLAB_CLIENT"]
+    held = {}
+    for line in sys.stdin:
+        verb, _, key = line.strip().partition(" ")
+        try:
+            if verb == "acquire":
+                lock = zk.Lock(ROOT + key, "client " + client)
+                try:
+                    got = lock.acquire(timeout=timeout)
+                except LockTimeout:
+                    got = False
+                if got:
+                    held[key] = lock
+                    answer = "ok"
+                else:
+                    answer = "refused"
+            elif verb == "release":
+                lock = held.pop(key, None)
+                # kazoo's release deletes the node if it still exists and
+                # says True either way: the recipe cannot tell a lost lock.
+                answer = "not-held" if lock is None else ("ok" if lock.release() else "not-held")
+            else:
+                answer = "error unknown request " + verb
+        except Exception as e:
+            answer = "error " + (type(e).__name__ + " " + str(e)).replace("\n", " ")
+        print(answer, flush=True)
+
+
+if __name__ == "__main__":
+    main()
