@@ -6,9 +6,9 @@ import "fmt"
 // gives up with it and what fixes that, after seed 001's comparison, with
 // the cells of this comparison that bear on it.
 type Family struct {
-	Name     string   `json:"name"`
-	GivesUp  string   `json:"gives_up"`
-	Fix      string   `json:"fix"`
+	Name     string     `json:"name"`
+	GivesUp  string     `json:"gives_up"`
+	Fix      string     `json:"fix"`
 	Evidence []Evidence `json:"evidence"` // one per cell of the family that ran
 }
 
