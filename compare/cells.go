@@ -84,6 +84,10 @@ func cellOf(c Cell, r reports.Run, out string) Cell {
 		}
 	}
 	switch {
+	case len(failing) > 0 && r.Verdicts[check.CheckResource] == check.OK:
+		// What a fencing token or a guarded write buys: the lock was
+		// broken, the data was not.
+		c.Text = strings.Join(append(append(failing, unknown...), check.CheckResource+" ok"), ", ")
 	case len(failing) > 0:
 		c.Text = strings.Join(append(failing, unknown...), ", ")
 	case len(unknown) > 0:

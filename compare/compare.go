@@ -140,7 +140,7 @@ func (r Row) cell(class string) Cell {
 		return Cell{Class: class, Scenario: s}
 	}
 	for _, t := range r.Topologies {
-		if s := scenarios[where{class, t}]; s != "" {
+		if s := scenarioFor[where{class, t}]; s != "" {
 			return Cell{Class: class, Scenario: s}
 		}
 	}

@@ -4,7 +4,7 @@ import "github.com/locklab/locklab/cluster"
 
 // This file is the comparison's plan, kept as plain data: a row is one line
 // of Rows, and a scenario for a fault class on a topology one line of
-// scenarios.
+// scenarioFor.
 
 // Fault classes, the columns of the comparison.
 const (
@@ -54,9 +54,9 @@ var Rows = []Row{
 	{Lock: "etcd-mutex-guarded", Title: "etcd guarded write", Family: Consensus, Topologies: []cluster.Topology{cluster.EtcdTopology}},
 }
 
-// scenarios is the scenario that strikes a fault class on a topology. A
+// scenarioFor is the scenario that strikes a fault class on a topology. A
 // class missing here for a row's topologies is a "—" cell.
-var scenarios = map[where]string{
+var scenarioFor = map[where]string{
 	{Pause, cluster.Single}:            "pause-holder",
 	{CutOff, cluster.Single}:           "holder-cut-off",
 	{ClockJump, cluster.Single}:        "clock-skew",
