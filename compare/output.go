@@ -41,7 +41,7 @@ func WriteText(w io.Writer, t Table) error {
 		for _, c := range r.Cells {
 			line = append(line, c.Text)
 		}
-		fmt.Fprintln(tw, strings.Join(append(line, perSecText(r), handoverText(r)), "\t"))
+		fmt.Fprintln(tw, strings.Join(append(line, r.Throughput(), r.Handover()), "\t"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -59,14 +59,18 @@ func WriteText(w io.Writer, t Table) error {
 	return nil
 }
 
-func perSecText(r RowResult) string {
+// Throughput is r's sections per second as the table shows it: "—" when
+// no section was made outside the faults.
+func (r RowResult) Throughput() string {
 	if r.PerSec == 0 {
 		return "—"
 	}
 	return fmt.Sprintf("%.1f", r.PerSec)
 }
 
-func handoverText(r RowResult) string {
+// Handover is r's median handover as the table shows it: "—" when no run
+// measured one.
+func (r RowResult) Handover() string {
 	if r.HandoverMS == nil {
 		return "—"
 	}

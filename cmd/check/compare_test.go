@@ -64,6 +64,9 @@ func TestCompare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if strings.Contains(string(page), "%!") {
+		t.Errorf("%s has a formatting error", compare.PageFile)
+	}
 	ran := 0
 	for _, r := range saved.Rows {
 		for _, c := range r.Cells {
