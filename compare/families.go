@@ -25,7 +25,7 @@ var prose = []Family{
 		GivesUp: "Everything: a mutex inside each process shares nothing with the other processes, so two of them enter the critical section together under no fault at all.",
 		Fix:     "Any of the shared locks below."},
 	{Name: Redis,
-		GivesUp: "Seed 001's cache locks are leases on a node that replicates asynchronously. A holder paused or cut off past its lease loses the lock without knowing it (the watchdog cannot renew what a stopped process does not run); a failover can promote a replica that never had the key, and WAIT narrows that window without closing it; Redlock trades the failover for clocks and for nodes that restart empty.",
+		GivesUp: "Seed 001's cache locks are leases on a node that replicates asynchronously. A holder paused past its lease loses the lock without knowing it (the watchdog cannot renew what a stopped process does not run); a failover can promote a replica that never had the key, and WAIT narrows that window without closing it; Redlock trades the failover for clocks and for nodes that restart empty.",
 		Fix:     "No lease fixes a paused holder: the resource has to refuse a stale holder's write. The fenced lock's token (INCR, checked by the resource) does, on one node; a failover that loses the counter still needs persistence or consensus."},
 	{Name: Database,
 		GivesUp: "Seed 001 advises against them: a row or GET_LOCK lock is tied to its connection or its expiry, so a killed connection or a holder paused past the row's expiry lets a second client in, and FOR UPDATE holds a connection for as long as the lock (the seed's exhausted pool).",
