@@ -43,6 +43,8 @@ var Rows = []Row{
 		Scenarios: map[string]string{Failover: "failover-wait"}},
 	{Lock: "redlock", Title: "Redlock", Family: Redis, Topologies: []cluster.Topology{cluster.Redlock}},
 	{Lock: "fenced", Title: "fenced Redis", Family: Redis, Topologies: []cluster.Topology{cluster.Single, cluster.Replicated}},
+	{Lock: "redislock-refresh", Title: "bsm/redislock + refresh", Family: Redis, Topologies: []cluster.Topology{cluster.Single, cluster.Replicated}},
+	{Lock: "redsync-refresh", Title: "redsync + extend", Family: Redis, Topologies: []cluster.Topology{cluster.Redlock}},
 	{Lock: "unique-row", Title: "unique row", Family: Database, Topologies: []cluster.Topology{cluster.MariaDBTopology}},
 	{Lock: "for-update-tx", Title: "FOR UPDATE", Family: Database, Topologies: []cluster.Topology{cluster.MariaDBTopology}},
 	{Lock: "optimistic", Title: "optimistic version", Family: Database, Topologies: []cluster.Topology{cluster.MariaDBTopology}},
