@@ -53,6 +53,9 @@ type Check struct {
 	// KindWhy is the one-line reason for Kind: the rule that decided it,
 	// and for an inherent failure the fault and its remedy.
 	KindWhy string `json:"kind_why,omitempty"`
+	// Median is the handover checker's median handover, when it measured
+	// one: how long a free lock sat idle before the next holder got it.
+	Median *time.Duration `json:"median_ns,omitempty"`
 }
 
 // Kind says whose fault a failing verdict is.

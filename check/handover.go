@@ -70,6 +70,7 @@ func checkHandover(ops []history.Op, bound time.Duration) Check {
 	}
 	slices.Sort(gaps)
 	median, p99 := gaps[len(gaps)/2], gaps[len(gaps)*99/100]
+	c.Median = &median
 	c.Detail = fmt.Sprintf("%d handovers: median %s, p99 %s, max %s (bound %s)",
 		len(gaps), ms(median), ms(p99), ms(gaps[len(gaps)-1]), ms(bound))
 	switch {

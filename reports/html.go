@@ -84,6 +84,7 @@ type page struct {
 	Rows     []row // the catalogue's matrix
 	Pitfalls []section
 	Locks    []lockSection
+	Compare  bool // the folder holds check compare's page
 }
 
 // row is one run in the matrix.
@@ -209,6 +210,9 @@ func newPage(dir string, runs []Run, stories []runStory, now time.Time) page {
 		AllPass:  true,
 		Checkers: check.Checkers,
 		Width:    len(check.Checkers) + 6,
+	}
+	if _, err := os.Stat(filepath.Join(dir, ComparePage)); err == nil {
+		p.Compare = true
 	}
 	// Runs arrive in order with every run of a pitfall or a lock together,
 	// so a section is opened the first time its pitfall or lock shows up.

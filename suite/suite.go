@@ -102,24 +102,7 @@ func Lock(ctx context.Context, name string, newLocker harness.NewLocker, topolog
 			if s.Topology != t {
 				continue
 			}
-			j := job{label: fmt.Sprintf("%s in %s", name, s.Name), folder: name + "-" + s.Name,
-				scenario: s, newLocker: newLocker, lock: name,
-				run: func(res *runner.Result) reports.Run { return reports.LockRun(name, res) },
-				skipped: func(seed int64, dir, why string) reports.Run {
-					return reports.SkippedLockRun(name, s.Name, seed, dir, why)
-				},
-			}
-			ref := locks.Reference(s.Topology, s.Workload.Nested)
-			if l, err := locks.Lookup(name); err == nil {
-				ref = l.ReferenceOn(s.Topology)
-			}
-			j.reference = ref.New
-			if ref.Name == name {
-				// The lock is its own reference: a run of it that stays ok
-				// only raced differently, and proves nothing.
-				j.referenceRuns = -1
-			}
-			todo = append(todo, j)
+			todo = append(todo, lockJob(name, newLocker, s))
 		}
 	}
 	if err := fits(name, todo, opts); err != nil {
@@ -129,6 +112,30 @@ func Lock(ctx context.Context, name string, newLocker harness.NewLocker, topolog
 		opts.Seed = 1 // as runner.Run takes it, so that run.json says so
 	}
 	return runAll(ctx, todo, opts)
+}
+
+// lockJob is the run of the lock newLocker builds, called name, through s
+// into the folder <name>-<scenario>, judged against the reference lock of
+// its scenario.
+func lockJob(name string, newLocker harness.NewLocker, s runner.Scenario) job {
+	j := job{label: fmt.Sprintf("%s in %s", name, s.Name), folder: name + "-" + s.Name,
+		scenario: s, newLocker: newLocker, lock: name,
+		run: func(res *runner.Result) reports.Run { return reports.LockRun(name, res) },
+		skipped: func(seed int64, dir, why string) reports.Run {
+			return reports.SkippedLockRun(name, s.Name, seed, dir, why)
+		},
+	}
+	ref := locks.Reference(s.Topology, s.Workload.Nested)
+	if l, err := locks.Lookup(name); err == nil {
+		ref = l.ReferenceOn(s.Topology)
+	}
+	j.reference = ref.New
+	if ref.Name == name {
+		// The lock is its own reference: a run of it that stays ok
+		// only raced differently, and proves nothing.
+		j.referenceRuns = -1
+	}
+	return j
 }
 
 // fits refuses, before any run, what would stop a lock's suite halfway: a

@@ -10,6 +10,7 @@
 //	check [-pitfall ID|NAME[,ID|NAME…]] [-seed N] [-out DIR] [-duration D] [-json] [-backend local|docker]
 //	check -lock NAME [-topology T | -service S] [-seed N] [-out DIR] [-duration D] [-json] [-backend local|docker]
 //	check list
+//	check compare [-out DIR] [-parallel N] [-backend local|docker] [-locks L,…] [-classes C,…] [-json]
 //	check explore -lock NAME [-topology T | -service S] [-time D | -runs N] [-seed S] [-stop-at-first] [-replay SEED] [-json] [-out DIR] [-backend local|docker]
 //	check verify DIR
 //	check workshop [-from DIR] [-out DIR] [-quiz [-answers]]
@@ -121,6 +122,9 @@ type config struct {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "explore" {
 		return runExplore(ctx, args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "compare" {
+		return runCompare(ctx, args[1:], stdout, stderr)
 	}
 	if len(args) > 0 && args[0] == "merge" {
 		return runMerge(args[1:], stdout, stderr)
@@ -258,6 +262,7 @@ func usage(w io.Writer) {
        check -lock NAME [flags]
                        run one lock through every scenario of its topologies
        check list      list pitfalls, locks and scenarios
+       check compare   which lock? every lock under every fault class (check compare -h)
        check explore   random fault schedules for one lock (check explore -h)
        check merge DIR...
                        one report from the shards of an exploration (check merge -h)

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/locklab/locklab/compare"
+	"github.com/locklab/locklab/reports"
+	"github.com/locklab/locklab/suite"
+)
+
+// runCompare is check compare: every lock of the comparison under every
+// fault class, written as compare.html and compare.json into the report
+// folder and printed as a table. It exits 0 when the table was made,
+// whatever its verdicts, since failing verdicts are what it compares.
+func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("check compare", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	out := fs.String("out", "locklab-report", "report folder; made when missing, locked while check runs")
+	parallel := fs.Int("parallel", 2*runtime.NumCPU(), "how many runs at once")
+	backend := fs.String("backend", "local", "where the servers run: local (processes) or docker")
+	seed := fs.Int64("seed", 1, "seed of the clients' retry jitter")
+	only := fs.String("locks", "", "only these rows, by lock name, comma-separated (default: every row)")
+	classes := fs.String("classes", "", "only these fault classes, comma-separated (default: every class)")
+	asJSON := fs.Bool("json", false, "print the comparison as JSON instead of the table")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stdout, "usage: check compare [-out DIR] [-parallel N] [-backend local|docker] [-seed N] [-locks L,…] [-classes C,…] [-json]")
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return exitOK
+		}
+		fmt.Fprintln(stderr, "check compare:", err)
+		return exitUsage
+	}
+	opts := compare.Options{Locks: listFlag(*only), Classes: listFlag(*classes)}
+	var err error
+	switch {
+	case fs.NArg() > 0:
+		err = fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	case *parallel < 1:
+		err = fmt.Errorf("-parallel must be at least 1, got %d", *parallel)
+	case *out == "":
+		err = errors.New("-out must not be empty")
+	}
+	if err == nil {
+		err = compare.Validate(opts)
+	}
+	if err == nil {
+		opts.Suite.Backend, err = parseBackend(*backend)
+	}
+	if err == nil {
+		err = prepareOut(*out)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "check compare:", err)
+		return exitUsage
+	}
+	opts.Suite = suite.Options{Out: *out, Seed: *seed, Progress: stderr, Backend: opts.Suite.Backend, Parallel: *parallel}
+	return compareIn(ctx, opts, *asJSON, stdout, stderr)
+}
+
+// compareIn runs the comparison opts asks for with the report folder
+// locked, saves it and prints it.
+func compareIn(ctx context.Context, opts compare.Options, asJSON bool, stdout, stderr io.Writer) int {
+	unlock, err := lockOut(opts.Suite.Out)
+	if err != nil {
+		fmt.Fprintln(stderr, "check compare:", err)
+		return exitUsage
+	}
+	defer unlock()
+	if err := opts.Suite.Backend.Ready(ctx, true); err != nil {
+		fmt.Fprintln(stderr, "check compare:", err)
+		return exitMismatch
+	}
+	t, err := compare.Run(ctx, opts)
+	if err == nil {
+		err = compare.Save(opts.Suite.Out, t)
+	}
+	if err == nil {
+		// Again, now that the index has a comparison to link.
+		var runs []reports.Run
+		if runs, err = reports.LoadRuns(opts.Suite.Out); err == nil {
+			err = reports.WriteIndex(opts.Suite.Out, runs)
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "check compare:", err)
+		if ctx.Err() != nil {
+			return 130
+		}
+		return exitMismatch
+	}
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(t)
+	} else {
+		err = compare.WriteText(stdout, t)
+		fmt.Fprintf(stdout, "page: %s\n", filepath.Join(opts.Suite.Out, compare.PageFile))
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "check compare:", err)
+		return exitMismatch
+	}
+	return exitOK
+}
+
+// listFlag is a comma-separated flag's names, or nil when it is empty.
+func listFlag(s string) []string {
+	if strings.TrimSpace(s) == "" {
+		return nil
+	}
+	var names []string
+	for _, n := range strings.Split(s, ",") {
+		names = append(names, strings.TrimSpace(n))
+	}
+	return names
+}

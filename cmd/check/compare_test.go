@@ -1,0 +1,109 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/locklab/locklab/compare"
+)
+
+// TestCompareUsage: bad input to check compare is one line and exit 2,
+// before any run.
+func TestCompareUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"-locks", "no-such-lock"},
+		{"-classes", "paused,no-such-class"},
+		{"-parallel", "0"},
+		{"-backend", "cloud"},
+		{"extra"},
+	} {
+		var stderr bytes.Buffer
+		out := t.TempDir()
+		code := run(context.Background(), append([]string{"compare", "-out", out}, args...), io.Discard, &stderr)
+		if code != exitUsage || strings.Count(stderr.String(), "\n") != 1 {
+			t.Errorf("compare %q: exit %d, stderr %q; want exit 2 and one line", args, code, stderr.String())
+		}
+	}
+}
+
+// TestCompare runs two rows by two classes: every cell that ran links a
+// run page that exists, every "—" cell says why, and compare.json parses to
+// what stdout printed.
+func TestCompare(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server is not installed (make deps)")
+	}
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	args := []string{"compare", "-out", out, "-json", "-locks", "in-process,token-watchdog", "-classes", "paused,failover"}
+	if code := run(context.Background(), args, &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit %d\n%s", code, stderr.String())
+	}
+	var printed, saved compare.Table
+	if err := json.Unmarshal(stdout.Bytes(), &printed); err != nil {
+		t.Fatalf("stdout: %v", err)
+	}
+	b, err := os.ReadFile(filepath.Join(out, compare.JSONFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &saved); err != nil {
+		t.Fatalf("%s: %v", compare.JSONFile, err)
+	}
+	if len(saved.Rows) != 2 || len(saved.Classes) != 2 || len(printed.Rows) != 2 {
+		t.Fatalf("%d rows and %d classes saved, %d rows printed; want 2, 2, 2", len(saved.Rows), len(saved.Classes), len(printed.Rows))
+	}
+	page, err := os.ReadFile(filepath.Join(out, compare.PageFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(page), "%!") {
+		t.Errorf("%s has a formatting error", compare.PageFile)
+	}
+	ran := 0
+	for _, r := range saved.Rows {
+		for _, c := range r.Cells {
+			checkCell(t, out, string(page), r.Lock, c)
+			if c.Text != compare.None {
+				ran++
+			}
+		}
+	}
+	// in-process has no lock node to fail over; the other three cells ran.
+	if ran != 3 {
+		t.Errorf("%d cells ran, want 3", ran)
+	}
+	index, err := os.ReadFile(filepath.Join(out, "index.html"))
+	if err != nil || !strings.Contains(string(index), `href="compare.html"`) {
+		t.Errorf("index.html does not link the comparison (%v)", err)
+	}
+}
+
+// checkCell checks one cell: a run whose page exists and is linked, or
+// "—" with a reason.
+func checkCell(t *testing.T, out, page, lock string, c compare.Cell) {
+	t.Helper()
+	if c.Text == compare.None {
+		if c.Why == "" || c.Page != "" {
+			t.Errorf("%s × %s: — with why %q and page %q; want a reason and no page", lock, c.Class, c.Why, c.Page)
+		}
+		return
+	}
+	if c.Scenario == "" || c.Verdict == "" || c.Page == "" {
+		t.Errorf("%s × %s: %+v; want a scenario, a verdict and a page", lock, c.Class, c)
+		return
+	}
+	if _, err := os.Stat(filepath.Join(out, filepath.FromSlash(c.Page))); err != nil {
+		t.Errorf("%s × %s: %v", lock, c.Class, err)
+	}
+	if !strings.Contains(page, `href="`+c.Page+`"`) {
+		t.Errorf("%s × %s: %s does not link %s", lock, c.Class, compare.PageFile, c.Page)
+	}
+}

@@ -1,0 +1,223 @@
+// Package compare answers "which lock should we use?": it runs one row per
+// lock through one scenario per fault class, with the runs and pages of
+// package suite, and lays the verdicts out as a table (text, HTML and
+// JSON) with each lock's throughput and median handover.
+package compare
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/locks"
+	"github.com/locklab/locklab/reports"
+	"github.com/locklab/locklab/suite"
+)
+
+// Class is a fault class: one column of the comparison.
+type Class struct {
+	Name  string `json:"name"`
+	Title string `json:"title"`
+}
+
+// Row is one lock of the comparison: the registry's lock, how the table
+// calls it, its family, and the topologies it runs on, the first with a
+// scenario for a class serving that class.
+type Row struct {
+	Lock       string
+	Title      string
+	Family     string
+	Topologies []cluster.Topology
+	// Scenarios overrides the topology's scenario for a class, where this
+	// lock has one of its own (Redis+WAIT's failover-wait).
+	Scenarios map[string]string
+	// Why says, per class, why this lock has no scenario for it, where the
+	// reason is the lock's rather than the topology's.
+	Why map[string]string
+}
+
+// where is a fault class on a topology.
+type where struct {
+	class    string
+	topology cluster.Topology
+}
+
+// Options say which rows and columns to run and how.
+type Options struct {
+	Suite   suite.Options
+	Locks   []string // rows to keep, by lock name; nil: every row
+	Classes []string // columns to keep, by name; nil: every class
+}
+
+// Table is the comparison: what `check compare` prints and saves.
+type Table struct {
+	Classes  []Class     `json:"classes"`
+	Rows     []RowResult `json:"rows"`
+	Left     []string    `json:"left_out,omitempty"` // rows whose lock this build lacks
+	Families []Family    `json:"families"`
+	Seconds  float64     `json:"seconds"` // how long the runs took
+}
+
+// RowResult is one lock's row: a cell per class, and what its runs measured.
+type RowResult struct {
+	Lock   string `json:"lock"`
+	Title  string `json:"title"`
+	Family string `json:"family"`
+	Cells  []Cell `json:"cells"`
+	// PerSec is critical sections (acquire, work, release) per second
+	// outside the faults, over every run of the row; 0 when none ran.
+	PerSec float64 `json:"sections_per_sec"`
+	// HandoverMS is the median of the runs' median handovers; nil when no
+	// run measured one.
+	HandoverMS *float64 `json:"handover_median_ms"`
+}
+
+// Cell is one lock under one fault class: the verdicts of a real run, or
+// "—" with why there was none.
+type Cell struct {
+	Class    string `json:"class"`
+	Scenario string `json:"scenario,omitempty"`
+	// Text is the verdict with its kind ("ok", "lock illegal (inherent)"),
+	// "not exercised", "skipped", or "—".
+	Text string `json:"text"`
+	// Verdict is the cell's colour: the worst verdict, or "" for "—".
+	Verdict string `json:"verdict,omitempty"`
+	Why     string `json:"why,omitempty"` // for "—", not exercised, skipped, or an unmet fault
+	// Page is the run's page, relative to the report folder.
+	Page string `json:"page,omitempty"`
+	// Folder is the run's folder, relative to the report folder.
+	Folder string `json:"folder,omitempty"`
+}
+
+// None is the text of a cell that has no run.
+const None = "—"
+
+// plan is the rows and cells to run: every cell's scenario resolved, or
+// its "—" reason given.
+func plan(opts Options) ([]RowResult, []string, []suite.Pair, error) {
+	classes, err := pick(Classes, opts.Classes)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rows := Rows
+	if opts.Locks != nil {
+		rows = nil
+		for _, name := range opts.Locks {
+			i := slices.IndexFunc(Rows, func(r Row) bool { return r.Lock == name })
+			if i < 0 {
+				return nil, nil, nil, fmt.Errorf("no row for lock %q in the comparison", name)
+			}
+			rows = append(rows, Rows[i])
+		}
+	}
+	var out []RowResult
+	var left []string
+	var pairs []suite.Pair
+	for _, r := range rows {
+		if _, err := locks.Lookup(r.Lock); err != nil {
+			left = append(left, fmt.Sprintf("%s (%s): not in this build", r.Title, r.Lock))
+			continue
+		}
+		rr := RowResult{Lock: r.Lock, Title: r.Title, Family: r.Family}
+		for _, c := range classes {
+			cell := r.cell(c.Name)
+			if cell.Scenario != "" {
+				pairs = append(pairs, suite.Pair{Lock: r.Lock, Scenario: cell.Scenario})
+			}
+			rr.Cells = append(rr.Cells, cell)
+		}
+		out = append(out, rr)
+	}
+	return out, left, pairs, nil
+}
+
+// cell is r's cell for class, before its run: the scenario to run, or
+// "—" and why.
+func (r Row) cell(class string) Cell {
+	if s := r.Scenarios[class]; s != "" {
+		return Cell{Class: class, Scenario: s}
+	}
+	for _, t := range r.Topologies {
+		if s := scenarioFor[where{class, t}]; s != "" {
+			return Cell{Class: class, Scenario: s}
+		}
+	}
+	why := r.Why[class]
+	if why == "" {
+		why = fmt.Sprintf("no scenario of this class on %s", topologyList(r.Topologies))
+	}
+	return Cell{Class: class, Text: None, Why: why}
+}
+
+// pick keeps the classes names, in the order of all; nil keeps every one.
+func pick(all []Class, names []string) ([]Class, error) {
+	if names == nil {
+		return all, nil
+	}
+	var kept []Class
+	for _, c := range all {
+		if slices.Contains(names, c.Name) {
+			kept = append(kept, c)
+		}
+	}
+	for _, n := range names {
+		if !slices.ContainsFunc(all, func(c Class) bool { return c.Name == n }) {
+			return nil, fmt.Errorf("unknown fault class %q (%s)", n, classNames())
+		}
+	}
+	return kept, nil
+}
+
+func classNames() string {
+	var names []string
+	for _, c := range Classes {
+		names = append(names, c.Name)
+	}
+	return fmt.Sprint(names)
+}
+
+func topologyList(ts []cluster.Topology) string {
+	s := ""
+	for i, t := range ts {
+		if i > 0 {
+			s += " or "
+		}
+		s += "topology " + string(t)
+	}
+	return s
+}
+
+// Run makes the runs of the comparison with suite.Pairs, saves them as the
+// suite saves any run, and returns the table. Bad rows or classes are
+// refused before any run.
+func Run(ctx context.Context, opts Options) (Table, error) {
+	rows, left, pairs, err := plan(opts)
+	if err != nil {
+		return Table{}, err
+	}
+	classes, _ := pick(Classes, opts.Classes)
+	t := Table{Classes: classes, Left: left}
+	start := time.Now()
+	var runs []reports.Run
+	if len(pairs) > 0 {
+		if runs, err = suite.Pairs(ctx, pairs, opts.Suite); err != nil {
+			return Table{}, err
+		}
+	}
+	t.Seconds = time.Since(start).Seconds()
+	for i := range rows {
+		fill(&rows[i], runs, opts.Suite.Out)
+	}
+	t.Rows = rows
+	t.Families = families(rows)
+	return t, nil
+}
+
+// Validate refuses, before any run, rows or classes opts names that the
+// comparison does not have.
+func Validate(opts Options) error {
+	_, _, _, err := plan(opts)
+	return err
+}

@@ -1,0 +1,76 @@
+package compare
+
+import "github.com/locklab/locklab/cluster"
+
+// This file is the comparison's plan, kept as plain data: a row is one line
+// of Rows, and a scenario for a fault class on a topology one line of
+// scenarioFor.
+
+// Fault classes, the columns of the comparison.
+const (
+	Pause     = "paused"     // the holder stops past its lease
+	CutOff    = "cut-off"    // the holder loses its link to the lock
+	Failover  = "failover"   // a lock node is killed and restarted, or the leader or master fails over
+	ClockJump = "clock-jump" // a clock jumps
+	LostReply = "lost-reply" // a reply to the lock's command is lost
+)
+
+// Families of locks, as the text under the table groups them.
+const (
+	InProcess = "in-process"
+	Redis     = "Redis"
+	Database  = "database"
+	Consensus = "consensus"
+)
+
+// Classes are the columns, in order, with their headings.
+var Classes = []Class{
+	{Pause, "holder paused past its lease"},
+	{CutOff, "holder cut off"},
+	{Failover, "lock node killed / failover"},
+	{ClockJump, "clock jump"},
+	{LostReply, "lost reply"},
+}
+
+// Rows are the locks compared, in order. A row whose lock this build does
+// not have is left out with a note, so that a row can be written before
+// its lock lands.
+var Rows = []Row{
+	{Lock: "in-process", Title: "in-process mutex", Family: InProcess, Topologies: []cluster.Topology{cluster.Single},
+		Why: map[string]string{Failover: "the lock lives in each process: there is no lock node to kill"}},
+	{Lock: "token-watchdog", Title: "Redis token + watchdog", Family: Redis, Topologies: []cluster.Topology{cluster.Single, cluster.Replicated}},
+	{Lock: "wait-replicas", Title: "Redis + WAIT", Family: Redis, Topologies: []cluster.Topology{cluster.Replicated},
+		Scenarios: map[string]string{Failover: "failover-wait"}},
+	{Lock: "redlock", Title: "Redlock", Family: Redis, Topologies: []cluster.Topology{cluster.Redlock}},
+	{Lock: "fenced", Title: "fenced Redis", Family: Redis, Topologies: []cluster.Topology{cluster.Single, cluster.Replicated}},
+	{Lock: "redislock-refresh", Title: "bsm/redislock + refresh", Family: Redis, Topologies: []cluster.Topology{cluster.Single, cluster.Replicated}},
+	{Lock: "redsync-refresh", Title: "redsync + extend", Family: Redis, Topologies: []cluster.Topology{cluster.Redlock}},
+	{Lock: "unique-row", Title: "unique row", Family: Database, Topologies: []cluster.Topology{cluster.MariaDBTopology}},
+	{Lock: "for-update-tx", Title: "FOR UPDATE", Family: Database, Topologies: []cluster.Topology{cluster.MariaDBTopology}},
+	{Lock: "optimistic", Title: "optimistic version", Family: Database, Topologies: []cluster.Topology{cluster.MariaDBTopology}},
+	{Lock: "get-lock", Title: "GET_LOCK", Family: Database, Topologies: []cluster.Topology{cluster.MariaDBTopology}},
+	{Lock: "advisory-pinned", Title: "Postgres advisory", Family: Database, Topologies: []cluster.Topology{cluster.PostgresTopology}},
+	{Lock: "zk-lock", Title: "ZooKeeper recipe", Family: Consensus, Topologies: []cluster.Topology{"zookeeper"}},
+	{Lock: "zk-fenced", Title: "ZooKeeper fenced", Family: Consensus, Topologies: []cluster.Topology{"zookeeper"}},
+	{Lock: "etcd-mutex", Title: "etcd mutex", Family: Consensus, Topologies: []cluster.Topology{cluster.EtcdTopology}},
+	{Lock: "etcd-mutex-guarded", Title: "etcd guarded write", Family: Consensus, Topologies: []cluster.Topology{cluster.EtcdTopology}},
+}
+
+// scenarioFor is the scenario that strikes a fault class on a topology. A
+// class missing here for a row's topologies is a "—" cell.
+var scenarioFor = map[where]string{
+	{Pause, cluster.Single}:            "pause-holder",
+	{CutOff, cluster.Single}:           "holder-cut-off",
+	{ClockJump, cluster.Single}:        "clock-skew",
+	{LostReply, cluster.Single}:        "lost-acquire-reply",
+	{Failover, cluster.Replicated}:     "failover",
+	{Pause, cluster.Redlock}:           "redlock-pause",
+	{Failover, cluster.Redlock}:        "redlock-restart",
+	{ClockJump, cluster.Redlock}:       "redlock-clock-jump",
+	{Pause, cluster.MariaDBTopology}:   "pause-holder-sql",
+	{CutOff, cluster.MariaDBTopology}:  "kill-connection-sql",
+	{Pause, cluster.PostgresTopology}:  "pause-holder-postgres",
+	{CutOff, cluster.PostgresTopology}: "kill-connection-postgres",
+	{Pause, cluster.EtcdTopology}:      "pause-holder-etcd",
+	{Failover, cluster.EtcdTopology}:   "kill-leader-etcd",
+}
