@@ -15,7 +15,7 @@ import (
 
 // Names of the failpoints the workload itself reaches. The lock's own commands are
 // failpoints too (BeforeCommand, AfterCommand, AfterTook), with no hook in
-// the lock; a lock may still name its own by calling Client.Failpoint.
+// the lock; a lock may still name its own by calling harness.Client.Failpoint.
 const (
 	// BeforeAcquire is at the start of each cycle, before the lock is asked for.
 	BeforeAcquire = "before-acquire"
