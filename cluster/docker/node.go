@@ -113,12 +113,20 @@ func (n *dockerNode) create(ctx context.Context) error {
 		n.removeContainer()
 		// Only a port found free before the container had it may move: once
 		// the node answered on it, its address stays.
-		if n.addr == "" && strings.Contains(err.Error(), "address already in use") && trial < dockerStartTrials {
+		if n.addr == "" && portTaken(err) && trial < dockerStartTrials {
 			n.hostPort, n.initPort = 0, 0
 			continue
 		}
 		return err
 	}
+}
+
+// portTaken reports whether err is a published port someone took since it
+// was found free: a process of this machine ("address already in use") or
+// another container, such as a node of the same run started at the same
+// moment ("port is already allocated").
+func portTaken(err error) bool {
+	return strings.Contains(err.Error(), "address already in use") || strings.Contains(err.Error(), "port is already allocated")
 }
 
 // createContainer makes and starts the container.
