@@ -32,7 +32,12 @@ const (
 // to wait for (an empty string) or fails, or ctx ends; the error then says
 // what it was still waiting for.
 func PollUntil(ctx context.Context, what string, check func(ctx context.Context) (waiting string, err error)) error {
-	tick := time.NewTicker(pollPeriod)
+	return PollEvery(ctx, pollPeriod, what, check)
+}
+
+// PollEvery is PollUntil at its own pace: check runs every period.
+func PollEvery(ctx context.Context, period time.Duration, what string, check func(ctx context.Context) (waiting string, err error)) error {
+	tick := time.NewTicker(period)
 	defer tick.Stop()
 	for {
 		waiting, err := check(ctx)

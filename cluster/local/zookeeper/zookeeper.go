@@ -22,6 +22,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/internal/backendkit"
 	"github.com/locklab/locklab/cluster/local/proc"
 	"github.com/locklab/locklab/network"
 )
@@ -149,7 +150,7 @@ func (quietZK) Printf(string, ...any) {}
 // waitLeader polls until one server leads a quorum, or a server exits, or
 // ctx ends; the error then carries the servers' log tails.
 func (e *Ensemble) waitLeader(ctx context.Context) error {
-	err := zkPollUntil(ctx, "zookeeper leader", func(ctx context.Context) (string, error) {
+	err := backendkit.PollEvery(ctx, zkPoll, "zookeeper leader", func(ctx context.Context) (string, error) {
 		for _, s := range e.servers {
 			if p := s.proc.Load(); p == nil || p.Exited() {
 				if strings.Contains(proc.LogTail(s.logPath(), 0, zkBindTailLines), "Address already in use") {
@@ -171,26 +172,6 @@ func (e *Ensemble) waitLeader(ctx context.Context) error {
 		tails = append(tails, s.name+":\n"+proc.LogTail(s.logPath(), 0, logTailLines))
 	}
 	return fmt.Errorf("start zookeeper: %w; log tails:\n%s", err, strings.Join(tails, "\n"))
-}
-
-// zkPollUntil is backendkit.PollUntil at zkPoll's pace.
-func zkPollUntil(ctx context.Context, what string, check func(ctx context.Context) (string, error)) error {
-	tick := time.NewTicker(zkPoll)
-	defer tick.Stop()
-	for {
-		waiting, err := check(ctx)
-		if err != nil {
-			return fmt.Errorf("%s: %w", what, err)
-		}
-		if waiting == "" {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s: %w (still: %s)", what, ctx.Err(), waiting)
-		case <-tick.C:
-		}
-	}
 }
 
 // Nodes are the servers as cluster nodes.
@@ -364,7 +345,7 @@ func (s *Server) Restart(ctx context.Context, keepData bool) error {
 	if err := s.spawn(); err != nil {
 		return err
 	}
-	return zkPollUntil(ctx, "zookeeper server "+s.name+" rejoins", func(ctx context.Context) (string, error) {
+	return backendkit.PollEvery(ctx, zkPoll, "zookeeper server "+s.name+" rejoins", func(ctx context.Context) (string, error) {
 		if p := s.proc.Load(); p.Exited() {
 			return "", fmt.Errorf("exited; log tail:\n%s", proc.LogTail(s.logPath(), 0, logTailLines))
 		}
