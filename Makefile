@@ -25,9 +25,11 @@ image: deps
 	@docker/build.sh check
 
 # The packages whose tests run scenarios against real clocks, one package
-# at a time (the catalogue's cases four at a time, as check -parallel makes
-# them, a case that misses its verdicts made again alone); every other package (whatever `go list` finds, so a new one
-# cannot be left out) runs with the race detector.
+# at a time and four tests at a time, as check -parallel makes runs (a
+# pitfall case that misses its verdicts is made again alone; a scenario
+# test's run the machine stalled is made again); every other package
+# (whatever `go list` finds, so a new one cannot be left out) runs with the
+# race detector.
 TIMED := pitfalls scenarios libraries explore
 TIMED_PKGS = $(patsubst %,./%/,$(TIMED))
 OTHER_PKGS = $(filter-out $(patsubst %,github.com/locklab/locklab/%,$(TIMED)),$(shell go list ./...))
@@ -45,7 +47,7 @@ vet:
 test: deps docker vet
 	go test -count=1 -race $(OTHER_PKGS)
 	go test -count=1 -p 1 -timeout 20m -parallel 4 ./pitfalls/
-	go test -count=1 -p 1 -timeout 20m $(filter-out ./pitfalls/,$(TIMED_PKGS))
+	go test -count=1 -p 1 -timeout 20m -parallel 4 $(filter-out ./pitfalls/,$(TIMED_PKGS))
 
 # Issue 15's acceptance: ten minutes of explore on each correct lock of
 # the redlock topology, and on the watchdog and reentrant locks; each must

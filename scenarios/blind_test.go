@@ -226,18 +226,17 @@ func TestBlindScenarios(t *testing.T) {
 			check.CheckLock, check.Illegal, pitfalls.NewRedlock},
 	} {
 		t.Run(tc.scenario, func(t *testing.T) {
-			res, err := scenarios.Run(context.Background(), tc.scenario, tc.broken, runner.Options{Dir: t.TempDir()})
-			if err != nil {
-				t.Fatal(err)
-			}
+			t.Parallel()
+			res := settled(t, func() (*runner.Result, error) {
+				return scenarios.Run(context.Background(), tc.scenario, tc.broken, runner.Options{Dir: t.TempDir()})
+			})
 			if got := res.Verdicts[tc.checker]; got != tc.want {
 				t.Errorf("broken lock: %s checker says %s, want %s", tc.checker, got, tc.want)
 				logChecks(t, res)
 			}
-			res, err = scenarios.Run(context.Background(), tc.scenario, tc.fix, runner.Options{Dir: t.TempDir()})
-			if err != nil {
-				t.Fatal(err)
-			}
+			res = settled(t, func() (*runner.Result, error) {
+				return scenarios.Run(context.Background(), tc.scenario, tc.fix, runner.Options{Dir: t.TempDir()})
+			})
 			for checker, v := range res.Verdicts {
 				if v != check.OK {
 					t.Errorf("correct lock: %s checker says %s, want ok", checker, v)
@@ -258,10 +257,10 @@ func logChecks(t *testing.T, res *runner.Result) {
 // TestDroppedConnection: the holder's connections closed right after it
 // acquires cost a correct lock nothing, and the drop did strike.
 func TestDroppedConnection(t *testing.T) {
-	res, err := scenarios.Run(context.Background(), "dropped-connection", pitfalls.NewWatchdogLock, runner.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	t.Parallel()
+	res := settled(t, func() (*runner.Result, error) {
+		return scenarios.Run(context.Background(), "dropped-connection", pitfalls.NewWatchdogLock, runner.Options{Dir: t.TempDir()})
+	})
 	if len(res.NotExercised) > 0 || len(res.Unmet) > 0 {
 		t.Errorf("the drop did not strike: %q %q", res.NotExercised, res.Unmet)
 	}

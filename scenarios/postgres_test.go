@@ -89,6 +89,7 @@ func TestPgrowProgram(t *testing.T) {
 	}
 	for _, name := range []string{"contention-postgres", "crash-holder-postgres"} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			res := runProgram(t, name, programPath("pgrow.sh"))
 			if len(res.NotExercised) > 0 {
 				t.Fatalf("not exercised: %v", res.NotExercised)

@@ -43,12 +43,12 @@ func (myLease) Token() uint64 { return 0 }
 // caught by the lock checker in pause-before-del, which strikes the lock's
 // own commands; the lock carries no hook.
 func TestWorkshopLock(t *testing.T) {
-	res, err := scenarios.Run(context.Background(), "pause-before-del",
-		func(c *harness.Client) harness.Locker { return MyLock{c} },
-		runner.Options{Seed: 1, Clients: 4, Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	t.Parallel()
+	res := settled(t, func() (*runner.Result, error) {
+		return scenarios.Run(context.Background(), "pause-before-del",
+			func(c *harness.Client) harness.Locker { return MyLock{c} },
+			runner.Options{Seed: 1, Clients: 4, Dir: t.TempDir()})
+	})
 	if res.Verdicts[check.CheckLock] != check.Illegal {
 		t.Errorf("lock checker: %s, want illegal for a plain-DEL release", res.Verdicts[check.CheckLock])
 	}
@@ -60,6 +60,7 @@ func TestExploreFindsTheWorkshopLock(t *testing.T) {
 	if testing.Short() {
 		t.Skip("explores for up to two minutes")
 	}
+	t.Parallel()
 	rep, err := explore.Run(context.Background(), explore.Config{
 		Lock:        "my-lock",
 		New:         func(c *harness.Client) harness.Locker { return MyLock{c} },
