@@ -111,7 +111,8 @@ func All() []runner.Scenario {
 	all = append(all, onSQL(all, cluster.MariaDBTopology, sqlNames...)...)
 	all = append(all, onSQL(all, cluster.PostgresTopology, sqlNames...)...)
 	all = append(all, sqlOnly()...)
-	all = append(all, sharedPool(3), sharedPool(5))
+	all = append(all, sharedPool("pool-sql", 3, "one fewer than the requests that may wait for the lock at once"),
+		sharedPool("pool-sql-sized", 5, "sized by HikariCP's rule: threads × (connections a thread holds at once − 1) + 1"))
 	all = append(all, busyPool(cluster.MariaDBTopology), busyPool(cluster.PostgresTopology))
 	all = append(all, killConnectionPostgres())
 	all = append(all, etcd()...)
@@ -218,16 +219,12 @@ func sqlOnly() []runner.Scenario {
 const poolWait = 10 * time.Second
 
 // sharedPool is contention-sql-tx in one service of four request threads
-// that share a pool of size connections to the MariaDB server: "pool-sql"
-// with three, one fewer than the threads that may wait for the lock at
-// once, "pool-sql-sized" with five, as HikariCP's rule for a pool that
-// cannot deadlock sizes it (threads × (connections one thread holds at
-// once − 1) + 1 = 4 × 1 + 1).
-func sharedPool(size int) runner.Scenario {
-	name, why := "pool-sql", "one fewer than the requests that may wait for the lock at once"
-	if size > 3 {
-		name, why = "pool-sql-sized", "sized by HikariCP's rule: threads × (connections a thread holds at once − 1) + 1"
-	}
+// that share a pool of size connections to the MariaDB server, chosen as
+// why says: "pool-sql" has three, one fewer than the threads that may wait
+// for the lock at once; "pool-sql-sized" five, as HikariCP's rule for a
+// pool that cannot deadlock sizes it (threads × (connections one thread
+// holds at once − 1) + 1 = 4 × 1 + 1).
+func sharedPool(name string, size int, why string) runner.Scenario {
 	return runner.Scenario{
 		Name: name,
 		Description: fmt.Sprintf("On one MariaDB server, with the inventory a row of the same server: the four clients are the request threads "+
