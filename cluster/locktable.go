@@ -137,9 +137,7 @@ func (c *Cluster) LockState(ctx context.Context, key string) (time.Duration, err
 		if d == Pgx {
 			left = "CAST(EXTRACT(EPOCH FROM expires_at - now()) * 1000000 AS BIGINT)"
 		}
-		var micros sql.NullInt64
-		err := c.lockDB.Admin().QueryRowContext(ctx,
-			d.Query("SELECT "+left+" FROM "+LockTable+" WHERE name = ?"), key).Scan(&micros)
+		micros, err := c.lockRow(ctx, d.Query("SELECT "+left+" FROM "+LockTable+" WHERE name = ?"), key)
 		switch {
 		case errors.Is(err, sql.ErrNoRows) && d == Pgx:
 			return c.advisoryState(ctx, key)
@@ -172,6 +170,20 @@ func (c *Cluster) LockState(ctx context.Context, key string) (time.Duration, err
 	// go-redis reports -1 (no expiry) and -2 (no key) as those many
 	// nanoseconds.
 	return pttl, nil
+}
+
+// lockRow reads the lock row of key with query, uncommitted: the row a
+// FOR UPDATE lock's first acquire inserts is its holder's until it
+// commits, and a holder that never commits still holds the lock.
+func (c *Cluster) lockRow(ctx context.Context, query, key string) (sql.NullInt64, error) {
+	var micros sql.NullInt64
+	tx, err := c.lockDB.Admin().BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadUncommitted, ReadOnly: true})
+	if err != nil {
+		return micros, err
+	}
+	defer tx.Rollback()
+	err = tx.QueryRowContext(ctx, query, key).Scan(&micros)
+	return micros, err
 }
 
 // SQLDialect is the dialect of the lock table's server, or "" on a

@@ -13,6 +13,7 @@ const (
 	Failover  = "failover"   // a lock node is killed and restarted, or the leader or master fails over
 	ClockJump = "clock-jump" // a clock jumps
 	LostReply = "lost-reply" // a reply to the lock's command is lost
+	Pool      = "small-pool" // the requests of one service share a pool smaller than its waiters
 )
 
 // Families of locks, as the text under the table groups them.
@@ -30,6 +31,7 @@ var Classes = []Class{
 	{Failover, "lock node killed / failover"},
 	{ClockJump, "clock jump"},
 	{LostReply, "lost reply"},
+	{Pool, "waiters on a small pool"},
 }
 
 // Rows are the locks compared, in order. A row whose lock this build does
@@ -69,6 +71,7 @@ var scenarioFor = map[where]string{
 	{ClockJump, cluster.Redlock}:          "redlock-clock-jump",
 	{Pause, cluster.MariaDBTopology}:      "pause-holder-sql",
 	{CutOff, cluster.MariaDBTopology}:     "kill-connection-sql",
+	{Pool, cluster.MariaDBTopology}:       "pool-sql",
 	{Pause, cluster.PostgresTopology}:     "pause-holder-postgres",
 	{CutOff, cluster.PostgresTopology}:    "kill-connection-postgres",
 	{Pause, cluster.EtcdTopology}:         "pause-holder-etcd",

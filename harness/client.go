@@ -37,6 +37,7 @@ type Client struct {
 	inventory *redis.Client
 	db        *sql.DB       // the inventory in MariaDB, when it lives there
 	pool      *sqlpool.Pool // the lock table's server on the SQL topologies, through the client's link
+	shared    bool          // pool (and db) are a SharedPool's, which the client does not close
 	history   *history.Recorder
 	points    *failpoint.Set
 
@@ -82,6 +83,7 @@ type clientConfig struct {
 	inventory string          // the inventory node, direct: no fault touches it
 	mariaDSN  string          // the inventory in MariaDB, when it lives there
 	lockSQL   *sqlpool.Config // the lock table's server, through this client's link; nil but on the SQL topologies
+	shared    *SharedPool     // the service's pool, used in place of lockSQL and mariaDSN when not nil
 	etcd      []string        // the etcd members, through this client's links; nil but on the etcd topology
 	zookeeper []string        // the ZooKeeper servers, the same on the zookeeper topology
 	// failover builds the Sentinel client of a replicated topology in place
@@ -134,14 +136,21 @@ func newClient(ctx context.Context, cfg clientConfig) *Client {
 	}
 	c.inventory = c.dial(cfg.inventory, cfg.timeout, -1)
 	c.probes = cfg.probes()
-	if cfg.mariaDSN != "" {
-		c.db = openDB(cfg.mariaDSN)
-	}
-	if cfg.lockSQL != nil {
+	switch {
+	case cfg.shared != nil:
+		// One service's one pool, for the lock and the inventory alike.
+		c.pool, c.shared = cfg.shared.pool, true
+		if cfg.mariaDSN != "" {
+			c.db = c.pool.DB()
+		}
+	case cfg.lockSQL != nil:
 		var err error
-		if c.pool, err = sqlpool.Open(*cfg.lockSQL, owner{c}); err != nil {
+		if c.pool, err = sqlpool.Open(*cfg.lockSQL, owner{c}, 2); err != nil {
 			c.spoilf("client %d: %v", c.id, err)
 		}
+	}
+	if cfg.mariaDSN != "" && c.db == nil {
+		c.db = openDB(cfg.mariaDSN)
 	}
 	if len(cfg.etcd) > 0 {
 		c.etcd = c.openEtcd(cfg.etcd, cfg.timeout)
@@ -468,7 +477,7 @@ func (c *Client) closeConns() {
 	if c.redis != nil {
 		c.redis.Close()
 	}
-	if c.pool != nil {
+	if c.pool != nil && !c.shared {
 		c.pool.Close()
 	}
 	if c.etcd != nil {
@@ -481,7 +490,7 @@ func (c *Client) closeConns() {
 		n.Close()
 	}
 	c.inventory.Close()
-	if c.db != nil {
+	if c.db != nil && !c.shared {
 		c.db.Close()
 	}
 }

@@ -24,6 +24,9 @@ type ClientOptions struct {
 	Key     string        // the lock key, for faults at the command that took it; "" means "lock"
 	// Direct dials the nodes without network links, so no fault reaches it.
 	Direct bool
+	// Pool, when not nil, is the service's pool the client shares with
+	// others as one of its request threads, in place of a pool of its own.
+	Pool *SharedPool
 }
 
 // Connect makes a client of cl outside any run, for testing or benchmarking
@@ -68,7 +71,7 @@ func Connect(ctx context.Context, cl *cluster.Cluster, opts ClientOptions) (*Cli
 // node, recording into h and struck by the run's failpoints. The runner
 // calls it; a test of a lock on its own calls Connect.
 func Join(ctx context.Context, cl *cluster.Cluster, opts ClientOptions, h *history.Recorder, points *failpoint.Set) (*Client, []*network.Link, error) {
-	return connect(ctx, cl, clientConfig{id: opts.ID, ttl: opts.TTL, key: opts.Key, timeout: opts.Timeout, history: h, points: points})
+	return connect(ctx, cl, clientConfig{id: opts.ID, ttl: opts.TTL, key: opts.Key, timeout: opts.Timeout, history: h, points: points, shared: opts.Pool})
 }
 
 // connect completes cfg with one link per lock master for client cfg.id and

@@ -327,7 +327,7 @@ func Catalogue() []Pitfall {
 			},
 		},
 		{
-			ID: "d3", Family: Database, Name: "for-update", Title: "SELECT … FOR UPDATE: the row lock dies with its connection",
+			ID: "d3a", Family: Database, Name: "for-update", Title: "SELECT … FOR UPDATE: the row lock dies with its connection",
 			Article: "001 §2",
 			Wrong: "The lock is the row lock of SELECT … FOR UPDATE, held by a transaction left open on one connection; COMMIT releases it. " +
 				"A crash or a pause is safe (the server rolls back a lost connection; waiters wait), but when the server closes the holder's " +
@@ -342,6 +342,26 @@ func Catalogue() []Pitfall {
 			// The server frees the row lock of a crashed holder, and
 			// keeps it for a paused one: both pass.
 			Controls: []Case{{Scenario: "crash-holder-sql"}, {Scenario: "pause-holder-sql"}},
+		},
+		{
+			ID: "d3b", Family: Database, Name: "for-update-pool", Title: "SELECT … FOR UPDATE: waiters tie up the pool",
+			Article: "001 §2 (an uncommitted exclusive lock ties up a connection; enough of them burst the pool)",
+			Wrong: "Each waiter waits inside SELECT … FOR UPDATE holding a connection of its service's pool. Four requests on a pool of three: " +
+				"the holder has one, two waiters the rest, and the holder's write on a second connection waits for the pool while the waiters " +
+				"wait for its row, until a lock wait times out (innodb_lock_wait_timeout, 50 s by default). Nothing is sold twice; " +
+				"a pool sized for every waiter passes (the control), while their count is known.",
+			Fix: "One connection per request: the write in the lock's transaction (for-update-tx), so that any pool only queues the waiters; " +
+				"or NOWAIT, the connection given back between tries (for-update-nowait).",
+			Scenario: "pool-sql",
+			Catches:  map[string]check.Verdict{check.CheckLock: check.OK, check.CheckResource: check.OK, check.CheckLiveness: check.Stuck},
+			Kind:     check.Own,
+			Broken:   reference.NewForUpdateLock,
+			// for-update-nowait passes pool-sql too (check -lock); a
+			// pitfall has one case per variant and scenario.
+			Fixes: []Case{{Locker: reference.NewForUpdateLockTx}},
+			// HikariCP's rule sizes the pool that cannot deadlock:
+			// threads × (connections one holds at once − 1) + 1 = 5.
+			Controls: []Case{{Scenario: "pool-sql-sized"}},
 		},
 		{
 			ID: "d4", Family: Database, Name: "get-lock-pool", Title: "GET_LOCK on a pool: the release runs on another connection",

@@ -28,10 +28,12 @@ import (
 // timeout) has lost the lock and does not know it until it next speaks.
 // With a transaction (NewForUpdateLockTx) its lease hands the runner the
 // transaction (harness.TxLease), and the protected write made in it dies
-// with the lock.
+// with the lock. With NOWAIT (NewForUpdateLockNoWait) a waiter is refused
+// at once and gives its connection back before it tries again.
 type ForUpdateLock struct {
-	c  *harness.Client
-	tx bool
+	c      *harness.Client
+	tx     bool
+	nowait bool
 }
 
 // NewForUpdateLock is the FOR UPDATE lock whose holder writes the
@@ -43,6 +45,14 @@ func NewForUpdateLock(c *harness.Client) harness.Locker { return &ForUpdateLock{
 // committed with the release, so a holder that lost its connection writes
 // nothing.
 func NewForUpdateLockTx(c *harness.Client) harness.Locker { return &ForUpdateLock{c: c, tx: true} }
+
+// NewForUpdateLockNoWait is the FOR UPDATE lock that never waits in the
+// server: SELECT … FOR UPDATE NOWAIT refuses a held row at once, and the
+// acquire gives its connection back to the pool, so that a waiter holds
+// no connection between its tries (the workload's retry delay).
+func NewForUpdateLockNoWait(c *harness.Client) harness.Locker {
+	return &ForUpdateLock{c: c, nowait: true}
+}
 
 // MariaDB's errors that mean the lock was not taken, the transaction
 // rolled back: a lock wait timed out, or two first acquires that both
@@ -103,10 +113,15 @@ func (l *ForUpdateLock) lock(ctx context.Context, conn *sql.Conn, key string) (*
 	return lease, nil
 }
 
-// forUpdate locks the key's row, waiting for its holder.
+// forUpdate locks the key's row, waiting for its holder unless nowait;
+// NOWAIT fails as a lock wait timeout does.
 func (l *ForUpdateLock) forUpdate(ctx context.Context, tx *sql.Tx, key string) error {
+	query := "SELECT id FROM " + cluster.LockTable + " WHERE name = ? FOR UPDATE"
+	if l.nowait {
+		query += " NOWAIT"
+	}
 	var id int64
-	return tx.QueryRowContext(ctx, "SELECT id FROM "+cluster.LockTable+" WHERE name = ? FOR UPDATE", key).Scan(&id)
+	return tx.QueryRowContext(ctx, query, key).Scan(&id)
 }
 
 // ForUpdateLease is a lease of a ForUpdateLock: the open transaction that

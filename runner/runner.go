@@ -215,12 +215,23 @@ func (r *run) execute(ctx context.Context, newLocker harness.NewLocker) error {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	env := fault.NewEnv(r.cluster, r.h)
+	var shared *harness.SharedPool
+	if r.w.Pool > 0 {
+		var err error
+		if shared, err = harness.OpenSharedPool(runCtx, r.cluster, r.w.Pool, r.w.Timeout); err != nil {
+			return err
+		}
+		defer shared.Close() // after every client closed: deferred first
+	}
 	var clients []*harness.Client
 	// Client r.w.Clients is the liveness probe: a fresh process that only
 	// comes to the lock after the workload stopped.
 	for id := 0; id <= r.w.Clients; id++ {
-		c, links, err := harness.Join(runCtx, r.cluster, harness.ClientOptions{ID: id, TTL: r.w.TTL, Key: r.w.Key, Timeout: r.w.Timeout},
-			r.h, r.points)
+		opts := harness.ClientOptions{ID: id, TTL: r.w.TTL, Key: r.w.Key, Timeout: r.w.Timeout}
+		if id < r.w.Clients {
+			opts.Pool = shared
+		}
+		c, links, err := harness.Join(runCtx, r.cluster, opts, r.h, r.points)
 		if err != nil {
 			return err
 		}
@@ -238,6 +249,9 @@ func (r *run) execute(ctx context.Context, newLocker harness.NewLocker) error {
 	workers := make([]*worker, r.w.Clients)
 	for id, c := range clients {
 		workers[id] = r.newWorker(c, newLocker, &stop)
+		if shared != nil && c.Program() {
+			c.Spoil(fmt.Sprintf("client %d is a lock program, with connections of its own: it cannot share the service's pool of %d", id, r.w.Pool))
+		}
 	}
 	warm(runCtx, workers...)
 	var wg sync.WaitGroup

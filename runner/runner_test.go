@@ -112,6 +112,11 @@ func TestRunRejectsBadInput(t *testing.T) {
 		{"negative clients", runner.Scenario{Name: "x"}, runner.Options{Clients: -1}, "negative"},
 		{"too short for the story", runner.Scenario{Name: "x", MinDuration: 3 * time.Second}, runner.Options{Duration: time.Second},
 			"too short for this scenario's story; it needs at least 3s"},
+		{"shared pool off SQL", runner.Scenario{Name: "x", Topology: cluster.Single, Workload: runner.Workload{Pool: 3}}, runner.Options{},
+			"a shared pool needs an SQL topology"},
+		{"shared pool with a fault", runner.Scenario{Name: "x", Topology: cluster.MariaDBTopology, Workload: runner.Workload{Pool: 3},
+			Failpoints: []failpoint.Point{{Name: failpoint.CriticalSection, Action: failpoint.Crash()}}}, runner.Options{},
+			"a shared pool takes no faults yet"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -48,6 +48,12 @@ type Workload struct {
 	// Nested makes each critical section take the same lock again inside, as
 	// code that calls another locked function does.
 	Nested bool
+	// Pool, when above 0, makes the clients the request threads of one
+	// service process: they share one pool of Pool connections to the SQL
+	// topology's server (harness.SharedPool), which also carries the MariaDB
+	// inventory's statements, in place of a pool of two per client. The
+	// liveness probe keeps a pool of its own: a fresh process.
+	Pool int
 }
 
 // Resource names where the inventory lives.
@@ -117,10 +123,30 @@ func (s Scenario) Validate() error {
 	if !cluster.Known(s.Topology) {
 		return fmt.Errorf("scenario %s: unknown topology %q", s.Name, s.Topology)
 	}
+	if err := s.validatePool(); err != nil {
+		return err
+	}
 	for _, f := range s.Faults {
 		if f.At < 0 || f.For < 0 {
 			return fmt.Errorf("scenario %s: fault %s: negative time", s.Name, f.Fault)
 		}
+	}
+	return nil
+}
+
+// validatePool refuses a shared pool where it cannot be: off an SQL
+// topology, or with faults, which strike one client's connections, and a
+// shared pool's belong to none.
+func (s Scenario) validatePool() error {
+	switch p := s.Workload.Pool; {
+	case p < 0:
+		return fmt.Errorf("scenario %s: negative pool size %d", s.Name, p)
+	case p == 0:
+		return nil
+	case s.Topology.Service() != cluster.MariaDB && s.Topology.Service() != cluster.PostgreSQL:
+		return fmt.Errorf("scenario %s: a shared pool needs an SQL topology, not %q", s.Name, s.Topology)
+	case len(s.Faults)+len(s.Failpoints) > 0:
+		return fmt.Errorf("scenario %s: a shared pool takes no faults yet: its connections are no one client's", s.Name)
 	}
 	return nil
 }

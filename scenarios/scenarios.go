@@ -111,6 +111,8 @@ func All() []runner.Scenario {
 	all = append(all, onSQL(all, cluster.MariaDBTopology, sqlNames...)...)
 	all = append(all, onSQL(all, cluster.PostgresTopology, sqlNames...)...)
 	all = append(all, sqlOnly()...)
+	all = append(all, sharedPool("pool-sql", 3, "one fewer than the requests that may wait for the lock at once"),
+		sharedPool("pool-sql-sized", 5, "sized by HikariCP's rule: threads × (connections a thread holds at once − 1) + 1"))
 	all = append(all, busyPool(cluster.MariaDBTopology), busyPool(cluster.PostgresTopology))
 	all = append(all, killConnectionPostgres())
 	all = append(all, etcd()...)
@@ -208,6 +210,30 @@ func sqlOnly() []runner.Scenario {
 			{Name: failpoint.CriticalSection, Client: 0, Skip: 1, Action: failpoint.SleepUntil(failpoint.CriticalSection, 300*time.Millisecond)},
 		},
 	}}
+}
+
+// poolWait is how long the statements of the shared-pool scenarios may
+// take, a lock wait included (innodb_lock_wait_timeout, whose default is
+// 50 s): long past the liveness bound, so that a pool that stalls stays
+// stalled while the run looks.
+const poolWait = 10 * time.Second
+
+// sharedPool is contention-sql-tx in one service of four request threads
+// that share a pool of size connections to the MariaDB server, chosen as
+// why says: "pool-sql" has three, one fewer than the threads that may wait
+// for the lock at once; "pool-sql-sized" five, as HikariCP's rule for a
+// pool that cannot deadlock sizes it (threads × (connections one thread
+// holds at once − 1) + 1 = 4 × 1 + 1).
+func sharedPool(name string, size int, why string) runner.Scenario {
+	return runner.Scenario{
+		Name: name,
+		Description: fmt.Sprintf("On one MariaDB server, with the inventory a row of the same server: the four clients are the request threads "+
+			"of one service and share its pool of %d connections (%s), for the lock and the inventory alike. Short critical sections, "+
+			"no fault; a statement, a lock wait included, may take %s.", size, why, poolWait),
+		Topology: cluster.MariaDBTopology,
+		Workload: runner.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond, Resource: runner.MariaDBResource,
+			Pool: size, Timeout: poolWait},
+	}
 }
 
 // pauseInRelease strikes client 0's releases 2 to n+1 with a, alternately

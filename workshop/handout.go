@@ -45,8 +45,8 @@ const handoutStyle = `<style>
  .sheet h2{margin:0 0 2mm}
  .sheet p{margin:0 0 2mm;font-size:9pt}
  figure svg{max-height:95mm}
- .summary table{font-size:7pt;line-height:1.15}
- .summary td,.summary th{padding:0.5mm 1mm}
+ .summary table{font-size:7pt;line-height:1.1}
+ .summary td,.summary th{padding:0.3mm 1mm}
 }
 </style>`
 

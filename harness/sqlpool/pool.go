@@ -41,9 +41,10 @@ type Pool struct {
 	sockets []net.Conn // what a crash closes
 }
 
-// Open opens client's pool as cfg says, with at most two connections. It
-// fails only on a configuration the driver refuses.
-func Open(cfg Config, client Client) (*Pool, error) {
+// Open opens client's pool as cfg says, with at most size connections,
+// all kept open once made. It fails only on a configuration the driver
+// refuses.
+func Open(cfg Config, client Client, size int) (*Pool, error) {
 	p := &Pool{dialect: cfg.Dialect()}
 	var conns driver.Connector
 	if cfg.pg != nil {
@@ -66,7 +67,8 @@ func Open(cfg Config, client Client) (*Pool, error) {
 		}
 	}
 	p.db = sql.OpenDB(connector{Connector: conns, pool: p, client: client})
-	p.db.SetMaxOpenConns(2)
+	p.db.SetMaxOpenConns(size)
+	p.db.SetMaxIdleConns(size)
 	return p, nil
 }
 
