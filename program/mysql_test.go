@@ -22,10 +22,9 @@ import (
 // TestMySQLRelay puts a relay between real clients and a real MariaDB, as a
 // program on the mariadb topology gets it: LOCKLAB_MYSQL names the relay;
 // the handshake passes untouched; mysqlnd (PHP), libmariadb (the mariadb
-// command, with cached metadata) and go-sql-driver's multi-statements read
-// their replies as from the server; a prepared statement makes the
-// connection a plain pipe that still works; after a crash no statement
-// reaches the server.
+// command, with cached metadata) and go-sql-driver (multi-statements, and
+// prepared statements with EOF deprecated) read their replies as from the
+// server; after a crash no statement reaches the server.
 func TestMySQLRelay(t *testing.T) {
 	ctx := context.Background()
 	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.MariaDBTopology, Backend: local.Local{}})
@@ -62,8 +61,11 @@ func TestMySQLRelay(t *testing.T) {
 		t.Fatalf("%s=%q, want a mysql:// URL of the relay %s", EnvMySQL, dsn, r.addrs()[0])
 	}
 
+	// Bounds, should the relay misread a reply and leave a client waiting.
+	bounded, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
 	if _, err := exec.LookPath("mariadb"); err == nil {
-		out, err := exec.Command("mariadb", "--protocol=TCP", "-h", u.Hostname(), "-P", u.Port(), "-u", u.User.Username(), "-N", "-B",
+		out, err := exec.CommandContext(bounded, "mariadb", "--protocol=TCP", "-h", u.Hostname(), "-P", u.Port(), "-u", u.User.Username(), "-N", "-B",
 			"-e", "SELECT 1; DO 2; SELECT 'x', 3; SELECT * FROM locklab.nope").CombinedOutput()
 		if got := string(out); !strings.HasPrefix(got, "1\nx\t3\n") || !strings.Contains(got, "doesn't exist") {
 			t.Errorf("mariadb: %q %v", got, err)
@@ -77,16 +79,21 @@ $st->execute(["k", "k"]);
 echo implode(",", $st->fetch(PDO::FETCH_NUM)), "\n";
 $st = null;
 $m = $db->query("SELECT 1; SELECT 2");
-do { echo $m->fetchColumn(), "\n"; } while ($m->nextRowset());`
-		cmd := exec.Command("php", "-r", script)
+do { echo $m->fetchColumn(), "\n"; } while ($m->nextRowset());
+$m = null;
+$db->setAttribute(PDO::ATTR_EMULATE_PREPARES, false);
+$st = $db->prepare("SELECT CONCAT(?, 'b'), ?");
+foreach (["a", "c"] as $v) { $st->execute([$v, 5]); echo implode(",", $st->fetch(PDO::FETCH_NUM)), "\n"; }`
+		cmd := exec.CommandContext(bounded, "php", "-r", script)
 		cmd.Env = append(cmd.Environ(), "URL="+dsn)
-		if out, err := cmd.CombinedOutput(); string(out) != "1,1\n1\n2\n" {
+		if out, err := cmd.CombinedOutput(); string(out) != "1,1\n1\n2\nab,5\ncb,5\n" {
 			t.Errorf("php: %q %v", out, err)
 		}
 	}
 
 	cfg := mysql.NewConfig()
 	cfg.User, cfg.Net, cfg.Addr, cfg.DBName, cfg.MultiStatements = u.User.Username(), "tcp", u.Host, "locklab", true
+	cfg.ReadTimeout = 10 * time.Second
 	db, err := sql.Open("mysql", cfg.FormatDSN())
 	if err != nil {
 		t.Fatal(err)
@@ -97,10 +104,15 @@ do { echo $m->fetchColumn(), "\n"; } while ($m->nextRowset());`
 	if err := db.QueryRowContext(ctx, "DO 1; SELECT 7").Scan(&n); err != nil || n != 7 {
 		t.Errorf("multi-statement: %d %v", n, err)
 	}
-	// With an argument, go-sql-driver prepares: a pipe from there on.
-	var s string
-	if err := db.QueryRowContext(ctx, "SELECT CONCAT(?, 'b')", "a").Scan(&s); err != nil || s != "ab" {
-		t.Errorf("prepared: %q %v", s, err)
+	// With arguments, go-sql-driver prepares, executes and closes.
+	for _, v := range []string{"a", "c"} {
+		var s string
+		if err := db.QueryRowContext(ctx, "SELECT CONCAT(?, 'b')", v).Scan(&s); err != nil || s != v+"b" {
+			t.Errorf("prepared: %q %v", s, err)
+		}
+	}
+	if _, err := db.ExecContext(ctx, "DO ?", 1); err != nil {
+		t.Errorf("prepared, no rows: %v", err)
 	}
 	if err := db.QueryRowContext(ctx, "SELECT 8").Scan(&n); err != nil || n != 8 {
 		t.Errorf("after a prepared statement: %d %v", n, err)

@@ -12,10 +12,24 @@ import (
 
 // The commands of MariaDB's protocol the relay knows.
 const (
-	myComQuit  = 0x01
-	myComQuery = 0x03
-	myComPing  = 0x0e
+	myComQuit             = 0x01
+	myComQuery            = 0x03
+	myComPing             = 0x0e
+	myComStmtPrepare      = 0x16
+	myComStmtExecute      = 0x17
+	myComStmtSendLongData = 0x18
+	myComStmtClose        = 0x19
+	myComStmtReset        = 0x1a
 )
+
+// myLastPrepared is the statement id of COM_STMT_EXECUTE that means the
+// statement prepared last (MariaDB's, for a prepare and execute sent at
+// once).
+const myLastPrepared = 0xffffffff
+
+// myCursorTypes are the flags of COM_STMT_EXECUTE that open a cursor,
+// whose rows come by COM_STMT_FETCH: the relay pipes such a connection.
+const myCursorTypes = 0x07
 
 // Capability flags of MariaDB's protocol that change what the relay reads.
 const (
@@ -37,8 +51,8 @@ const myStatusMoreResults = 0x0008
 // cannot make it allocate without bound.
 const myMaxPacket = 1 << 30
 
-// errMyUnread is a reply the relay does not read (LOCAL INFILE): it hands
-// the connection on as a plain pipe.
+// errMyUnread is a reply the relay does not read (LOCAL INFILE): it pipes
+// the connection from there.
 var errMyUnread = errors.New("a reply the relay does not read")
 
 // myCaps are the capabilities client and server agreed on in the
@@ -50,11 +64,14 @@ type myCaps struct {
 
 // serveMySQL relays one MariaDB connection of the program to up, as serve
 // does Redis's: it passes the handshake and authentication through, then
-// runs each COM_QUERY through the client's failpoints, named by its first
-// word as a Go lock's statements are, with every packet of its reply (every
-// result of a multi-statement). COM_PING passes, struck by none. Any other
-// command (prepared statements, COM_CHANGE_USER…) makes the relay a plain
-// pipe for the rest of that connection, striking nothing, as it does after
+// runs each statement the program sends through the client's failpoints,
+// named by its first word as a Go lock's statements are, with every packet
+// of its reply (every result of a multi-statement): a COM_QUERY, or a
+// COM_STMT_EXECUTE, named by the text its COM_STMT_PREPARE prepared (the
+// prepare itself counts in no phase, as go-sql-driver's does not). COM_PING
+// and the other commands of prepared statements pass, struck by none. Any
+// other command (COM_CHANGE_USER, a cursor…) makes the relay a plain pipe
+// for the rest of that connection, striking nothing, as it does after
 // Redis's SUBSCRIBE; so do TLS and compression, which it cannot read.
 func (r *relay) serveMySQL(down net.Conn, up string) {
 	upConn, err := net.DialTimeout("tcp", up, r.timeout)
@@ -70,69 +87,119 @@ func (r *relay) serveMySQL(down net.Conn, up string) {
 	if !ok {
 		return
 	}
+	c := &myConn{r: r, up: upConn, out: out, caps: caps, prepared: map[uint32]string{}}
 	for {
 		payload, raw, err := readMyPacket(in)
 		if err != nil {
 			return
 		}
-		var cmd byte
-		if len(payload) > 0 {
-			cmd = payload[0]
-		}
-		var reply []byte
-		ok := true
-		switch cmd {
-		case myComQuit:
-			upConn.Write(raw)
-			return
-		case myComPing:
-			if _, err := upConn.Write(raw); err != nil {
+		reply, next := c.command(payload, raw)
+		if reply != nil {
+			if _, err := down.Write(reply); err != nil {
 				return
 			}
-			_, reply, err = readMyPacket(out)
-			ok = err == nil
-		case myComQuery:
-			if caps.flags&myClientQueryAttrs == 0 {
-				var unread bool
-				reply, unread, ok = r.myQuery(payload, raw, caps, upConn, out)
-				if ok && unread {
-					if _, err := down.Write(reply); err == nil {
-						pipe(down, in, upConn, out)
-					}
-					return
-				}
-				break
-			}
-			fallthrough
-		default:
-			if _, err := upConn.Write(raw); err == nil {
-				pipe(down, in, upConn, out)
-			}
+		}
+		switch next {
+		case myPipe:
+			pipe(down, in, upConn, out)
 			return
-		}
-		if !ok {
-			return // crashed, dropped, the run ended, or the connection broke
-		}
-		if _, err := down.Write(reply); err != nil {
+		case myEnd:
 			return
 		}
 	}
 }
 
-// myQuery sends one COM_QUERY, raw, through the failpoints and returns
-// every packet of its reply, or false when it must not be handed on.
-// unread says the reply asks for what the relay does not read (a LOCAL
-// INFILE): the connection is piped from there.
-func (r *relay) myQuery(payload, raw []byte, caps myCaps, upConn net.Conn, out *bufio.Reader) (reply []byte, unread, ok bool) {
+// What a relayed connection does after a command.
+const (
+	myNext = iota // read the next command
+	myPipe        // pipe the rest of the connection, unread
+	myEnd         // close the connection
+)
+
+// myConn is one relayed connection after its handshake.
+type myConn struct {
+	r        *relay
+	up       net.Conn
+	out      *bufio.Reader
+	caps     myCaps
+	prepared map[uint32]string // each prepared statement's text, by its id
+	last     uint32            // the id of the last statement prepared
+}
+
+// command sends one command, raw, and returns the reply to hand the
+// program (nil for none) and what to do next.
+func (c *myConn) command(payload, raw []byte) (reply []byte, next int) {
+	var cmd byte
+	if len(payload) > 0 {
+		cmd = payload[0]
+	}
+	switch {
+	case cmd == myComQuit:
+		c.up.Write(raw)
+		return nil, myEnd
+	case cmd == myComQuery && c.caps.flags&myClientQueryAttrs == 0:
+		return c.statement(string(payload[1:]), raw)
+	case cmd == myComStmtExecute && len(payload) >= 6 && payload[5]&myCursorTypes == 0:
+		id := binary.LittleEndian.Uint32(payload[1:])
+		if id == myLastPrepared {
+			id = c.last
+		}
+		return c.statement(c.prepared[id], raw)
+	case cmd == myComStmtPrepare:
+		if _, err := c.up.Write(raw); err != nil {
+			return nil, myEnd
+		}
+		reply, id, err := readMyPrepareReply(c.out, c.caps)
+		if err != nil {
+			return nil, myEnd
+		}
+		c.last = myLastPrepared // none, if it failed
+		if id != nil {
+			c.prepared[*id], c.last = string(payload[1:]), *id
+		}
+		return reply, myNext
+	case cmd == myComStmtClose || cmd == myComStmtSendLongData:
+		// No reply.
+		if cmd == myComStmtClose && len(payload) >= 5 {
+			delete(c.prepared, binary.LittleEndian.Uint32(payload[1:]))
+		}
+		if _, err := c.up.Write(raw); err != nil {
+			return nil, myEnd
+		}
+		return nil, myNext
+	case cmd == myComPing || cmd == myComStmtReset:
+		// One OK or error packet.
+		if _, err := c.up.Write(raw); err != nil {
+			return nil, myEnd
+		}
+		_, reply, err := readMyPacket(c.out)
+		if err != nil {
+			return nil, myEnd
+		}
+		return reply, myNext
+	}
+	if _, err := c.up.Write(raw); err != nil {
+		return nil, myEnd
+	}
+	return nil, myPipe
+}
+
+// statement sends one statement, raw, whose text is text, through the
+// failpoints and returns every packet of its reply. A reply that asks for
+// what the relay does not read (a LOCAL INFILE) pipes the connection from
+// there; a reply that must not be handed on (a crash, a dropped reply, the
+// end of the run, a broken connection) ends it.
+func (c *myConn) statement(text string, raw []byte) ([]byte, int) {
+	var reply []byte
 	var sendErr error
-	done := false
-	err := r.cmds.Statement(strings.Fields(string(payload[1:])), func() (any, error) {
-		if _, err := upConn.Write(raw); err != nil {
+	done, unread := false, false
+	err := c.r.cmds.Statement(strings.Fields(text), func() (any, error) {
+		if _, err := c.up.Write(raw); err != nil {
 			sendErr = err
 			return nil, err
 		}
 		var serverErr error
-		reply, serverErr, sendErr = readMyReply(out, caps)
+		reply, serverErr, sendErr = readMyReply(c.out, c.caps)
 		if errors.Is(sendErr, errMyUnread) {
 			unread, sendErr = true, nil
 		}
@@ -142,7 +209,46 @@ func (r *relay) myQuery(payload, raw []byte, caps myCaps, upConn net.Conn, out *
 		done, sendErr = true, serverErr
 		return nil, serverErr
 	})
-	return reply, unread, done && err == sendErr
+	switch {
+	case !done || err != sendErr:
+		return nil, myEnd
+	case unread:
+		return reply, myPipe
+	}
+	return reply, myNext
+}
+
+// readMyPrepareReply reads the reply to a COM_STMT_PREPARE: an error, or
+// the statement's id and the definitions of its parameters and columns.
+// id is nil for an error.
+func readMyPrepareReply(out *bufio.Reader, caps myCaps) (reply []byte, id *uint32, err error) {
+	p, reply, err := readMyPacket(out)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(p) > 0 && p[0] == 0xff {
+		return reply, nil, nil
+	}
+	if len(p) < 9 || p[0] != 0x00 {
+		return nil, nil, protocolError(fmt.Sprintf("a reply %q to COM_STMT_PREPARE", clip(string(p))))
+	}
+	stmt := binary.LittleEndian.Uint32(p[1:])
+	packets := 0
+	// The parameters' definitions, then the columns'.
+	for _, n := range []uint16{binary.LittleEndian.Uint16(p[7:]), binary.LittleEndian.Uint16(p[5:])} {
+		packets += int(n)
+		if n > 0 && caps.flags&myClientDeprecateEOF == 0 {
+			packets++
+		}
+	}
+	for range packets {
+		_, raw, err := readMyPacket(out)
+		if err != nil {
+			return nil, nil, err
+		}
+		reply = append(reply, raw...)
+	}
+	return reply, &stmt, nil
 }
 
 // myHandshake relays the handshake and authentication of a connection

@@ -28,6 +28,47 @@ const (
 	myErrReply   = "+\x00\x00\x01\xffz\x04#42S02Table 'locklab.nope' doesn't exist"
 )
 
+// Prepared statements, captured: mysqlnd (PDO without emulated prepares)
+// gets EOF packets after the parameters and the columns; go-sql-driver
+// (CLIENT_DEPRECATE_EOF and MariaDB's cached metadata) gets none, and a
+// metadata-follows byte in the execute's column count. Rows are binary.
+const (
+	myPrepareMysqlnd = "\f\x00\x00\x01\x00\x01\x00\x00\x00\x01\x00\x01\x00\x00\x00\x00\x17\x00\x00\x02\x03def\x00\x00\x00\x01?\x00\f?\x00\x00\x00\x00\x00\x06\x80\x00\x00\x00\x00\x05\x00\x00\x03\xfe\x00\x00\x02\x00$\x00\x00\x04\x03def\x00\x00\x00\x0eGET_LOCK(?, 0)\x00\f?\x00\x01\x00\x00\x00\x03\x80\x00\x00\x00\x00\x05\x00\x00\x05\xfe\x00\x00\x02\x00"
+	myExecuteMysqlnd = "\x01\x00\x00\x01\x01$\x00\x00\x02\x03def\x00\x00\x00\x0eGET_LOCK(?, 0)\x00\f?\x00\x01\x00\x00\x00\x03\x80\x00\x00\x00\x00\x05\x00\x00\x03\xfe\x00\x00\x02\x00\x06\x00\x00\x04\x00\x00\x01\x00\x00\x00\x05\x00\x00\x05\xfe\x00\x00\x02\x00"
+	myPrepareGo      = "\f\x00\x00\x01\x00\x01\x00\x00\x00\x01\x00\x01\x00\x00\x00\x00\x17\x00\x00\x02\x03def\x00\x00\x00\x01?\x00\f?\x00\x00\x00\x00\x00\x06\x80\x00\x00\x00\x00$\x00\x00\x03\x03def\x00\x00\x00\x0eCONCAT(?, 'b')\x00\f-\x00\x04\x00\x00\x00\xfd\x00\x00'\x00\x00"
+	myExecuteGo      = "\x02\x00\x00\x01\x01\x01$\x00\x00\x02\x03def\x00\x00\x00\x0eCONCAT(?, 'b')\x00\f-\x00\b\x00\x00\x00\xfd\x00\x00'\x00\x00\x05\x00\x00\x03\x00\x00\x02ab\a\x00\x00\x04\xfe\x00\x00\x02\x00\x00\x00"
+	myPrepareGoDo    = "\f\x00\x00\x01\x00\x02\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x17\x00\x00\x02\x03def\x00\x00\x00\x01?\x00\f?\x00\x00\x00\x00\x00\x06\x80\x00\x00\x00\x00"
+	myCapsGo         = 0x013aa28c
+)
+
+// TestReadMyPrepareReply: a prepare's reply is read whole, parameters and
+// columns, with its statement's id; an error has no id.
+func TestReadMyPrepareReply(t *testing.T) {
+	for _, tt := range []struct {
+		name, reply string
+		caps        myCaps
+		id          uint32
+	}{
+		{"mysqlnd", myPrepareMysqlnd, myCaps{flags: 0x1ba28d}, 1},
+		{"go-sql-driver", myPrepareGo, myCaps{flags: myCapsGo, extended: 0x10}, 1},
+		{"go-sql-driver, no columns", myPrepareGoDo, myCaps{flags: myCapsGo, extended: 0x10}, 2},
+	} {
+		const next = "\x05\x00\x00\x00\x03DO 1"
+		r := bufio.NewReader(strings.NewReader(tt.reply + next))
+		reply, id, err := readMyPrepareReply(r, tt.caps)
+		if err != nil || string(reply) != tt.reply || id == nil || *id != tt.id {
+			t.Errorf("%s: %q %v %v, want the reply whole and statement %d", tt.name, reply, id, err, tt.id)
+		}
+		if rest, _ := io.ReadAll(r); string(rest) != next {
+			t.Errorf("%s: left %q, want the next command", tt.name, rest)
+		}
+	}
+	reply, id, err := readMyPrepareReply(bufio.NewReader(strings.NewReader(myErrReply)), myCaps{flags: 0x1ba28d})
+	if err != nil || id != nil || string(reply) != myErrReply {
+		t.Errorf("error: %q %v %v", reply, id, err)
+	}
+}
+
 // TestMyCaps: the flags the relay reads from a captured handshake: the
 // 4.1 protocol, no EOF deprecation from mysqlnd, and MariaDB's extended
 // flags only when neither side is MySQL's.
@@ -74,6 +115,8 @@ func TestReadMyReply(t *testing.T) {
 		{"metadata follows", myCachedReply, libmaria, ""},
 		{"metadata cached", "\x02\x00\x00\x01\x01\x00\x05\x00\x00\x02\xfe\x00\x00\x02\x00\x02\x00\x00\x03\x011\x05\x00\x00\x04\xfe\x00\x00\x02\x00", libmaria, ""},
 		{"more results", myMultiReply, mysqlnd, ""},
+		{"binary rows", myExecuteMysqlnd, mysqlnd, ""},
+		{"binary rows, metadata follows, no EOF", myExecuteGo, myCaps{flags: myCapsGo, extended: 0x10}, ""},
 		{"error", myErrReply, mysqlnd, "server error: 1146 Table 'locklab.nope' doesn't exist"},
 		{"ok ends the rows", "\x01\x00\x00\x01\x01\x17\x00\x00\x02\x03def\x00\x00\x00\x011\x00\f?\x00\x01\x00\x00\x00\x03\x81\x00\x00\x00\x00\x02\x00\x00\x03\x011\x07\x00\x00\x04\xfe\x00\x00\x02\x00\x00\x00", deprecateEOF, ""},
 		{"progress, then ok", "\x0c\x00\x00\x01\xff\xff\xff\x01\x01\x00\x00\x00\x00\x00\x00\x00" + myAuthOK[:3] + "\x02" + myAuthOK[4:], libmaria, ""},

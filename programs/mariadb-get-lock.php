@@ -15,11 +15,13 @@
 // through this client's relay and link), LOCKLAB_TIMEOUT_MS and
 // LOCKLAB_CLIENT, and speaks locklab's line protocol on stdin and stdout.
 // PDO's emulated prepares (its default on MySQL) send each statement as
-// one COM_QUERY, which locklab's relay reads and strikes.
+// one COM_QUERY, which locklab's relay reads and strikes; with
+// --server-prepares the server prepares it (COM_STMT_PREPARE, then
+// COM_STMT_EXECUTE, which the relay strikes as well).
 //
 //   go run ./cmd/check -lock exec:'php programs/mariadb-get-lock.php' -service mariadb
 
-function connect(string $url, int $timeoutMs): PDO {
+function connect(string $url, int $timeoutMs, bool $emulate): PDO {
     $u = parse_url($url);
     // mysqlnd counts whole seconds, one at least.
     $seconds = max(1, intdiv($timeoutMs + 999, 1000));
@@ -27,14 +29,14 @@ function connect(string $url, int $timeoutMs): PDO {
     $dsn = sprintf('mysql:host=%s;port=%d;dbname=%s', $u['host'], $u['port'], ltrim($u['path'], '/'));
     return new PDO($dsn, urldecode($u['user']), urldecode($u['pass'] ?? ''), [
         PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION,
-        PDO::ATTR_EMULATE_PREPARES => true,
+        PDO::ATTR_EMULATE_PREPARES => $emulate,
         PDO::ATTR_TIMEOUT => $seconds,
     ]);
 }
 
-function answer(?PDO &$db, string $url, int $timeoutMs, string $verb, string $key): string {
+function answer(?PDO &$db, string $url, int $timeoutMs, bool $emulate, string $verb, string $key): string {
     if ($db === null) {
-        $db = connect($url, $timeoutMs);
+        $db = connect($url, $timeoutMs, $emulate);
     }
     if ($verb === 'acquire') {
         $st = $db->prepare('SELECT GET_LOCK(?, ?)');
@@ -53,6 +55,7 @@ function answer(?PDO &$db, string $url, int $timeoutMs, string $verb, string $ke
 
 $url = getenv('LOCKLAB_MYSQL');
 $timeoutMs = (int) getenv('LOCKLAB_TIMEOUT_MS');
+$emulate = !in_array('--server-prepares', $argv, true);
 $db = null;
 while (($line = fgets(STDIN)) !== false) {
     [$verb, $key] = array_pad(explode(' ', trim($line), 2), 2, '');
@@ -61,7 +64,7 @@ while (($line = fgets(STDIN)) !== false) {
         continue;
     }
     try {
-        $out = answer($db, $url, $timeoutMs, $verb, $key);
+        $out = answer($db, $url, $timeoutMs, $emulate, $verb, $key);
     } catch (PDOException $e) {
         // Its lock state is unknown: end the connection, and its lock.
         $db = null;

@@ -261,14 +261,20 @@ func TestPgProgramStatementFaults(t *testing.T) {
 	statementFaults(t, "contention-postgres", "advisory-pinned", pgAdvisoryPy)
 }
 
-// TestMariaDBProgramStatementFaults: on mariadb a program's COM_QUERY
-// statements pass its relay, which strikes them as a Go lock's: a crash
-// right after the statement that took the lock, a lost reply of the
-// release's, strike mariadb-get-lock.php's SELECT GET_LOCK and SELECT
-// RELEASE_LOCK where they strike get-lock's, with the same verdicts.
+// TestMariaDBProgramStatementFaults: on mariadb a program's statements
+// pass its relay, which strikes them as a Go lock's: a crash right after
+// the statement that took the lock, a lost reply of the release's, strike
+// mariadb-get-lock.php's SELECT GET_LOCK and SELECT RELEASE_LOCK where
+// they strike get-lock's, with the same verdicts, whether PDO sends them
+// as COM_QUERY or prepares them on the server (COM_STMT_EXECUTE).
 func TestMariaDBProgramStatementFaults(t *testing.T) {
 	needPDOMySQL(t)
-	statementFaults(t, "contention-sql", "get-lock", getLockPHP)
+	for _, tc := range []struct{ name, command string }{
+		{"emulated", getLockPHP},
+		{"server-prepares", getLockPHP + " --server-prepares"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { statementFaults(t, "contention-sql", "get-lock", tc.command) })
+	}
 }
 
 // statementFaults runs scenario with a crash after the acquire's first
