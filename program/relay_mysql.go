@@ -68,7 +68,8 @@ type myCaps struct {
 // named by its first word as a Go lock's statements are, with every packet
 // of its reply (every result of a multi-statement): a COM_QUERY, or a
 // COM_STMT_EXECUTE, named by the text its COM_STMT_PREPARE prepared (the
-// prepare itself counts in no phase, as go-sql-driver's does not). COM_PING
+// prepare counts in no phase: a Go lock's query with arguments, prepared
+// and executed by go-sql-driver, counts once too). COM_PING
 // and the other commands of prepared statements pass, struck by none. Any
 // other command (COM_CHANGE_USER, a cursor…) makes the relay a plain pipe
 // for the rest of that connection, striking nothing, as it does after
