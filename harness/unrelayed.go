@@ -3,14 +3,13 @@ package harness
 // Unrelayed says why faults at a lock program's own requests cannot strike
 // it on the service e names, or "" when a relay can read its requests and
 // strike them (Redis on single and redlock: package program's relay reads
-// RESP; PostgreSQL: it reads the simple-query protocol). A program dials e itself, through the client's links, so network
-// faults and its process's crash, pause and clock skew still reach it.
+// RESP; PostgreSQL's simple queries; MariaDB's COM_QUERY). A program dials
+// e itself, through the client's links, so network faults and its
+// process's crash, pause and clock skew still reach it.
 func (e Endpoints) Unrelayed() string {
 	switch {
 	case len(e.Sentinels) > 0:
 		return "the lock is a program on the replicated topology: Sentinel hands it the nodes' own addresses, past locklab's relay, so no fault can strike its commands"
-	case e.MySQL != "":
-		return "the lock is a program on the mariadb topology: locklab's relay reads Redis's and PostgreSQL's protocols, not MySQL's, so a program's statements go to its link unread and no fault can strike them"
 	case len(e.Etcd) > 0:
 		return "the lock is a program on the etcd topology: etcd speaks gRPC over HTTP/2, which no relay of locklab's reads, so no fault can strike its requests (a Go lock's are struck by an interceptor of its gRPC client)"
 	case len(e.ZooKeeper) > 0:

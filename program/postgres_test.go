@@ -16,8 +16,8 @@ import (
 
 // TestPostgresEnvironment: on the postgres topology a lock program gets
 // LOCKLAB_POSTGRES, a URL of the server through its client's own link (so
-// the link's faults reach it), and no Redis address; no relay stands in
-// front of it, since it speaks no Redis.
+// the link's faults reach it; its relay, when it has one, forwards there:
+// TestMySQLRelay checks the relay's URL on mariadb), and no Redis address.
 func TestPostgresEnvironment(t *testing.T) {
 	ctx := context.Background()
 	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.PostgresTopology, Backend: local.Local{}})

@@ -63,22 +63,15 @@ func start(c *harness.Client, command string) (*process, error) {
 		return nil, err
 	}
 	p.dir = dir
-	// The relay reads Redis's protocol, on single and redlock; elsewhere
-	// the program dials the client's links itself, and Unrelayed says why.
+	// The relay reads Redis's protocol on single and redlock, and the SQL
+	// servers'; elsewhere the program dials the client's links itself, and
+	// Unrelayed says why.
 	if e := c.Endpoints(); e.Unrelayed() == "" {
-		upstream := e.Nodes
-		if len(upstream) == 0 {
-			upstream = []string{e.Redis}
+		upstream, proto, err := relayed(e)
+		if err == nil {
+			p.relay, err = listen(c, upstream, proto)
 		}
-		if e.Postgres != "" {
-			u, err := url.Parse(e.Postgres)
-			if err != nil {
-				dir.Remove()
-				return nil, fmt.Errorf("the server's URL: %w", err)
-			}
-			upstream = []string{u.Host}
-		}
-		if p.relay, err = listen(c, upstream, e.Postgres != ""); err != nil {
+		if err != nil {
 			dir.Remove()
 			return nil, err
 		}
@@ -143,18 +136,41 @@ func start(c *harness.Client, command string) (*process, error) {
 	return p, nil
 }
 
+// relayed is where a relay for endpoints e forwards, and what it reads.
+func relayed(e harness.Endpoints) ([]string, protocol, error) {
+	for _, db := range []struct {
+		url   string
+		proto protocol
+	}{{e.Postgres, protoPostgres}, {e.MySQL, protoMySQL}} {
+		if db.url == "" {
+			continue
+		}
+		u, err := url.Parse(db.url)
+		if err != nil {
+			return nil, 0, fmt.Errorf("the server's URL: %w", err)
+		}
+		return []string{u.Host}, db.proto, nil
+	}
+	if len(e.Nodes) > 0 {
+		return e.Nodes, protoRedis, nil
+	}
+	return []string{e.Redis}, protoRedis, nil
+}
+
 // environment is what a lock program learns of its client: the addresses
 // of its relay r, or the Sentinels' when there is none.
 func environment(c *harness.Client, r *relay) []string {
 	e := c.Endpoints()
 	if r != nil {
 		addrs := r.addrs()
-		if u, err := url.Parse(e.Postgres); e.Postgres != "" && err == nil {
-			u.Host = addrs[0]
-			e.Postgres = u.String()
-		} else if len(e.Nodes) > 0 {
+		switch {
+		case r.proto == protoPostgres:
+			e.Postgres = withHost(e.Postgres, addrs[0])
+		case r.proto == protoMySQL:
+			e.MySQL = withHost(e.MySQL, addrs[0])
+		case len(e.Nodes) > 0:
 			e.Nodes = addrs
-		} else {
+		default:
 			e.Redis = addrs[0]
 		}
 	}
@@ -184,6 +200,13 @@ func environment(c *harness.Client, r *relay) []string {
 		env = append(env, EnvRedis+"="+e.Redis)
 	}
 	return env
+}
+
+// withHost is the URL raw with host:port host, which relayed could parse.
+func withHost(raw, host string) string {
+	u, _ := url.Parse(raw)
+	u.Host = host
+	return u.String()
 }
 
 // read matches each line the program prints to the oldest request waiting.

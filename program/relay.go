@@ -14,8 +14,9 @@ import (
 	"github.com/locklab/locklab/harness"
 )
 
-// relay stands between one lock program and Redis, so that faults at the
-// lock's own commands strike a program as they strike a go-redis lock. It
+// relay stands between one lock program and Redis (or PostgreSQL, or
+// MariaDB), so that faults at the lock's own commands strike a program as
+// they strike a go-redis lock (or a Go lock's statements). It
 // listens on 127.0.0.1, one listener per lock node, and forwards each
 // connection to the client's own network link to that node (network faults
 // still reach the program). It reads each command the program sends and
@@ -26,7 +27,7 @@ import (
 // a timeout and never a reply out of step.
 type relay struct {
 	cmds      *harness.Relay
-	pg        bool          // it relays PostgreSQL (relay_pg.go), not Redis
+	proto     protocol      // what it reads
 	timeout   time.Duration // dial timeout to the link
 	listeners []net.Listener
 
@@ -36,10 +37,19 @@ type relay struct {
 	wg     sync.WaitGroup
 }
 
-// listen starts a relay for client c with one listener per address of
-// upstream, each forwarding there.
-func listen(c *harness.Client, upstream []string, pg bool) (*relay, error) {
-	r := &relay{cmds: harness.NewRelay(c), pg: pg, timeout: c.Timeout(), conns: map[net.Conn]struct{}{}}
+// protocol is the protocol a relay reads.
+type protocol int
+
+const (
+	protoRedis    protocol = iota // RESP (relay.go)
+	protoPostgres                 // PostgreSQL's simple queries (relay_pg.go)
+	protoMySQL                    // MariaDB's COM_QUERY (relay_mysql.go)
+)
+
+// listen starts a relay of proto for client c with one listener per
+// address of upstream, each forwarding there.
+func listen(c *harness.Client, upstream []string, proto protocol) (*relay, error) {
+	r := &relay{cmds: harness.NewRelay(c), proto: proto, timeout: c.Timeout(), conns: map[net.Conn]struct{}{}}
 	for node, up := range upstream {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -78,11 +88,14 @@ func (r *relay) accept(ln net.Listener, up string, node int) {
 		go func() {
 			defer r.wg.Done()
 			defer r.untrack(down)
-			if r.pg {
+			switch r.proto {
+			case protoPostgres:
 				r.servePG(down, up)
-				return
+			case protoMySQL:
+				r.serveMySQL(down, up)
+			default:
+				r.serve(down, up, node)
 			}
-			r.serve(down, up, node)
 		}()
 	}
 }

@@ -177,7 +177,7 @@ func TestRelay(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	r, err := listen(c, []string{c.Endpoints().Redis}, false)
+	r, err := listen(c, []string{c.Endpoints().Redis}, protoRedis)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,6 +39,11 @@ func BenchmarkProgramStart(b *testing.B) {
 			needPython(t, "psycopg2", "python3-psycopg2")
 			return program.New(pgAdvisoryPy)
 		}},
+		{"get-lock-go", cluster.MariaDBTopology, goLock("get-lock")},
+		{"mariadb-get-lock-php", cluster.MariaDBTopology, func(t testing.TB) harness.NewLocker {
+			needPDOMySQL(t)
+			return program.New(getLockPHP)
+		}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			newLocker := tc.new(b)

@@ -26,7 +26,17 @@ var (
 	etcdPyHerd   = etcdPy + " --herd"
 	pgAdvisoryPy = "/usr/bin/python3 " + programPath("pg-advisory.py")
 	zkPy         = "/usr/bin/python3 " + programPath("zk-lock.py")
+	getLockPHP   = "php " + programPath("mariadb-get-lock.php")
 )
+
+// needPDOMySQL skips, in one line, when PHP has no PDO for MariaDB.
+func needPDOMySQL(t testing.TB) {
+	t.Helper()
+	out, err := exec.Command("php", "-m").Output()
+	if err != nil || !strings.Contains("\n"+string(out), "\npdo_mysql\n") {
+		t.Skip("php-cli with php-mysql (pdo_mysql) is not installed (make deps)")
+	}
+}
 
 // needPython skips, in one line, when /usr/bin/python3 cannot import module.
 func needPython(t testing.TB, module, pkg string) {
@@ -68,6 +78,19 @@ func TestPgAdvisoryPyIsAdvisoryPinned(t *testing.T) {
 	needPython(t, "psycopg2", "python3-psycopg2")
 	sameVerdicts(t, cluster.PostgreSQL, "advisory-pinned", pgAdvisoryPy,
 		map[string]string{"busy-pool-postgres": "a lock program has connections of its own"})
+}
+
+// TestGetLockPHPIsGetLock: programs/mariadb-get-lock.php, GET_LOCK on the
+// one connection a PHP program keeps with PDO, gets the verdicts of the Go
+// lock of that design, get-lock, in every scenario of the mariadb service,
+// its statements struck through the relay as get-lock's are: a holder
+// whose connection the server kills loses the lock unaware. busy-pool's
+// fault is another user of the harness's pool, which a program does not
+// use: that run is not exercised, and says so.
+func TestGetLockPHPIsGetLock(t *testing.T) {
+	needPDOMySQL(t)
+	sameVerdicts(t, cluster.MariaDB, "get-lock", getLockPHP,
+		map[string]string{"busy-pool-sql": "a lock program has connections of its own"})
 }
 
 // sameVerdicts runs the Go lock named golock and the program command in
@@ -201,6 +224,33 @@ func TestProgramQuietFault(t *testing.T) {
 	}
 }
 
+// TestProgramDrawnFaultOnMariaDB: the same drawn fault, on mariadb, where
+// the relay reads the program's statements, strikes its release's SELECT
+// RELEASE_LOCK and is met: not quiet.
+func TestProgramDrawnFaultOnMariaDB(t *testing.T) {
+	needPDOMySQL(t)
+	t.Parallel()
+	s, err := scenarios.Lookup("contention-sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Failpoints = append(s.Failpoints, failpoint.Point{Name: failpoint.BeforeCommand(failpoint.PhaseRelease, 1),
+		Client: failpoint.AnyClient, Action: failpoint.Pause(50 * time.Millisecond), Optional: true})
+	res, err := runner.Run(context.Background(), s, program.New(getLockPHP), runner.Options{Seed: 1, Dir: t.TempDir()})
+	if skippable(err) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.NotExercised) > 0 || len(res.Unmet) > 0 {
+		t.Fatalf("not exercised %q, unmet %q: want the fault met", res.NotExercised, res.Unmet)
+	}
+	if got := struck(t, res.Dir); len(got) != 1 || !strings.HasSuffix(got[0], "at SELECT (release command 1)") {
+		t.Errorf("struck %q, want the pause at the release's SELECT", got)
+	}
+}
+
 // TestPgProgramStatementFaults: on postgres a program's simple queries pass
 // its relay, which strikes them as a Go lock's statements are struck: a
 // crash right after the statement that took the lock, a lost reply of the
@@ -208,11 +258,35 @@ func TestProgramQuietFault(t *testing.T) {
 // advisory-pinned's, with the same verdicts.
 func TestPgProgramStatementFaults(t *testing.T) {
 	needPython(t, "psycopg2", "python3-psycopg2")
-	golock, err := locks.Lookup("advisory-pinned")
+	statementFaults(t, "contention-postgres", "advisory-pinned", pgAdvisoryPy)
+}
+
+// TestMariaDBProgramStatementFaults: on mariadb a program's statements
+// pass its relay, which strikes them as a Go lock's: a crash right after
+// the statement that took the lock, a lost reply of the release's, strike
+// mariadb-get-lock.php's SELECT GET_LOCK and SELECT RELEASE_LOCK where
+// they strike get-lock's, with the same verdicts, whether PDO sends them
+// as COM_QUERY or prepares them on the server (COM_STMT_EXECUTE).
+func TestMariaDBProgramStatementFaults(t *testing.T) {
+	needPDOMySQL(t)
+	for _, tc := range []struct{ name, command string }{
+		{"emulated", getLockPHP},
+		{"server-prepares", getLockPHP + " --server-prepares"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { statementFaults(t, "contention-sql", "get-lock", tc.command) })
+	}
+}
+
+// statementFaults runs scenario with a crash after the acquire's first
+// statement, then with the release's first reply lost, for the Go lock
+// golock and for the program command, and wants the same statements
+// struck and the same verdicts.
+func statementFaults(t *testing.T, scenario, golock, command string) {
+	l, err := locks.Lookup(golock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, err := scenarios.Lookup("contention-postgres")
+	base, err := scenarios.Lookup(scenario)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,31 +298,31 @@ func TestPgProgramStatementFaults(t *testing.T) {
 			t.Parallel()
 			s := base
 			s.Failpoints = []failpoint.Point{fp}
-			want, err := runner.Run(context.Background(), s, golock.New, runner.Options{Seed: 1, Dir: t.TempDir()})
+			want, err := runner.Run(context.Background(), s, l.New, runner.Options{Seed: 1, Dir: t.TempDir()})
 			if skippable(err) {
 				t.Skip(err)
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := runner.Run(context.Background(), s, program.New(pgAdvisoryPy), runner.Options{Seed: 1, Dir: t.TempDir()})
+			got, err := runner.Run(context.Background(), s, program.New(command), runner.Options{Seed: 1, Dir: t.TempDir()})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if len(got.NotExercised) > 0 || len(want.NotExercised) > 0 {
-				t.Fatalf("not exercised: program %q, advisory-pinned %q", got.NotExercised, want.NotExercised)
+				t.Fatalf("not exercised: program %q, %s %q", got.NotExercised, golock, want.NotExercised)
 			}
 			for _, c := range []string{check.CheckLock, check.CheckResource, check.CheckLiveness} {
 				if got.Verdicts[c] != want.Verdicts[c] {
-					t.Errorf("%s: program %s (%s), advisory-pinned %s (%s)", c, got.Verdicts[c], detail(got, c), want.Verdicts[c], detail(want, c))
+					t.Errorf("%s: program %s (%s), %s %s (%s)", c, got.Verdicts[c], detail(got, c), golock, want.Verdicts[c], detail(want, c))
 				}
 			}
 			g, w := struck(t, got.Dir), struck(t, want.Dir)
 			if !slices.Equal(g, w) || len(g) == 0 {
-				t.Errorf("struck: program %q, advisory-pinned %q", g, w)
+				t.Errorf("struck: program %q, %s %q", g, golock, w)
 			}
 			t.Logf("struck: %q", g)
-			t.Logf("program %v, advisory-pinned %v", got.Verdicts, want.Verdicts)
+			t.Logf("program %v, %s %v", got.Verdicts, golock, want.Verdicts)
 		})
 	}
 }

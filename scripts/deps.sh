@@ -5,7 +5,7 @@
 # ZooKeeper (Java 17 and the server's jars) for the zookeeper topology. As root
 # with apt-get it also
 # installs what some tests use, which skip without it: Chromium (the report's
-# browser test), php-cli with php-redis, python3-redis, python3-etcd3,
+# browser test), php-cli with php-redis and php-mysql, python3-redis, python3-etcd3,
 # python3-psycopg2 and python3-kazoo (the program locks), and faketime
 # (their real clock skew).
 # Idempotent: does nothing when everything is there.
@@ -87,6 +87,7 @@ optional() {
 	command -v chromium >/dev/null 2>&1 || printf ' chromium'
 	command -v php >/dev/null 2>&1 || printf ' php-cli'
 	{ command -v php >/dev/null 2>&1 && php -m 2>/dev/null | grep -qx redis; } || printf ' php-redis'
+	{ command -v php >/dev/null 2>&1 && php -m 2>/dev/null | grep -qx pdo_mysql; } || printf ' php-mysql'
 	{ [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import redis' >/dev/null 2>&1; } || printf ' python3-redis'
 	{ [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import etcd3' >/dev/null 2>&1; } || printf ' python3-etcd3 python3-grpcio'
 	{ [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import psycopg2' >/dev/null 2>&1; } || printf ' python3-psycopg2'
