@@ -216,3 +216,16 @@ func TestLiveToldNothing(t *testing.T) {
 		t.Errorf("printed %q", out.String())
 	}
 }
+
+// BenchmarkFrame is the work of one frame of a run the size of the
+// recorded one (1,200 operations), the view's cost ten times a second.
+func BenchmarkFrame(b *testing.B) {
+	ops, err := history.ReadFile(recorded)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := until(ops, 2*time.Second)
+	for b.Loop() {
+		_ = newPicture(m).lanes()
+	}
+}

@@ -135,8 +135,10 @@ func (l *Live) loop() {
 func (l *Live) moment() (moment, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	m := moment{ops: append([]history.Op(nil), l.ops...), begun: append([]history.Op(nil), l.begun...),
-		now: l.latest, ended: l.ended}
+	// ops only grows, so its first len(ops) elements never change: the
+	// frame shares them rather than copy thousands of operations while
+	// the run waits on mu. begun changes in place, and is short.
+	m := moment{ops: slices.Clip(l.ops), begun: slices.Clone(l.begun), now: l.latest, ended: l.ended}
 	if !l.ended && !l.seenAt.IsZero() {
 		m.now += time.Since(l.seenAt)
 	}
