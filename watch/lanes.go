@@ -181,19 +181,20 @@ func (p picture) lanes() []string {
 		if p.probe[c] {
 			label = "probe"
 		}
-		rows = append(rows, row(label, p.clientCells(c)))
+		rows = append(rows, row(label, p.clientCells(c), ""))
 	}
-	rows = append(rows, row("faults", p.faultCells()))
-	overlapRow := row("overlap", p.overlapCells())
+	rows = append(rows, row("faults", p.faultCells(), ""))
+	count := ""
 	if n := len(p.overlaps); n > 0 {
-		overlapRow += fmt.Sprintf("  %d", n)
+		count = fmt.Sprint(n)
 	}
-	return append(rows, overlapRow)
+	return append(rows, row("overlap", p.overlapCells(), count))
 }
 
-// row is a lane: its label, then its cells.
-func row(label string, cells []rune) string {
-	return fmt.Sprintf("%-*s%s", labelWidth, label, string(cells))
+// row is a lane: its label, its cells, and a note after them; the cells
+// after now are blank, and left out when nothing follows.
+func row(label string, cells []rune, note string) string {
+	return strings.TrimRight(fmt.Sprintf("%-*s%s  %s", labelWidth, label, string(cells), note), " ")
 }
 
 // axis labels the lanes' time, a label every nice step.
