@@ -44,11 +44,14 @@ func Apply(ctx context.Context, env *Env, f Fault, detail string, crux bool) (ne
 	if err != nil {
 		return nil, fmt.Errorf("inject %s: %w", f, err)
 	}
+	about := f.About()
+	op := history.Op{Client: about.Client, Kind: history.KindFault, Call: start,
+		Fault: f.String(), Detail: detail, Effect: about.Effect, Crux: crux}
+	env.history.Begin(op)
 	return once(func() error {
 		err := heal()
-		about := f.About()
-		env.history.Add(history.Op{Client: about.Client, Kind: history.KindFault, Call: start, Return: env.history.Now(),
-			Fault: f.String(), Detail: detail, Effect: about.Effect, Crux: crux})
+		op.Return = env.history.Now()
+		env.history.Add(op)
 		if err != nil {
 			return fmt.Errorf("heal %s: %w", f, err)
 		}

@@ -326,7 +326,14 @@ func (c *Client) act(ctx context.Context, name string, a failpoint.Action) error
 // a.For or until another client reaches a.Until. It is recorded as a fault
 // on the client's row.
 func (c *Client) slow(ctx context.Context, name string, a failpoint.Action) error {
-	start := c.history.Now()
+	// A delayed command stands for a slow network or a stalled client; a
+	// slow critical section is the workload's own time.
+	label, effect := history.FaultSlowWork, history.EffectWork
+	if failpoint.IsCommandPoint(name) {
+		label, effect = "delayed command", history.EffectDelay
+	}
+	op := history.Op{Client: c.id, Kind: history.KindFault, Call: c.history.Now(), Fault: label, Effect: effect, Crux: a.Crux}
+	c.history.Begin(op)
 	var err error
 	if a.Until != "" {
 		wctx, cancel := context.WithTimeout(ctx, a.For)
@@ -338,15 +345,9 @@ func (c *Client) slow(ctx context.Context, name string, a failpoint.Action) erro
 	} else {
 		err = c.Sleep(ctx, a.For)
 	}
-	end := c.history.Now()
-	// A delayed command stands for a slow network or a stalled client; a
-	// slow critical section is the workload's own time.
-	label, effect := history.FaultSlowWork, history.EffectWork
-	if failpoint.IsCommandPoint(name) {
-		label, effect = "delayed command", history.EffectDelay
-	}
-	c.history.Add(history.Op{Client: c.id, Kind: history.KindFault, Call: start, Return: end, Fault: label, Effect: effect, Crux: a.Crux,
-		Detail: fmt.Sprintf("failpoint %s: %s, lasted %s", name, a, (end - start).Round(time.Millisecond))})
+	op.Return = c.history.Now()
+	op.Detail = fmt.Sprintf("failpoint %s: %s, lasted %s", name, a, (op.Return - op.Call).Round(time.Millisecond))
+	c.history.Add(op)
 	return err
 }
 
@@ -422,6 +423,7 @@ func (c *Client) pause(ctx context.Context, d time.Duration, why string, wait fu
 	c.mu.Unlock()
 
 	start := c.history.Now()
+	c.history.Begin(history.Op{Client: c.id, Kind: history.KindFault, Call: start, Fault: "client pause", Effect: history.EffectDelay, Crux: crux, Detail: why})
 	p := c.attached()
 	if p != nil {
 		if err := p.Stop(); err != nil {

@@ -204,11 +204,25 @@ type End struct {
 type Recorder struct {
 	base time.Time
 
-	mu  sync.Mutex
-	ops []Op
-	w   *bufio.Writer
-	f   *os.File
-	err error
+	mu      sync.Mutex
+	ops     []Op
+	w       *bufio.Writer
+	f       *os.File
+	err     error
+	watcher Watcher
+}
+
+// Watcher is told of a run's operations as they happen, for a live view of
+// the run. Its methods are called from the run's goroutines and must return
+// at once: the run waits for them.
+type Watcher interface {
+	// Began is an operation that lasts, told when it starts (a release when
+	// it is called, a fault when it is injected), with Return
+	// NeverReturned. It is not in the history until Recorded tells it
+	// again, with the same Client, Kind and Call.
+	Began(op Op)
+	// Recorded is each operation as it is recorded, in the file's order.
+	Recorded(op Op)
 }
 
 // New starts an empty history whose clock starts now. When path is not
@@ -234,12 +248,35 @@ func New(path string) (*Recorder, error) {
 // Now is the time since the start of the history.
 func (h *Recorder) Now() time.Duration { return time.Since(h.base) }
 
+// Watch tells w of every operation from now on; nil stops telling.
+func (h *Recorder) Watch(w Watcher) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.watcher = w
+}
+
 // Add records op.
 func (h *Recorder) Add(op Op) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.ops = append(h.ops, op)
 	h.writeLine(op)
+	if h.watcher != nil {
+		h.watcher.Recorded(op)
+	}
+}
+
+// Begin tells the watcher, if any, that op has begun; it records nothing.
+// Add records op when it ends. A live view needs it to end a hold when its
+// release is called and to show a fault while it is in effect, as the
+// checkers will once they are recorded.
+func (h *Recorder) Begin(op Op) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.watcher != nil {
+		op.Return = NeverReturned
+		h.watcher.Began(op)
+	}
 }
 
 // writeLine appends v as one JSON line; the caller holds mu or owns h.

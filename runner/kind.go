@@ -183,7 +183,8 @@ func safety(checker string) bool { return checker == check.CheckLock || checker 
 // in n; a run with an unknown verdict earns one run more.
 func runReference(ctx context.Context, s Scenario, opts Options, n int, checkers []string) (references, error) {
 	ropts := opts
-	ropts.Lock, ropts.ReferenceRuns = "reference", -1
+	// A live view shows the run, not the reference's runs behind it.
+	ropts.Lock, ropts.ReferenceRuns, ropts.Watch = "reference", -1, nil
 	if opts.Dir != "" {
 		ropts.Dir = filepath.Join(opts.Dir, ReferenceDir)
 	}

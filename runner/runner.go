@@ -52,6 +52,10 @@ type Options struct {
 	// a lock that is its own reference needs, as a run of it that stays ok
 	// only raced differently.
 	ReferenceRuns int
+	// Watch, when set, is told of the run's operations as they happen
+	// (history.Watcher), for a live view; the reference lock's runs are not
+	// told to it.
+	Watch history.Watcher
 }
 
 // Result is what one run found.
@@ -161,6 +165,7 @@ func runOps(ctx context.Context, s Scenario, newLocker harness.NewLocker, opts O
 		return nil, nil, err
 	}
 	defer h.Close()
+	h.Watch(opts.Watch)
 
 	r := &run{s: s, w: w, opts: opts, cluster: cl, h: h, points: failpoint.NewSet(s.Failpoints)}
 	if err := r.execute(ctx, newLocker); err != nil {

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -256,4 +257,89 @@ func readHistory(t *testing.T, dir string) []history.Op {
 		t.Fatal(err)
 	}
 	return ops
+}
+
+// watcher keeps what a run tells it, in order.
+type watcher struct {
+	mu   sync.Mutex
+	told []told
+}
+
+type told struct {
+	op    history.Op
+	began bool
+}
+
+func (w *watcher) Began(op history.Op) {
+	w.mu.Lock()
+	w.told = append(w.told, told{op, true})
+	w.mu.Unlock()
+}
+func (w *watcher) Recorded(op history.Op) {
+	w.mu.Lock()
+	w.told = append(w.told, told{op, false})
+	w.mu.Unlock()
+}
+
+// TestRunWatched: a run tells its watcher every operation it records, in
+// the history's order, and before that each release when it is called and
+// each fault when it is injected, so that a live view can draw them as the
+// checkers will judge them.
+func TestRunWatched(t *testing.T) {
+	s := runner.Scenario{
+		Name:     "watched",
+		Topology: cluster.Single,
+		Workload: runner.Workload{TTL: 200 * time.Millisecond, Work: 5 * time.Millisecond, Duration: 800 * time.Millisecond},
+		Faults: []runner.ScheduledFault{
+			{At: 200 * time.Millisecond, For: 200 * time.Millisecond, Fault: fault.Partition{Client: 0}},
+		},
+		Failpoints: []failpoint.Point{{Name: failpoint.CriticalSection, Client: 1, Skip: 2, Action: failpoint.Pause(100 * time.Millisecond)}},
+	}
+	dir := t.TempDir()
+	var w watcher
+	if _, err := runner.Run(context.Background(), s, pitfalls.NewTokenLock, runner.Options{Dir: dir, Watch: &w}); err != nil {
+		t.Fatal(err)
+	}
+	ops := readHistory(t, dir)
+	var recorded []history.Op
+	type id struct {
+		client int
+		kind   history.Kind
+		call   time.Duration
+	}
+	open := map[id]bool{}
+	began := map[string]int{}
+	for _, e := range w.told {
+		key := id{e.op.Client, e.op.Kind, e.op.Call}
+		if e.began {
+			if e.op.Return != history.NeverReturned {
+				t.Errorf("began %+v with a return", e.op)
+			}
+			open[key] = true
+			began[string(e.op.Kind)+" "+e.op.Fault]++
+			continue
+		}
+		delete(open, key)
+		recorded = append(recorded, e.op)
+	}
+	if len(recorded) != len(ops) {
+		t.Fatalf("told %d operations, the history holds %d", len(recorded), len(ops))
+	}
+	for i := range ops {
+		if recorded[i].Kind != ops[i].Kind || recorded[i].Client != ops[i].Client || recorded[i].Call != ops[i].Call {
+			t.Fatalf("operation %d told %+v, the history holds %+v", i, recorded[i], ops[i])
+		}
+	}
+	if len(open) != 0 {
+		t.Errorf("%d operations began and were never recorded", len(open))
+	}
+	releases := 0
+	for _, op := range ops {
+		if op.Kind == history.KindRelease {
+			releases++
+		}
+	}
+	if began["release "] != releases || began["fault client pause"] != 1 || began["fault "+fault.Partition{Client: 0}.String()] != 1 {
+		t.Errorf("began %v; want each of the %d releases, the pause and the partition", began, releases)
+	}
 }

@@ -120,11 +120,14 @@ func (w *worker) release(ctx context.Context, lease harness.Lease, nested bool) 
 	if w.c.Crashed() {
 		return harness.ErrCrashed
 	}
-	call := w.h.Now()
+	op := history.Op{Client: w.c.ID(), Kind: history.KindRelease, Key: w.w.Key, Call: w.h.Now(), Nested: nested, Probe: w.probe, Token: lease.Token()}
+	// The hold ends here, at the call, for the checkers; a live view is
+	// told now, not when the release returns (a paused release may not).
+	w.h.Begin(op)
 	rctx, leave := w.c.Enter(ctx, failpoint.PhaseRelease)
 	err := lease.Release(rctx)
 	leave()
-	op := history.Op{Client: w.c.ID(), Kind: history.KindRelease, Key: w.w.Key, Call: call, Return: w.h.Now(), Nested: nested, Probe: w.probe, Token: lease.Token()}
+	op.Return = w.h.Now()
 	switch {
 	case err == nil:
 		op.Outcome = models.OK

@@ -21,6 +21,7 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/local"
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/pitfalls"
 	"github.com/locklab/locklab/reports"
@@ -42,6 +43,12 @@ type Options struct {
 	// that the load of the others may have unsettled (reports.Run.Unsettled)
 	// is made again alone, and says so.
 	Parallel int
+	// Watch, when set, is asked for a live view of each run as it starts
+	// (label names the run as its progress line does), and the runs are
+	// made one at a time whatever Parallel says, so that views do not
+	// interleave. The view is told the run's operations; done is called
+	// once the run has ended, before its progress line says how it went.
+	Watch func(label string) (view history.Watcher, done func())
 }
 
 // Catalogue runs every case of each pitfall in ps (its broken lock, its
@@ -184,7 +191,7 @@ func runAll(ctx context.Context, todo []job, opts Options) ([]reports.Run, error
 	}
 	var runs []reports.Run
 	var err error
-	if opts.Parallel > 1 {
+	if opts.Parallel > 1 && opts.Watch == nil {
 		runs, err = runParallel(ctx, todo, opts, progress)
 	} else {
 		runs, err = runInTurn(ctx, todo, opts, progress)
@@ -207,6 +214,9 @@ func runInTurn(ctx context.Context, todo []job, opts Options, progress io.Writer
 			return runs, err
 		}
 		fmt.Fprintf(progress, "[%d/%d] %s … ", i+1, len(todo), j.label)
+		if opts.Watch != nil {
+			fmt.Fprintln(progress) // the live view starts on a line of its own
+		}
 		r, err := runOne(ctx, j, opts)
 		if err != nil {
 			fmt.Fprintln(progress, "error")
@@ -303,10 +313,16 @@ func runOne(ctx context.Context, j job, opts Options) (reports.Run, error) {
 	if err := os.RemoveAll(dir); err != nil {
 		return reports.Run{}, err
 	}
-	res, err := runner.Run(ctx, j.scenario, j.newLocker, runner.Options{
+	ropts := runner.Options{
 		Seed: opts.Seed, Dir: dir, Lock: j.lock, Duration: opts.Duration,
 		Backend: opts.Backend, ReferenceRuns: j.referenceRuns, Reference: j.reference,
-	})
+	}
+	if opts.Watch != nil {
+		view, done := opts.Watch(j.label)
+		ropts.Watch = view
+		defer done()
+	}
+	res, err := runner.Run(ctx, j.scenario, j.newLocker, ropts)
 	var r reports.Run
 	if why, missing := missingComponent(err); missing {
 		r = j.skipped(opts.Seed, dir, why)

@@ -52,6 +52,7 @@ var teacherBody = template.Must(template.New("teacher").Funcs(funcs).Parse(`
 <li>Try one grade: <code>cd class/fix/go/del-release &amp;&amp; go test</code> must fail naming pause-before-del; with <code>solutions/go/del-release/lock.go</code> copied over it must pass.</li></ol>
 <h2>Live demos, in this order</h2>
 <p>Each is a subset of <code>make check</code>. Times are the runs' own, from the report this workshop was written from (made one after the other with <code>-parallel 1</code>, add them; with the default parallelism they overlap). Open the report's page of the broken run after each.</p>
+<p>On the projector, add <code>-watch</code> (<code>./check -pitfall del-release -watch</code>): each run is drawn in the terminal as it goes, a lane per client (its holds, the faults that stop it), the faults' lane, and a lane that marks the overlap of two holds the moment it appears, with a line for each fault and overlap; then the same table. The runs are then made one after the other, so a demo takes the sum of its runs' times; the verdicts and the runs' times are those without <code>-watch</code>.</p>
 <table><tr><th>#</th><th>command</th><th>shows</th><th>runs</th><th>time</th></tr>
 {{range $i, $d := .Demos}}<tr><td>{{inc $i}}</td><td><code>{{$d.Command}}</code></td><td>{{$d.Why}}</td><td>{{range $d.Runs}}{{.}}<br>{{end}}</td><td>{{if $d.Total}}{{secs $d.Total}}{{end}}</td></tr>
 {{end}}</table>

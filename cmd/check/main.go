@@ -8,6 +8,7 @@
 // Usage:
 //
 //	check [-pitfall ID|NAME[,ID|NAME…]] [-seed N] [-out DIR] [-duration D] [-json] [-backend local|docker]
+//	check -pitfall ID|NAME[,…] -watch [-seed N] [-out DIR] [-duration D]
 //	check -lock NAME [-topology T | -service S] [-seed N] [-out DIR] [-duration D] [-json] [-backend local|docker]
 //	check list
 //	check compare [-out DIR] [-parallel N] [-backend local|docker] [-locks L,…] [-classes C,…] [-json]
@@ -35,6 +36,11 @@
 // was never injected) is reported as "not exercised", its verdicts unknown.
 // A run that cannot start because redis-server or MariaDB is missing is
 // reported as "skipped" with how to install it, and the other runs go on.
+//
+// With -watch (and -pitfall or -lock) the runs are made one at a time and
+// each is drawn on stdout as it goes (package watch): a lane per client,
+// the faults, and the overlaps of holds as they appear; the table follows
+// as without it. Neither the runs nor their verdicts change.
 //
 // A lock run (-lock) has nothing expected of it: it is judged against the
 // reference lock of its scenario (locks.Reference), which gives each failing
@@ -71,6 +77,7 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/docker"
 	"github.com/locklab/locklab/cluster/local"
+	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/pitfalls"
 	"github.com/locklab/locklab/program"
@@ -78,6 +85,7 @@ import (
 	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
 	"github.com/locklab/locklab/suite"
+	"github.com/locklab/locklab/watch"
 )
 
 // Exit codes.
@@ -117,6 +125,7 @@ type config struct {
 	duration   time.Duration
 	json       bool
 	parallel   int
+	watch      bool // draw each run's lanes as it goes (package watch)
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -169,6 +178,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitMismatch
 	}
 	opts := suite.Options{Out: cfg.out, Seed: cfg.seed, Duration: cfg.duration, Progress: stderr, Backend: cfg.backend, Parallel: cfg.parallel}
+	if cfg.watch {
+		tty := isTerminal(stdout)
+		opts.Watch = func(label string) (history.Watcher, func()) {
+			l := watch.Start(stdout, label, tty)
+			return l, l.Stop
+		}
+	}
 	var runs []reports.Run
 	if cfg.lock.Name != "" {
 		runs, err = suite.Lock(ctx, cfg.lock.Name, cfg.lock.New, cfg.topologies, opts)
@@ -233,6 +249,7 @@ type flags struct {
 	json     *bool
 	backend  *string
 	parallel *int
+	watch    *bool
 }
 
 func newFlags() flags {
@@ -253,6 +270,7 @@ func newFlags() flags {
 		json:     fs.Bool("json", false, "print a JSON array instead of the table"),
 		backend:  fs.String("backend", "local", "where the servers run: local (processes) or docker (containers, whose images make docker builds)"),
 		parallel: fs.Int("parallel", 2*runtime.NumCPU(), "how many runs at once, each with servers and ports of its own (runs mostly wait on timers); a run the others' load may have unsettled is made again alone"),
+		watch:    fs.Bool("watch", false, "with -pitfall or -lock: draw each run's lanes (holds, faults, overlaps) on stdout as it goes, one run at a time, then the table"),
 	}
 }
 
@@ -312,13 +330,16 @@ func parse(args []string, stdout io.Writer) (config, error) {
 	if *f.parallel < 1 {
 		return config{}, fmt.Errorf("-parallel must be at least 1, got %d", *f.parallel)
 	}
-	cfg := config{seed: *f.seed, out: *f.out, duration: *f.duration, json: *f.json, parallel: *f.parallel}
+	cfg := config{seed: *f.seed, out: *f.out, duration: *f.duration, json: *f.json, parallel: *f.parallel, watch: *f.watch}
 	var err error
 	if cfg.backend, err = parseBackend(*f.backend); err != nil {
 		return config{}, err
 	}
 	given := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+	if err := watchFits(cfg, given); err != nil {
+		return config{}, err
+	}
 	switch {
 	case given["lock"] && given["pitfall"]:
 		return config{}, errors.New("give -lock or -pitfall, not both")
@@ -343,6 +364,22 @@ func parse(args []string, stdout io.Writer) (config, error) {
 		return config{}, err
 	}
 	return cfg, nil
+}
+
+// watchFits refuses the flags -watch cannot go with: it draws the runs one
+// at a time on stdout, so it needs runs named and stdout to itself.
+func watchFits(cfg config, given map[string]bool) error {
+	switch {
+	case !cfg.watch:
+		return nil
+	case !given["pitfall"] && !given["lock"]:
+		return errors.New("-watch draws the runs of -pitfall or -lock: name what to watch, e.g. check -pitfall 5 -watch")
+	case cfg.parallel > 1 && given["parallel"]:
+		return fmt.Errorf("-watch makes the runs one at a time, so that their lanes do not mix: leave out -parallel %d", cfg.parallel)
+	case cfg.json:
+		return errors.New("-watch draws on stdout, where -json writes its array: give one of them")
+	}
+	return nil
 }
 
 // storyFits refuses a -duration shorter than a chosen scenario's story, before

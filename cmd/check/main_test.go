@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -55,6 +56,9 @@ func TestUsageErrors(t *testing.T) {
 		{"unknown service", []string{"-lock", "redsync", "-service", "nope"}, `unknown service "nope"; the services are redis, mariadb, postgres, etcd`},
 		{"service the lock lacks", []string{"-lock", "redsync", "-service", "etcd"}, "lock redsync runs on single and redlock, not on service etcd (etcd)"},
 		{"service and topology", []string{"-lock", "redsync", "-service", "redis", "-topology", "single"}, "give -service or -topology, not both"},
+		{"watch without runs named", []string{"-watch"}, "-watch draws the runs of -pitfall or -lock"},
+		{"watch in parallel", []string{"-pitfall", "5", "-watch", "-parallel", "4"}, "-watch makes the runs one at a time"},
+		{"watch with json", []string{"-pitfall", "5", "-watch", "-json"}, "-watch draws on stdout, where -json writes"},
 		{"duration too short for a lock's scenario", []string{"-lock", "redislock", "-topology", "replicated", "-duration", "1s"}, "too short for scenario failover"},
 	}
 	for _, tt := range tests {
@@ -317,4 +321,69 @@ func BenchmarkCatalogue(b *testing.B) {
 			b.Fatalf("exit %d", code)
 		}
 	}
+}
+
+// TestWatch runs one pitfall with -watch through the command's code path,
+// and once without: the live view draws each run's lanes, the overlap of
+// the broken lock as it appears, and then the same table, with the same
+// verdicts, as without -watch.
+func TestWatch(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var watched, plain bytes.Buffer
+	if code := run(ctx, []string{"-pitfall", "del-release", "-watch", "-out", t.TempDir()}, &watched, io.Discard); code != exitOK {
+		t.Fatalf("-watch: exit %d\n%s", code, watched.String())
+	}
+	if code := run(ctx, []string{"-pitfall", "del-release", "-parallel", "1", "-out", t.TempDir()}, &plain, io.Discard); code != exitOK {
+		t.Fatalf("without -watch: exit %d\n%s", code, plain.String())
+	}
+	out := watched.String()
+	for _, want := range []string{
+		"del-release broken in pause-before-del · ended at ", "del-release fixed in pause-before-del · ended at ",
+		"\nclient 0  ", "\nclient 3  ", "\nprobe     ", "\nfaults    ", "\noverlap   ",
+		"fault: client pause (client 0), the scenario's crux", "OVERLAP: client ",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("-watch's output lacks %q:\n%s", want, out)
+		}
+	}
+	broken, _, _ := strings.Cut(out, "del-release fixed in pause-before-del")
+	if !strings.Contains(broken, "\noverlap   ") || !strings.Contains(broken, string('!')) {
+		t.Errorf("the broken run's lanes mark no overlap:\n%s", broken)
+	}
+	if _, fixed, _ := strings.Cut(out, "del-release fixed in pause-before-del · ended at "); strings.Contains(fixed, "OVERLAP") {
+		t.Errorf("the fixed run's lanes show an overlap:\n%s", fixed)
+	}
+	if got, want := verdictRows(t, out), verdictRows(t, plain.String()); !slices.Equal(got, want) {
+		t.Errorf("verdicts with -watch:\n%s\nwithout:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// detectAndTime are the detect and time columns at the end of a row of
+// check's table, before "as expected?".
+var detectAndTime = regexp.MustCompile(`(?: \d+ ms| -) \S+( \S+)$`)
+
+// verdictRows are the rows of check's table without their detect and time
+// columns, which differ from run to run.
+func verdictRows(t *testing.T, out string) []string {
+	t.Helper()
+	_, table, ok := strings.Cut(out, "pitfall        variant")
+	if !ok {
+		t.Fatalf("no table in\n%s", out)
+	}
+	var rows []string
+	for _, line := range strings.Split(table, "\n")[1:] {
+		if !strings.HasPrefix(line, "5 del-release") {
+			break
+		}
+		row := detectAndTime.ReplaceAllString(strings.Join(strings.Fields(line), " "), "$1")
+		if row == strings.Join(strings.Fields(line), " ") {
+			t.Fatalf("row %q: no detect and time columns found", line)
+		}
+		rows = append(rows, row)
+	}
+	if len(rows) != 2 {
+		t.Fatalf("%d rows of del-release in the table, want 2:\n%s", len(rows), out)
+	}
+	return rows
 }
