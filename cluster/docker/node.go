@@ -9,9 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/netip"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,7 +27,7 @@ import (
 )
 
 // dockerNode is one container of a run: a redis-server, a Sentinel, MariaDB,
-// PostgreSQL or an etcd member.
+// PostgreSQL, an etcd member or a ZooKeeper server.
 // Its methods may be called from several goroutines.
 type dockerNode struct {
 	run      *dockerRun
@@ -33,7 +35,9 @@ type dockerNode struct {
 	image    string
 	port     int      // the server's port inside the container
 	cmd      []string // the image's arguments
-	sentinel string   // the Sentinel's config file
+	// files are written into the container before it starts, by path: a
+	// Sentinel's config file, a ZooKeeper server's zoo.cfg and myid.
+	files map[string]string
 	noVolume bool     // MariaDB keeps its data in the container
 	// supervised: the server runs under locklab-init, which kills and
 	// restarts it in place (Redis, not MariaDB, which no fault touches).
@@ -173,8 +177,8 @@ func (n *dockerNode) createContainer(ctx context.Context) error {
 			return err
 		}
 	}
-	if n.sentinel != "" {
-		if err := n.upload(ctx, dockerSentinelSeed, n.sentinel); err != nil {
+	for _, path := range slices.Sorted(maps.Keys(n.files)) {
+		if err := n.upload(ctx, path, n.files[path]); err != nil {
 			return err
 		}
 	}

@@ -228,24 +228,11 @@ type Server struct {
 }
 
 // writeConfig writes the server's zoo.cfg and myid for an ensemble of
-// peers. Ticks of 100 ms let a session be as short as 200 ms (two ticks)
-// and a dead leader be noticed within a second (syncLimit); fsync is off,
-// since a SIGKILL keeps what the page cache has (no fault crashes the
-// machine) and two shared cores make every fsync slow.
+// peers, with the settings of both backends (backendkit.ZooKeeperConfig).
 func (s *Server) writeConfig(peers []string) error {
 	data := filepath.Join(s.dir, "data")
-	cfg := []string{
-		"tickTime=100", "initLimit=100", "syncLimit=10",
-		"minSessionTimeout=200", "maxSessionTimeout=60000",
-		"dataDir=" + data,
-		"clientPortAddress=127.0.0.1", "clientPort=" + strconv.Itoa(s.clientPort),
-		"preAllocSize=64", "forceSync=no",
-		"4lw.commands.whitelist=srvr,mntr,ruok",
-		"admin.enableServer=false",
-		"maxClientCnxns=0",
-	}
-	cfg = append(cfg, peers...)
-	if err := os.WriteFile(filepath.Join(s.dir, "zoo.cfg"), []byte(strings.Join(cfg, "\n")+"\n"), 0o600); err != nil {
+	cfg := backendkit.ZooKeeperConfig(data, "127.0.0.1", s.clientPort, peers)
+	if err := os.WriteFile(filepath.Join(s.dir, "zoo.cfg"), []byte(cfg), 0o600); err != nil {
 		return fmt.Errorf("start zookeeper server %s: %w", s.name, err)
 	}
 	if err := os.WriteFile(filepath.Join(data, "myid"), []byte(strconv.Itoa(s.id)+"\n"), 0o600); err != nil {
@@ -256,19 +243,14 @@ func (s *Server) writeConfig(peers []string) error {
 
 func (s *Server) logPath() string { return filepath.Join(s.dir, zkLogName) }
 
-// jvmArgs start QuorumPeerMain quickly and small: the client compiler
-// only, a small heap, the shared class archive, no perf data file.
+// jvmArgs start QuorumPeerMain as both backends do
+// (backendkit.ZooKeeperJVMArgs), with the logger's jar where present.
 func (s *Server) jvmArgs() []string {
 	cp := s.jar
 	if _, err := os.Stat(zkLoggerJar); err == nil {
 		cp += string(os.PathListSeparator) + zkLoggerJar
 	}
-	return []string{
-		"-Xms32m", "-Xmx128m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto", "-XX:-UsePerfData",
-		"-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-		"-Dzookeeper.jmx.log4j.disable=true",
-		"-cp", cp, "org.apache.zookeeper.server.quorum.QuorumPeerMain", filepath.Join(s.dir, "zoo.cfg"),
-	}
+	return backendkit.ZooKeeperJVMArgs(cp, filepath.Join(s.dir, "zoo.cfg"))
 }
 
 // spawn starts the server's JVM; it does not wait for it to serve, since a
