@@ -30,15 +30,15 @@ import (
 // PostgreSQL, an etcd member or a ZooKeeper server.
 // Its methods may be called from several goroutines.
 type dockerNode struct {
-	run      *dockerRun
-	name     string
-	image    string
-	port     int      // the server's port inside the container
-	cmd      []string // the image's arguments
+	run   *dockerRun
+	name  string
+	image string
+	port  int      // the server's port inside the container
+	cmd   []string // the image's arguments
 	// files are written into the container before it starts, by path: a
 	// Sentinel's config file, a ZooKeeper server's zoo.cfg and myid.
-	files map[string]string
-	noVolume bool     // MariaDB keeps its data in the container
+	files    map[string]string
+	noVolume bool // MariaDB keeps its data in the container
 	// supervised: the server runs under locklab-init, which kills and
 	// restarts it in place (Redis, not MariaDB, which no fault touches).
 	supervised bool
