@@ -409,6 +409,14 @@ else
 		done
 	done
 	ln -sf "$JAVA_BIN" "$ctx/root/usr/bin/java"
+	# libfaketime, where installed, at a fixed path the docker backend
+	# preloads into the JVM, so that a server's wall clock can jump
+	# (fault.ClockJumpServer); without it such a run is unknown.
+	faketime=$(ls /usr/lib/*/faketime/libfaketime.so.1 /usr/lib/faketime/libfaketime.so.1 2>/dev/null | head -1 || true)
+	if [ -n "$faketime" ]; then
+		mkdir -p "$ctx/root/usr/lib/locklab"
+		cp -L "$faketime" "$ctx/root/usr/lib/locklab/libfaketime.so.1"
+	fi
 	# The jars, links and all: the server's manifest names them by path.
 	cp -a "$(dirname "$ZOOKEEPER_JAR")/." "$ctx/root/usr/share/java/"
 	[ "$ZOOKEEPER_JAR" = /usr/share/java/zookeeper.jar ] || cp -L "$ZOOKEEPER_JAR" "$ctx/root/usr/share/java/zookeeper.jar"

@@ -20,7 +20,7 @@ const EveryServer = -1
 // (Node, or EveryServer) jump forward By, for real, as a clock stepped by
 // NTP or an operator does: on a ZooKeeper server, libfaketime in its JVM
 // moves System.currentTimeMillis and leaves System.nanoTime alone
-// (cluster.ClockJumper). ZooKeeper times sessions with the latter
+// (cluster.ClockJumper), on local processes and on docker alike. ZooKeeper times sessions with the latter
 // (Time.currentElapsedTime), so no session expires; znodes' mtime and
 // ctime, which the leader stamps, jump. An etcd member's clock cannot be
 // moved so (Go reads it through the vDSO, past libfaketime), and the run
@@ -57,9 +57,8 @@ func (f ClockJumpServer) Inject(ctx context.Context, env *Env) (network.Heal, er
 		j, ok := n.(cluster.ClockJumper)
 		var err error
 		if !ok {
-			err = errors.New("its wall clock cannot be moved on this backend: only a ZooKeeper server on local processes " +
-				"runs under libfaketime, and an etcd member, a Go server, reads the clock through the vDSO, past libfaketime " +
-				"(locklab does not move the machine's clock)")
+			err = errors.New("its wall clock cannot be moved here: only a ZooKeeper server runs under libfaketime, and an " +
+				"etcd member, a Go server, reads the clock through the vDSO, past libfaketime (locklab does not move the machine's clock)")
 		} else {
 			err = j.JumpClock(f.By)
 		}

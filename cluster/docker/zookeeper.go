@@ -29,6 +29,11 @@ const (
 	// The server's jar and the logger's, where the image has them
 	// (docker/build.sh copies Debian's /usr/share/java).
 	dockerZooKeeperClassPath = "/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar"
+	// libfaketime in the image (docker/build.sh), where it was installed,
+	// and its timestamp file, outside the data directory that a wipe
+	// empties (JumpClock).
+	dockerFaketimeLib   = "/usr/lib/locklab/libfaketime.so.1"
+	dockerFaketimeClock = "/tmp/locklab-clock"
 	// dockerZooKeeperStartCap bounds the start of an ensemble, from nothing
 	// to a leader, as on local processes: three JVMs on two shared cores.
 	dockerZooKeeperStartCap = 60 * time.Second
@@ -105,7 +110,16 @@ func (r *dockerRun) StartZooKeeper(ctx context.Context, _ string, n int) (_ clus
 func (r *dockerRun) zooKeeperServer(ctx context.Context, id int, image, cfg string) (*dockerNode, error) {
 	name := "z" + strconv.Itoa(id)
 	s := &dockerNode{run: r, name: name, image: image, port: dockerZooKeeperClientPort, supervised: true}
-	s.files = map[string]string{dockerZooKeeperConf: cfg, dockerZooKeeperMyID: strconv.Itoa(id) + "\n"}
+	s.files = map[string]string{dockerZooKeeperConf: cfg, dockerZooKeeperMyID: strconv.Itoa(id) + "\n",
+		dockerFaketimeClock: faketimeOffset(0)}
+	// The monotonic clock not faked, as a stepped clock leaves it; the
+	// monotonic fix off, without which libfaketime 0.9.10 makes a Java 17
+	// JVM spin (libfaketime#425). An image without the library starts the
+	// JVM all the same (ld.so ignores it), and a jump then proves nothing
+	// (fault.ClockJumpServer checks it).
+	s.env = []string{"LD_PRELOAD=" + dockerFaketimeLib, "FAKETIME_TIMESTAMP_FILE=" + dockerFaketimeClock,
+		"FAKETIME_NO_CACHE=1", "FAKETIME_DONT_FAKE_MONOTONIC=1", "FAKETIME_FORCE_MONOTONIC_FIX=0"}
+	s.clock = dockerFaketimeClock
 	s.cmd = append([]string{"-ctl", ":" + strconv.Itoa(dockerInitPort), "-data", dockerDataDir,
 		"-seed", dockerZooKeeperMyID + ":" + dockerDataDir + "/myid", "--", "/usr/bin/java"},
 		backendkit.ZooKeeperJVMArgs(dockerZooKeeperClassPath, dockerZooKeeperConf)...)
