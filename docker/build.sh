@@ -1,12 +1,13 @@
 #!/bin/sh
 # Builds locklab's container images without any registry: each image is a
 # FROM scratch context assembled from this machine's own redis-server,
-# mariadbd, postgres and etcd (the Debian packages `make deps` installs) and the
-# shared libraries they link. Tags carry the server versions:
-# locklab/redis:<v>, locklab/mariadb:<v>, locklab/postgres:<v>, locklab/etcd:<v>.
-# The PostgreSQL and etcd images are built only where those servers are
-# installed, and not by -debian: the docker backend skips their topologies'
-# runs without them.
+# mariadbd, postgres, etcd and ZooKeeper with the JRE that runs it (the Debian
+# packages `make deps` installs) and the shared libraries they link. Tags
+# carry the server versions: locklab/redis:<v>, locklab/mariadb:<v>,
+# locklab/postgres:<v>, locklab/etcd:<v>, locklab/zookeeper:<v>.
+# The PostgreSQL, etcd and ZooKeeper images are built only where those
+# servers are installed, and not by -debian: the docker backend skips their
+# topologies' runs without them.
 # The Redis image runs redis-server under locklab-init (docker/init), built
 # here with Go, which crashes and restarts it in place in milliseconds. The
 # tags also carry the revision of what locklab adds (REVISION): bump it when
