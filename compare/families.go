@@ -31,7 +31,7 @@ var prose = []Family{
 		GivesUp: "Seed 001 advises against them: a row or GET_LOCK lock is tied to its connection or its expiry, so a killed connection or a holder paused past the row's expiry lets a second client in, and FOR UPDATE holds a connection for as long as the lock (the seed's exhausted pool).",
 		Fix:     "Make the database refuse the stale write itself: the write in the lock's own transaction (FOR UPDATE with its transaction), or an optimistic version check on the write; both ride on the data's own consistency rather than on the lock. The optimistic row has no lock at all (every acquire succeeds), so its lock verdict is always illegal: its resource verdict is the one that counts."},
 	{Name: Consensus,
-		GivesUp: "The seed's third way (ZooKeeper; etcd likewise) replicates the lock through consensus before it answers, so a leader failover keeps it. It is still a lease (session or lease TTL): a holder paused past it has lost the lock, and the recipe does not tell it.",
+		GivesUp: "The seed's third way (ZooKeeper; etcd likewise) replicates the lock through consensus before it answers, so a leader failover keeps it. It is still a lease (session or lease TTL): a holder paused past it has lost the lock, and the recipe does not tell it. Unlike Redlock's TTLs, sessions and leases run on the monotonic clock: a server's wall clock that jumps expires none (ZooKeeper, run; etcd, by its source).",
 		Fix:     "Guard the protected write with the lock itself: etcd's transaction on the lock key's revision (guarded write), or ZooKeeper's zxid as a fencing token."},
 }
 
