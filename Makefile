@@ -11,8 +11,8 @@ deps:
 check: deps $(if $(filter docker,$(BACKEND)),docker)
 	go run ./cmd/check -backend $(BACKEND)
 
-# Builds the docker backend's images from this machine's redis-server and
-# mariadbd, offline; skips those built already, and says so in one line
+# Builds the docker backend's images from this machine's redis-server,
+# mariadbd, postgres, etcd and ZooKeeper (with its JRE), offline; skips those built already, and says so in one line
 # where no Docker daemon answers.
 docker: deps
 	@docker/build.sh

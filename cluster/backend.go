@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"time"
 
 	"github.com/locklab/locklab/network"
 	"github.com/redis/go-redis/v9"
@@ -32,6 +33,16 @@ type Node interface {
 	Resume() error
 	// Stop kills the node and removes what it left; it may be called twice.
 	Stop() error
+}
+
+// ClockJumper is a Node whose wall clock can be moved for real, its
+// monotonic clock left as it is, as a clock stepped by NTP or an operator
+// is: a ZooKeeper server on local processes (libfaketime in its JVM). Go
+// servers (etcd, the harness) read the clock through the vDSO, which
+// libfaketime cannot reach, so their nodes are not ClockJumpers.
+type ClockJumper interface {
+	// JumpClock moves the node's wall clock forward by d, for good.
+	JumpClock(d time.Duration) error
 }
 
 // Database is an SQL server: MariaDB, the SQL inventory of the

@@ -6,7 +6,7 @@ import (
 )
 
 // TestZooKeeperNeedsAStarter: on a backend whose runs cannot start
-// ZooKeeper (docker, today), the zookeeper topology fails at start with
+// ZooKeeper, the zookeeper topology fails at start with
 // ErrNoZooKeeper, which a suite skips as a missing server.
 func TestZooKeeperNeedsAStarter(t *testing.T) {
 	_, err := Start(t.Context(), Config{Topology: ZooKeeperTopology, Backend: noEtcd{}})

@@ -54,28 +54,36 @@ var Rows = []Row{
 	{Lock: "advisory-pinned", Title: "Postgres advisory", Family: Database, Topologies: []cluster.Topology{cluster.PostgresTopology}},
 	{Lock: "zk-lock", Title: "ZooKeeper recipe", Family: Consensus, Topologies: []cluster.Topology{cluster.ZooKeeperTopology}},
 	{Lock: "zk-fenced", Title: "ZooKeeper fenced", Family: Consensus, Topologies: []cluster.Topology{cluster.ZooKeeperTopology}},
-	{Lock: "etcd-mutex", Title: "etcd mutex", Family: Consensus, Topologies: []cluster.Topology{cluster.EtcdTopology}},
-	{Lock: "etcd-mutex-guarded", Title: "etcd guarded write", Family: Consensus, Topologies: []cluster.Topology{cluster.EtcdTopology}},
+	{Lock: "etcd-mutex", Title: "etcd mutex", Family: Consensus, Topologies: []cluster.Topology{cluster.EtcdTopology},
+		Why: map[string]string{ClockJump: etcdClockWhy}},
+	{Lock: "etcd-mutex-guarded", Title: "etcd guarded write", Family: Consensus, Topologies: []cluster.Topology{cluster.EtcdTopology},
+		Why: map[string]string{ClockJump: etcdClockWhy}},
 }
+
+// etcdClockWhy is why the etcd rows have no clock-jump run: an etcd
+// member's wall clock cannot be moved here (fault.ClockJumpServer).
+const etcdClockWhy = "an etcd member's wall clock cannot be moved here: etcd, a Go server, reads the clock through the vDSO, past libfaketime, " +
+	"and locklab does not move the machine's clock. etcd times leases with Go's monotonic clock, as ZooKeeper times sessions"
 
 // scenarioFor is the scenario that strikes a fault class on a topology. A
 // class missing here for a row's topologies is a "—" cell.
 var scenarioFor = map[where]string{
-	{Pause, cluster.Single}:               "pause-holder",
-	{CutOff, cluster.Single}:              "holder-cut-off",
-	{ClockJump, cluster.Single}:           "clock-skew",
-	{LostReply, cluster.Single}:           "lost-acquire-reply",
-	{Failover, cluster.Replicated}:        "failover",
-	{Pause, cluster.Redlock}:              "redlock-pause",
-	{Failover, cluster.Redlock}:           "redlock-restart",
-	{ClockJump, cluster.Redlock}:          "redlock-clock-jump",
-	{Pause, cluster.MariaDBTopology}:      "pause-holder-sql",
-	{CutOff, cluster.MariaDBTopology}:     "kill-connection-sql",
-	{Pool, cluster.MariaDBTopology}:       "pool-sql",
-	{Pause, cluster.PostgresTopology}:     "pause-holder-postgres",
-	{CutOff, cluster.PostgresTopology}:    "kill-connection-postgres",
-	{Pause, cluster.EtcdTopology}:         "pause-holder-etcd",
-	{Failover, cluster.EtcdTopology}:      "kill-leader-etcd",
-	{Pause, cluster.ZooKeeperTopology}:    "pause-holder-zk",
-	{Failover, cluster.ZooKeeperTopology}: "kill-leader-zk",
+	{Pause, cluster.Single}:                "pause-holder",
+	{CutOff, cluster.Single}:               "holder-cut-off",
+	{ClockJump, cluster.Single}:            "clock-skew",
+	{LostReply, cluster.Single}:            "lost-acquire-reply",
+	{Failover, cluster.Replicated}:         "failover",
+	{Pause, cluster.Redlock}:               "redlock-pause",
+	{Failover, cluster.Redlock}:            "redlock-restart",
+	{ClockJump, cluster.Redlock}:           "redlock-clock-jump",
+	{Pause, cluster.MariaDBTopology}:       "pause-holder-sql",
+	{CutOff, cluster.MariaDBTopology}:      "kill-connection-sql",
+	{Pool, cluster.MariaDBTopology}:        "pool-sql",
+	{Pause, cluster.PostgresTopology}:      "pause-holder-postgres",
+	{CutOff, cluster.PostgresTopology}:     "kill-connection-postgres",
+	{Pause, cluster.EtcdTopology}:          "pause-holder-etcd",
+	{Failover, cluster.EtcdTopology}:       "kill-leader-etcd",
+	{Pause, cluster.ZooKeeperTopology}:     "pause-holder-zk",
+	{Failover, cluster.ZooKeeperTopology}:  "kill-leader-zk",
+	{ClockJump, cluster.ZooKeeperTopology}: "clock-jump-zk",
 }

@@ -1,12 +1,13 @@
 #!/bin/sh
 # Builds locklab's container images without any registry: each image is a
 # FROM scratch context assembled from this machine's own redis-server,
-# mariadbd, postgres and etcd (the Debian packages `make deps` installs) and the
-# shared libraries they link. Tags carry the server versions:
-# locklab/redis:<v>, locklab/mariadb:<v>, locklab/postgres:<v>, locklab/etcd:<v>.
-# The PostgreSQL and etcd images are built only where those servers are
-# installed, and not by -debian: the docker backend skips their topologies'
-# runs without them.
+# mariadbd, postgres, etcd and ZooKeeper with the JRE that runs it (the Debian
+# packages `make deps` installs) and the shared libraries they link. Tags
+# carry the server versions: locklab/redis:<v>, locklab/mariadb:<v>,
+# locklab/postgres:<v>, locklab/etcd:<v>, locklab/zookeeper:<v>.
+# The PostgreSQL, etcd and ZooKeeper images are built only where those
+# servers are installed, and not by -debian: the docker backend skips their
+# topologies' runs without them.
 # The Redis image runs redis-server under locklab-init (docker/init), built
 # here with Go, which crashes and restarts it in place in milliseconds. The
 # tags also carry the revision of what locklab adds (REVISION): bump it when
@@ -227,8 +228,19 @@ if [ -n "$ETCD" ]; then
 	etcd_version=$("$ETCD" --version | sed -n 's/^etcd Version: \([0-9][0-9.]*\).*/\1/p')
 	etcd_tag=locklab/etcd:$etcd_version-r$REVISION
 fi
+# ZooKeeper is optional too: its image holds Debian's zookeeper package
+# (the server's jar and the jars its manifest names, in /usr/share/java)
+# and the JRE that runs it here, under locklab-init. Its version is the
+# one in the name Debian links to the jar.
+ZOOKEEPER_JAR=${ZOOKEEPER_JAR:-/usr/share/java/zookeeper.jar}
+JAVA_BIN=$(readlink -f "$(command -v "${JAVA:-java}" || true)" 2>/dev/null || true)
+zookeeper_tag=
+if [ -f "$ZOOKEEPER_JAR" ] && [ -x "$JAVA_BIN" ]; then
+	zookeeper_version=$(ls "$(dirname "$ZOOKEEPER_JAR")" | sed -n 's/^zookeeper-\([0-9][0-9.]*[0-9]\)\.jar$/\1/p' | head -1)
+	zookeeper_tag=locklab/zookeeper:${zookeeper_version:-unknown}-r$REVISION
+fi
 if [ "${1:-}" = "-tags" ]; then
-	echo "$redis_tag $mariadb_tag${postgres_tag:+ $postgres_tag}${etcd_tag:+ $etcd_tag}"
+	echo "$redis_tag $mariadb_tag${postgres_tag:+ $postgres_tag}${etcd_tag:+ $etcd_tag}${zookeeper_tag:+ $zookeeper_tag}"
 	exit 0
 fi
 if ! docker version >/dev/null 2>&1; then
@@ -371,4 +383,53 @@ ENTRYPOINT ["/usr/bin/locklab-init"]
 EOD
 	docker build -q --label locklab.image=etcd --label locklab.revision=$REVISION -t "$etcd_tag" "$ctx" >/dev/null 2>"$work/build.log" || { cat "$work/build.log" >&2; exit 1; }
 	echo "docker/build.sh: built $etcd_tag"
+fi
+
+if [ -z "$zookeeper_tag" ]; then
+	echo "docker/build.sh: no ZooKeeper or no Java here (make deps installs them): locklab/zookeeper is not built, and the docker backend skips the zookeeper topology"
+elif docker image inspect "$zookeeper_tag" >/dev/null 2>&1; then
+	echo "docker/build.sh: $zookeeper_tag exists"
+else
+	ctx=$work/zookeeper
+	# The whole JRE at its own path (the JVM finds its home from its binary),
+	# its configuration in /etc, and the libraries its binary and modules
+	# link; /usr/bin/java is what the docker backend runs.
+	jhome=$(dirname "$(dirname "$JAVA_BIN")")
+	mkdir -p "$ctx/root$(dirname "$jhome")" "$ctx/root/usr/bin" "$ctx/root/usr/share/java"
+	cp -a "$jhome" "$ctx/root$jhome"
+	rm -rf "$ctx/root$jhome/jmods" "$ctx/root$jhome/include" "$ctx/root$jhome/man" "$ctx/root$jhome/lib/src.zip"
+	mkdir -p "$ctx/root/etc"
+	for etc in /etc/java-*; do
+		if [ -d "$etc" ]; then cp -a "$etc" "$ctx/root/etc/"; fi
+	done
+	for so in "$JAVA_BIN" $(find "$jhome/lib" -name '*.so' -type f); do
+		for lib in $(ldd "$so" 2>/dev/null | awk '/=> \//{print $3} /^\t\/.*\(/{print $1}'); do
+			[ -e "$ctx/root$lib" ] && continue
+			mkdir -p "$ctx/root$(dirname "$lib")"
+			cp -L "$lib" "$ctx/root$lib"
+		done
+	done
+	ln -sf "$JAVA_BIN" "$ctx/root/usr/bin/java"
+	# libfaketime, where installed, at a fixed path the docker backend
+	# preloads into the JVM, so that a server's wall clock can jump
+	# (fault.ClockJumpServer); without it such a run is unknown.
+	faketime=$(ls /usr/lib/*/faketime/libfaketime.so.1 /usr/lib/faketime/libfaketime.so.1 2>/dev/null | head -1 || true)
+	if [ -n "$faketime" ]; then
+		mkdir -p "$ctx/root/usr/lib/locklab"
+		cp -L "$faketime" "$ctx/root/usr/lib/locklab/libfaketime.so.1"
+	fi
+	# The jars, links and all: the server's manifest names them by path.
+	cp -a "$(dirname "$ZOOKEEPER_JAR")/." "$ctx/root/usr/share/java/"
+	[ "$ZOOKEEPER_JAR" = /usr/share/java/zookeeper.jar ] || cp -L "$ZOOKEEPER_JAR" "$ctx/root/usr/share/java/zookeeper.jar"
+	common_files "$ctx/root"
+	CGO_ENABLED=0 go build -trimpath -o "$ctx/root/usr/bin/locklab-init" ./docker/init
+	assert_context "$ctx" "$JAVA_BIN" /usr/share/java/zookeeper.jar /usr/bin/locklab-init /etc/passwd
+	cat >"$ctx/Dockerfile" <<'EOD'
+FROM scratch
+COPY root/ /
+WORKDIR /data
+ENTRYPOINT ["/usr/bin/locklab-init"]
+EOD
+	docker build -q --label locklab.image=zookeeper --label locklab.revision=$REVISION -t "$zookeeper_tag" "$ctx" >/dev/null 2>"$work/build.log" || { cat "$work/build.log" >&2; exit 1; }
+	echo "docker/build.sh: built $zookeeper_tag"
 fi

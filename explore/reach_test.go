@@ -93,6 +93,8 @@ func faultReach(f fault.Fault, heal, ttl time.Duration) reach {
 		r.class = lease(f.By, ttl)
 	case fault.ClockJump:
 		r.class = lease(f.By, ttl)
+	case fault.ClockJumpServer:
+		r.class = lease(f.By, ttl)
 	case fault.KillNode:
 		if f.KeepData {
 			r.kind += " keeping its data"

@@ -11,7 +11,7 @@ import (
 var every = []fault.Fault{
 	fault.KillMaster{}, fault.CutReplication{}, fault.KillNode{}, fault.ClockJump{}, fault.PauseNode{},
 	fault.Partition{Client: 1}, fault.Latency{Client: 1}, fault.BlackHole{Client: 1}, fault.DropConnection{Client: 1},
-	fault.ClockSkew{Client: 1}, fault.PreferReplica{}, fault.KillConnection{Client: 1},
+	fault.ClockSkew{Client: 1}, fault.PreferReplica{}, fault.KillConnection{Client: 1}, fault.ClockJumpServer{},
 }
 
 // TestEveryFaultHasAKind checks that each fault type names a kind of

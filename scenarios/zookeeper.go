@@ -48,5 +48,18 @@ func zookeeper() []runner.Scenario {
 				{Name: failpoint.CriticalSection, Client: 0, Skip: 1, Action: failpoint.Sleep(300 * time.Millisecond)},
 			},
 		},
+		{
+			Name: "clock-jump-zk",
+			Description: "On a three-server ZooKeeper ensemble: inside client 0's second critical section, the wall clock " +
+				"of every server jumps 10 s forward (ten session timeouts; libfaketime in each JVM, the monotonic clock " +
+				"untouched), and the holder works on for 1.5 s, past a session timeout. ZooKeeper times sessions with " +
+				"the monotonic clock, so no session expires and the lock stays with its holder.",
+			Topology: cluster.ZooKeeperTopology,
+			Workload: runner.Workload{TTL: zkTTL, Work: 10 * time.Millisecond, Duration: 3 * time.Second},
+			Failpoints: []failpoint.Point{
+				{Name: failpoint.CriticalSection, Client: 0, Skip: 1, Action: failpoint.Inject(fault.ClockJumpServer{Node: fault.EveryServer, By: 10 * zkTTL}, 0), Crux: true},
+				{Name: failpoint.CriticalSection, Client: 0, Skip: 1, Action: failpoint.Sleep(3 * zkTTL / 2)},
+			},
+		},
 	}
 }

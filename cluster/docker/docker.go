@@ -89,7 +89,7 @@ const (
 // host part on the run network; others get one from dockerFirstFreeHost on.
 var dockerHosts = map[string]int{
 	"n1": 2, "n2": 3, "n3": 4, "n4": 5, "n5": 6,
-	"inventory": 9, "s1": 11, "s2": 12, "s3": 13, "e1": 14, "e2": 15, "e3": 16, "mariadb": 20, "postgres": 21,
+	"inventory": 9, "s1": 11, "s2": 12, "s3": 13, "e1": 14, "e2": 15, "e3": 16, "z1": 17, "z2": 18, "z3": 19, "mariadb": 20, "postgres": 21,
 }
 
 const dockerFirstFreeHost = 32
@@ -104,11 +104,11 @@ var ErrNoDocker = errors.New("docker backend unavailable")
 type Docker struct {
 	// Endpoint is the Docker daemon's address; "" means DOCKER_HOST or the local socket.
 	Endpoint string
-	// RedisImage, MariaDBImage, PostgresImage and EtcdImage name the
-	// images ("repo:tag"); "" means the newest locklab/redis,
-	// locklab/mariadb, locklab/postgres and locklab/etcd that `make docker`
-	// built.
-	RedisImage, MariaDBImage, PostgresImage, EtcdImage string
+	// RedisImage, MariaDBImage, PostgresImage, EtcdImage and
+	// ZooKeeperImage name the images ("repo:tag"); "" means the newest
+	// locklab/redis, locklab/mariadb, locklab/postgres, locklab/etcd and
+	// locklab/zookeeper that `make docker` built.
+	RedisImage, MariaDBImage, PostgresImage, EtcdImage, ZooKeeperImage string
 }
 
 // Name is "docker".
@@ -117,7 +117,7 @@ func (Docker) Name() string { return "docker" }
 // FaultNotes says how the docker backend's node and replication faults are done.
 func (Docker) FaultNotes() map[cluster.Operation]string {
 	return map[cluster.Operation]string{
-		cluster.NodeKill: "docker backend: a node kill is SIGKILL of the server (redis-server, an etcd member) by its container's init, " +
+		cluster.NodeKill: "docker backend: a node kill is SIGKILL of the server (redis-server, an etcd member, a ZooKeeper server) by its container's init, " +
 			"which keeps the container's network and volume; the restart starts it again there",
 		cluster.NodePause: "docker backend: a node pause is docker pause (the cgroup freezer), not SIGSTOP",
 		cluster.ReplicationCut: "docker backend: a replication cut disconnects the replica from the network it shares with the master " +

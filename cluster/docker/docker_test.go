@@ -512,7 +512,7 @@ func dockerChild() {
 // from cluster.Start to every node answering (Sentinels in agreement).
 func BenchmarkStart(b *testing.B) {
 	for _, backend := range []string{"local", "docker"} {
-		for _, topo := range []cluster.Topology{cluster.Single, cluster.Replicated, cluster.Redlock} {
+		for _, topo := range []cluster.Topology{cluster.Single, cluster.Replicated, cluster.Redlock, cluster.EtcdTopology, cluster.ZooKeeperTopology} {
 			b.Run(backend+"/"+string(topo), func(b *testing.B) {
 				cfg := cluster.Config{Topology: topo, Backend: local.Local{}}
 				if backend == "docker" {

@@ -9,9 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/netip"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,16 +27,23 @@ import (
 )
 
 // dockerNode is one container of a run: a redis-server, a Sentinel, MariaDB,
-// PostgreSQL or an etcd member.
+// PostgreSQL, an etcd member or a ZooKeeper server.
 // Its methods may be called from several goroutines.
 type dockerNode struct {
-	run      *dockerRun
-	name     string
-	image    string
-	port     int      // the server's port inside the container
-	cmd      []string // the image's arguments
-	sentinel string   // the Sentinel's config file
-	noVolume bool     // MariaDB keeps its data in the container
+	run   *dockerRun
+	name  string
+	image string
+	port  int      // the server's port inside the container
+	cmd   []string // the image's arguments
+	// files are written into the container before it starts, by path: a
+	// Sentinel's config file, a ZooKeeper server's zoo.cfg and myid.
+	files map[string]string
+	env   []string // the container's environment
+	// clock is the libfaketime timestamp file of a ZooKeeper server's JVM,
+	// "" for a node whose clock cannot jump; clockAhead its offset.
+	clock      string
+	clockAhead time.Duration
+	noVolume   bool // MariaDB keeps its data in the container
 	// supervised: the server runs under locklab-init, which kills and
 	// restarts it in place (Redis, not MariaDB, which no fault touches).
 	supervised bool
@@ -149,7 +158,7 @@ func (n *dockerNode) createContainer(ctx context.Context) error {
 	c, err := client.CreateContainer(dc.CreateContainerOptions{
 		Name: fmt.Sprintf("locklab-%s-%s", n.run.id, n.name),
 		Config: &dc.Config{
-			Image: n.image, Cmd: n.cmd, Hostname: n.name, Labels: n.run.labels,
+			Image: n.image, Cmd: n.cmd, Env: n.env, Hostname: n.name, Labels: n.run.labels,
 			ExposedPorts: exposed,
 		},
 		HostConfig: host,
@@ -173,8 +182,8 @@ func (n *dockerNode) createContainer(ctx context.Context) error {
 			return err
 		}
 	}
-	if n.sentinel != "" {
-		if err := n.upload(ctx, dockerSentinelSeed, n.sentinel); err != nil {
+	for _, path := range slices.Sorted(maps.Keys(n.files)) {
+		if err := n.upload(ctx, path, n.files[path]); err != nil {
 			return err
 		}
 	}
@@ -341,6 +350,30 @@ func (n *dockerNode) Restart(ctx context.Context, keepData bool) error {
 	}
 	return nil
 }
+
+// JumpClock moves the wall clock of a ZooKeeper server's JVM forward by d,
+// for good: the image preloads libfaketime, which reads the offset from a
+// file at every reading of the wall clock, the monotonic clock untouched;
+// the file is written in one piece into the container. Other nodes, and an
+// image without libfaketime, say they cannot.
+func (n *dockerNode) JumpClock(d time.Duration) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.clock == "" {
+		return fmt.Errorf("jump the clock of node %s: only a ZooKeeper server's clock can jump (libfaketime in its JVM)", n.name)
+	}
+	if n.stopped || n.container == "" {
+		return fmt.Errorf("jump the clock of node %s: node is stopped", n.name)
+	}
+	n.clockAhead += d
+	if err := n.upload(context.Background(), n.clock, faketimeOffset(n.clockAhead)); err != nil {
+		return fmt.Errorf("jump the clock of node %s: %w", n.name, err)
+	}
+	return nil
+}
+
+// faketimeOffset is libfaketime's timestamp file for a clock d ahead.
+func faketimeOffset(d time.Duration) string { return fmt.Sprintf("%+.6f\n", d.Seconds()) }
 
 // Pause freezes the container (docker pause, the cgroup freezer): it keeps
 // its connections and answers nothing until Resume.

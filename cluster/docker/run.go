@@ -191,7 +191,7 @@ func (r *dockerRun) StartNode(ctx context.Context, cfg cluster.NodeConfig) (clus
 		conf := dockerDataDir + "/" + dockerSentinelConf
 		init = append(init, "-seed", dockerSentinelSeed+":"+conf)
 		server = append([]string{"/usr/bin/redis-server", conf, "--sentinel"}, args...)
-		n.sentinel = cfg.Sentinel + "\n" + fmt.Sprintf("sentinel announce-ip %s\n", cfg.Name)
+		n.files = map[string]string{dockerSentinelSeed: cfg.Sentinel + "\n" + fmt.Sprintf("sentinel announce-ip %s\n", cfg.Name)}
 	}
 	n.cmd = append(append(init, "--"), server...)
 	if err := n.create(ctx); err != nil {

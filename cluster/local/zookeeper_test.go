@@ -72,3 +72,69 @@ func waitNewZKLeader(ctx context.Context, cl *cluster.Cluster, old int) error {
 		}
 	}
 }
+
+// TestZooKeeperClockJump jumps every server's wall clock 30 s forward, 30
+// session timeouts: the jump is real (a znode written after it carries an
+// mtime 30 s ahead, stamped by the leader), yet a session of 1 s keeps its
+// ephemeral node and never expires, since ZooKeeper times sessions with the
+// monotonic clock. Without libfaketime it is skipped with one line.
+func TestZooKeeperClockJump(t *testing.T) {
+	ctx := t.Context()
+	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.ZooKeeperTopology, Backend: Local{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := cl.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	set := cl.ZooKeeperEnsemble()
+	conn, events, err := zk.Connect(set.Endpoints(), time.Second, zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Create("/held", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	const jump = 30 * time.Second
+	for _, n := range set.Nodes() {
+		if err := n.(cluster.ClockJumper).JumpClock(jump); err != nil {
+			t.Skipf("the clock jump is not tested: %v", err)
+		}
+	}
+	before := time.Now()
+	st, err := set.Admin().Create("/stamp", nil, 0, zk.WorldACL(zk.PermAll))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, stat, err := set.Admin().Get(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ahead := time.UnixMilli(stat.Mtime).Sub(before)
+	if ahead < jump-2*time.Second {
+		t.Fatalf("a znode written after the jump is stamped %s ahead of the real clock, want about %s: the jump was not made", ahead, jump)
+	}
+	t.Logf("a znode written after the jump is stamped %s ahead of the real clock", ahead.Round(time.Millisecond))
+	// Three session timeouts: a session timed by the wall clock would have
+	// expired at the first tick after the jump.
+	watch := time.After(3 * time.Second)
+	for waiting := true; waiting; {
+		select {
+		case ev := <-events:
+			if ev.State == zk.StateExpired {
+				t.Fatalf("the session expired after the wall-clock jump: %+v", ev)
+			}
+		case <-watch:
+			waiting = false
+		}
+	}
+	if ok, _, err := set.Admin().Exists("/held"); err != nil || !ok {
+		t.Fatalf("the ephemeral node of a live session is gone after the jump (%v, %v)", ok, err)
+	}
+	if conn.State() != zk.StateHasSession {
+		t.Errorf("session state %s after the jump, want %s", conn.State(), zk.StateHasSession)
+	}
+}

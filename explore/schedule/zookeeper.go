@@ -22,6 +22,8 @@ const (
 var zkKinds = []kind{
 	{Kind: Kind{Name: "kill-server", About: "a ZooKeeper server, the leader or not, is killed while a client holds the lock and restarted with its data or empty (it then takes a snapshot from the leader), at once or after a lease", Services: []cluster.Service{cluster.ZooKeeper}},
 		weight: 2, draw: (*drawer).killServer},
+	{Kind: Kind{Name: "clock-jump-server", About: "the wall clock of one ZooKeeper server, or of all three, jumps forward (libfaketime in its JVM; the monotonic clock, which times sessions, untouched) by a lease to ten while a client holds the lock; the holder works on, inside a lease or past it. Not drawn on etcd: a Go server's clock cannot be moved so", Services: []cluster.Service{cluster.ZooKeeper}},
+		weight: 1, draw: (*drawer).clockJumpServer},
 }
 
 // killServer kills one of the three servers while a client holds the
@@ -36,6 +38,25 @@ func (d *drawer) killServer() Fault {
 	f := fault.KillNode{Node: d.rng.IntN(cluster.ZooKeeperServers), KeepData: d.rng.IntN(2) == 0}
 	return Fault{What: fmt.Sprintf("while %s holds the lock (%s): %s, after %s", who(c), hits(c, skip, 1), f, restart),
 		Failpoints: []failpoint.Point{d.failpoint(failpoint.CriticalSection, c, skip, 1, failpoint.Inject(f, restart))}}
+}
+
+// clockJumpServer jumps the wall clock of one server, or of every one,
+// while a client holds the lock, and lets the holder work on: a session
+// timed by the wall clock would expire at once, and the next waiter would
+// take the lock from a holder still at work.
+func (d *drawer) clockJumpServer() Fault {
+	c, skip := failpoint.AnyClient, d.anySkip()
+	node := fault.EveryServer
+	if d.rng.IntN(2) == 0 {
+		node = d.rng.IntN(cluster.ZooKeeperServers)
+	}
+	f := fault.ClockJumpServer{Node: node, By: time.Duration(pick(d, 1, 3, 10)) * d.ttl}
+	work := d.between(d.ttl/4, 2*d.ttl)
+	return Fault{What: fmt.Sprintf("while %s holds the lock (%s): %s; the holder works %s more", who(c), hits(c, skip, 1), f, work),
+		Failpoints: []failpoint.Point{
+			d.failpoint(failpoint.CriticalSection, c, skip, 1, failpoint.Inject(f, 0)),
+			d.failpoint(failpoint.CriticalSection, c, skip, 1, failpoint.Sleep(work)),
+		}}
 }
 
 // init adds the ZooKeeper kinds to allKinds after every other (plan_etcd.go

@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -184,4 +186,37 @@ func AwaitValue(ctx context.Context, admin *redis.Client, node, key, want string
 		return fmt.Errorf("%w; want %q", err, want)
 	}
 	return nil
+}
+
+// ZooKeeperConfig is the zoo.cfg of a ZooKeeper server on either backend,
+// whose data lives in dataDir and which serves clients at clientAddr:clientPort;
+// peers are its ensemble's server.N lines. Ticks of 100 ms let a session be
+// as short as 200 ms (two ticks) and a dead leader be noticed within a second
+// (syncLimit); fsync is off, since a SIGKILL keeps what the page cache has
+// (no fault crashes the machine) and two shared cores make every fsync slow.
+func ZooKeeperConfig(dataDir, clientAddr string, clientPort int, peers []string) string {
+	cfg := []string{
+		"tickTime=100", "initLimit=100", "syncLimit=10",
+		"minSessionTimeout=200", "maxSessionTimeout=60000",
+		"dataDir=" + dataDir,
+		"clientPortAddress=" + clientAddr, "clientPort=" + strconv.Itoa(clientPort),
+		"preAllocSize=64", "forceSync=no",
+		"4lw.commands.whitelist=srvr,mntr,ruok",
+		"admin.enableServer=false",
+		"maxClientCnxns=0",
+	}
+	return strings.Join(append(cfg, peers...), "\n") + "\n"
+}
+
+// ZooKeeperJVMArgs start QuorumPeerMain with the config file cfg, quickly
+// and small: the client compiler only, a small heap, the shared class
+// archive, no perf data file. classPath is the server's jar and, where
+// present, a logger's.
+func ZooKeeperJVMArgs(classPath, cfg string) []string {
+	return []string{
+		"-Xms32m", "-Xmx128m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto", "-XX:-UsePerfData",
+		"-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+		"-Dzookeeper.jmx.log4j.disable=true",
+		"-cp", classPath, "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfg,
+	}
 }

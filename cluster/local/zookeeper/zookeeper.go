@@ -42,6 +42,9 @@ const (
 	// zkLoggerJar, when present, makes the server log to its log file
 	// (stderr) instead of nowhere.
 	zkLoggerJar = "/usr/share/java/slf4j-simple.jar"
+	// zkClockName is the server's libfaketime timestamp file: the offset
+	// of its wall clock from the real one (JumpClock).
+	zkClockName = "clock"
 	// zkBindTailLines is how much of a server's log tail holds the
 	// BindException of a taken port above its stack trace.
 	zkBindTailLines = 40
@@ -110,7 +113,7 @@ func start(ctx context.Context, dir string, n int, java, jar string) (_ *Ensembl
 	// Every server must know every peer's ports before any starts.
 	var peers []string
 	for i := range n {
-		s := &Server{name: fmt.Sprintf("z%d", i+1), id: i + 1, java: java, jar: jar}
+		s := &Server{name: fmt.Sprintf("z%d", i+1), id: i + 1, java: java, jar: jar, faketime: libfaketime()}
 		e.servers = append(e.servers, s)
 		for _, p := range []*int{&s.clientPort, &s.quorumPort, &s.electionPort} {
 			if *p, err = network.StablePort(); err != nil {
@@ -225,27 +228,18 @@ type Server struct {
 	mu      sync.Mutex // serializes the lifecycle
 	proc    atomic.Pointer[proc.Process]
 	stopped bool
+	// faketime is libfaketime's path, "" where it is not installed: the
+	// server's wall clock can then not be moved.
+	faketime string
+	clock    time.Duration // the wall clock's offset from the real one
 }
 
 // writeConfig writes the server's zoo.cfg and myid for an ensemble of
-// peers. Ticks of 100 ms let a session be as short as 200 ms (two ticks)
-// and a dead leader be noticed within a second (syncLimit); fsync is off,
-// since a SIGKILL keeps what the page cache has (no fault crashes the
-// machine) and two shared cores make every fsync slow.
+// peers, with the settings of both backends (backendkit.ZooKeeperConfig).
 func (s *Server) writeConfig(peers []string) error {
 	data := filepath.Join(s.dir, "data")
-	cfg := []string{
-		"tickTime=100", "initLimit=100", "syncLimit=10",
-		"minSessionTimeout=200", "maxSessionTimeout=60000",
-		"dataDir=" + data,
-		"clientPortAddress=127.0.0.1", "clientPort=" + strconv.Itoa(s.clientPort),
-		"preAllocSize=64", "forceSync=no",
-		"4lw.commands.whitelist=srvr,mntr,ruok",
-		"admin.enableServer=false",
-		"maxClientCnxns=0",
-	}
-	cfg = append(cfg, peers...)
-	if err := os.WriteFile(filepath.Join(s.dir, "zoo.cfg"), []byte(strings.Join(cfg, "\n")+"\n"), 0o600); err != nil {
+	cfg := backendkit.ZooKeeperConfig(data, "127.0.0.1", s.clientPort, peers)
+	if err := os.WriteFile(filepath.Join(s.dir, "zoo.cfg"), []byte(cfg), 0o600); err != nil {
 		return fmt.Errorf("start zookeeper server %s: %w", s.name, err)
 	}
 	if err := os.WriteFile(filepath.Join(data, "myid"), []byte(strconv.Itoa(s.id)+"\n"), 0o600); err != nil {
@@ -256,19 +250,14 @@ func (s *Server) writeConfig(peers []string) error {
 
 func (s *Server) logPath() string { return filepath.Join(s.dir, zkLogName) }
 
-// jvmArgs start QuorumPeerMain quickly and small: the client compiler
-// only, a small heap, the shared class archive, no perf data file.
+// jvmArgs start QuorumPeerMain as both backends do
+// (backendkit.ZooKeeperJVMArgs), with the logger's jar where present.
 func (s *Server) jvmArgs() []string {
 	cp := s.jar
 	if _, err := os.Stat(zkLoggerJar); err == nil {
 		cp += string(os.PathListSeparator) + zkLoggerJar
 	}
-	return []string{
-		"-Xms32m", "-Xmx128m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto", "-XX:-UsePerfData",
-		"-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-		"-Dzookeeper.jmx.log4j.disable=true",
-		"-cp", cp, "org.apache.zookeeper.server.quorum.QuorumPeerMain", filepath.Join(s.dir, "zoo.cfg"),
-	}
+	return backendkit.ZooKeeperJVMArgs(cp, filepath.Join(s.dir, "zoo.cfg"))
 }
 
 // spawn starts the server's JVM; it does not wait for it to serve, since a
@@ -283,6 +272,12 @@ func (s *Server) spawn() error {
 	cmd := exec.Command(s.java, s.jvmArgs()...)
 	cmd.Dir = s.dir
 	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if s.faketime != "" {
+		if err := s.writeClock(); err != nil {
+			return fmt.Errorf("start zookeeper server %s: %w", s.name, err)
+		}
+		cmd.Env = append(os.Environ(), faketimeEnv(s.faketime, filepath.Join(s.dir, zkClockName))...)
+	}
 	proc.Prepare(cmd)
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start zookeeper server %s: %w", s.name, err)
@@ -358,6 +353,59 @@ func (s *Server) Restart(ctx context.Context, keepData bool) error {
 		}
 		return "", nil
 	})
+}
+
+// JumpClock moves the server's wall clock forward by d, for good (a restart
+// keeps it): libfaketime, preloaded into its JVM, reads the offset from a
+// file at every reading of the wall clock (System.currentTimeMillis), and
+// leaves the monotonic clock (System.nanoTime) alone, as a clock stepped by
+// NTP does. Without libfaketime it says so.
+func (s *Server) JumpClock(d time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.faketime == "" {
+		return fmt.Errorf("jump the clock of zookeeper server %s: libfaketime is not installed (Debian: apt-get install faketime)", s.name)
+	}
+	s.clock += d
+	if err := s.writeClock(); err != nil {
+		return fmt.Errorf("jump the clock of zookeeper server %s: %w", s.name, err)
+	}
+	return nil
+}
+
+// writeClock writes the clock's offset for libfaketime, through a rename,
+// so that it never reads a half-written file. Called with s.mu held, or
+// before s is shared.
+func (s *Server) writeClock() error {
+	path := filepath.Join(s.dir, zkClockName)
+	if err := os.WriteFile(path+".new", []byte(fmt.Sprintf("%+.6f\n", s.clock.Seconds())), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(path+".new", path)
+}
+
+// libfaketime is the path of libfaketime ($LOCKLAB_LIBFAKETIME, else
+// Debian's), "" where it is not installed; the program package looks for
+// it in the same places.
+func libfaketime() string {
+	if p := os.Getenv("LOCKLAB_LIBFAKETIME"); p != "" {
+		return p
+	}
+	for _, pattern := range []string{"/usr/lib/*/faketime/libfaketime.so.1", "/usr/lib/faketime/libfaketime.so.1",
+		"/usr/local/lib/faketime/libfaketime.so.1"} {
+		if m, _ := filepath.Glob(pattern); len(m) > 0 {
+			return m[0]
+		}
+	}
+	return ""
+}
+
+// faketimeEnv preloads libfaketime at lib with its wall clock offset read
+// from file at every reading, the monotonic clock not faked: what
+// libfaketime's README asks for a JVM, and what a stepped clock is.
+func faketimeEnv(lib, file string) []string {
+	return []string{"LD_PRELOAD=" + lib, "FAKETIME_TIMESTAMP_FILE=" + file, "FAKETIME_NO_CACHE=1",
+		"FAKETIME_DONT_FAKE_MONOTONIC=1", "FAKETIME_FORCE_MONOTONIC_FIX=0"}
 }
 
 // Pause stops the server with SIGSTOP.

@@ -1,0 +1,109 @@
+package fault
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/network"
+)
+
+// EveryServer is a ClockJumpServer's Node when the jump strikes every
+// server of the ensemble at once.
+const EveryServer = -1
+
+// ClockJumpServer makes the wall clock of a server of a consensus service
+// (Node, or EveryServer) jump forward By, for real, as a clock stepped by
+// NTP or an operator does: on a ZooKeeper server, libfaketime in its JVM
+// moves System.currentTimeMillis and leaves System.nanoTime alone
+// (cluster.ClockJumper), on local processes and on docker alike. ZooKeeper times sessions with the latter
+// (Time.currentElapsedTime), so no session expires; znodes' mtime and
+// ctime, which the leader stamps, jump. An etcd member's clock cannot be
+// moved so (Go reads it through the vDSO, past libfaketime), and the run
+// is then spoiled: unknown, with that reason. etcd times leases with Go's
+// monotonic clock too (lease.Remaining: time.Until).
+type ClockJumpServer struct {
+	Node int
+	By   time.Duration
+}
+
+func (f ClockJumpServer) String() string {
+	which := fmt.Sprintf("server %d", f.Node)
+	if f.Node == EveryServer {
+		which = "every server"
+	}
+	return fmt.Sprintf("wall-clock jump of %s on %s of the consensus service (real on ZooKeeper: libfaketime moves its JVM's "+
+		"wall clock, not the monotonic clock; not made on etcd, whose Go runtime reads the clock past libfaketime: that run is unknown)", f.By, which)
+}
+
+// About: a clock jump on a lock node, whatever it does to the locks.
+func (ClockJumpServer) About() About { return about("clock-jump", -1) }
+
+// Inject jumps the clocks; a jump is not undone, so the heal does nothing.
+func (f ClockJumpServer) Inject(ctx context.Context, env *Env) (network.Heal, error) {
+	nodes := env.Cluster.LockNodes()
+	if f.Node != EveryServer {
+		n, err := env.node(f.Node)
+		if err != nil {
+			return nil, err
+		}
+		nodes = []cluster.Node{n}
+	}
+	for _, n := range nodes {
+		j, ok := n.(cluster.ClockJumper)
+		var err error
+		if !ok {
+			err = errors.New("its wall clock cannot be moved here: only a ZooKeeper server runs under libfaketime, and an " +
+				"etcd member, a Go server, reads the clock through the vDSO, past libfaketime (locklab does not move the machine's clock)")
+		} else {
+			err = j.JumpClock(f.By)
+		}
+		if err != nil {
+			if len(env.clients) == 0 {
+				return nil, fmt.Errorf("%s on %s: %w", f, n.Name(), err)
+			}
+			env.clients[0].Spoil(fmt.Sprintf("%s was not made on %s: %v", f, n.Name(), err))
+			return once(func() error { return nil }), nil
+		}
+	}
+	if err := f.checkStamp(ctx, env); err != nil {
+		if len(env.clients) == 0 {
+			return nil, err
+		}
+		env.clients[0].Spoil(err.Error())
+	}
+	return once(func() error { return nil }), nil
+}
+
+// checkStamp proves a jump that struck ZooKeeper's leader: a znode written
+// after it carries an mtime, which the leader stamps from its wall clock,
+// By ahead of the real clock (a second of slack for the write). A jump of
+// a follower alone leaves no such trace, and is not checked.
+func (f ClockJumpServer) checkStamp(ctx context.Context, env *Env) error {
+	set := env.Cluster.ZooKeeperEnsemble()
+	if set == nil {
+		return nil
+	}
+	if f.Node != EveryServer {
+		if _, leader, err := cluster.ZooKeeperLeader(ctx, set); err != nil || leader != f.Node {
+			return nil
+		}
+	}
+	before := time.Now()
+	path, err := set.Admin().Create("/locklab-clock-", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	if err != nil {
+		return fmt.Errorf("%s: write a znode to check the jump: %w", f, err)
+	}
+	_, stat, err := set.Admin().Exists(path)
+	if err != nil || stat == nil {
+		return fmt.Errorf("%s: read the znode that checks the jump: %v", f, err)
+	}
+	if ahead := time.UnixMilli(stat.Mtime).Sub(before); ahead < f.By-time.Second {
+		return fmt.Errorf("%s did not reach the leader's clock: a znode written after it is stamped %s ahead, not %s", f, ahead, f.By)
+	}
+	return nil
+}
