@@ -26,6 +26,28 @@ func (c Change) String() string {
 	return fmt.Sprintf("%s: %s was %s, is now %s", c.Run, c.Checker, c.Was, c.Now)
 }
 
+// Verification is what Verify found.
+type Verification struct {
+	// Runs are the folder's runs in the index's order: re-checked, or as
+	// recorded for those Unread names.
+	Runs []Run
+	// Changes are the verdicts that re-checking did not reproduce.
+	Changes []Change
+	// Unread says, a line each, whose history could not be read or
+	// re-checked (an old or unknown format, a run that never finished):
+	// those runs keep the verdicts recorded, unchecked.
+	Unread []error
+}
+
+// Code is the exit code of the verification: VerifyCode of its runs, and
+// VerifyUnknown rather than VerifyOK when a history could not be read.
+func (v Verification) Code() int {
+	if code := VerifyCode(v.Runs); code != VerifyOK || len(v.Unread) == 0 {
+		return code
+	}
+	return VerifyUnknown
+}
+
 // Verify re-runs every checker on the saved histories in dir, which is one
 // run's folder or a report folder holding run folders; nothing is started.
 // Each run's result.json, run.json, porcupine pages and run.html are
@@ -35,16 +57,18 @@ func (c Change) String() string {
 // reference lock ran, as long as the verdict is the same; telling a kind
 // anew would need the reference lock to run again.
 //
-// It returns the runs re-checked, in the index's order, and the verdicts
-// that changed. A history that cannot be read (an old or unknown format)
-// is an error of one line naming the file.
-func Verify(dir string) ([]Run, []Change, error) {
+// In a report folder, a run whose history cannot be read (an old or
+// unknown format) is listed in Unread and the others are re-checked; when
+// no run's can be, or dir is one run's folder, that is an error of one line
+// naming the file.
+func Verify(dir string) (Verification, error) {
+	var v Verification
 	info, err := os.Stat(dir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("verify: %w", err)
+		return v, fmt.Errorf("verify: %w", err)
 	}
 	if !info.IsDir() {
-		return nil, nil, fmt.Errorf("verify: %s is not a folder", dir)
+		return v, fmt.Errorf("verify: %s is not a folder", dir)
 	}
 	report, single := dir, isRunFolder(dir)
 	if single {
@@ -54,7 +78,7 @@ func Verify(dir string) ([]Run, []Change, error) {
 	if !single {
 		entries, err := os.ReadDir(dir)
 		if err != nil {
-			return nil, nil, fmt.Errorf("verify: %w", err)
+			return v, fmt.Errorf("verify: %w", err)
 		}
 		folders = folders[:0]
 		for _, e := range entries {
@@ -63,20 +87,25 @@ func Verify(dir string) ([]Run, []Change, error) {
 			}
 		}
 		if len(folders) == 0 {
-			return nil, nil, fmt.Errorf("verify: %s holds no run (no folder with %s and %s)", dir, RunFile, runner.HistoryFile)
+			return v, fmt.Errorf("verify: %s holds no run (no folder with %s and %s)", dir, RunFile, runner.HistoryFile)
 		}
 	}
-	var changes []Change
 	for _, f := range folders {
 		c, err := verifyRun(f)
 		if err != nil {
-			return nil, nil, err
+			v.Unread = append(v.Unread, err)
 		}
-		changes = append(changes, c...)
+		v.Changes = append(v.Changes, c...)
+	}
+	if len(v.Unread) == len(folders) {
+		if len(folders) > 1 {
+			return v, fmt.Errorf("%w (and the %d other runs' histories)", v.Unread[0], len(folders)-1)
+		}
+		return v, v.Unread[0]
 	}
 	runs, err := LoadRuns(report)
 	if err != nil {
-		return nil, nil, fmt.Errorf("verify: %w", err)
+		return v, fmt.Errorf("verify: %w", err)
 	}
 	if single {
 		// Only this run is reported; its neighbours were not re-checked.
@@ -88,11 +117,14 @@ func Verify(dir string) ([]Run, []Change, error) {
 		}
 		if _, err := os.Stat(filepath.Join(report, IndexFile)); err != nil {
 			// No report around the run: only its own page is rewritten.
-			return mine, changes, WriteRunPages(report, mine)
+			v.Runs = mine
+			return v, WriteRunPages(report, mine)
 		}
-		return mine, changes, WriteIndex(report, runs)
+		v.Runs = mine
+		return v, WriteIndex(report, runs)
 	}
-	return runs, changes, WriteIndex(report, runs)
+	v.Runs = runs
+	return v, WriteIndex(report, runs)
 }
 
 // isRunFolder reports whether dir holds a saved run and its history.

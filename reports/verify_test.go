@@ -25,11 +25,11 @@ func goldenReport(t *testing.T) (string, []Run, []Change) {
 	if err := os.CopyFS(dir, os.DirFS(goldenDir)); err != nil {
 		t.Fatal(err)
 	}
-	runs, changes, err := Verify(dir)
+	v, err := Verify(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return dir, runs, changes
+	return dir, v.Runs, v.Changes
 }
 
 func TestVerifyReproducesGoldenVerdicts(t *testing.T) {
@@ -107,7 +107,8 @@ func TestVerifyOneRun(t *testing.T) {
 	if err := os.Remove(filepath.Join(runDir, RunPageFile)); err != nil {
 		t.Fatal(err)
 	}
-	runs, changes, err := Verify(runDir)
+	v, err := Verify(runDir)
+	runs, changes := v.Runs, v.Changes
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +140,8 @@ func TestVerifyChangedVerdict(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(runDir, RunFile), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	runs, changes, err := Verify(runDir)
+	v, err := Verify(runDir)
+	runs, changes := v.Runs, v.Changes
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,17 +153,63 @@ func TestVerifyChangedVerdict(t *testing.T) {
 	}
 }
 
-func TestVerifyRefuses(t *testing.T) {
-	dir, _, _ := goldenReport(t)
-	old := filepath.Join(dir, "3-no-ttl-fixed", runner.HistoryFile)
-	b, err := os.ReadFile(old)
+// oldHistory rewrites the history of the run in folder as one from before
+// format versions: no header line.
+func oldHistory(t *testing.T, folder string) {
+	t.Helper()
+	path := filepath.Join(folder, runner.HistoryFile)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A history from before format versions: no header line.
 	_, rest, _ := strings.Cut(string(b), "\n")
-	if err := os.WriteFile(old, []byte(rest), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(rest), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestVerifyGoesOn: a report with one unreadable history has the others
+// re-checked, and that one named, its verdicts left unchecked.
+func TestVerifyGoesOn(t *testing.T) {
+	dir, want, _ := goldenReport(t)
+	oldHistory(t, filepath.Join(dir, "3-no-ttl-fixed"))
+	// And an empty history in another run.
+	if err := os.WriteFile(filepath.Join(dir, "3-no-ttl-broken", runner.HistoryFile), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v, err := Verify(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Runs) != len(want) {
+		t.Errorf("%d runs, want all %d of the report", len(v.Runs), len(want))
+	}
+	if len(v.Unread) != 2 {
+		t.Fatalf("unread %q, want the two broken histories", v.Unread)
+	}
+	for _, err := range v.Unread {
+		if line := err.Error(); !strings.Contains(line, "3-no-ttl-") || strings.Contains(line, "\n") {
+			t.Errorf("unread: %q, want one line naming the run", line)
+		}
+	}
+	if !errors.Is(v.Unread[1], history.ErrFormat) {
+		t.Errorf("%v does not wrap %v", v.Unread[1], history.ErrFormat)
+	}
+	if got := (Verification{Runs: v.Runs[:1], Unread: v.Unread}).Code(); got == VerifyOK {
+		t.Errorf("code %d for an unread history, want not ok", got)
+	}
+}
+
+func TestVerifyRefuses(t *testing.T) {
+	dir, _, _ := goldenReport(t)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.IsDir() && isRunFolder(filepath.Join(dir, e.Name())) {
+			oldHistory(t, filepath.Join(dir, e.Name()))
+		}
 	}
 	empty := t.TempDir()
 	file := filepath.Join(empty, "file")
@@ -172,12 +220,13 @@ func TestVerifyRefuses(t *testing.T) {
 		dir, want string
 		is        error
 	}{
-		{dir, "3-no-ttl-fixed/history.jsonl: not a locklab history: its first line is not", history.ErrFormat},
+		{dir, "history.jsonl: not a locklab history: its first line is not", history.ErrFormat},
+		{filepath.Join(dir, "3-no-ttl-fixed"), "3-no-ttl-fixed/history.jsonl: not a locklab history", history.ErrFormat},
 		{empty, "holds no run", nil},
 		{file, "is not a folder", nil},
 		{filepath.Join(empty, "missing"), "no such file", nil},
 	} {
-		_, _, err := Verify(tc.dir)
+		_, err := Verify(tc.dir)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("Verify(%s): %v, want one line with %q", tc.dir, err, tc.want)
 		}

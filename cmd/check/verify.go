@@ -35,22 +35,25 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	defer unlock()
-	runs, changes, err := reports.Verify(dir)
+	v, err := reports.Verify(dir)
 	if err != nil {
 		fmt.Fprintln(stderr, "check:", err)
 		return exitUsage
 	}
-	if err := reports.WriteTable(stdout, runs); err != nil {
+	if err := reports.WriteTable(stdout, v.Runs); err != nil {
 		fmt.Fprintln(stderr, "check:", err)
 		return exitUsage
 	}
-	if len(changes) == 0 {
+	for _, err := range v.Unread {
+		fmt.Fprintf(stderr, "check: %v; its recorded verdicts stand unchecked\n", err)
+	}
+	if len(v.Changes) == 0 && len(v.Unread) == 0 {
 		fmt.Fprintf(stdout, "verify: every verdict as recorded\n")
 	}
-	for _, c := range changes {
+	for _, c := range v.Changes {
 		fmt.Fprintf(stdout, "verify: changed: %s\n", c)
 	}
-	return reports.VerifyCode(runs)
+	return v.Code()
 }
 
 // reportOf is the report folder a verify of dir rewrites: dir itself, or
@@ -68,9 +71,11 @@ Re-runs every checker on the histories saved in DIR, one run's folder or a
 whole report folder; nothing is started. It rewrites each run's result.json,
 run.json, porcupine pages and run.html, and the report's index.html, then
 prints the table. A failing verdict keeps the kind (own or inherent) it was
-given when the run was made, if the verdict is the same.
+given when the run was made, if the verdict is the same. A run whose history
+cannot be read is named on stderr and keeps its recorded verdicts, unchecked;
+the others are re-checked.
 
 Exit codes (Jepsen's): 0 every verdict ok, 1 a violation (illegal, stuck or
-slow), 2 a verdict unknown, or bad input (no such folder, no run in it, a
-history in an old or unknown format).
+slow), 2 a verdict unknown or a history unread, or bad input (no such folder,
+no run in it, no history in a format this check reads).
 `
