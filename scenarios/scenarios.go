@@ -453,14 +453,19 @@ func failover() []runner.Scenario {
 				Action: failpoint.Inject(fault.KillMaster{}, 500*time.Millisecond)},
 			// The section goes on until the promoted master has handed the
 			// lock to someone else and that client has read the stock,
-			// however long the replicas take to resync.
+			// however long the replicas take to resync. That can take a
+			// lease: the replica may keep the key of the client that held
+			// the lock when replication was cut, whose release never
+			// reached it, until that key's TTL runs out. It runs out
+			// before client 0's own lease, taken after the cut.
 			failpoint.Point{Name: failpoint.CriticalSection, Client: 0, Skip: 2, Optional: true,
-				Action: failpoint.SleepUntil(failpoint.CriticalSection, 3*time.Second)})
+				Action: failpoint.SleepUntil(failpoint.CriticalSection, failoverTTL)})
 	}
 	const setting = "A master, two replicas (data nodes 1 and 2) and three Sentinels; clients reach the master through Sentinel. " +
 		"The lease (6 s, renewed every 2 s by a watchdog) outlives the failover (about 2 s), so no lease runs out while the master is down. "
 	const kill = "inside client 0's third critical section the master is killed (SIGKILL), Sentinel promotes a replica, " +
-		"and the section goes on until another client is in its critical section (at most 3 s); " +
+		"and the section goes on until another client is in its critical section (at most 6 s: a key the promoted replica kept " +
+		"from the holder before the cut blocks everyone until its TTL runs out); " +
 		"the old master comes back empty 500 ms after the promotion."
 	return []runner.Scenario{
 		{
