@@ -589,7 +589,7 @@ func detailSuffix(f history.Op) string {
 // through its lanes, and returns the height below it.
 func axis(out *bytes.Buffer, y float64, v view) float64 {
 	span := v.to - v.from
-	step := niceStep(span, 10)
+	step := NiceStep(span, 10)
 	fmt.Fprintf(out, `<g class="axis"><line x1="%d" x2="%d" y1="%.0f" y2="%.0f" stroke="#333"/>`, laneLabelW, Width-rightPad, y, y)
 	for t := (v.from + step - 1) / step * step; t <= v.to; t += step {
 		xt := v.x(t)
@@ -601,9 +601,9 @@ func axis(out *bytes.Buffer, y float64, v view) float64 {
 	return y + 20
 }
 
-// niceStep is a step of 1, 2 or 5 times a power of ten milliseconds that
-// cuts span into at most n parts.
-func niceStep(span time.Duration, n int) time.Duration {
+// NiceStep is a step of 1, 2 or 5 times a power of ten milliseconds that
+// cuts span into at most n parts: the ticks of a time axis.
+func NiceStep(span time.Duration, n int) time.Duration {
 	step := time.Millisecond
 	for {
 		for _, m := range []time.Duration{1, 2, 5} {

@@ -368,9 +368,9 @@ func TestThroughput(t *testing.T) {
 
 func TestNiceStep(t *testing.T) {
 	for span, want := range map[float64]float64{2391: 500, 126: 20, 7512: 1000, 9: 1} {
-		got := niceStep(msDur(span), 10)
+		got := NiceStep(msDur(span), 10)
 		if math.Abs(float64(got)-float64(msDur(want))) > 0 {
-			t.Errorf("niceStep(%v ms) = %v, want %v ms", span, got, want)
+			t.Errorf("NiceStep(%v ms) = %v, want %v ms", span, got, want)
 		}
 	}
 }

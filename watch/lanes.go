@@ -10,6 +10,7 @@ import (
 
 	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/timeline"
 )
 
 // The characters of a frame's lanes.
@@ -200,7 +201,7 @@ func row(label string, cells []rune, note string) string {
 // axis labels the lanes' time, a label every nice step.
 func (p picture) axis() string {
 	line := []rune(strings.Repeat(" ", labelWidth+width+8))
-	step := niceStep(p.span, 4)
+	step := timeline.NiceStep(p.span, 4)
 	for t := time.Duration(0); t <= p.span; t += step {
 		at := labelWidth + p.cell(t)
 		copy(line[at:], []rune(seconds(t)))
@@ -287,20 +288,6 @@ func (p picture) overlapCells() []rune {
 		p.paint(cs, o.b.Start, o.to(), cellOverlap)
 	}
 	return cs
-}
-
-// niceStep is a step of 1, 2 or 5 times a power of ten milliseconds that
-// cuts span into at most n parts.
-func niceStep(span time.Duration, n int) time.Duration {
-	step := time.Millisecond
-	for {
-		for _, m := range []time.Duration{1, 2, 5} {
-			if span/(step*m) <= time.Duration(n) {
-				return step * m
-			}
-		}
-		step *= 10
-	}
 }
 
 // seconds prints a time since the start in seconds, to the millisecond.
