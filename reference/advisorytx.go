@@ -34,6 +34,7 @@ const advisoryXactLockSQL = "SELECT pg_advisory_xact_lock(hashtext($1))"
 // lock_timeout.
 const lockNotAvailable = "55P03"
 
+// Acquire begins the transaction and waits in the server for the lock.
 func (l *AdvisoryTx) Acquire(ctx context.Context, key string) (harness.Lease, error) {
 	db := l.c.SQL()
 	if db == nil || l.c.SQLDialect() != cluster.Pgx {
@@ -79,8 +80,9 @@ func (l *AdvisoryTxLease) Tx() *sql.Tx { return l.tx }
 func (*AdvisoryTxLease) Token() uint64 { return 0 }
 
 // Release commits the transaction, which frees the lock. A commit that
-// fails leaves the write's outcome unknown to the client; the server has
-// freed the lock either way.
+// fails leaves the write's outcome unknown to the client; the transaction
+// is over either way, and its lock with it (a connection that failed
+// ends its session).
 func (l *AdvisoryTxLease) Release(ctx context.Context) error {
 	if err := l.tx.Commit(); err != nil {
 		return fmt.Errorf("%s: commit: %w", l.key, err)
