@@ -47,7 +47,8 @@ type ClockJumper interface {
 
 // Database is an SQL server: MariaDB, the SQL inventory of the
 // transaction pitfall or the lock table of the mariadb topology, or
-// PostgreSQL, the lock table of the postgres topology.
+// PostgreSQL, the lock table of the postgres topology (and its inventory,
+// with Config.PostgresInventory).
 type Database interface {
 	// Driver is the database/sql driver name its DSN is for: "mysql"
 	// (github.com/go-sql-driver/mysql) or "pgx"

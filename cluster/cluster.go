@@ -75,7 +75,7 @@ type Cluster struct {
 	dir       *RunDir
 	masters   []Node
 	inventory Node
-	mariadb   Database // the inventory, when it lives in MariaDB
+	sqlStock  Database // the inventory, when it lives in MariaDB or PostgreSQL
 	lockDB    Database // the lock table's server, on the mariadb and postgres topologies
 	network   *network.Proxy
 	// replicated runs the Sentinels of the replicated topology; its data
@@ -91,7 +91,10 @@ type Config struct {
 	Topology    Topology    // "" means Single
 	Persistence Persistence // what the lock nodes keep on disk across a restart
 	MariaDB     bool        // also start MariaDB for the inventory
-	Backend     Backend     // starts the servers: local.Local{} or docker.Docker{}; required
+	// PostgresInventory keeps the inventory in the postgres topology's
+	// server, beside the lock: a lock's transaction can then write it.
+	PostgresInventory bool
+	Backend           Backend // starts the servers: local.Local{} or docker.Docker{}; required
 }
 
 // Start starts a topology in a fresh run directory. Close stops every
@@ -132,7 +135,7 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 			return nil, err
 		}
 		if cfg.MariaDB {
-			c.mariadb = db
+			c.sqlStock = db
 		}
 		if spec.service == MariaDB {
 			c.lockDB = db
@@ -142,12 +145,18 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 			}
 		}
 	}
+	if cfg.PostgresInventory && spec.service != PostgreSQL {
+		return nil, fmt.Errorf("cluster: an inventory in PostgreSQL needs topology %s, not %s", PostgresTopology, topo)
+	}
 	if spec.service == PostgreSQL {
 		if c.lockDB, err = run.StartPostgres(ctx, dir.Path()); err != nil {
 			return nil, err
 		}
 		if err := setupLockTable(ctx, c.lockDB); err != nil {
 			return nil, err
+		}
+		if cfg.PostgresInventory {
+			c.sqlStock = c.lockDB
 		}
 	}
 	if c.network, err = network.Start(ctx); err != nil {
@@ -213,8 +222,9 @@ func (c *Cluster) LockNodes() []Node { return c.masters }
 // Inventory is the node that holds the protected resource.
 func (c *Cluster) Inventory() Node { return c.inventory }
 
-// MariaDB is the SQL inventory, or nil when the cluster has none.
-func (c *Cluster) MariaDB() Database { return c.mariadb }
+// SQLInventory is the server of the SQL inventory (MariaDB, or the postgres
+// topology's PostgreSQL), or nil when the cluster has none.
+func (c *Cluster) SQLInventory() Database { return c.sqlStock }
 
 // LockDatabase is the server of the lock table on the mariadb and postgres
 // topologies, or nil.
@@ -258,7 +268,7 @@ func (c *Cluster) Close() error {
 			errs = append(errs, n.Stop())
 		}
 	}
-	for _, db := range []Database{c.mariadb, c.lockDB} {
+	for _, db := range []Database{c.sqlStock, c.lockDB} {
 		if db != nil {
 			errs = append(errs, db.Stop()) // once or twice: Stop may be
 		}

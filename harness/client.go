@@ -35,7 +35,7 @@ type Client struct {
 	redis     *redis.Client
 	nodes     []*redis.Client
 	inventory *redis.Client
-	db        *sql.DB       // the inventory in MariaDB, when it lives there
+	db        *sql.DB       // the inventory in MariaDB or PostgreSQL, when it lives there
 	pool      *sqlpool.Pool // the lock table's server on the SQL topologies, through the client's link
 	shared    bool          // pool (and db) are a SharedPool's, which the client does not close
 	history   *history.Recorder
@@ -76,16 +76,18 @@ type Client struct {
 type clientConfig struct {
 	id        int
 	ttl       time.Duration
-	key       string          // the workload's lock key; "" means "lock"
-	master    string          // address of the lock node, through this client's link
-	nodes     []string        // every lock master, through this client's links
-	sentinels []string        // the Sentinels of a replicated topology
-	inventory string          // the inventory node, direct: no fault touches it
-	mariaDSN  string          // the inventory in MariaDB, when it lives there
-	lockSQL   *sqlpool.Config // the lock table's server, through this client's link; nil but on the SQL topologies
-	shared    *SharedPool     // the service's pool, used in place of lockSQL and mariaDSN when not nil
-	etcd      []string        // the etcd members, through this client's links; nil but on the etcd topology
-	zookeeper []string        // the ZooKeeper servers, the same on the zookeeper topology
+	key       string   // the workload's lock key; "" means "lock"
+	master    string   // address of the lock node, through this client's link
+	nodes     []string // every lock master, through this client's links
+	sentinels []string // the Sentinels of a replicated topology
+	inventory string   // the inventory node, direct: no fault touches it
+	// stockDriver and stockDSN reach the SQL inventory (MariaDB or
+	// PostgreSQL), when it lives there, past any link.
+	stockDriver, stockDSN string
+	lockSQL               *sqlpool.Config // the lock table's server, through this client's link; nil but on the SQL topologies
+	shared                *SharedPool     // the service's pool, used in place of lockSQL and stockDSN when not nil
+	etcd                  []string        // the etcd members, through this client's links; nil but on the etcd topology
+	zookeeper             []string        // the ZooKeeper servers, the same on the zookeeper topology
 	// failover builds the Sentinel client of a replicated topology in place
 	// of a plain one to master.
 	failover func(*redis.Options) *redis.Client
@@ -140,7 +142,7 @@ func newClient(ctx context.Context, cfg clientConfig) *Client {
 	case cfg.shared != nil:
 		// One service's one pool, for the lock and the inventory alike.
 		c.pool, c.shared = cfg.shared.pool, true
-		if cfg.mariaDSN != "" {
+		if cfg.stockDSN != "" {
 			c.db = c.pool.DB()
 		}
 	case cfg.lockSQL != nil:
@@ -149,8 +151,8 @@ func newClient(ctx context.Context, cfg clientConfig) *Client {
 			c.spoilf("client %d: %v", c.id, err)
 		}
 	}
-	if cfg.mariaDSN != "" && c.db == nil {
-		c.db = openDB(cfg.mariaDSN)
+	if cfg.stockDSN != "" && c.db == nil {
+		c.db = openDB(cfg.stockDriver, cfg.stockDSN)
 	}
 	if len(cfg.etcd) > 0 {
 		c.etcd = c.openEtcd(cfg.etcd, cfg.timeout)
@@ -163,9 +165,10 @@ func newClient(ctx context.Context, cfg clientConfig) *Client {
 	return c
 }
 
-// openDB opens a client's own connection pool to the MariaDB inventory.
-func openDB(dsn string) *sql.DB {
-	db, _ := sql.Open("mysql", dsn) // only fails for an unknown driver name
+// openDB opens a client's own connection pool to the SQL inventory; driver
+// is "mysql" or "pgx" (Database.Driver), both registered by sqlpool.
+func openDB(driver, dsn string) *sql.DB {
+	db, _ := sql.Open(driver, dsn) // only fails for an unknown driver name
 	db.SetMaxOpenConns(2)
 	return db
 }
@@ -245,8 +248,9 @@ func (c *Client) Redis() *redis.Client { return c.redis }
 // fault touches: the workload's resource, not the lock's.
 func (c *Client) Inventory() *redis.Client { return c.inventory }
 
-// DB is the client's pool on the MariaDB inventory, or nil when the
-// inventory is a Redis key.
+// DB is the client's pool on the SQL inventory (MariaDB, or PostgreSQL on
+// the postgres topology), past any link, or nil when the inventory is not
+// in SQL.
 func (c *Client) DB() *sql.DB { return c.db }
 
 // Nodes is one connection per Redlock master; for other topologies it holds

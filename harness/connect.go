@@ -145,8 +145,8 @@ func connect(ctx context.Context, cl *cluster.Cluster, cfg clientConfig) (*Clien
 		cfg.direct = nil
 		cfg.probeFailover = func(opts *redis.Options) *redis.Client { return rs.FailoverClient(opts, nil) }
 	}
-	if db := cl.MariaDB(); db != nil {
-		cfg.mariaDSN = db.DSN()
+	if db := cl.SQLInventory(); db != nil {
+		cfg.stockDriver, cfg.stockDSN = db.Driver(), db.DSN()
 	}
 	return newClient(ctx, cfg), links, nil
 }

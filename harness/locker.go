@@ -31,7 +31,7 @@ type Lease interface {
 // TxLease is a Lease held by an open transaction on the lock's own
 // connection, as SELECT … FOR UPDATE holds a row lock: the lock lives as
 // long as the transaction, and Release commits it. When the inventory is
-// in MariaDB on the lock's server, the runner's critical section reads
+// in SQL on the lock's server, the runner's critical section reads
 // and writes the stock in Tx, so the protected write commits with the
 // lock or not at all: a holder whose connection the server closed (a
 // kill, a timeout) has its stale write refused with the lock it lost.

@@ -136,6 +136,8 @@ func All() []Lock {
 			About: "GET_LOCK on a pinned connection whose lease carries a transaction on it, committed before RELEASE_LOCK."},
 		{Name: "advisory-pinned", Topologies: postgres, Reference: "advisory-pinned", New: pitfalls.NewAdvisoryPinned,
 			About: "A PostgreSQL advisory lock held on one connection pinned from the pool (DB.Conn) from acquire to release."},
+		{Name: "advisory-tx", Topologies: postgres, Reference: "advisory-tx", New: reference.NewAdvisoryTx,
+			About: "PostgreSQL's pg_advisory_xact_lock in a transaction whose lease carries it: a PostgreSQL inventory is written in it, and COMMIT is the release."},
 		{Name: "etcd-mutex-guarded", Topologies: etcd, New: reference.NewEtcdMutexGuarded,
 			About: "etcd's concurrency.Mutex whose holder writes the stock (an etcd key) in a transaction guarded by its lock key."},
 		{Name: "zk-fenced", Topologies: zookeeper, New: reference.NewZKLockFenced,

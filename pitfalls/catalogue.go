@@ -430,13 +430,14 @@ func Catalogue() []Pitfall {
 			Wrong: "The pinned advisory lock is right about its connection, but the lock is its session's: when the server ends the session " +
 				"while the holder works (pg_terminate_backend, an idle timeout, a restart of the connection pooler), the lock is freed, another " +
 				"client takes it, and the holder, which learns of it only at its next statement, writes on.",
-			Fix: "None inside the lock: no lock held by a session outlives it. The protected write must die with the lock: in a transaction " +
-				"on the lock's connection, as get-lock-tx does on MariaDB (d5), or with pg_advisory_xact_lock, which the transaction holds. " +
-				"locklab keeps no stock in PostgreSQL yet, so this entry shows the failure only.",
+			Fix: "Take the lock with pg_advisory_xact_lock in a transaction on one connection and make the protected write in that " +
+				"transaction; COMMIT is the release. No lock held by a session outlives it, but the write now dies with the lock: the " +
+				"server rolls both back, and the holder's UPDATE or COMMIT fails (the lock checker still sees the overlap; the resource stays right).",
 			Scenario: "kill-connection-postgres",
 			Catches:  map[string]check.Verdict{check.CheckLock: check.Illegal, check.CheckResource: check.Illegal},
 			Kind:     check.Inherent,
 			Broken:   NewAdvisoryPinned,
+			Fixes:    []Case{{Locker: reference.NewAdvisoryTx, Expected: fencedGets, Kind: check.Inherent}},
 			// A crashed holder's session ends and frees the lock; a paused
 			// one keeps it: both pass.
 			Controls: []Case{{Scenario: "crash-holder-postgres"}, {Scenario: "pause-holder-postgres"}},

@@ -146,7 +146,7 @@ func runOps(ctx context.Context, s Scenario, newLocker harness.NewLocker, opts O
 		backend = local.Local{}
 	}
 	cl, err := cluster.Start(ctx, cluster.Config{Topology: s.Topology, Persistence: s.Persistence,
-		MariaDB: w.Resource == MariaDBResource, Backend: backend})
+		MariaDB: w.Resource == MariaDBResource, PostgresInventory: w.Resource == PostgresResource, Backend: backend})
 	if err != nil {
 		return nil, nil, fmt.Errorf("run %s: %w", s.Name, err)
 	}
@@ -448,7 +448,7 @@ func (r *run) readEnd(ctx context.Context, end *history.End) error {
 
 // setupInventory puts the starting stock where the workload will sell it.
 func (r *run) setupInventory(ctx context.Context) error {
-	if db := r.cluster.MariaDB(); db != nil {
+	if db := r.cluster.SQLInventory(); db != nil {
 		return db.SetupInventory(ctx, r.w.Stock)
 	}
 	if r.w.Resource == EtcdResource {
@@ -459,7 +459,7 @@ func (r *run) setupInventory(ctx context.Context) error {
 
 // stock is what is left of the inventory.
 func (r *run) stock(ctx context.Context) (int64, error) {
-	if db := r.cluster.MariaDB(); db != nil {
+	if db := r.cluster.SQLInventory(); db != nil {
 		return db.Stock(ctx)
 	}
 	if r.w.Resource == EtcdResource {

@@ -113,6 +113,8 @@ func TestRunRejectsBadInput(t *testing.T) {
 		{"negative clients", runner.Scenario{Name: "x"}, runner.Options{Clients: -1}, "negative"},
 		{"too short for the story", runner.Scenario{Name: "x", MinDuration: 3 * time.Second}, runner.Options{Duration: time.Second},
 			"too short for this scenario's story; it needs at least 3s"},
+		{"postgres stock off postgres", runner.Scenario{Name: "x", Topology: cluster.MariaDBTopology, Workload: runner.Workload{Resource: runner.PostgresResource}},
+			runner.Options{}, "resource postgres lives in the server of topology postgres, not mariadb"},
 		{"shared pool off SQL", runner.Scenario{Name: "x", Topology: cluster.Single, Workload: runner.Workload{Pool: 3}}, runner.Options{},
 			"a shared pool needs an SQL topology"},
 		{"shared pool with a fault", runner.Scenario{Name: "x", Topology: cluster.MariaDBTopology, Workload: runner.Workload{Pool: 3},

@@ -43,7 +43,7 @@ type Workload struct {
 	Resource Resource
 	// ReleaseBeforeCommit releases the lock before the resource's
 	// transaction commits, as a lock inside a @Transactional method does.
-	// Only meaningful with MariaDBResource.
+	// Only meaningful with an SQL resource (MariaDB, PostgreSQL).
 	ReleaseBeforeCommit bool
 	// Nested makes each critical section take the same lock again inside, as
 	// code that calls another locked function does.
@@ -62,6 +62,11 @@ type Resource string
 const (
 	RedisResource   Resource = "redis"   // a key on its own Redis node
 	MariaDBResource Resource = "mariadb" // an InnoDB row, changed in REPEATABLE READ transactions
+	// PostgresResource is a row of the postgres topology's server, the
+	// lock's, changed in READ COMMITTED transactions (PostgreSQL's
+	// default, whose UPDATE, as InnoDB's, writes over a sale committed
+	// since the read rather than fail).
+	PostgresResource Resource = "postgres"
 	// EtcdResource is a key of the etcd topology's cluster, written in a
 	// transaction guarded by the lock when the lease offers one
 	// (workload_etcd.go).
@@ -117,7 +122,13 @@ func (s Scenario) Validate() error {
 	case w.Stock < 0:
 		return fmt.Errorf("scenario %s: negative stock", s.Name)
 	}
-	if w.Resource != "" && w.Resource != RedisResource && w.Resource != MariaDBResource && w.Resource != EtcdResource {
+	switch w.Resource {
+	case "", RedisResource, MariaDBResource, EtcdResource:
+	case PostgresResource:
+		if s.Topology != cluster.PostgresTopology {
+			return fmt.Errorf("scenario %s: resource %s lives in the server of topology %s, not %s", s.Name, w.Resource, cluster.PostgresTopology, s.Topology)
+		}
+	default:
 		return fmt.Errorf("scenario %s: unknown resource %q", s.Name, w.Resource)
 	}
 	if !cluster.Known(s.Topology) {

@@ -50,7 +50,7 @@ func (w *worker) run(ctx context.Context) {
 			return
 		}
 		switch w.w.Resource {
-		case MariaDBResource:
+		case MariaDBResource, PostgresResource:
 			if !w.sectionTx(ctx, lease) {
 				w.release(ctx, lease, false)
 			}

@@ -5,29 +5,50 @@ import (
 	"database/sql"
 	"errors"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 )
 
-// The statements of a critical section on the MariaDB inventory, in its
-// own transaction or in the lock's.
+// The statements of a critical section on the SQL inventory, in its own
+// transaction or in the lock's, with MySQL's placeholders (stockDialect
+// rewrites them for PostgreSQL).
 const (
 	readStock  = "SELECT stock FROM locklab.inventory WHERE id = 1"
 	writeStock = "UPDATE locklab.inventory SET stock = ? WHERE id = 1"
 )
 
-// sectionTx is the critical section when the inventory is a MariaDB row: one
-// REPEATABLE READ transaction that reads the stock, works, and writes the
-// stock it read minus one. It releases the lock before COMMIT when the
-// workload says so, and reports whether it did.
+// stockDialect is the SQL of the workload's inventory.
+func (w *worker) stockDialect() cluster.Dialect {
+	if w.w.Resource == PostgresResource {
+		return cluster.Pgx
+	}
+	return cluster.MySQL
+}
+
+// stockIsolation is the isolation of a section's own transaction: each
+// server's default, under which an UPDATE writes over a sale committed
+// since the read (InnoDB's REPEATABLE READ, PostgreSQL's READ COMMITTED;
+// PostgreSQL's REPEATABLE READ would refuse it, a guard no lock gave).
+func (w *worker) stockIsolation() sql.IsolationLevel {
+	if w.w.Resource == PostgresResource {
+		return sql.LevelReadCommitted
+	}
+	return sql.LevelRepeatableRead
+}
+
+// sectionTx is the critical section when the inventory is an SQL row: one
+// transaction that reads the stock, works, and writes the stock it read
+// minus one. It releases the lock before COMMIT when the workload says so,
+// and reports whether it did.
 func (w *worker) sectionTx(ctx context.Context, lease harness.Lease) (released bool) {
 	if tl, ok := lease.(harness.TxLease); ok {
 		return w.sectionLeaseTx(ctx, tl)
 	}
 	op := history.Op{Client: w.c.ID(), Kind: history.KindSection, Call: w.h.Now(), Token: lease.Token(), Result: models.NoWrite}
-	tx, err := w.c.DB().BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead})
+	tx, err := w.c.DB().BeginTx(ctx, &sql.TxOptions{Isolation: w.stockIsolation()})
 	if err != nil {
 		return false
 	}
@@ -52,7 +73,7 @@ func (w *worker) sectionTx(ctx context.Context, lease harness.Lease) (released b
 			// transaction's snapshot: it matches only if nobody sold since.
 			update, args = update+" AND stock = ?", append(args, op.Observed)
 		}
-		res, err := tx.ExecContext(ctx, update, args...)
+		res, err := tx.ExecContext(ctx, w.stockDialect().Query(update), args...)
 		if err != nil {
 			op.Error = "update: " + err.Error()
 			return false
@@ -112,7 +133,7 @@ func (w *worker) sectionLeaseTx(ctx context.Context, lease harness.TxLease) (rel
 		op.Written = op.Observed - 1
 		// An UPDATE that fails is never committed: a failed statement is
 		// rolled back, and a connection that failed can commit nothing.
-		if _, err := tx.ExecContext(ctx, writeStock, op.Written); err != nil {
+		if _, err := tx.ExecContext(ctx, w.stockDialect().Query(writeStock), op.Written); err != nil {
 			op.Error = "update: " + err.Error()
 		} else {
 			updated = true

@@ -122,16 +122,18 @@ func All() []runner.Scenario {
 }
 
 // killConnectionPostgres is kill-connection-sql on PostgreSQL, with the
-// stock on its own Redis node: the session that held the lock is ended
-// by the server (pg_terminate_backend) while its holder works on.
+// inventory a row of the same server, as there: the session that held the
+// lock is ended by the server (pg_terminate_backend) while its holder
+// works on, and a lock whose transaction carries the write loses both.
 func killConnectionPostgres() runner.Scenario {
 	return runner.Scenario{
 		Name: "kill-connection-postgres",
-		Description: "On one PostgreSQL server: in client 0's second critical section, after it read the stock, the server ends client 0's " +
+		Description: "On one PostgreSQL server, with the inventory a row of the same server changed in READ COMMITTED transactions: " +
+			"in client 0's second critical section, after it read the stock, the server ends client 0's " +
 			"sessions (pg_terminate_backend, as an administrator or an idle timeout does); client 0 works on until another client has read " +
 			"the stock (at most 300 ms), then writes. Critical sections take 10 ms.",
 		Topology: cluster.PostgresTopology,
-		Workload: runner.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond},
+		Workload: runner.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond, Resource: runner.PostgresResource},
 		Failpoints: []failpoint.Point{
 			{Name: failpoint.CriticalSection, Client: 0, Skip: 1, Action: failpoint.Inject(fault.KillConnection{Client: 0}, time.Millisecond), Crux: true},
 			{Name: failpoint.CriticalSection, Client: 0, Skip: 1, Action: failpoint.SleepUntil(failpoint.CriticalSection, 300*time.Millisecond)},

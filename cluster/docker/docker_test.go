@@ -369,7 +369,7 @@ func awaitReplicaOfWithin(t *testing.T, n, master cluster.Node, d time.Duration)
 func TestDockerMariaDB(t *testing.T) {
 	c, _ := startDockerCluster(t, cluster.Config{Topology: cluster.Single, MariaDB: true})
 	ctx := within(t, 10*time.Second)
-	db := c.MariaDB()
+	db := c.SQLInventory()
 	if err := db.SetupInventory(ctx, 7); err != nil {
 		t.Fatal(err)
 	}
