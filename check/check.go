@@ -208,7 +208,20 @@ type hold struct {
 	client     int
 	key        string
 	start, end time.Duration
-	endedBy    history.Kind // history.KindRelease, history.KindCrash, or history.KindEnd when it never ended
+	// took is when the command that took the key left the client
+	// (history.Op.Took); 0 when the history does not say.
+	took    time.Duration
+	endedBy history.Kind // history.KindRelease, history.KindCrash, or history.KindEnd when it never ended
+}
+
+// leased is the earliest the hold's lease can have begun on the server:
+// when the command that took the key left the client, or else when the
+// acquire returned.
+func (h hold) leased() time.Duration {
+	if h.took > 0 && h.took < h.start {
+		return h.took
+	}
+	return h.start
 }
 
 func holds(ops []history.Op) []hold {
@@ -235,7 +248,7 @@ func holds(ops []history.Op) []hold {
 		case op.Kind == history.KindAcquire && op.Outcome == models.OK:
 			o := owner{op.Client, op.Key}
 			if count[o] == 0 {
-				open[o] = &hold{client: op.Client, key: op.Key, start: op.Return}
+				open[o] = &hold{client: op.Client, key: op.Key, start: op.Return, took: op.Took}
 			}
 			count[o]++
 		case op.Kind == history.KindRelease:

@@ -221,6 +221,30 @@ func TestStallIsNamed(t *testing.T) {
 	}
 }
 
+// TestLateReplyAgesTheLease: a reply the machine delayed ages the lease
+// before the acquire returns. Counted from the return, the holder is still
+// inside its TTL when the next client gets in (an overlap the lock would
+// be blamed for); counted from when the SET that took the key left it
+// (Took), the lease had run out in a stall.
+func TestLateReplyAgesTheLease(t *testing.T) {
+	for _, tc := range []struct {
+		took time.Duration
+		want Verdict
+	}{{0, Illegal}, {10 * msec, Unknown}} {
+		late := acq(0, 0, 130, models.OK)
+		late.Took = tc.took
+		ops := []history.Op{
+			late, sec(0, 131, 231, 10, 9),
+			acq(1, 259, 260, models.OK), rel(1, 270, 271), rel(0, 300, 301),
+			endOp(400, history.End{Initial: 10, Stock: 9, Probe: true, PTTL: -2, TTL: 200 * msec, Work: 100 * msec}),
+		}
+		c := Run(ops, Options{Initial: 10}).Checks[0]
+		if c.Verdict != tc.want || (tc.want == Unknown && !strings.Contains(c.Detail, "the machine stalled client 0 for 150 ms")) {
+			t.Errorf("took %s: lock %s (%s), want %s", tc.took, c.Verdict, c.Detail, tc.want)
+		}
+	}
+}
+
 // TestHarnessWaitIsNamed: a stall the harness's own injection caused says so.
 func TestHarnessWaitIsNamed(t *testing.T) {
 	ops := []history.Op{

@@ -19,6 +19,9 @@ import (
 type phaseRun struct {
 	phase failpoint.Phase
 	took  atomic.Bool
+	// tookSent is when the command that took the key left the client, in
+	// the history's time plus one; 0 until one did.
+	tookSent atomic.Int64
 
 	mu    sync.Mutex
 	sent  int  // commands counted so far
@@ -87,6 +90,19 @@ func (c *Client) Enter(ctx context.Context, p failpoint.Phase) (context.Context,
 	return ctx, func() { c.phase.Store(prev) }
 }
 
+// TookAt is when the command that took the lock key in the acquire phase
+// that ctx (from Enter) runs left the client, and false when no command of
+// it was seen to take the key (a lock over SQL, etcd or ZooKeeper, or
+// commands whose replies do not tell).
+func (c *Client) TookAt(ctx context.Context) (time.Duration, bool) {
+	pr := c.phaseOf(ctx)
+	if pr == nil {
+		return 0, false
+	}
+	at := pr.tookSent.Load()
+	return time.Duration(at - 1), at > 0
+}
+
 // command runs one go-redis command (or pipeline) of the lock, sent to
 // node (its index in Nodes; -1 for the inventory), through the failpoints
 // armed on the lock's commands (strike).
@@ -137,6 +153,7 @@ func (c *Client) strike(ctx context.Context, pr *phaseRun, node int, name string
 	}
 	points := []string{failpoint.AfterCommand(pr.phase, k)}
 	if took && !pr.took.Swap(true) {
+		pr.tookSent.Store(int64(x.call) + 1)
 		points = append(points, failpoint.AfterTook)
 	}
 	for _, p := range points {

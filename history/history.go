@@ -135,6 +135,10 @@ type Op struct {
 	Nested  bool           `json:"nested,omitempty"` // acquire/release inside a critical section
 	Probe   bool           `json:"probe,omitempty"`  // done by the liveness probe, not the workload
 	Token   uint64         `json:"token,omitempty"`
+	// Took is when the command that took the lock key left the client, for
+	// an acquire whose commands the harness saw take it (0: not seen). The
+	// lease began on the server no earlier, however late the reply came.
+	Took time.Duration `json:"took_ns,omitempty"`
 
 	// Sections.
 	Observed int64                `json:"observed,omitempty"`

@@ -85,6 +85,9 @@ func (w *worker) acquire(ctx context.Context, nested bool) (harness.Lease, bool)
 		switch {
 		case err == nil:
 			op.Outcome, op.Token = models.OK, lease.Token()
+			if at, ok := w.c.TookAt(actx); ok {
+				op.Took = at
+			}
 		case errors.Is(err, harness.ErrNotAcquired):
 			op.Outcome = models.Failed
 			if err != harness.ErrNotAcquired {
