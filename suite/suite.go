@@ -176,6 +176,7 @@ type job struct {
 	newLocker     harness.NewLocker
 	lock          string // the lock's name in the history
 	referenceRuns int    // runner.Options.ReferenceRuns
+	seedOffset    int64  // added to Options.Seed: the runs of one pair differ by their seeds
 	// reference is runner.Options.Reference: nil, the topology's.
 	reference harness.NewLocker
 	run       func(res *runner.Result) reports.Run
@@ -313,8 +314,9 @@ func runOne(ctx context.Context, j job, opts Options) (reports.Run, error) {
 	if err := os.RemoveAll(dir); err != nil {
 		return reports.Run{}, err
 	}
+	seed := opts.Seed + j.seedOffset
 	ropts := runner.Options{
-		Seed: opts.Seed, Dir: dir, Lock: j.lock, Duration: opts.Duration,
+		Seed: seed, Dir: dir, Lock: j.lock, Duration: opts.Duration,
 		Backend: opts.Backend, ReferenceRuns: j.referenceRuns, Reference: j.reference,
 	}
 	if opts.Watch != nil {
@@ -325,7 +327,7 @@ func runOne(ctx context.Context, j job, opts Options) (reports.Run, error) {
 	res, err := runner.Run(ctx, j.scenario, j.newLocker, ropts)
 	var r reports.Run
 	if why, missing := missingComponent(err); missing {
-		r = j.skipped(opts.Seed, dir, why)
+		r = j.skipped(seed, dir, why)
 	} else if err == nil {
 		r = j.run(res)
 	} else {
