@@ -34,8 +34,9 @@ type Row struct {
 	// Scenarios overrides the topology's scenario for a class, where this
 	// lock has one of its own (Redis+WAIT's failover-wait).
 	Scenarios map[string]string
-	// Why says, per class, why this lock has no scenario for it, where the
-	// reason is the lock's rather than the topology's.
+	// Why says, per class, why this lock has no run of it, where the
+	// reason is the lock's rather than the topology's: such a class is "—"
+	// even where the topology has a scenario of it.
 	Why map[string]string
 }
 
@@ -186,16 +187,15 @@ func (r Row) cell(class string) Cell {
 	if s := r.Scenarios[class]; s != "" {
 		return Cell{Class: class, Scenario: s}
 	}
+	if why := r.Why[class]; why != "" {
+		return Cell{Class: class, Text: None, Why: why}
+	}
 	for _, t := range r.Topologies {
 		if s := scenarioFor[where{class, t}]; s != "" {
 			return Cell{Class: class, Scenario: s}
 		}
 	}
-	why := r.Why[class]
-	if why == "" {
-		why = fmt.Sprintf("no scenario of this class on %s", topologyList(r.Topologies))
-	}
-	return Cell{Class: class, Text: None, Why: why}
+	return Cell{Class: class, Text: None, Why: fmt.Sprintf("no scenario of this class on %s", topologyList(r.Topologies))}
 }
 
 // pick keeps the classes names, in the order of all; nil keeps every one.
