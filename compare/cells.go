@@ -165,7 +165,8 @@ func cellOf(c Cell, r reports.Run, out string) Cell {
 	}
 	switch {
 	case r.Skipped != "":
-		c.Text, c.Verdict, c.Why = "skipped", string(check.Unknown), r.Skipped
+		// It could not start, or failed midway: either way not made.
+		c.Text, c.Verdict, c.Why = "not made", string(check.Unknown), r.Skipped
 		return c
 	case len(r.NotExercised) > 0:
 		c.Text, c.Verdict, c.Why = "not exercised", string(check.Unknown), strings.Join(r.NotExercised, "; ")

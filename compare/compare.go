@@ -93,8 +93,9 @@ type Cell struct {
 	Class    string `json:"class"`
 	Scenario string `json:"scenario,omitempty"`
 	// Text is the worst run's verdicts with their kinds ("ok", "lock
-	// illegal (inherent)"), "not exercised" or "skipped", followed, when
-	// the cell has several runs, by how many gave it ("2/3"); or "—".
+	// illegal (inherent)"), "not exercised" or "not made", followed, when
+	// the cell has several runs, by how many gave it ("2/3"); or "—". A
+	// run that could not start or failed midway is "not made", with why.
 	Text string `json:"text"`
 	// Verdict is the cell's colour: the worst verdict of its worst run,
 	// unknown above ok; "" for "—".

@@ -49,6 +49,11 @@ type Options struct {
 	// interleave. The view is told the run's operations; done is called
 	// once the run has ended, before its progress line says how it went.
 	Watch func(label string) (view history.Watcher, done func())
+	// KeepGoing, when set, makes a run that fails midway (a server that
+	// would not start or heal in time) a skipped run, with the error's
+	// first line as its reason, and the suite goes on; unset, the first
+	// error stops the suite.
+	KeepGoing bool
 }
 
 // Catalogue runs every case of each pitfall in ps (its broken lock, its
@@ -330,6 +335,9 @@ func runOne(ctx context.Context, j job, opts Options) (reports.Run, error) {
 		r = j.skipped(seed, dir, why)
 	} else if err == nil {
 		r = j.run(res)
+	} else if opts.KeepGoing && ctx.Err() == nil {
+		first, _, _ := strings.Cut(err.Error(), "\n")
+		r = j.skipped(seed, dir, "the run failed: "+first)
 	} else {
 		return reports.Run{}, err
 	}

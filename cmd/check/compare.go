@@ -66,7 +66,10 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintln(stderr, "check compare:", err)
 		return exitUsage
 	}
-	opts.Suite = suite.Options{Out: *out, Seed: *seed, Progress: stderr, Backend: opts.Suite.Backend, Parallel: *parallel}
+	opts.Suite = suite.Options{Out: *out, Seed: *seed, Progress: stderr, Backend: opts.Suite.Backend, Parallel: *parallel,
+		// One server that would not heal in time is one cell's run not
+		// made, not the end of the other cells.
+		KeepGoing: true}
 	return compareIn(ctx, opts, *asJSON, stdout, stderr)
 }
 
