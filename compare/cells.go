@@ -218,11 +218,12 @@ func kindOf(r reports.Run, name string) string {
 	return "untold"
 }
 
-// unpaged is the runs among runs whose folder has no run page yet.
+// unpaged is the runs among runs whose folder has no run page yet; a run
+// not made that left no folder has none to draw.
 func unpaged(runs []reports.Run) []reports.Run {
 	var out []reports.Run
 	for _, r := range runs {
-		if r.ReportDir == "" || r.Result == nil {
+		if info, err := os.Stat(r.ReportDir); r.ReportDir == "" || err != nil || !info.IsDir() {
 			continue
 		}
 		if _, err := os.Stat(filepath.Join(r.ReportDir, reports.RunPageFile)); err != nil {
