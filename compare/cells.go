@@ -2,6 +2,7 @@ package compare
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,35 +13,46 @@ import (
 )
 
 // fill puts into row's cells the runs made for them, and measures the
-// row's throughput and handover from those runs; out is the report folder
-// the pages are linked from.
-func fill(row *RowResult, runs []reports.Run, out string) {
-	var sections int
+// row's throughput and handover from those runs.
+func fill(row *RowResult, runs []reports.Run, opts Options) {
+	n, base := max(opts.Runs, 1), opts.Suite.Seed
+	if base == 0 {
+		base = 1 // as suite.Pairs
+	}
+	var sections, measured, cells int
 	var outside time.Duration
 	var handovers []time.Duration
 	for i, c := range row.Cells {
 		if c.Scenario == "" {
 			continue
 		}
-		j := slices.IndexFunc(runs, func(r reports.Run) bool { return r.Lock == row.Lock && r.Scenario == c.Scenario })
-		if j < 0 {
-			row.Cells[i].Text, row.Cells[i].Why = None, "the run was not made"
-			continue
-		}
-		r := runs[j]
-		row.Cells[i] = cellOf(c, r, out)
-		if r.Result == nil || r.Skipped != "" || len(r.NotExercised) > 0 {
-			continue
-		}
-		st := r.Result.Stats
-		// Outside the faults: what the lock does when nothing strikes it.
-		sections += st.Before.Sections + st.After.Sections
-		outside += st.Before.To - st.Before.From + st.After.To - st.After.From
-		for _, ch := range r.Result.Checks {
-			if ch.Checker == check.CheckHandover && ch.Median != nil {
-				handovers = append(handovers, *ch.Median)
+		for k := 1; k <= n; k++ {
+			j := slices.IndexFunc(runs, func(r reports.Run) bool {
+				return r.Lock == row.Lock && r.Scenario == c.Scenario && r.Seed == base+int64(k-1)
+			})
+			if j < 0 {
+				c.Runs = append(c.Runs, RunResult{Run: k, Seed: base + int64(k-1), Text: "not made",
+					Verdict: string(check.Unknown), Why: "the run was not made", rank: []int{rankOf(check.Unknown)}})
+				continue
+			}
+			r := runs[j]
+			c.Runs = append(c.Runs, runOf(k, r, opts.Suite.Out))
+			if r.Result == nil || r.Skipped != "" || len(r.NotExercised) > 0 {
+				continue
+			}
+			measured++
+			st := r.Result.Stats
+			// Outside the faults: what the lock does when nothing strikes it.
+			sections += st.Before.Sections + st.After.Sections
+			outside += st.Before.To - st.Before.From + st.After.To - st.After.From
+			for _, ch := range r.Result.Checks {
+				if ch.Checker == check.CheckHandover && ch.Median != nil {
+					handovers = append(handovers, *ch.Median)
+				}
 			}
 		}
+		cells++
+		row.Cells[i] = summarize(c)
 	}
 	if outside > 0 {
 		row.PerSec = float64(sections) / outside.Seconds()
@@ -50,6 +62,99 @@ func fill(row *RowResult, runs []reports.Run, out string) {
 		ms := float64(handovers[len(handovers)/2].Microseconds()) / 1000
 		row.HandoverMS = &ms
 	}
+	if measured > 0 {
+		row.Measured = fmt.Sprintf("outside the faults of %d runs (%d cells × %d, those that took place)", measured, cells, n)
+	}
+}
+
+// summarize makes c's text, colour and page those of its worst run, with
+// how many of its runs gave the same, and lists the other outcomes.
+func summarize(c Cell) Cell {
+	var outs []Outcome
+	var ranks [][]int
+	for _, r := range c.Runs {
+		i := slices.IndexFunc(outs, func(o Outcome) bool { return o.Text == r.Text })
+		if i < 0 {
+			outs = append(outs, Outcome{Text: r.Text, Verdict: r.Verdict, Why: r.Why, Page: r.Page})
+			ranks = append(ranks, r.rank)
+			i = len(outs) - 1
+		}
+		outs[i].Runs = append(outs[i].Runs, r.Run)
+	}
+	order := make([]int, len(outs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return slices.Compare(ranks[b], ranks[a]) })
+	sorted := make([]Outcome, len(outs))
+	for i, j := range order {
+		sorted[i] = outs[j]
+	}
+	worst := sorted[0]
+	c.Text, c.Verdict, c.Why, c.Page = worst.Text, worst.Verdict, worst.Why, worst.Page
+	if c.Page != "" {
+		c.Folder = strings.TrimSuffix(c.Page, "/"+reports.RunPageFile)
+	}
+	if len(c.Runs) > 1 {
+		c.Text += fmt.Sprintf(" %d/%d", len(worst.Runs), len(c.Runs))
+	}
+	for i := range sorted {
+		sorted[i].Share = fmt.Sprintf("%d/%d", len(sorted[i].Runs), len(c.Runs))
+	}
+	c.Others = sorted[1:]
+	return c
+}
+
+// Summary is c's text followed by its other outcomes, as the text table
+// and the evidence under it show a cell: "lock illegal (inherent) 2/3; ok
+// 1/3".
+func (c Cell) Summary() string {
+	s := c.Text
+	for _, o := range c.Others {
+		s += "; " + o.Text + " " + o.Share
+	}
+	return s
+}
+
+// runOf is run k of a cell, r, as the cell lists it; out is the report
+// folder its page is linked from.
+func runOf(k int, r reports.Run, out string) RunResult {
+	one := cellOf(Cell{}, r, out)
+	rr := RunResult{Run: k, Seed: r.Seed, Verdicts: r.Verdicts, Kinds: r.Kinds,
+		Text: one.Text, Verdict: one.Verdict, Why: one.Why, Page: one.Page, Alone: r.Alone}
+	rr.rank = []int{rankOf(check.Verdict(one.Verdict))}
+	if r.Skipped != "" || len(r.NotExercised) > 0 {
+		return rr
+	}
+	var data, own, failing, unknown, unmet int
+	for _, name := range check.Checkers {
+		v := r.Verdicts[name]
+		switch {
+		case check.Failing(v) && name == check.CheckResource:
+			data, failing = 1, failing+1
+		case check.Failing(v):
+			failing++
+		case v == check.Unknown:
+			unknown++
+		}
+		if check.Failing(v) && r.Kinds[name] != check.Inherent {
+			own++
+		}
+	}
+	if len(r.Unmet) > 0 {
+		unmet = 1
+	}
+	// Worse first by the worst verdict, then by harm to the data, by
+	// failures not inherent to the fault, and by how many failed or could
+	// not tell.
+	rr.rank = append(rr.rank, data, own, failing, unknown, unmet)
+	return rr
+}
+
+// rankOf orders verdicts from best to worst: a run that could not tell is
+// worse than ok, better than any failure.
+func rankOf(v check.Verdict) int {
+	return slices.Index([]check.Verdict{check.OK, check.Unknown, check.Slow, check.Stuck, check.Illegal}, v)
 }
 
 // cellOf is c filled from its run r.
@@ -60,7 +165,8 @@ func cellOf(c Cell, r reports.Run, out string) Cell {
 	}
 	switch {
 	case r.Skipped != "":
-		c.Text, c.Verdict, c.Why = "skipped", string(check.Unknown), r.Skipped
+		// It could not start, or failed midway: either way not made.
+		c.Text, c.Verdict, c.Why = "not made", string(check.Unknown), r.Skipped
 		return c
 	case len(r.NotExercised) > 0:
 		c.Text, c.Verdict, c.Why = "not exercised", string(check.Unknown), strings.Join(r.NotExercised, "; ")
@@ -110,4 +216,19 @@ func kindOf(r reports.Run, name string) string {
 		return string(k)
 	}
 	return "untold"
+}
+
+// unpaged is the runs among runs whose folder has no run page yet; a run
+// not made that left no folder has none to draw.
+func unpaged(runs []reports.Run) []reports.Run {
+	var out []reports.Run
+	for _, r := range runs {
+		if info, err := os.Stat(r.ReportDir); r.ReportDir == "" || err != nil || !info.IsDir() {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(r.ReportDir, reports.RunPageFile)); err != nil {
+			out = append(out, r)
+		}
+	}
+	return out
 }

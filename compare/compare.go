@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/reports"
@@ -33,8 +34,9 @@ type Row struct {
 	// Scenarios overrides the topology's scenario for a class, where this
 	// lock has one of its own (Redis+WAIT's failover-wait).
 	Scenarios map[string]string
-	// Why says, per class, why this lock has no scenario for it, where the
-	// reason is the lock's rather than the topology's.
+	// Why says, per class, why this lock has no run of it, where the
+	// reason is the lock's rather than the topology's: such a class is "—"
+	// even where the topology has a scenario of it.
 	Why map[string]string
 }
 
@@ -49,6 +51,10 @@ type Options struct {
 	Suite   suite.Options
 	Locks   []string // rows to keep, by lock name; nil: every row
 	Classes []string // columns to keep, by name; nil: every class
+	// Runs is how many runs make each cell, run k with the seed
+	// Suite.Seed+k-1; 0 means 1. A fault that races the clients (a
+	// failover) can give different verdicts on different runs.
+	Runs int
 }
 
 // Table is the comparison: what `check compare` prints and saves.
@@ -58,6 +64,10 @@ type Table struct {
 	Left     []string    `json:"left_out,omitempty"` // rows whose lock this build lacks
 	Families []Family    `json:"families"`
 	Seconds  float64     `json:"seconds"` // how long the runs took
+	Runs     int         `json:"runs"`    // runs per cell
+	// Varied lists the cells whose runs did not all give the same
+	// outcome, as "lock × class".
+	Varied []string `json:"varied,omitempty"`
 }
 
 // RowResult is one lock's row: a cell per class, and what its runs measured.
@@ -67,28 +77,67 @@ type RowResult struct {
 	Family string `json:"family"`
 	Cells  []Cell `json:"cells"`
 	// PerSec is critical sections (acquire, work, release) per second
-	// outside the faults, over every run of the row; 0 when none ran.
+	// outside the faults, over every run of every cell of the row that
+	// took place; 0 when none did.
 	PerSec float64 `json:"sections_per_sec"`
-	// HandoverMS is the median of the runs' median handovers; nil when no
-	// run measured one.
+	// HandoverMS is the median of the same runs' median handovers; nil
+	// when no run measured one.
 	HandoverMS *float64 `json:"handover_median_ms"`
+	// Measured says which runs PerSec and HandoverMS come from.
+	Measured string `json:"measured,omitempty"`
 }
 
-// Cell is one lock under one fault class: the verdicts of a real run, or
-// "—" with why there was none.
+// Cell is one lock under one fault class: the outcomes of its real runs,
+// the worst first, or "—" with why there was none.
 type Cell struct {
 	Class    string `json:"class"`
 	Scenario string `json:"scenario,omitempty"`
-	// Text is the verdict with its kind ("ok", "lock illegal (inherent)"),
-	// "not exercised", "skipped", or "—".
+	// Text is the worst run's verdicts with their kinds ("ok", "lock
+	// illegal (inherent)"), "not exercised" or "not made", followed, when
+	// the cell has several runs, by how many gave it ("2/3"); or "—". A
+	// run that could not start or failed midway is "not made", with why.
 	Text string `json:"text"`
-	// Verdict is the cell's colour: the worst verdict, or "" for "—".
+	// Verdict is the cell's colour: the worst verdict of its worst run,
+	// unknown above ok; "" for "—".
 	Verdict string `json:"verdict,omitempty"`
-	Why     string `json:"why,omitempty"` // for "—", not exercised, skipped, or an unmet fault
-	// Page is the run's page, relative to the report folder.
+	Why     string `json:"why,omitempty"` // for "—", or the worst run's: not exercised, skipped, an unmet fault
+	// Page is the worst run's page, relative to the report folder.
 	Page string `json:"page,omitempty"`
-	// Folder is the run's folder, relative to the report folder.
+	// Folder is the worst run's folder, relative to the report folder.
 	Folder string `json:"folder,omitempty"`
+	// Others are the outcomes of the other runs, worst first, each once
+	// with its runs.
+	Others []Outcome `json:"others,omitempty"`
+	// Runs are every run of the cell, in order, with its verdicts.
+	Runs []RunResult `json:"runs,omitempty"`
+}
+
+// Outcome is what some runs of a cell gave alike: their text, colour and
+// runs, and the page of the first.
+type Outcome struct {
+	Text    string `json:"text"`
+	Verdict string `json:"verdict"`
+	Why     string `json:"why,omitempty"`
+	Runs    []int  `json:"runs"`
+	Share   string `json:"share"` // "1/3": how many of the cell's runs
+	Page    string `json:"page,omitempty"`
+}
+
+// RunResult is one run of a cell: its number and seed, every checker's
+// verdict and kind, and its outcome as a one-run cell would show it.
+type RunResult struct {
+	Run      int                      `json:"run"`
+	Seed     int64                    `json:"seed"`
+	Verdicts map[string]check.Verdict `json:"verdicts,omitempty"`
+	Kinds    map[string]check.Kind    `json:"kinds,omitempty"`
+	Text     string                   `json:"text"`
+	Verdict  string                   `json:"verdict"`
+	Why      string                   `json:"why,omitempty"`
+	Page     string                   `json:"page,omitempty"`
+	// Alone is what the first try showed when the run was made again
+	// alone (it was unsettled beside the others).
+	Alone string `json:"alone,omitempty"`
+	rank  []int  // how bad the run is: compared element by element
 }
 
 // None is the text of a cell that has no run.
@@ -123,8 +172,8 @@ func plan(opts Options) ([]RowResult, []string, []suite.Pair, error) {
 		rr := RowResult{Lock: r.Lock, Title: r.Title, Family: r.Family}
 		for _, c := range classes {
 			cell := r.cell(c.Name)
-			if cell.Scenario != "" {
-				pairs = append(pairs, suite.Pair{Lock: r.Lock, Scenario: cell.Scenario})
+			for k := 1; cell.Scenario != "" && k <= max(opts.Runs, 1); k++ {
+				pairs = append(pairs, suite.Pair{Lock: r.Lock, Scenario: cell.Scenario, Run: k})
 			}
 			rr.Cells = append(rr.Cells, cell)
 		}
@@ -139,16 +188,15 @@ func (r Row) cell(class string) Cell {
 	if s := r.Scenarios[class]; s != "" {
 		return Cell{Class: class, Scenario: s}
 	}
+	if why := r.Why[class]; why != "" {
+		return Cell{Class: class, Text: None, Why: why}
+	}
 	for _, t := range r.Topologies {
 		if s := scenarioFor[where{class, t}]; s != "" {
 			return Cell{Class: class, Scenario: s}
 		}
 	}
-	why := r.Why[class]
-	if why == "" {
-		why = fmt.Sprintf("no scenario of this class on %s", topologyList(r.Topologies))
-	}
-	return Cell{Class: class, Text: None, Why: why}
+	return Cell{Class: class, Text: None, Why: fmt.Sprintf("no scenario of this class on %s", topologyList(r.Topologies))}
 }
 
 // pick keeps the classes names, in the order of all; nil keeps every one.
@@ -198,7 +246,7 @@ func Run(ctx context.Context, opts Options) (Table, error) {
 		return Table{}, err
 	}
 	classes, _ := pick(Classes, opts.Classes)
-	t := Table{Classes: classes, Left: left}
+	t := Table{Classes: classes, Left: left, Runs: max(opts.Runs, 1)}
 	start := time.Now()
 	var runs []reports.Run
 	if len(pairs) > 0 {
@@ -207,8 +255,18 @@ func Run(ctx context.Context, opts Options) (Table, error) {
 		}
 	}
 	t.Seconds = time.Since(start).Seconds()
+	// The index draws the newest run of each lock and scenario; the
+	// pages of a cell's other runs are drawn here.
+	if err := reports.WriteRunPages(opts.Suite.Out, unpaged(runs)); err != nil {
+		return Table{}, err
+	}
 	for i := range rows {
-		fill(&rows[i], runs, opts.Suite.Out)
+		fill(&rows[i], runs, opts)
+		for _, c := range rows[i].Cells {
+			if len(c.Others) > 0 {
+				t.Varied = append(t.Varied, rows[i].Lock+" × "+c.Class)
+			}
+		}
 	}
 	t.Rows = rows
 	t.Families = families(rows)

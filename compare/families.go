@@ -50,7 +50,7 @@ func families(rows []RowResult) []Family {
 				if c.Scenario == "" || c.Text == None {
 					continue
 				}
-				f.Evidence = append(f.Evidence, Evidence{fmt.Sprintf("%s × %s (%s): %s", r.Title, c.Class, c.Scenario, c.Text), c.Page})
+				f.Evidence = append(f.Evidence, Evidence{fmt.Sprintf("%s × %s (%s): %s", r.Title, c.Class, c.Scenario, c.Summary()), c.Page})
 			}
 		}
 		if present {

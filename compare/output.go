@@ -39,7 +39,7 @@ func WriteText(w io.Writer, t Table) error {
 	for _, r := range t.Rows {
 		line := []string{r.Lock}
 		for _, c := range r.Cells {
-			line = append(line, c.Text)
+			line = append(line, c.Summary())
 		}
 		fmt.Fprintln(tw, strings.Join(append(line, r.Throughput(), r.Handover()), "\t"))
 	}
@@ -55,7 +55,11 @@ func WriteText(w io.Writer, t Table) error {
 			fmt.Fprintf(w, "  - %s\n", e.Text)
 		}
 	}
-	fmt.Fprintf(w, "\nruns took %.0f s; a — cell has no scenario of its class (see %s for why)\n", t.Seconds, JSONFile)
+	if len(t.Varied) > 0 {
+		fmt.Fprintf(w, "\ncells whose runs differ: %s\n", strings.Join(t.Varied, ", "))
+	}
+	fmt.Fprintf(w, "\n%d runs per cell, worst first (k/N: how many gave it); SECTIONS/S and HANDOVER: outside the faults of every run of the row\n", t.Runs)
+	fmt.Fprintf(w, "runs took %.0f s; a — cell has no scenario of its class (see %s for why)\n", t.Seconds, JSONFile)
 	return nil
 }
 

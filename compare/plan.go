@@ -39,7 +39,8 @@ var Classes = []Class{
 // its lock lands.
 var Rows = []Row{
 	{Lock: "in-process", Title: "in-process mutex", Family: InProcess, Topologies: []cluster.Topology{cluster.Single},
-		Why: map[string]string{Failover: "the lock lives in each process: there is no lock node to kill"}},
+		Why: map[string]string{Failover: "the lock lives in each process: there is no lock node to kill",
+			LostReply: "the lock lives in each process: it sends no command whose reply could be lost (lost-acquire-reply would not be exercised)"}},
 	{Lock: "token-watchdog", Title: "Redis token + watchdog", Family: Redis, Topologies: []cluster.Topology{cluster.Single, cluster.Replicated}},
 	{Lock: "wait-replicas", Title: "Redis + WAIT", Family: Redis, Topologies: []cluster.Topology{cluster.Replicated},
 		Scenarios: map[string]string{Failover: "failover-wait"}},

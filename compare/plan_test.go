@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/locklab/locklab/locks"
@@ -8,7 +9,8 @@ import (
 )
 
 // TestPlan: every cell of every row this build has is a scenario that
-// exists, on a topology its lock runs on, or "—" with a reason.
+// exists, on a topology its lock runs on, or "—" with a reason; a reason
+// the row gives wins over its topology's scenario.
 func TestPlan(t *testing.T) {
 	rows, _, pairs, err := plan(Options{})
 	if err != nil {
@@ -22,7 +24,11 @@ func TestPlan(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		row := Rows[slices.IndexFunc(Rows, func(x Row) bool { return x.Lock == r.Lock })]
 		for _, c := range r.Cells {
+			if why := row.Why[c.Class]; why != "" && (c.Scenario != "" || c.Why != why) {
+				t.Errorf("%s × %s: scenario %q, why %q; want — for the row's own reason", r.Lock, c.Class, c.Scenario, c.Why)
+			}
 			if c.Scenario == "" {
 				if c.Text != None || c.Why == "" {
 					t.Errorf("%s × %s: no scenario, text %q, why %q", r.Lock, c.Class, c.Text, c.Why)

@@ -49,6 +49,11 @@ type Options struct {
 	// interleave. The view is told the run's operations; done is called
 	// once the run has ended, before its progress line says how it went.
 	Watch func(label string) (view history.Watcher, done func())
+	// KeepGoing, when set, makes a run that fails midway (a server that
+	// would not start or heal in time) a skipped run, with the error's
+	// first line as its reason, and the suite goes on; unset, the first
+	// error stops the suite.
+	KeepGoing bool
 }
 
 // Catalogue runs every case of each pitfall in ps (its broken lock, its
@@ -176,6 +181,7 @@ type job struct {
 	newLocker     harness.NewLocker
 	lock          string // the lock's name in the history
 	referenceRuns int    // runner.Options.ReferenceRuns
+	seedOffset    int64  // added to Options.Seed: the runs of one pair differ by their seeds
 	// reference is runner.Options.Reference: nil, the topology's.
 	reference harness.NewLocker
 	run       func(res *runner.Result) reports.Run
@@ -313,8 +319,9 @@ func runOne(ctx context.Context, j job, opts Options) (reports.Run, error) {
 	if err := os.RemoveAll(dir); err != nil {
 		return reports.Run{}, err
 	}
+	seed := opts.Seed + j.seedOffset
 	ropts := runner.Options{
-		Seed: opts.Seed, Dir: dir, Lock: j.lock, Duration: opts.Duration,
+		Seed: seed, Dir: dir, Lock: j.lock, Duration: opts.Duration,
 		Backend: opts.Backend, ReferenceRuns: j.referenceRuns, Reference: j.reference,
 	}
 	if opts.Watch != nil {
@@ -325,9 +332,12 @@ func runOne(ctx context.Context, j job, opts Options) (reports.Run, error) {
 	res, err := runner.Run(ctx, j.scenario, j.newLocker, ropts)
 	var r reports.Run
 	if why, missing := missingComponent(err); missing {
-		r = j.skipped(opts.Seed, dir, why)
+		r = j.skipped(seed, dir, why)
 	} else if err == nil {
 		r = j.run(res)
+	} else if opts.KeepGoing && ctx.Err() == nil {
+		first, _, _ := strings.Cut(err.Error(), "\n")
+		r = j.skipped(seed, dir, "the run failed: "+first)
 	} else {
 		return reports.Run{}, err
 	}

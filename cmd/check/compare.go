@@ -26,13 +26,14 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	out := fs.String("out", "locklab-report", "report folder; made when missing, locked while check runs")
 	parallel := fs.Int("parallel", 2*runtime.NumCPU(), "how many runs at once")
 	backend := fs.String("backend", "local", "where the servers run: local (processes) or docker")
-	seed := fs.Int64("seed", 1, "seed of the clients' retry jitter")
+	seed := fs.Int64("seed", 1, "seed of the clients' retry jitter; run k of a cell uses seed+k-1")
+	runs := fs.Int("runs", 3, "how many runs make each cell; the cell shows the worst and how many gave it")
 	only := fs.String("locks", "", "only these rows, by lock name, comma-separated (default: every row)")
 	classes := fs.String("classes", "", "only these fault classes, comma-separated (default: every class)")
 	asJSON := fs.Bool("json", false, "print the comparison as JSON instead of the table")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdout, "usage: check compare [-out DIR] [-parallel N] [-backend local|docker] [-seed N] [-locks L,…] [-classes C,…] [-json]")
+			fmt.Fprintln(stdout, "usage: check compare [-out DIR] [-parallel N] [-backend local|docker] [-seed N] [-runs N] [-locks L,…] [-classes C,…] [-json]")
 			fs.SetOutput(stdout)
 			fs.PrintDefaults()
 			return exitOK
@@ -40,11 +41,13 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintln(stderr, "check compare:", err)
 		return exitUsage
 	}
-	opts := compare.Options{Locks: listFlag(*only), Classes: listFlag(*classes)}
+	opts := compare.Options{Locks: listFlag(*only), Classes: listFlag(*classes), Runs: *runs}
 	var err error
 	switch {
 	case fs.NArg() > 0:
 		err = fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	case *runs < 1:
+		err = fmt.Errorf("-runs must be at least 1, got %d", *runs)
 	case *parallel < 1:
 		err = fmt.Errorf("-parallel must be at least 1, got %d", *parallel)
 	case *out == "":
@@ -63,7 +66,10 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintln(stderr, "check compare:", err)
 		return exitUsage
 	}
-	opts.Suite = suite.Options{Out: *out, Seed: *seed, Progress: stderr, Backend: opts.Suite.Backend, Parallel: *parallel}
+	opts.Suite = suite.Options{Out: *out, Seed: *seed, Progress: stderr, Backend: opts.Suite.Backend, Parallel: *parallel,
+		// One server that would not heal in time is one cell's run not
+		// made, not the end of the other cells.
+		KeepGoing: true}
 	return compareIn(ctx, opts, *asJSON, stdout, stderr)
 }
 

@@ -21,6 +21,7 @@ func TestCompareUsage(t *testing.T) {
 		{"-locks", "no-such-lock"},
 		{"-classes", "paused,no-such-class"},
 		{"-parallel", "0"},
+		{"-runs", "0"},
 		{"-backend", "cloud"},
 		{"extra"},
 	} {
@@ -33,8 +34,9 @@ func TestCompareUsage(t *testing.T) {
 	}
 }
 
-// TestCompare runs two rows by two classes: every cell that ran links a
-// run page that exists, every "—" cell says why, and compare.json parses to
+// TestCompare runs two rows by two classes, two runs a cell: every cell
+// that ran links a run page that exists, lists both runs with their own
+// pages and verdicts, every "—" cell says why, and compare.json parses to
 // what stdout printed.
 func TestCompare(t *testing.T) {
 	if _, err := exec.LookPath("redis-server"); err != nil {
@@ -42,7 +44,7 @@ func TestCompare(t *testing.T) {
 	}
 	out := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	args := []string{"compare", "-out", out, "-json", "-locks", "in-process,token-watchdog", "-classes", "paused,failover"}
+	args := []string{"compare", "-out", out, "-json", "-runs", "2", "-locks", "in-process,token-watchdog", "-classes", "paused,failover"}
 	if code := run(context.Background(), args, &stdout, &stderr); code != exitOK {
 		t.Fatalf("exit %d\n%s", code, stderr.String())
 	}
@@ -57,8 +59,8 @@ func TestCompare(t *testing.T) {
 	if err := json.Unmarshal(b, &saved); err != nil {
 		t.Fatalf("%s: %v", compare.JSONFile, err)
 	}
-	if len(saved.Rows) != 2 || len(saved.Classes) != 2 || len(printed.Rows) != 2 {
-		t.Fatalf("%d rows and %d classes saved, %d rows printed; want 2, 2, 2", len(saved.Rows), len(saved.Classes), len(printed.Rows))
+	if len(saved.Rows) != 2 || len(saved.Classes) != 2 || len(printed.Rows) != 2 || saved.Runs != 2 {
+		t.Fatalf("%d rows and %d classes saved, %d rows printed; and %d runs a cell; want 2, 2, 2, 2", len(saved.Rows), len(saved.Classes), len(printed.Rows), saved.Runs)
 	}
 	page, err := os.ReadFile(filepath.Join(out, compare.PageFile))
 	if err != nil {
@@ -100,10 +102,24 @@ func checkCell(t *testing.T, out, page, lock string, c compare.Cell) {
 		t.Errorf("%s × %s: %+v; want a scenario, a verdict and a page", lock, c.Class, c)
 		return
 	}
-	if _, err := os.Stat(filepath.Join(out, filepath.FromSlash(c.Page))); err != nil {
-		t.Errorf("%s × %s: %v", lock, c.Class, err)
+	if len(c.Runs) != 2 || c.Runs[0].Seed == c.Runs[1].Seed {
+		t.Errorf("%s × %s: runs %+v; want two, with seeds of their own", lock, c.Class, c.Runs)
 	}
-	if !strings.Contains(page, `href="`+c.Page+`"`) {
-		t.Errorf("%s × %s: %s does not link %s", lock, c.Class, compare.PageFile, c.Page)
+	pages := []string{c.Page}
+	for _, o := range c.Others {
+		pages = append(pages, o.Page)
+	}
+	for _, r := range c.Runs {
+		if r.Page == "" || r.Text == "" || (len(r.Verdicts) == 0 && r.Verdict != "unknown") {
+			t.Errorf("%s × %s run %d: %+v; want a page and its verdicts", lock, c.Class, r.Run, r)
+		}
+		if _, err := os.Stat(filepath.Join(out, filepath.FromSlash(r.Page))); err != nil {
+			t.Errorf("%s × %s run %d: %v", lock, c.Class, r.Run, err)
+		}
+	}
+	for _, p := range pages {
+		if !strings.Contains(page, `href="`+p+`"`) {
+			t.Errorf("%s × %s: %s does not link %s", lock, c.Class, compare.PageFile, p)
+		}
 	}
 }
