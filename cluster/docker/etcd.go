@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -55,18 +54,10 @@ func (r *dockerRun) StartEtcd(ctx context.Context, _ string, n int) (_ cluster.E
 		peers = append(peers, fmt.Sprintf("%s=http://%s:%d", name, name, dockerEtcdPeerPort))
 	}
 	token := "locklab-" + r.id // a member never joins another run's cluster
-	// The members start at once: each waits for a quorum of the others.
-	set.members = make([]*dockerNode, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i, name := range names {
-		wg.Go(func() {
-			set.members[i], errs[i] = r.etcdMember(ctx, name, image, strings.Join(peers, ","), token)
-		})
-	}
-	wg.Wait()
-	set.members = slices.DeleteFunc(set.members, func(m *dockerNode) bool { return m == nil })
-	if err := errors.Join(errs...); err != nil {
+	set.members, err = startAll(n, func(i int) (*dockerNode, error) {
+		return r.etcdMember(ctx, names[i], image, strings.Join(peers, ","), token)
+	})
+	if err != nil {
 		return nil, err
 	}
 	set.admin, err = clientv3.New(clientv3.Config{Endpoints: set.Endpoints(), DialTimeout: 2 * time.Second, Logger: zap.NewNop()})
@@ -78,11 +69,7 @@ func (r *dockerRun) StartEtcd(ctx context.Context, _ string, n int) (_ cluster.E
 		m.noWipe = errors.New("a restart of an etcd member without its data is not supported (it needs a member remove and add)")
 	}
 	if err := set.awaitLeader(ctx); err != nil {
-		var tails []string
-		for _, m := range set.members {
-			tails = append(tails, m.name+":\n"+m.logTail())
-		}
-		return nil, fmt.Errorf("start etcd: %w; log tails:\n%s", err, strings.Join(tails, "\n"))
+		return nil, fmt.Errorf("start etcd: %w; log tails:\n%s", err, logTails(set.members))
 	}
 	return set, nil
 }
@@ -100,23 +87,7 @@ func (r *dockerRun) etcdMember(ctx context.Context, name, image, peers, token st
 		"--initial-cluster", peers, "--initial-cluster-state", "new", "--initial-cluster-token", token,
 		"--heartbeat-interval", strconv.Itoa(dockerEtcdHeartbeatMS), "--election-timeout", strconv.Itoa(dockerEtcdElectionMS),
 		"--logger", "zap", "--log-outputs", "stderr"}
-	r.mu.Lock()
-	if r.nodes[name] != nil {
-		r.mu.Unlock()
-		return nil, fmt.Errorf("start etcd member %s: a node of that name runs", name)
-	}
-	var err error
-	if m.ip, err = r.hostAddr(name); err == nil {
-		m.hosts, _, err = r.nodeHosts(ctx, cluster.NodeConfig{Name: name})
-	}
-	if err != nil {
-		r.mu.Unlock()
-		return nil, fmt.Errorf("start etcd member %s: %w", name, err)
-	}
-	r.nodes[name] = m
-	r.mu.Unlock()
-	if err := m.create(ctx); err != nil {
-		r.forget(m)
+	if err := r.createNode(ctx, m); err != nil {
 		return nil, fmt.Errorf("start etcd member %s: %w", name, err)
 	}
 	return m, nil

@@ -33,23 +33,9 @@ func (r *dockerRun) StartPostgres(ctx context.Context, _ string) (cluster.Databa
 		args = append(args, "-c", set)
 	}
 	n := &dockerNode{run: r, name: "postgres", image: image, port: dockerPostgresPort, cmd: args, noVolume: true}
-	r.mu.Lock()
-	if r.nodes[n.name] != nil {
-		r.mu.Unlock()
+	if err := r.createNode(ctx, n); errors.Is(err, errNameTaken) {
 		return nil, errors.New("start postgres: one runs already")
-	}
-	n.ip, err = r.hostAddr(n.name)
-	if err == nil {
-		n.hosts, _, err = r.nodeHosts(ctx, cluster.NodeConfig{Name: n.name})
-	}
-	if err != nil {
-		r.mu.Unlock()
-		return nil, fmt.Errorf("start postgres: %w", err)
-	}
-	r.nodes[n.name] = n
-	r.mu.Unlock()
-	if err := n.create(ctx); err != nil {
-		r.forget(n)
+	} else if err != nil {
 		return nil, fmt.Errorf("start postgres: %w", err)
 	}
 	p := &dockerPostgres{node: n, dsn: (&url.URL{Scheme: "postgres", User: url.User("postgres"), Host: n.addr, Path: "/postgres", RawQuery: "sslmode=disable"}).String()}

@@ -241,6 +241,58 @@ func (r *dockerRun) nodeHosts(ctx context.Context, cfg cluster.NodeConfig) ([]st
 	return hosts, pairs, nil
 }
 
+// errNameTaken is a node whose name another node of the run has.
+var errNameTaken = errors.New("a node of that name runs")
+
+// createNode makes n a node of the run, with its address on the run's
+// network and its hosts, and creates its container; a container that
+// cannot be created leaves no node behind.
+func (r *dockerRun) createNode(ctx context.Context, n *dockerNode) error {
+	r.mu.Lock()
+	if r.nodes[n.name] != nil {
+		r.mu.Unlock()
+		return errNameTaken
+	}
+	var err error
+	if n.ip, err = r.hostAddr(n.name); err == nil {
+		n.hosts, _, err = r.nodeHosts(ctx, cluster.NodeConfig{Name: n.name})
+	}
+	if err != nil {
+		r.mu.Unlock()
+		return err
+	}
+	r.nodes[n.name] = n
+	r.mu.Unlock()
+	if err := n.create(ctx); err != nil {
+		r.forget(n)
+		return err
+	}
+	return nil
+}
+
+// startAll starts the n servers of an etcd cluster or a ZooKeeper
+// ensemble at once, the ith by start(i), since each waits for a quorum of
+// the others. It returns those that started, and the others' errors.
+func startAll(n int, start func(i int) (*dockerNode, error)) ([]*dockerNode, error) {
+	nodes := make([]*dockerNode, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { nodes[i], errs[i] = start(i) })
+	}
+	wg.Wait()
+	return slices.DeleteFunc(nodes, func(n *dockerNode) bool { return n == nil }), errors.Join(errs...)
+}
+
+// logTails are the last lines of the nodes' logs, each under its name.
+func logTails(nodes []*dockerNode) string {
+	var tails []string
+	for _, n := range nodes {
+		tails = append(tails, n.name+":\n"+n.logTail())
+	}
+	return strings.Join(tails, "\n")
+}
+
 // forget drops n from the run's nodes.
 func (r *dockerRun) forget(n *dockerNode) {
 	r.mu.Lock()
@@ -312,24 +364,10 @@ func (r *dockerRun) StartMariaDB(ctx context.Context, _ string) (cluster.Databas
 	if err != nil {
 		return nil, err
 	}
-	r.mu.Lock()
 	n := &dockerNode{run: r, name: "mariadb", image: image, port: dockerMariaDBPort, cmd: backendkit.MariaDBInnoDBArgs(), noVolume: true}
-	if r.nodes[n.name] != nil {
-		r.mu.Unlock()
+	if err := r.createNode(ctx, n); errors.Is(err, errNameTaken) {
 		return nil, errors.New("start mariadb: one runs already")
-	}
-	n.ip, err = r.hostAddr(n.name)
-	if err == nil {
-		n.hosts, _, err = r.nodeHosts(ctx, cluster.NodeConfig{Name: n.name})
-	}
-	if err != nil {
-		r.mu.Unlock()
-		return nil, fmt.Errorf("start mariadb: %w", err)
-	}
-	r.nodes[n.name] = n
-	r.mu.Unlock()
-	if err := n.create(ctx); err != nil {
-		r.forget(n)
+	} else if err != nil {
 		return nil, fmt.Errorf("start mariadb: %w", err)
 	}
 	cfg := mysql.NewConfig()

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -67,18 +65,10 @@ func (r *dockerRun) StartZooKeeper(ctx context.Context, _ string, n int) (_ clus
 		peers = append(peers, fmt.Sprintf("server.%d=%s:%d:%d", i+1, name, dockerZooKeeperQuorumPort, dockerZooKeeperElectionPort))
 	}
 	cfg := backendkit.ZooKeeperConfig(dockerDataDir, "0.0.0.0", dockerZooKeeperClientPort, peers)
-	// The servers start at once: each waits for a quorum of the others.
-	set.servers = make([]*dockerNode, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			set.servers[i], errs[i] = r.zooKeeperServer(ctx, i+1, image, cfg)
-		})
-	}
-	wg.Wait()
-	set.servers = slices.DeleteFunc(set.servers, func(s *dockerNode) bool { return s == nil })
-	if err := errors.Join(errs...); err != nil {
+	set.servers, err = startAll(n, func(i int) (*dockerNode, error) {
+		return r.zooKeeperServer(ctx, i+1, image, cfg)
+	})
+	if err != nil {
 		return nil, err
 	}
 	set.admin, _, err = zk.Connect(set.Endpoints(), 10*time.Second, zk.WithLogger(quietZK{}), zk.WithLogInfo(false))
@@ -95,11 +85,7 @@ func (r *dockerRun) StartZooKeeper(ctx context.Context, _ string, n int) (_ clus
 		return "", nil
 	})
 	if err != nil {
-		var tails []string
-		for _, s := range set.servers {
-			tails = append(tails, s.name+":\n"+s.logTail())
-		}
-		return nil, fmt.Errorf("start zookeeper: %w; log tails:\n%s", err, strings.Join(tails, "\n"))
+		return nil, fmt.Errorf("start zookeeper: %w; log tails:\n%s", err, logTails(set.servers))
 	}
 	return set, nil
 }
@@ -123,23 +109,7 @@ func (r *dockerRun) zooKeeperServer(ctx context.Context, id int, image, cfg stri
 	s.cmd = append([]string{"-ctl", ":" + strconv.Itoa(dockerInitPort), "-data", dockerDataDir,
 		"-seed", dockerZooKeeperMyID + ":" + dockerDataDir + "/myid", "--", "/usr/bin/java"},
 		backendkit.ZooKeeperJVMArgs(dockerZooKeeperClassPath, dockerZooKeeperConf)...)
-	r.mu.Lock()
-	if r.nodes[name] != nil {
-		r.mu.Unlock()
-		return nil, fmt.Errorf("start zookeeper server %s: a node of that name runs", name)
-	}
-	var err error
-	if s.ip, err = r.hostAddr(name); err == nil {
-		s.hosts, _, err = r.nodeHosts(ctx, cluster.NodeConfig{Name: name})
-	}
-	if err != nil {
-		r.mu.Unlock()
-		return nil, fmt.Errorf("start zookeeper server %s: %w", name, err)
-	}
-	r.nodes[name] = s
-	r.mu.Unlock()
-	if err := s.create(ctx); err != nil {
-		r.forget(s)
+	if err := r.createNode(ctx, s); err != nil {
 		return nil, fmt.Errorf("start zookeeper server %s: %w", name, err)
 	}
 	return s, nil

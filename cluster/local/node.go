@@ -9,13 +9,9 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -36,22 +32,13 @@ const (
 // Process is one redis-server process on 127.0.0.1: the local backend's Node.
 // Its methods may be called from several goroutines.
 type Process struct {
-	name   string
-	dir    string // Dir/Name: the node's data files and its log
+	// Its directory, Dir/Name, holds the node's data files and its log.
+	*proc.Member
 	server string
 	port   int
 	addr   string
 	args   []string
 	admin  *redis.Client
-	// stablePort says port came from network.StablePort, which Stop gives
-	// back.
-	stablePort bool
-
-	// mu serializes the lifecycle (start, kill, pause, stop); proc is also read
-	// without it so that Running does not wait for a restart in progress.
-	mu      sync.Mutex
-	proc    atomic.Pointer[proc.Process]
-	stopped bool
 }
 
 // StartProcess starts redis-server as cfg says and returns once it answers PING.
@@ -71,17 +58,16 @@ func StartProcess(ctx context.Context, cfg cluster.NodeConfig) (*Process, error)
 		}
 	}
 	n := &Process{
-		name:   cfg.Name,
-		dir:    filepath.Join(cfg.Dir, cfg.Name),
+		Member: proc.NewMember("node", cfg.Name, filepath.Join(cfg.Dir, cfg.Name), nodeLogName),
 		server: server,
 		args:   append([]string{"--bind", "127.0.0.1"}, cfg.ServerArgs()...),
 	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
-		return nil, fmt.Errorf("start node %s: %w", n.name, err)
+		return nil, fmt.Errorf("start node %s: %w", cfg.Name, err)
 	}
 	// Mkdir, not MkdirAll: two nodes sharing a directory would read each other's data.
-	if err := os.Mkdir(n.dir, 0o755); err != nil {
-		return nil, fmt.Errorf("start node %s: %w", n.name, err)
+	if err := os.Mkdir(n.Dir(), 0o755); err != nil {
+		return nil, fmt.Errorf("start node %s: %w", cfg.Name, err)
 	}
 
 	for trial := 1; ; trial++ {
@@ -90,14 +76,17 @@ func StartProcess(ctx context.Context, cfg cluster.NodeConfig) (*Process, error)
 			// A restart rebinds the port: keep it out of the ephemeral range.
 			port, err := network.StablePort()
 			if err != nil {
-				os.RemoveAll(n.dir)
-				return nil, fmt.Errorf("start node %s: %w", n.name, err)
+				os.RemoveAll(n.Dir())
+				return nil, fmt.Errorf("start node %s: %w", cfg.Name, err)
 			}
-			n.port, n.stablePort = port, true
+			n.port = port
 		}
 		n.addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(n.port))
 		err := n.start(ctx)
 		if err == nil {
+			if cfg.Port == 0 {
+				n.HoldPort(n.port)
+			}
 			break
 		}
 		if cfg.Port == 0 {
@@ -107,7 +96,7 @@ func StartProcess(ctx context.Context, cfg cluster.NodeConfig) (*Process, error)
 		if cfg.Port == 0 && errors.Is(err, proc.ErrPortTaken) && trial < proc.PortTrials {
 			continue
 		}
-		os.RemoveAll(n.dir)
+		os.RemoveAll(n.Dir())
 		return nil, err
 	}
 	n.admin = redis.NewClient(&redis.Options{
@@ -120,9 +109,6 @@ func StartProcess(ctx context.Context, cfg cluster.NodeConfig) (*Process, error)
 	return n, nil
 }
 
-// Name returns the node's name from its NodeConfig.
-func (n *Process) Name() string { return n.name }
-
 // Addr returns "127.0.0.1:port"; it stays the same across restarts.
 func (n *Process) Addr() string { return n.addr }
 
@@ -133,102 +119,41 @@ func (n *Process) Port() int { return n.port }
 // (setup, PTTL, FLUSHALL). It reconnects by itself after a restart.
 func (n *Process) Admin() *redis.Client { return n.admin }
 
-// Running reports whether the node's process is alive; a paused node is running.
-func (n *Process) Running() bool {
-	p := n.proc.Load()
-	return p != nil && !p.Exited()
-}
-
-// Kill sends SIGKILL and waits for the process to exit: a real crash, with no
-// shutdown save. Killing a node that is not running does nothing.
-func (n *Process) Kill() error {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.kill()
-}
-
 // Restart starts the node again on the same port, killing it first if it still runs.
 // With keepData false the node's data files are deleted first, as if its disk were lost.
 func (n *Process) Restart(ctx context.Context, keepData bool) error {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.stopped {
-		return fmt.Errorf("restart node %s: node is stopped", n.name)
-	}
-	if err := n.kill(); err != nil {
-		return err
-	}
-	if !keepData {
-		if err := n.removeData(); err != nil {
-			return fmt.Errorf("restart node %s: %w", n.name, err)
+	return n.Member.Restart(func() error {
+		if !keepData {
+			if err := n.removeData(); err != nil {
+				return fmt.Errorf("restart node %s: %w", n.Name(), err)
+			}
 		}
-	}
-	if err := n.start(ctx); err != nil {
-		return err
-	}
-	// Commands that failed while the node was down may have tripped the pool's dial
-	// circuit breaker, which would fail Admin for up to a second after we return.
-	if err := backendkit.WaitAdmin(ctx, n.admin); err != nil {
-		return fmt.Errorf("restart node %s: admin client: %w", n.name, err)
-	}
-	return nil
-}
-
-// Pause stops the process with SIGSTOP: it keeps its connections but answers nothing
-// until Resume.
-func (n *Process) Pause() error {
-	return n.signal("pause", syscall.SIGSTOP)
-}
-
-// Resume continues a paused process with SIGCONT.
-func (n *Process) Resume() error {
-	return n.signal("resume", syscall.SIGCONT)
+		if err := n.start(ctx); err != nil {
+			return err
+		}
+		// Commands that failed while the node was down may have tripped the pool's dial
+		// circuit breaker, which would fail Admin for up to a second after we return.
+		if err := backendkit.WaitAdmin(ctx, n.admin); err != nil {
+			return fmt.Errorf("restart node %s: admin client: %w", n.Name(), err)
+		}
+		return nil
+	})
 }
 
 // Stop kills the node, closes Admin and removes the node's directory.
 // It can be called more than once, after Kill, and on a paused node.
 func (n *Process) Stop() error {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.stopped {
-		return nil
-	}
-	if err := n.kill(); err != nil {
-		return err
-	}
-	n.stopped = true
-	if n.stablePort {
-		network.ReleasePort(n.port)
-	}
-	// The server is gone; errors from closing connections to it tell nothing.
+	err := n.Member.Stop()
+	// The server is gone; errors from closing connections to it, or from
+	// closing Admin twice, tell nothing.
 	_ = n.admin.Close()
-	if err := os.RemoveAll(n.dir); err != nil {
-		return fmt.Errorf("stop node %s: %w", n.name, err)
-	}
-	return nil
-}
-
-func (n *Process) signal(verb string, sig syscall.Signal) error {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if err := n.proc.Load().Signal(sig); err != nil {
-		return fmt.Errorf("%s node %s: %w", verb, n.name, err)
-	}
-	return nil
-}
-
-// kill is Kill with n.mu held.
-func (n *Process) kill() error {
-	if err := n.proc.Load().Kill(); err != nil {
-		return fmt.Errorf("kill node %s: %w", n.name, err)
-	}
-	return nil
+	return err
 }
 
 // removeData deletes everything in the node's directory except the log, which
 // tells the story of every run.
 func (n *Process) removeData() error {
-	entries, err := os.ReadDir(n.dir)
+	entries, err := os.ReadDir(n.Dir())
 	if err != nil {
 		return err
 	}
@@ -236,74 +161,33 @@ func (n *Process) removeData() error {
 		if e.Name() == nodeLogName {
 			continue
 		}
-		if err := os.RemoveAll(filepath.Join(n.dir, e.Name())); err != nil {
+		if err := os.RemoveAll(filepath.Join(n.Dir(), e.Name())); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// How often, and how far apart, a start tries again to exec a server that
-// is "text file busy".
-const (
-	busyTries = 50
-	busyWait  = 10 * time.Millisecond
-)
-
 // start runs redis-server once on n.port and waits until it answers PING.
 // On failure nothing is left running and the error carries the log tail.
 func (n *Process) start(ctx context.Context) error {
-	logPath := filepath.Join(n.dir, nodeLogName)
-	// One log for all runs of the node; stdout is where redis-server logs by
-	// default, and stderr catches what it prints before it gets that far.
-	logFile, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	logStart, err := n.Spawn(nil, n.server, append([]string{"--port", strconv.Itoa(n.port), "--dir", n.Dir()}, n.args...)...)
 	if err != nil {
-		return fmt.Errorf("start node %s: %w", n.name, err)
+		return err
 	}
-	info, err := logFile.Stat()
-	if err != nil {
-		logFile.Close()
-		return fmt.Errorf("start node %s: %w", n.name, err)
-	}
-	logStart := info.Size()
-
-	var cmd *exec.Cmd
-	for try := 1; ; try++ {
-		// Not exec.CommandContext: the node must outlive ctx, which bounds only the start.
-		cmd = exec.Command(n.server, append([]string{"--port", strconv.Itoa(n.port), "--dir", n.dir}, n.args...)...)
-		cmd.Dir = n.dir
-		cmd.Stdout = logFile
-		cmd.Stderr = logFile
-		proc.Prepare(cmd)
-		err = cmd.Start()
-		// A script just written (a Sentinel's) is "text file busy" to exec
-		// while a fork elsewhere in this process still holds its write
-		// descriptor, as when runs or nodes start at once; that fork execs
-		// or exits within milliseconds (golang/go#22315).
-		if !errors.Is(err, syscall.ETXTBSY) || try == busyTries {
-			break
-		}
-		time.Sleep(busyWait)
-	}
-	logFile.Close() // the child has its own copy
-	if err != nil {
-		return fmt.Errorf("start node %s: %w", n.name, err)
-	}
-	p := proc.Watch(cmd)
-	n.proc.Store(p)
-
+	p := n.Process()
 	err = waitNodeReady(ctx, n.addr, p)
 	if err == nil {
 		return nil
 	}
-	if kerr := n.kill(); kerr != nil {
-		return errors.Join(err, kerr)
+	if kerr := p.Kill(); kerr != nil {
+		return errors.Join(err, fmt.Errorf("kill node %s: %w", n.Name(), kerr))
 	}
-	tail := proc.LogTail(logPath, logStart, nodeLogTailLines)
+	tail := proc.LogTail(n.LogPath(), logStart, nodeLogTailLines)
 	if strings.Contains(tail, "Address already in use") {
 		err = fmt.Errorf("%w (%w)", err, proc.ErrPortTaken)
 	}
-	return fmt.Errorf("start node %s on port %d: %w; log tail:\n%s", n.name, n.port, err, tail)
+	return fmt.Errorf("start node %s on port %d: %w; log tail:\n%s", n.Name(), n.port, err, tail)
 }
 
 // waitNodeReady polls until the server of p answers PING on addr, p exits, or

@@ -215,7 +215,7 @@ func TestNodeStop(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			n := startTestNode(t, cluster.NodeConfig{Persistence: cluster.AOFEverySec})
-			pid := n.proc.Load().Pid
+			pid := n.Process().Pid
 			if err := tt.before(n); err != nil {
 				t.Fatal(err)
 			}
@@ -223,7 +223,7 @@ func TestNodeStop(t *testing.T) {
 			if err := n.Stop(); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := os.Stat(n.dir); !errors.Is(err, os.ErrNotExist) {
+			if _, err := os.Stat(n.Dir()); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("node directory after Stop: %v, want it gone", err)
 			}
 			if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {

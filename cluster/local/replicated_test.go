@@ -44,7 +44,7 @@ func TestReplicatedClose(t *testing.T) {
 		if !ok {
 			t.Fatalf("node %s is a %T, not a local process", n.Name(), n)
 		}
-		pids = append(pids, p.proc.Load().Pid)
+		pids = append(pids, p.Process().Pid)
 	}
 	if err := r.Close(); err != nil {
 		t.Fatal(err)

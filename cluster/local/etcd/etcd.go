@@ -14,8 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -90,26 +88,28 @@ func Start(ctx context.Context, dir string, n int) (_ *Cluster, err error) {
 	// connection.
 	var peers []string
 	for i := range n {
-		m := &Member{name: fmt.Sprintf("e%d", i+1), server: server}
+		name := fmt.Sprintf("e%d", i+1)
+		m := &Member{Member: proc.NewMember("etcd member", name, filepath.Join(dir, name), etcdLogName), server: server}
 		c.members = append(c.members, m)
-		if m.clientPort, err = network.StablePort(); err != nil {
+		for _, p := range []*int{&m.clientPort, &m.peerPort} {
+			if *p, err = network.StablePort(); err != nil {
+				return nil, fmt.Errorf("start etcd: %w", err)
+			}
+			m.HoldPort(*p)
+		}
+		if err := os.Mkdir(m.Dir(), 0o700); err != nil {
 			return nil, fmt.Errorf("start etcd: %w", err)
 		}
-		if m.peerPort, err = network.StablePort(); err != nil {
-			return nil, fmt.Errorf("start etcd: %w", err)
-		}
-		m.dir = filepath.Join(dir, m.name)
-		if err := os.Mkdir(m.dir, 0o700); err != nil {
-			return nil, fmt.Errorf("start etcd: %w", err)
-		}
-		peers = append(peers, fmt.Sprintf("%s=http://127.0.0.1:%d", m.name, m.peerPort))
+		peers = append(peers, fmt.Sprintf("%s=http://127.0.0.1:%d", name, m.peerPort))
 	}
 	// A token of this run's own, so that a member can never join a cluster
 	// of another run that reused a port.
 	token := fmt.Sprintf("locklab-%d-%d", os.Getpid(), time.Now().UnixNano())
 	for _, m := range c.members {
+		// Not waited for: a member alone cannot serve, it waits for a quorum
+		// of its peers.
 		m.args = m.argsFor(strings.Join(peers, ","), token)
-		if err := m.spawn(); err != nil {
+		if _, err := m.Spawn(nil, m.server, m.args...); err != nil {
 			return nil, err
 		}
 	}
@@ -128,8 +128,8 @@ func Start(ctx context.Context, dir string, n int) (_ *Cluster, err error) {
 func (c *Cluster) waitLeader(ctx context.Context) error {
 	err := backendkit.PollUntil(ctx, "etcd leader", func(ctx context.Context) (string, error) {
 		for _, m := range c.members {
-			if p := m.proc.Load(); p == nil || p.Exited() {
-				return "", fmt.Errorf("etcd member %s exited", m.name)
+			if !m.Running() {
+				return "", fmt.Errorf("etcd member %s exited", m.Name())
 			}
 		}
 		if _, _, err := cluster.EtcdLeader(ctx, c); err != nil {
@@ -142,7 +142,7 @@ func (c *Cluster) waitLeader(ctx context.Context) error {
 	}
 	var tails []string
 	for _, m := range c.members {
-		tails = append(tails, m.name+":\n"+proc.LogTail(m.logPath(), 0, logTailLines))
+		tails = append(tails, m.Name()+":\n"+proc.LogTail(m.LogPath(), 0, logTailLines))
 	}
 	return fmt.Errorf("start etcd: %w; log tails:\n%s", err, strings.Join(tails, "\n"))
 }
@@ -183,19 +183,15 @@ func (c *Cluster) Stop() error {
 	return c.err
 }
 
-// Member is one etcd process of an Cluster: a cluster.Node whose
-// Admin is nil. Its methods may be called from several goroutines.
+// Member is one etcd process of a Cluster: a cluster.Node whose Admin is
+// nil. Its methods may be called from several goroutines.
 type Member struct {
-	name       string
-	dir        string // the member's data directory and its log
+	// Its directory holds the member's data and its log.
+	*proc.Member
 	server     string
 	clientPort int
 	peerPort   int
-	args       []string
-
-	mu      sync.Mutex // serializes the lifecycle
-	proc    atomic.Pointer[proc.Process]
-	stopped bool
+	args       []string // its flags, the same at every start
 }
 
 // argsFor are the member's flags in a cluster of peers.
@@ -203,8 +199,8 @@ func (m *Member) argsFor(peers, token string) []string {
 	client := fmt.Sprintf("http://127.0.0.1:%d", m.clientPort)
 	peer := fmt.Sprintf("http://127.0.0.1:%d", m.peerPort)
 	return []string{
-		"--name", m.name,
-		"--data-dir", filepath.Join(m.dir, "data"),
+		"--name", m.Name(),
+		"--data-dir", filepath.Join(m.Dir(), "data"),
 		"--listen-client-urls", client, "--advertise-client-urls", client,
 		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
 		"--initial-cluster", peers, "--initial-cluster-state", "new", "--initial-cluster-token", token,
@@ -212,32 +208,6 @@ func (m *Member) argsFor(peers, token string) []string {
 		"--logger", "zap", "--log-outputs", "stderr",
 	}
 }
-
-func (m *Member) logPath() string { return filepath.Join(m.dir, etcdLogName) }
-
-// spawn starts the member's process; it does not wait for it to serve,
-// since a member alone cannot: it waits for a quorum of its peers.
-func (m *Member) spawn() error {
-	logFile, err := os.OpenFile(m.logPath(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		return fmt.Errorf("start etcd member %s: %w", m.name, err)
-	}
-	defer logFile.Close() // the child has its own copy
-	// Not exec.CommandContext: the member must outlive the start's ctx.
-	cmd := exec.Command(m.server, m.args...)
-	cmd.Dir = m.dir
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	proc.Prepare(cmd)
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start etcd member %s: %w", m.name, err)
-	}
-	p := proc.Watch(cmd)
-	m.proc.Store(p)
-	return nil
-}
-
-// Name is the member's name ("e1").
-func (m *Member) Name() string { return m.name }
 
 // Addr is the member's client address; it stays the same across restarts.
 func (m *Member) Addr() string {
@@ -248,55 +218,33 @@ func (m *Member) Addr() string {
 // its client).
 func (m *Member) Admin() *redis.Client { return nil }
 
-// Running reports whether the member's process is alive; a paused one is.
-func (m *Member) Running() bool {
-	p := m.proc.Load()
-	return p != nil && !p.Exited()
-}
-
-// Kill sends SIGKILL and waits for the process to exit.
-func (m *Member) Kill() error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.kill()
-}
-
-func (m *Member) kill() error {
-	if err := m.proc.Load().Kill(); err != nil {
-		return fmt.Errorf("kill etcd member %s: %w", m.name, err)
-	}
-	return nil
-}
-
 // Restart starts the member again on the same ports with the data it had
 // on disk, and returns once it serves. Without its data it would need to
 // be removed from the cluster and added again as a new member, which no
 // fault does yet: keepData false is an error.
 func (m *Member) Restart(ctx context.Context, keepData bool) error {
 	if !keepData {
-		return fmt.Errorf("restart etcd member %s: a restart without data is not supported (it needs a member remove and add)", m.name)
+		return fmt.Errorf("restart etcd member %s: a restart without data is not supported (it needs a member remove and add)", m.Name())
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.stopped {
-		return fmt.Errorf("restart etcd member %s: stopped", m.name)
-	}
-	if err := m.kill(); err != nil {
-		return err
-	}
-	if err := m.spawn(); err != nil {
-		return err
-	}
-	// Ready when it answers a status request with a leader: it has
-	// rejoined the cluster.
+	return m.Member.Restart(func() error {
+		if _, err := m.Spawn(nil, m.server, m.args...); err != nil {
+			return err
+		}
+		return m.awaitRejoin(ctx)
+	})
+}
+
+// awaitRejoin polls until the member answers a status request with a
+// leader: it has rejoined the cluster.
+func (m *Member) awaitRejoin(ctx context.Context) error {
 	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{m.Addr()}, DialTimeout: time.Second, Logger: zap.NewNop()})
 	if err != nil {
-		return fmt.Errorf("restart etcd member %s: %w", m.name, err)
+		return fmt.Errorf("restart etcd member %s: %w", m.Name(), err)
 	}
 	defer cli.Close()
-	return backendkit.PollUntil(ctx, "etcd member "+m.name+" rejoins", func(ctx context.Context) (string, error) {
-		if p := m.proc.Load(); p.Exited() {
-			return "", fmt.Errorf("exited; log tail:\n%s", proc.LogTail(m.logPath(), 0, logTailLines))
+	return backendkit.PollUntil(ctx, "etcd member "+m.Name()+" rejoins", func(ctx context.Context) (string, error) {
+		if m.Process().Exited() {
+			return "", fmt.Errorf("exited; log tail:\n%s", proc.LogTail(m.LogPath(), 0, logTailLines))
 		}
 		sctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 		defer cancel()
@@ -309,46 +257,6 @@ func (m *Member) Restart(ctx context.Context, keepData bool) error {
 		}
 		return "", nil
 	})
-}
-
-// Pause stops the member with SIGSTOP.
-func (m *Member) Pause() error { return m.signal("pause", syscall.SIGSTOP) }
-
-// Resume continues a paused member with SIGCONT.
-func (m *Member) Resume() error { return m.signal("resume", syscall.SIGCONT) }
-
-func (m *Member) signal(verb string, sig syscall.Signal) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if err := m.proc.Load().Signal(sig); err != nil {
-		return fmt.Errorf("%s etcd member %s: %w", verb, m.name, err)
-	}
-	return nil
-}
-
-// Stop kills the member, gives its ports back and removes its directory;
-// it may be called twice.
-func (m *Member) Stop() error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.stopped {
-		return nil
-	}
-	if err := m.kill(); err != nil {
-		return err
-	}
-	m.stopped = true
-	for _, port := range []int{m.clientPort, m.peerPort} {
-		if port != 0 {
-			network.ReleasePort(port)
-		}
-	}
-	if m.dir != "" {
-		if err := os.RemoveAll(m.dir); err != nil {
-			return fmt.Errorf("stop etcd member %s: %w", m.name, err)
-		}
-	}
-	return nil
 }
 
 // logTailLines is how many lines of a server's log an error quotes.

@@ -14,8 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -113,15 +111,17 @@ func start(ctx context.Context, dir string, n int, java, jar string) (_ *Ensembl
 	// Every server must know every peer's ports before any starts.
 	var peers []string
 	for i := range n {
-		s := &Server{name: fmt.Sprintf("z%d", i+1), id: i + 1, java: java, jar: jar, faketime: libfaketime()}
+		name := fmt.Sprintf("z%d", i+1)
+		s := &Server{Member: proc.NewMember("zookeeper server", name, filepath.Join(dir, name), zkLogName),
+			id: i + 1, java: java, jar: jar, faketime: libfaketime()}
 		e.servers = append(e.servers, s)
 		for _, p := range []*int{&s.clientPort, &s.quorumPort, &s.electionPort} {
 			if *p, err = network.StablePort(); err != nil {
 				return nil, fmt.Errorf("start zookeeper: %w", err)
 			}
+			s.HoldPort(*p)
 		}
-		s.dir = filepath.Join(dir, s.name)
-		if err := os.MkdirAll(filepath.Join(s.dir, "data"), 0o700); err != nil {
+		if err := os.MkdirAll(filepath.Join(s.Dir(), "data"), 0o700); err != nil {
 			return nil, fmt.Errorf("start zookeeper: %w", err)
 		}
 		peers = append(peers, fmt.Sprintf("server.%d=127.0.0.1:%d:%d", s.id, s.quorumPort, s.electionPort))
@@ -155,11 +155,11 @@ func (quietZK) Printf(string, ...any) {}
 func (e *Ensemble) waitLeader(ctx context.Context) error {
 	err := backendkit.PollEvery(ctx, zkPoll, "zookeeper leader", func(ctx context.Context) (string, error) {
 		for _, s := range e.servers {
-			if p := s.proc.Load(); p == nil || p.Exited() {
-				if strings.Contains(proc.LogTail(s.logPath(), 0, zkBindTailLines), "Address already in use") {
-					return "", fmt.Errorf("zookeeper server %s exited: %w", s.name, proc.ErrPortTaken)
+			if !s.Running() {
+				if strings.Contains(proc.LogTail(s.LogPath(), 0, zkBindTailLines), "Address already in use") {
+					return "", fmt.Errorf("zookeeper server %s exited: %w", s.Name(), proc.ErrPortTaken)
 				}
-				return "", fmt.Errorf("zookeeper server %s exited", s.name)
+				return "", fmt.Errorf("zookeeper server %s exited", s.Name())
 			}
 		}
 		if _, _, err := cluster.ZooKeeperLeader(ctx, e); err != nil {
@@ -172,7 +172,7 @@ func (e *Ensemble) waitLeader(ctx context.Context) error {
 	}
 	var tails []string
 	for _, s := range e.servers {
-		tails = append(tails, s.name+":\n"+proc.LogTail(s.logPath(), 0, logTailLines))
+		tails = append(tails, s.Name()+":\n"+proc.LogTail(s.LogPath(), 0, logTailLines))
 	}
 	return fmt.Errorf("start zookeeper: %w; log tails:\n%s", err, strings.Join(tails, "\n"))
 }
@@ -213,42 +213,37 @@ func (e *Ensemble) Stop() error {
 	return e.err
 }
 
-// Server is one ZooKeeper JVM of a Ensemble: a
-// cluster.Node whose Admin is nil. Its methods may be called from several
-// goroutines.
+// Server is one ZooKeeper JVM of an Ensemble: a cluster.Node whose Admin
+// is nil. Its methods may be called from several goroutines.
 type Server struct {
-	name         string
-	id           int    // its myid
-	dir          string // zoo.cfg, the data directory and the log
+	// Its directory holds zoo.cfg, the data directory and the log.
+	*proc.Member
+	id           int // its myid
 	java, jar    string
 	clientPort   int
 	quorumPort   int
 	electionPort int
-
-	mu      sync.Mutex // serializes the lifecycle
-	proc    atomic.Pointer[proc.Process]
-	stopped bool
 	// faketime is libfaketime's path, "" where it is not installed: the
 	// server's wall clock can then not be moved.
 	faketime string
-	clock    time.Duration // the wall clock's offset from the real one
+
+	clockMu sync.Mutex    // serializes the clock's changes and its file's writes
+	clock   time.Duration // the wall clock's offset from the real one
 }
 
 // writeConfig writes the server's zoo.cfg and myid for an ensemble of
 // peers, with the settings of both backends (backendkit.ZooKeeperConfig).
 func (s *Server) writeConfig(peers []string) error {
-	data := filepath.Join(s.dir, "data")
+	data := filepath.Join(s.Dir(), "data")
 	cfg := backendkit.ZooKeeperConfig(data, "127.0.0.1", s.clientPort, peers)
-	if err := os.WriteFile(filepath.Join(s.dir, "zoo.cfg"), []byte(cfg), 0o600); err != nil {
-		return fmt.Errorf("start zookeeper server %s: %w", s.name, err)
+	if err := os.WriteFile(filepath.Join(s.Dir(), "zoo.cfg"), []byte(cfg), 0o600); err != nil {
+		return fmt.Errorf("start zookeeper server %s: %w", s.Name(), err)
 	}
 	if err := os.WriteFile(filepath.Join(data, "myid"), []byte(strconv.Itoa(s.id)+"\n"), 0o600); err != nil {
-		return fmt.Errorf("start zookeeper server %s: %w", s.name, err)
+		return fmt.Errorf("start zookeeper server %s: %w", s.Name(), err)
 	}
 	return nil
 }
-
-func (s *Server) logPath() string { return filepath.Join(s.dir, zkLogName) }
 
 // jvmArgs start QuorumPeerMain as both backends do
 // (backendkit.ZooKeeperJVMArgs), with the logger's jar where present.
@@ -257,38 +252,25 @@ func (s *Server) jvmArgs() []string {
 	if _, err := os.Stat(zkLoggerJar); err == nil {
 		cp += string(os.PathListSeparator) + zkLoggerJar
 	}
-	return backendkit.ZooKeeperJVMArgs(cp, filepath.Join(s.dir, "zoo.cfg"))
+	return backendkit.ZooKeeperJVMArgs(cp, filepath.Join(s.Dir(), "zoo.cfg"))
 }
 
 // spawn starts the server's JVM; it does not wait for it to serve, since a
 // server alone cannot: it waits for a quorum of its peers.
 func (s *Server) spawn() error {
-	logFile, err := os.OpenFile(s.logPath(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		return fmt.Errorf("start zookeeper server %s: %w", s.name, err)
-	}
-	defer logFile.Close() // the child has its own copy
-	// Not exec.CommandContext: the server must outlive the start's ctx.
-	cmd := exec.Command(s.java, s.jvmArgs()...)
-	cmd.Dir = s.dir
-	cmd.Stdout, cmd.Stderr = logFile, logFile
+	var env []string
 	if s.faketime != "" {
-		if err := s.writeClock(); err != nil {
-			return fmt.Errorf("start zookeeper server %s: %w", s.name, err)
+		s.clockMu.Lock()
+		err := s.writeClock()
+		s.clockMu.Unlock()
+		if err != nil {
+			return fmt.Errorf("start zookeeper server %s: %w", s.Name(), err)
 		}
-		cmd.Env = append(os.Environ(), faketimeEnv(s.faketime, filepath.Join(s.dir, zkClockName))...)
+		env = append(os.Environ(), faketimeEnv(s.faketime, filepath.Join(s.Dir(), zkClockName))...)
 	}
-	proc.Prepare(cmd)
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start zookeeper server %s: %w", s.name, err)
-	}
-	p := proc.Watch(cmd)
-	s.proc.Store(p)
-	return nil
+	_, err := s.Spawn(env, s.java, s.jvmArgs()...)
+	return err
 }
-
-// Name is the server's name ("z1").
-func (s *Server) Name() string { return s.name }
 
 // Addr is the server's client address; it stays the same across restarts.
 func (s *Server) Addr() string {
@@ -299,50 +281,29 @@ func (s *Server) Addr() string {
 // is its session).
 func (s *Server) Admin() *redis.Client { return nil }
 
-// Running reports whether the server's process is alive; a paused one is.
-func (s *Server) Running() bool {
-	p := s.proc.Load()
-	return p != nil && !p.Exited()
-}
-
-// Kill sends SIGKILL and waits for the process to exit.
-func (s *Server) Kill() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.kill()
-}
-
-func (s *Server) kill() error {
-	if err := s.proc.Load().Kill(); err != nil {
-		return fmt.Errorf("kill zookeeper server %s: %w", s.name, err)
-	}
-	return nil
-}
-
 // Restart starts the server again on the same ports, with the data it had
 // on disk or without (it then takes a snapshot from the leader as it
 // rejoins), and returns once it serves as leader or follower.
 func (s *Server) Restart(ctx context.Context, keepData bool) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.stopped {
-		return fmt.Errorf("restart zookeeper server %s: stopped", s.name)
-	}
-	if err := s.kill(); err != nil {
-		return err
-	}
-	if !keepData {
-		// myid stays: it names the server in the ensemble.
-		if err := os.RemoveAll(filepath.Join(s.dir, "data", "version-2")); err != nil {
-			return fmt.Errorf("restart zookeeper server %s: %w", s.name, err)
+	return s.Member.Restart(func() error {
+		if !keepData {
+			// myid stays: it names the server in the ensemble.
+			if err := os.RemoveAll(filepath.Join(s.Dir(), "data", "version-2")); err != nil {
+				return fmt.Errorf("restart zookeeper server %s: %w", s.Name(), err)
+			}
 		}
-	}
-	if err := s.spawn(); err != nil {
-		return err
-	}
-	return backendkit.PollEvery(ctx, zkPoll, "zookeeper server "+s.name+" rejoins", func(ctx context.Context) (string, error) {
-		if p := s.proc.Load(); p.Exited() {
-			return "", fmt.Errorf("exited; log tail:\n%s", proc.LogTail(s.logPath(), 0, logTailLines))
+		if err := s.spawn(); err != nil {
+			return err
+		}
+		return s.awaitRejoin(ctx)
+	})
+}
+
+// awaitRejoin polls until the server serves as leader or follower.
+func (s *Server) awaitRejoin(ctx context.Context) error {
+	return backendkit.PollEvery(ctx, zkPoll, "zookeeper server "+s.Name()+" rejoins", func(ctx context.Context) (string, error) {
+		if s.Process().Exited() {
+			return "", fmt.Errorf("exited; log tail:\n%s", proc.LogTail(s.LogPath(), 0, logTailLines))
 		}
 		mode, err := cluster.ZooKeeperMode(ctx, s.Addr())
 		if err != nil {
@@ -361,23 +322,22 @@ func (s *Server) Restart(ctx context.Context, keepData bool) error {
 // leaves the monotonic clock (System.nanoTime) alone, as a clock stepped by
 // NTP does. Without libfaketime it says so.
 func (s *Server) JumpClock(d time.Duration) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.faketime == "" {
-		return fmt.Errorf("jump the clock of zookeeper server %s: libfaketime is not installed (Debian: apt-get install faketime)", s.name)
+		return fmt.Errorf("jump the clock of zookeeper server %s: libfaketime is not installed (Debian: apt-get install faketime)", s.Name())
 	}
+	s.clockMu.Lock()
+	defer s.clockMu.Unlock()
 	s.clock += d
 	if err := s.writeClock(); err != nil {
-		return fmt.Errorf("jump the clock of zookeeper server %s: %w", s.name, err)
+		return fmt.Errorf("jump the clock of zookeeper server %s: %w", s.Name(), err)
 	}
 	return nil
 }
 
 // writeClock writes the clock's offset for libfaketime, through a rename,
-// so that it never reads a half-written file. Called with s.mu held, or
-// before s is shared.
+// so that it never reads a half-written file. Called with s.clockMu held.
 func (s *Server) writeClock() error {
-	path := filepath.Join(s.dir, zkClockName)
+	path := filepath.Join(s.Dir(), zkClockName)
 	if err := os.WriteFile(path+".new", []byte(fmt.Sprintf("%+.6f\n", s.clock.Seconds())), 0o644); err != nil {
 		return err
 	}
@@ -406,46 +366,6 @@ func libfaketime() string {
 func faketimeEnv(lib, file string) []string {
 	return []string{"LD_PRELOAD=" + lib, "FAKETIME_TIMESTAMP_FILE=" + file, "FAKETIME_NO_CACHE=1",
 		"FAKETIME_DONT_FAKE_MONOTONIC=1", "FAKETIME_FORCE_MONOTONIC_FIX=0"}
-}
-
-// Pause stops the server with SIGSTOP.
-func (s *Server) Pause() error { return s.signal("pause", syscall.SIGSTOP) }
-
-// Resume continues a paused server with SIGCONT.
-func (s *Server) Resume() error { return s.signal("resume", syscall.SIGCONT) }
-
-func (s *Server) signal(verb string, sig syscall.Signal) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.proc.Load().Signal(sig); err != nil {
-		return fmt.Errorf("%s zookeeper server %s: %w", verb, s.name, err)
-	}
-	return nil
-}
-
-// Stop kills the server, gives its ports back and removes its directory;
-// it may be called twice.
-func (s *Server) Stop() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.stopped {
-		return nil
-	}
-	if err := s.kill(); err != nil {
-		return err
-	}
-	s.stopped = true
-	for _, port := range []int{s.clientPort, s.quorumPort, s.electionPort} {
-		if port != 0 {
-			network.ReleasePort(port)
-		}
-	}
-	if s.dir != "" {
-		if err := os.RemoveAll(s.dir); err != nil {
-			return fmt.Errorf("stop zookeeper server %s: %w", s.name, err)
-		}
-	}
-	return nil
 }
 
 // logTailLines is how many lines of a server's log an error quotes.
