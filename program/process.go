@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/local/proc"
 	"github.com/locklab/locklab/harness"
 )
 
@@ -83,7 +84,7 @@ func start(c *harness.Client, command string) (*process, error) {
 		dir.Remove()
 	}
 	env := append(os.Environ(), environment(c, p.relay)...)
-	if lib := libfaketime(); lib != "" {
+	if lib := proc.Libfaketime(); lib != "" {
 		sweepShm()
 		p.clock = filepath.Join(dir.Path(), "clock")
 		if err := p.SetClock(0); err != nil {

@@ -42,10 +42,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/locklab/locklab/cluster/local/proc"
 	"github.com/locklab/locklab/harness"
 )
 
@@ -209,23 +209,8 @@ func (s *lease) Release(ctx context.Context) error {
 // Token is the fencing token the program gave, 0 for none.
 func (s *lease) Token() uint64 { return s.token }
 
-// libfaketime is the path of Debian's libfaketime, or "" when it is not
-// installed.
-func libfaketime() string {
-	if p := os.Getenv("LOCKLAB_LIBFAKETIME"); p != "" {
-		return p
-	}
-	for _, pattern := range []string{"/usr/lib/*/faketime/libfaketime.so.1", "/usr/lib/faketime/libfaketime.so.1",
-		"/usr/local/lib/faketime/libfaketime.so.1"} {
-		if m, _ := filepath.Glob(pattern); len(m) > 0 {
-			return m[0]
-		}
-	}
-	return ""
-}
-
 // HasLibfaketime reports whether a program's clock can be skewed here.
-func HasLibfaketime() bool { return libfaketime() != "" }
+func HasLibfaketime() bool { return proc.Libfaketime() != "" }
 
 // preload makes libfaketime take the wall clock from file, read again at
 // every clock reading. The monotonic clock is left alone: a skewed wall

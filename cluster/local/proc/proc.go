@@ -95,6 +95,22 @@ const (
 	reapPoll = 5 * time.Millisecond
 )
 
+// Libfaketime is the path of libfaketime ($LOCKLAB_LIBFAKETIME, else where
+// Debian and a local build put it), "" where it is not installed: what a
+// lock program and a ZooKeeper server run under to move their wall clock.
+func Libfaketime() string {
+	if p := os.Getenv("LOCKLAB_LIBFAKETIME"); p != "" {
+		return p
+	}
+	for _, pattern := range []string{"/usr/lib/*/faketime/libfaketime.so.1", "/usr/lib/faketime/libfaketime.so.1",
+		"/usr/local/lib/faketime/libfaketime.so.1"} {
+		if m, _ := filepath.Glob(pattern); len(m) > 0 {
+			return m[0]
+		}
+	}
+	return ""
+}
+
 // FindProgram returns the absolute path of the first of names found in dir,
 // or on PATH when dir is "".
 func FindProgram(dir string, names ...string) (string, bool) {

@@ -113,7 +113,7 @@ func start(ctx context.Context, dir string, n int, java, jar string) (_ *Ensembl
 	for i := range n {
 		name := fmt.Sprintf("z%d", i+1)
 		s := &Server{Member: proc.NewMember("zookeeper server", name, filepath.Join(dir, name), zkLogName),
-			id: i + 1, java: java, jar: jar, faketime: libfaketime()}
+			id: i + 1, java: java, jar: jar, faketime: proc.Libfaketime()}
 		e.servers = append(e.servers, s)
 		for _, p := range []*int{&s.clientPort, &s.quorumPort, &s.electionPort} {
 			if *p, err = network.StablePort(); err != nil {
@@ -342,22 +342,6 @@ func (s *Server) writeClock() error {
 		return err
 	}
 	return os.Rename(path+".new", path)
-}
-
-// libfaketime is the path of libfaketime ($LOCKLAB_LIBFAKETIME, else
-// Debian's), "" where it is not installed; the program package looks for
-// it in the same places.
-func libfaketime() string {
-	if p := os.Getenv("LOCKLAB_LIBFAKETIME"); p != "" {
-		return p
-	}
-	for _, pattern := range []string{"/usr/lib/*/faketime/libfaketime.so.1", "/usr/lib/faketime/libfaketime.so.1",
-		"/usr/local/lib/faketime/libfaketime.so.1"} {
-		if m, _ := filepath.Glob(pattern); len(m) > 0 {
-			return m[0]
-		}
-	}
-	return ""
 }
 
 // faketimeEnv preloads libfaketime at lib with its wall clock offset read
