@@ -24,8 +24,10 @@ import (
 // long as the holder's session, and the Lock never tells its holder that
 // the session expired (samuel/go-zookeeper#20): a holder paused past its
 // session timeout still believes it holds the lock. Fenced, it treats a
-// lost session as a lost lock and carries its node's creation zxid
-// (Czxid), which grows with every holder, as a fencing token.
+// lost session as a lost lock, carries its node's creation zxid (Czxid),
+// which grows with every holder, as a fencing token, and tries an unlock
+// again when a leader change lost it: the recipe's Unlock gives up, and
+// its node, with the lock, then lives as long as the session.
 type ZKLock struct {
 	c      *harness.Client
 	fenced bool
@@ -181,7 +183,7 @@ func seq(name string) int {
 // when its session changed or expired, or heard nothing from any server
 // for a session timeout (the servers may have expired it meanwhile): the
 // node is deleted all the same, in case the session lives on.
-func (l *zkLease) Release(context.Context) error {
+func (l *zkLease) Release(ctx context.Context) error {
 	lost := ""
 	switch {
 	case l.session == 0:
@@ -191,6 +193,19 @@ func (l *zkLease) Release(context.Context) error {
 		lost = fmt.Sprintf("its session heard nothing for %s, past its timeout", l.c.ZooKeeperSilence().Round(time.Millisecond))
 	}
 	err := l.lock.Unlock()
+	if l.session != 0 && lost == "" {
+		// Seen in check compare: a delete sent as the leader died failed
+		// with "could not connect to a server", and a fresh client waited
+		// 3.5 s in vain behind the node of a session that lived on.
+		for start := time.Now(); unlockLost(err) && time.Since(start) < l.c.Timeout(); {
+			if l.c.Sleep(ctx, 50*time.Millisecond) != nil {
+				break // crashed: its session ends with it
+			}
+			if err = l.lock.Unlock(); errors.Is(err, zk.ErrNoNode) && l.conn.SessionID() == l.session {
+				err = nil // the lost delete did reach the server
+			}
+		}
+	}
 	switch {
 	case lost != "":
 		return fmt.Errorf("%w: %s", harness.ErrNotHeld, lost)
@@ -200,6 +215,13 @@ func (l *zkLease) Release(context.Context) error {
 		return fmt.Errorf("%w: %w", harness.ErrNotHeld, err)
 	}
 	return fmt.Errorf("zk unlock: %w", err)
+}
+
+// unlockLost reports whether an unlock failed on the way to the server, so
+// that its node may still be there: any error but the node or its session
+// being gone.
+func unlockLost(err error) bool {
+	return err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrSessionExpired) && !errors.Is(err, zk.ErrNotLocked)
 }
 
 // Token is the holder's node's Czxid when fenced, else 0 (no fencing).
