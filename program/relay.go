@@ -88,13 +88,22 @@ func (r *relay) accept(ln net.Listener, up string, node int) {
 		go func() {
 			defer r.wg.Done()
 			defer r.untrack(down)
+			upConn, err := net.DialTimeout("tcp", up, r.timeout)
+			if err != nil {
+				return // the link refused: the program sees its connection closed
+			}
+			if !r.track(upConn) {
+				return
+			}
+			defer r.untrack(upConn)
+			in, out := bufio.NewReaderSize(down, 64<<10), bufio.NewReaderSize(upConn, 64<<10)
 			switch r.proto {
 			case protoPostgres:
-				r.servePG(down, up)
+				r.servePG(down, in, upConn, out)
 			case protoMySQL:
-				r.serveMySQL(down, up)
+				r.serveMySQL(down, in, upConn, out)
 			default:
-				r.serve(down, up, node)
+				r.serve(down, in, upConn, out, node)
 			}
 		}()
 	}
@@ -144,19 +153,11 @@ func (r *relay) close() {
 	r.wg.Wait()
 }
 
-// serve relays one connection of the program to up, command by command:
+// serve relays one connection of the program, down (read through in), to
+// upConn (read through out), its link to the node, command by command:
 // a pipeline's commands wait in the connection, in order, each for the
 // reply of the one before.
-func (r *relay) serve(down net.Conn, up string, node int) {
-	upConn, err := net.DialTimeout("tcp", up, r.timeout)
-	if err != nil {
-		return // the link refused: the program sees its connection closed
-	}
-	if !r.track(upConn) {
-		return
-	}
-	defer r.untrack(upConn)
-	in, out := bufio.NewReaderSize(down, 64<<10), bufio.NewReaderSize(upConn, 64<<10)
+func (r *relay) serve(down net.Conn, in *bufio.Reader, upConn net.Conn, out *bufio.Reader, node int) {
 	for {
 		args, raw, err := readCommand(in)
 		if err != nil {

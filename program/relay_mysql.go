@@ -62,7 +62,7 @@ type myCaps struct {
 	extended uint32 // both sides' MariaDB extended flags; 0 when either is MySQL
 }
 
-// serveMySQL relays one MariaDB connection of the program to up, as serve
+// serveMySQL relays one MariaDB connection of the program to upConn, as serve
 // does Redis's: it passes the handshake and authentication through, then
 // runs each statement the program sends through the client's failpoints,
 // named by its first word as a Go lock's statements are, with every packet
@@ -74,16 +74,7 @@ type myCaps struct {
 // other command (COM_CHANGE_USER, a cursor…) makes the relay a plain pipe
 // for the rest of that connection, striking nothing, as it does after
 // Redis's SUBSCRIBE; so do TLS and compression, which it cannot read.
-func (r *relay) serveMySQL(down net.Conn, up string) {
-	upConn, err := net.DialTimeout("tcp", up, r.timeout)
-	if err != nil {
-		return // the link refused: the program sees its connection closed
-	}
-	if !r.track(upConn) {
-		return
-	}
-	defer r.untrack(upConn)
-	in, out := bufio.NewReaderSize(down, 64<<10), bufio.NewReaderSize(upConn, 64<<10)
+func (r *relay) serveMySQL(down net.Conn, in *bufio.Reader, upConn net.Conn, out *bufio.Reader) {
 	caps, ok := myHandshake(down, in, upConn, out)
 	if !ok {
 		return

@@ -23,7 +23,7 @@ const (
 // bound.
 const pgMaxMessage = 1 << 30
 
-// servePG relays one PostgreSQL connection of the program to up, as serve
+// servePG relays one PostgreSQL connection of the program to upConn, as serve
 // does Redis's: it passes the start-up and authentication through, then
 // runs each simple query ('Q') through the client's failpoints, named by
 // its first word as a Go lock's statements are, with every message of its
@@ -31,16 +31,7 @@ const pgMaxMessage = 1 << 30
 // Execute: prepared statements) pairs no request with one reply: the relay
 // becomes a plain pipe for the rest of that connection, striking nothing,
 // as it does after Redis's SUBSCRIBE; so does an encrypted connection.
-func (r *relay) servePG(down net.Conn, up string) {
-	upConn, err := net.DialTimeout("tcp", up, r.timeout)
-	if err != nil {
-		return // the link refused: the program sees its connection closed
-	}
-	if !r.track(upConn) {
-		return
-	}
-	defer r.untrack(upConn)
-	in, out := bufio.NewReaderSize(down, 64<<10), bufio.NewReaderSize(upConn, 64<<10)
+func (r *relay) servePG(down net.Conn, in *bufio.Reader, upConn net.Conn, out *bufio.Reader) {
 	if !pgStartup(down, in, upConn, out) {
 		return
 	}
