@@ -70,16 +70,7 @@ missing() {
 
 if ! command -v go >/dev/null 2>&1; then
 	echo "deps: Go is not installed: see https://go.dev/doc/install (Go 1.26 or newer)" >&2
-	case $todo in *zookeeper*)
-	cat >&2 <<'MSG'
-deps: ZooKeeper (java and zookeeper.jar) is not installed. Install it, then run make again:
-  Debian/Ubuntu:  sudo apt-get install -y zookeeper
-or point JAVA at a java binary (17 or newer) and ZOOKEEPER_JAR at a ZooKeeper 3.8 server jar
-whose manifest names its dependencies.
-MSG
-	;;
-esac
-exit 1
+	exit 1
 fi
 
 # optional prints the packages that only some tests need, when missing.
