@@ -35,6 +35,24 @@ type Node interface {
 	Stop() error
 }
 
+// NodesOf is ns as Nodes, in order: a server set's Nodes.
+func NodesOf[N Node](ns []N) []Node {
+	nodes := make([]Node, len(ns))
+	for i, n := range ns {
+		nodes[i] = n
+	}
+	return nodes
+}
+
+// Addrs are the addresses of ns, in order: a server set's Endpoints.
+func Addrs[N Node](ns []N) []string {
+	addrs := make([]string, len(ns))
+	for i, n := range ns {
+		addrs[i] = n.Addr()
+	}
+	return addrs
+}
+
 // ClockJumper is a Node whose wall clock can be moved for real, its
 // monotonic clock left as it is, as a clock stepped by NTP or an operator
 // is: a ZooKeeper server on local processes (libfaketime in its JVM). Go

@@ -133,22 +133,10 @@ func (s *dockerEtcd) awaitMember(ctx context.Context, ep string) error {
 }
 
 // Nodes are the members, each a cluster.Node whose Admin is nil.
-func (s *dockerEtcd) Nodes() []cluster.Node {
-	var nodes []cluster.Node
-	for _, m := range s.members {
-		nodes = append(nodes, m)
-	}
-	return nodes
-}
+func (s *dockerEtcd) Nodes() []cluster.Node { return cluster.NodesOf(s.members) }
 
 // Endpoints are the members' published client ports.
-func (s *dockerEtcd) Endpoints() []string {
-	var eps []string
-	for _, m := range s.members {
-		eps = append(eps, m.Addr())
-	}
-	return eps
-}
+func (s *dockerEtcd) Endpoints() []string { return cluster.Addrs(s.members) }
 
 // Admin is a client of every member, past any link.
 func (s *dockerEtcd) Admin() *clientv3.Client { return s.admin }

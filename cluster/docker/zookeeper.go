@@ -147,22 +147,10 @@ type dockerZooKeeper struct {
 }
 
 // Nodes are the servers, each a cluster.Node whose Admin is nil.
-func (s *dockerZooKeeper) Nodes() []cluster.Node {
-	var nodes []cluster.Node
-	for _, n := range s.servers {
-		nodes = append(nodes, n)
-	}
-	return nodes
-}
+func (s *dockerZooKeeper) Nodes() []cluster.Node { return cluster.NodesOf(s.servers) }
 
 // Endpoints are the servers' published client ports.
-func (s *dockerZooKeeper) Endpoints() []string {
-	var eps []string
-	for _, n := range s.servers {
-		eps = append(eps, n.Addr())
-	}
-	return eps
-}
+func (s *dockerZooKeeper) Endpoints() []string { return cluster.Addrs(s.servers) }
 
 // Admin is a session with the ensemble, past any link.
 func (s *dockerZooKeeper) Admin() *zk.Conn { return s.admin }

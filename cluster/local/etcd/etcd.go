@@ -148,22 +148,10 @@ func (c *Cluster) waitLeader(ctx context.Context) error {
 }
 
 // Nodes are the members as cluster nodes.
-func (c *Cluster) Nodes() []cluster.Node {
-	var nodes []cluster.Node
-	for _, m := range c.members {
-		nodes = append(nodes, m)
-	}
-	return nodes
-}
+func (c *Cluster) Nodes() []cluster.Node { return cluster.NodesOf(c.members) }
 
 // Endpoints are the members' client addresses.
-func (c *Cluster) Endpoints() []string {
-	var eps []string
-	for _, m := range c.members {
-		eps = append(eps, m.Addr())
-	}
-	return eps
-}
+func (c *Cluster) Endpoints() []string { return cluster.Addrs(c.members) }
 
 // Admin is a client of every member, past any link.
 func (c *Cluster) Admin() *clientv3.Client { return c.admin }

@@ -178,22 +178,10 @@ func (e *Ensemble) waitLeader(ctx context.Context) error {
 }
 
 // Nodes are the servers as cluster nodes.
-func (e *Ensemble) Nodes() []cluster.Node {
-	var nodes []cluster.Node
-	for _, s := range e.servers {
-		nodes = append(nodes, s)
-	}
-	return nodes
-}
+func (e *Ensemble) Nodes() []cluster.Node { return cluster.NodesOf(e.servers) }
 
 // Endpoints are the servers' client addresses.
-func (e *Ensemble) Endpoints() []string {
-	var eps []string
-	for _, s := range e.servers {
-		eps = append(eps, s.Addr())
-	}
-	return eps
-}
+func (e *Ensemble) Endpoints() []string { return cluster.Addrs(e.servers) }
 
 // Admin is a session with the ensemble, past any link.
 func (e *Ensemble) Admin() *zk.Conn { return e.admin }
