@@ -78,6 +78,28 @@ func TestRun(t *testing.T) {
 		},
 		want: map[string]Verdict{CheckLock: OK, CheckHandover: Slow},
 	}, {
+		name: "slow handovers in which the machine ran the harness late: unknown",
+		ops: []history.Op{
+			acq(0, 0, 1, models.OK), rel(0, 5, 6),
+			acq(1, 2, 300, models.OK), rel(1, 305, 306),
+			acq(2, 2, 600, models.OK), rel(2, 605, 606),
+			acq(3, 2, 900, models.OK), rel(3, 905, 906),
+			endOp(1000, history.End{Initial: 10, Stock: 10, Probe: true, PTTL: -2,
+				Late: []history.Span{{From: 20 * msec, To: 280 * msec}, {From: 320 * msec, To: 580 * msec}, {From: 620 * msec, To: 880 * msec}}}),
+		},
+		want: map[string]Verdict{CheckLock: OK, CheckHandover: Unknown},
+	}, {
+		name: "the machine late outside the handovers excuses none",
+		ops: []history.Op{
+			acq(0, 0, 1, models.OK), rel(0, 5, 6),
+			acq(1, 2, 300, models.OK), rel(1, 305, 306),
+			acq(2, 2, 600, models.OK), rel(2, 605, 606),
+			acq(3, 2, 900, models.OK), rel(3, 905, 906),
+			endOp(1000, history.End{Initial: 10, Stock: 10, Probe: true, PTTL: -2,
+				Late: []history.Span{{From: 906 * msec, To: 990 * msec}, {From: 1 * msec, To: 5 * msec}}}),
+		},
+		want: map[string]Verdict{CheckLock: OK, CheckHandover: Slow},
+	}, {
 		name: "two slow handovers are too few to call the lock slow",
 		ops: []history.Op{
 			acq(0, 0, 1, models.OK), rel(0, 5, 6),

@@ -201,6 +201,17 @@ type End struct {
 	// lock, though the run happened as written: a correct lock kept the
 	// workload from ever reaching it (e.g. it refused every acquire).
 	Unmet []string `json:"unmet,omitempty"`
+	// Late are the stretches of the workload in which the harness's own
+	// timer, asked to wake every few milliseconds, woke late: time the
+	// machine gave to something other than the run. Checkers excuse by
+	// them only what the machine alone could explain.
+	Late []Span `json:"late,omitempty"`
+}
+
+// Span is a stretch of a run's time.
+type Span struct {
+	From time.Duration `json:"from_ns"`
+	To   time.Duration `json:"to_ns"`
 }
 
 // Recorder records operations as they happen, and writes each as one JSON

@@ -258,6 +258,8 @@ func (r *run) execute(ctx context.Context, newLocker harness.NewLocker) error {
 			c.Spoil(fmt.Sprintf("client %d is a lock program, with connections of its own: it cannot share the service's pool of %d", id, r.w.Pool))
 		}
 	}
+	lateSpans := meterLag(runCtx, r.h.Now)
+	defer lateSpans()
 	warm(runCtx, workers...)
 	var wg sync.WaitGroup
 	for id := range workers {
@@ -306,6 +308,7 @@ func (r *run) execute(ctx context.Context, newLocker harness.NewLocker) error {
 	if err := r.readEnd(ctx, end); err != nil {
 		return err
 	}
+	end.Late = lateSpans()
 	r.h.Add(history.Op{Client: -1, Kind: history.KindEnd, Call: r.h.Now(), Return: r.h.Now(), End: end})
 
 	cancel()
