@@ -643,3 +643,46 @@ func TestStablePortSkipsReserved(t *testing.T) {
 		t.Errorf("StablePort handed out %d, which is held", p)
 	}
 }
+
+// BenchmarkPingThroughPlainProxy is the floor any user-space TCP proxy
+// stands on: a bare read-then-write copy of each direction, no toxics, no
+// bookkeeping. A link costs what this costs, less is out of reach.
+func BenchmarkPingThroughPlainProxy(b *testing.B) {
+	node := startTestRedis(b)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			client, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("tcp", node)
+			if err != nil {
+				client.Close()
+				continue
+			}
+			for _, ends := range [][2]net.Conn{{client, up}, {up, client}} {
+				go func() {
+					defer ends[1].Close()
+					buf := make([]byte, pumpBuffer)
+					for {
+						n, err := ends[0].Read(buf)
+						if n > 0 {
+							if _, err := ends[1].Write(buf[:n]); err != nil {
+								return
+							}
+						}
+						if err != nil {
+							return
+						}
+					}
+				}()
+			}
+		}
+	}()
+	benchmarkPing(b, ln.Addr().String())
+}

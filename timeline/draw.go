@@ -175,7 +175,31 @@ func (s *scene) newLanes(v view) viewLanes {
 	// The network has its lane even with no fault in it: a quiet network
 	// is part of what the run says.
 	ls.all = append(ls.all, s.faultLane("network", v))
+	if s.end != nil && len(s.end.Late) > 0 {
+		ls.all = append(ls.all, s.machineLane(v))
+	}
 	return ls
+}
+
+// machineLane draws the stretches in which the machine ran the harness
+// late (the end record's late): what excuses a slow handover, shown so
+// that a reader can weigh it.
+func (s *scene) machineLane(v view) *lane {
+	l := &lane{name: "machine", class: "fault-lane", client: -1}
+	var late time.Duration
+	for _, sp := range s.end.Late {
+		late += sp.To - sp.From
+		if !v.visible(sp.From, sp.To) {
+			continue
+		}
+		x0, x1 := v.clampX(sp.From), v.clampX(sp.To)
+		fmt.Fprintf(&l.shapes, `<rect class="late" x="%.1f" y="0" width="%.1f" height="%.0f" fill="#9a9a9a"><title>the harness ran %s late, %s–%s</title></rect>`,
+			x0, math.Max(x1-x0, 1), v.barHeight(), msText(sp.To-sp.From), msText(sp.From), msText(sp.To))
+	}
+	if !v.compact {
+		l.note = "ran late " + msText(late)
+	}
+	return l
 }
 
 // drawClientLanes draws what each client did and what befell it in its

@@ -183,6 +183,36 @@ func TestDraw(t *testing.T) {
 	}
 }
 
+// TestMachineLane: a run whose end record has late stretches gets a
+// machine lane that draws those in view; a run without has none.
+func TestMachineLane(t *testing.T) {
+	ops, checks := load(t, "4-no-release-broken")
+	if svg := Draw(ops, checks); len(parse(t, svg).find("late")) > 0 {
+		t.Fatal("a run with no late stretch drew some")
+	}
+	// Two stretches that cover the run, so that a zoomed view shows one.
+	last := history.Last(ops)
+	late := []history.Span{{From: 0, To: last / 2}, {From: last/2 + time.Millisecond, To: last}}
+	for i, op := range ops {
+		if op.Kind == history.KindEnd {
+			e := *op.End
+			e.Late = late
+			ops[i].End = &e
+		}
+	}
+	detail := parse(t, Draw(ops, checks)).find("view detail")[0]
+	for _, l := range detail.find("lane") {
+		if l.texts()[0] != "machine" {
+			continue
+		}
+		if got := len(l.find("late")); got < 1 || got > len(late) {
+			t.Errorf("the machine lane draws %d late stretches, want 1 or 2", got)
+		}
+		return
+	}
+	t.Error("no machine lane")
+}
+
 // checkNoOverlap fails when two labels of one lane share a row and their
 // estimated extents meet.
 func checkNoOverlap(t *testing.T, view *element) {
