@@ -5,10 +5,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/runner"
 )
 
 // TestPairsRefuses: an unknown lock or scenario, a lock off the scenario's
@@ -68,5 +71,21 @@ func TestPairsKeepGoing(t *testing.T) {
 	}
 	if _, err := Pairs(context.Background(), pairs, Options{Out: t.TempDir(), Backend: brokenBackend{}}); err == nil {
 		t.Error("without KeepGoing: nil error, want the run's")
+	}
+}
+
+// TestLongestFirst: runs start longest planned workload first, ties in
+// the order given, and a -duration for all leaves the TTLs to decide.
+func TestLongestFirst(t *testing.T) {
+	planned := func(d, ttl time.Duration) job {
+		return job{scenario: runner.Scenario{Workload: runner.Workload{Duration: d, TTL: ttl}}}
+	}
+	todo := []job{planned(1500*time.Millisecond, 200*time.Millisecond), planned(6*time.Second, 6*time.Second),
+		planned(1500*time.Millisecond, 200*time.Millisecond), planned(3*time.Second, 2*time.Second)}
+	if got, want := longestFirst(todo, 0), []int{1, 3, 0, 2}; !slices.Equal(got, want) {
+		t.Errorf("order %v, want %v", got, want)
+	}
+	if got, want := longestFirst(todo, time.Second), []int{1, 3, 0, 2}; !slices.Equal(got, want) {
+		t.Errorf("with a duration for all: order %v, want %v", got, want)
 	}
 }

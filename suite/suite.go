@@ -7,6 +7,7 @@
 package suite
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -234,6 +236,27 @@ func runInTurn(ctx context.Context, todo []job, opts Options, progress io.Writer
 	return runs, nil
 }
 
+// longestFirst is the order in which runParallel starts the runs of todo:
+// the longest planned workload (its duration, or d when set, and its TTL)
+// first, so that the few long runs (a Sentinel failover's) do not start
+// last and keep one worker busy while the others idle. Each run keeps its
+// seed, so the order changes no verdict.
+func longestFirst(todo []job, d time.Duration) []int {
+	planned := func(j job) time.Duration {
+		w := j.scenario.Workload
+		if d > 0 {
+			w.Duration = d
+		}
+		return w.Duration + w.TTL
+	}
+	order := make([]int, len(todo))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(planned(todo[b]), planned(todo[a])) })
+	return order
+}
+
 // runParallel makes the runs of todo opts.Parallel at a time, each line
 // written when its run ends, then makes each unsettled one again alone.
 // The runs come back in todo's order; the first error stops the suite.
@@ -267,7 +290,7 @@ func runParallel(ctx context.Context, todo []job, opts Options, progress io.Writ
 		}()
 	}
 feed:
-	for i := range todo {
+	for _, i := range longestFirst(todo, opts.Duration) {
 		select {
 		case next <- i:
 		case <-ctx.Done():

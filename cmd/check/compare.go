@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"runtime"
 	"strings"
 
 	"github.com/locklab/locklab/compare"
@@ -24,7 +23,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs := flag.NewFlagSet("check compare", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	out := fs.String("out", "locklab-report", "report folder; made when missing, locked while check runs")
-	parallel := fs.Int("parallel", 2*runtime.NumCPU(), "how many runs at once")
+	parallel := fs.Int("parallel", defaultParallel(), "how many runs at once")
 	backend := fs.String("backend", "local", "where the servers run: local (processes) or docker")
 	seed := fs.Int64("seed", 1, "seed of the clients' retry jitter; run k of a cell uses seed+k-1")
 	runs := fs.Int("runs", 3, "how many runs make each cell; the cell shows the worst and how many gave it")

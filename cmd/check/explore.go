@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -61,7 +60,7 @@ func newExploreFlags() exploreFlags {
 		json:        fs.Bool("json", false, "print the report as one JSON object instead of the summary"),
 		out:         fs.String("out", "locklab-report", "report folder each bug's run folder goes into"),
 		backend:     fs.String("backend", "local", "where the servers run: local (processes) or docker (containers, whose images make docker builds)"),
-		parallel:    fs.Int("parallel", 2*runtime.NumCPU(), "how many runs at once, each with servers of its own (runs mostly wait on timers); run i draws the same schedule whatever it is"),
+		parallel:    fs.Int("parallel", defaultParallel(), "how many runs at once, each with servers of its own (runs mostly wait on timers); run i draws the same schedule whatever it is"),
 		shard: fs.String("shard", "", "run share I/N (I from 0) of the runs one process with the same -seed makes: those numbered I modulo N; "+
 			"default from JOB_COMPLETION_INDEX and "+shardsEnv+" when both are set (a Kubernetes Indexed Job); the report goes to -out/shard-I"),
 		faults: fs.String("faults", "", "the fault kinds to draw, comma-separated: NAME,NAME draws only those, -NAME leaves one out "+
