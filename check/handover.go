@@ -20,11 +20,9 @@ func checkHandover(ops []history.Op, bound time.Duration) Check {
 	c := Check{Checker: CheckHandover, Verdict: OK}
 	hs := holds(ops)
 	faults := faultOps(ops)
-	var late []span
+	var late []history.Span
 	if e := history.EndOf(ops); e != nil {
-		for _, l := range e.Late {
-			late = append(late, span{l.From, l.To})
-		}
+		late = e.Late
 	}
 	// gaps are the handovers' idle times; excused are the same less the
 	// time the machine ran the harness late within each.
@@ -127,10 +125,10 @@ func faulted(faults []history.Op, client int, from, to time.Duration) bool {
 }
 
 // within is how much of from..to the spans cover, each instant once.
-func within(spans []span, from, to time.Duration) time.Duration {
-	var in []span
+func within(spans []history.Span, from, to time.Duration) time.Duration {
+	var in []history.Span
 	for _, s := range spans {
-		if s := (span{max(s.from, from), min(s.to, to)}); s.to > s.from {
+		if s := (history.Span{From: max(s.From, from), To: min(s.To, to)}); s.To > s.From {
 			in = append(in, s)
 		}
 	}

@@ -110,14 +110,14 @@ func sectionOps(ops []history.Op) []history.Op {
 // system, covered, less the time the harness itself held client (which
 // covers the fault it was injecting: that time is the machine's).
 func faultedFor(faults []history.Op, client int, from, to time.Duration) time.Duration {
-	var covered, held []span
+	var covered, held []history.Span
 	for _, f := range faults {
 		if f.Client != client && f.Client >= 0 {
 			continue
 		}
-		s := span{max(f.Call, from), min(f.Return, to)}
+		s := history.Span{From: max(f.Call, from), To: min(f.Return, to)}
 		switch {
-		case s.to <= s.from:
+		case s.To <= s.From:
 		case f.Effect == history.EffectHarness:
 			held = append(held, s)
 		default:
@@ -129,26 +129,23 @@ func faultedFor(faults []history.Op, client int, from, to time.Duration) time.Du
 
 // harnessHeld is how much of from..to the harness held client.
 func harnessHeld(faults []history.Op, client int, from, to time.Duration) time.Duration {
-	var held []span
+	var held []history.Span
 	for _, f := range faults {
 		if f.Client == client && f.Effect == history.EffectHarness && f.Call < to && f.Return > from {
-			held = append(held, span{max(f.Call, from), min(f.Return, to)})
+			held = append(held, history.Span{From: max(f.Call, from), To: min(f.Return, to)})
 		}
 	}
 	return total(held)
 }
 
-// span is a stretch of a run's time.
-type span struct{ from, to time.Duration }
-
 // merged is spans with the overlapping ones joined, in order.
-func merged(spans []span) []span {
+func merged(spans []history.Span) []history.Span {
 	spans = slices.Clone(spans)
-	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.from, b.from) })
-	var out []span
+	slices.SortFunc(spans, func(a, b history.Span) int { return cmp.Compare(a.From, b.From) })
+	var out []history.Span
 	for _, s := range spans {
-		if n := len(out); n > 0 && s.from <= out[n-1].to {
-			out[n-1].to = max(out[n-1].to, s.to)
+		if n := len(out); n > 0 && s.From <= out[n-1].To {
+			out[n-1].To = max(out[n-1].To, s.To)
 			continue
 		}
 		out = append(out, s)
@@ -157,10 +154,10 @@ func merged(spans []span) []span {
 }
 
 // total is the time spans cover, each instant once.
-func total(spans []span) time.Duration {
+func total(spans []history.Span) time.Duration {
 	var d time.Duration
 	for _, s := range merged(spans) {
-		d += s.to - s.from
+		d += s.To - s.From
 	}
 	return d
 }
