@@ -1,6 +1,7 @@
 package check
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +31,14 @@ func endOp(at time.Duration, e history.End) history.Op {
 
 func TestRun(t *testing.T) {
 	probeOK := history.End{Initial: 10, Stock: 8, Probe: true, KeyExists: false, PTTL: -2}
+	// slowHolds are four holders that never release: each waiter gets the
+	// lock only when the last lease runs out, about 300 ms later.
+	slowHolds := []history.Op{
+		acq(0, 0, 1, models.OK), rel(0, 5, 6),
+		acq(1, 2, 300, models.OK), rel(1, 305, 306),
+		acq(2, 2, 600, models.OK), rel(2, 605, 606),
+		acq(3, 2, 900, models.OK), rel(3, 905, 906),
+	}
 	tests := []struct {
 		name string
 		ops  []history.Op
@@ -69,35 +78,17 @@ func TestRun(t *testing.T) {
 		want: map[string]Verdict{CheckLock: OK, CheckLiveness: OK, CheckHandover: OK},
 	}, {
 		name: "holders never release: slow handovers",
-		ops: []history.Op{
-			acq(0, 0, 1, models.OK), rel(0, 5, 6),
-			acq(1, 2, 300, models.OK), rel(1, 305, 306),
-			acq(2, 2, 600, models.OK), rel(2, 605, 606),
-			acq(3, 2, 900, models.OK), rel(3, 905, 906),
-			endOp(1000, probeOK),
-		},
+		ops:  append(slices.Clone(slowHolds), endOp(1000, probeOK)),
 		want: map[string]Verdict{CheckLock: OK, CheckHandover: Slow},
 	}, {
 		name: "slow handovers in which the machine ran the harness late: unknown",
-		ops: []history.Op{
-			acq(0, 0, 1, models.OK), rel(0, 5, 6),
-			acq(1, 2, 300, models.OK), rel(1, 305, 306),
-			acq(2, 2, 600, models.OK), rel(2, 605, 606),
-			acq(3, 2, 900, models.OK), rel(3, 905, 906),
-			endOp(1000, history.End{Initial: 10, Stock: 10, Probe: true, PTTL: -2,
-				Late: []history.Span{{From: 20 * msec, To: 280 * msec}, {From: 320 * msec, To: 580 * msec}, {From: 620 * msec, To: 880 * msec}}}),
-		},
+		ops: append(slices.Clone(slowHolds), endOp(1000, history.End{Initial: 10, Stock: 10, Probe: true, PTTL: -2,
+			Late: []history.Span{{From: 20 * msec, To: 280 * msec}, {From: 320 * msec, To: 580 * msec}, {From: 620 * msec, To: 880 * msec}}})),
 		want: map[string]Verdict{CheckLock: OK, CheckHandover: Unknown},
 	}, {
 		name: "the machine late outside the handovers excuses none",
-		ops: []history.Op{
-			acq(0, 0, 1, models.OK), rel(0, 5, 6),
-			acq(1, 2, 300, models.OK), rel(1, 305, 306),
-			acq(2, 2, 600, models.OK), rel(2, 605, 606),
-			acq(3, 2, 900, models.OK), rel(3, 905, 906),
-			endOp(1000, history.End{Initial: 10, Stock: 10, Probe: true, PTTL: -2,
-				Late: []history.Span{{From: 906 * msec, To: 990 * msec}, {From: 1 * msec, To: 5 * msec}}}),
-		},
+		ops: append(slices.Clone(slowHolds), endOp(1000, history.End{Initial: 10, Stock: 10, Probe: true, PTTL: -2,
+			Late: []history.Span{{From: 906 * msec, To: 990 * msec}, {From: 1 * msec, To: 5 * msec}}})),
 		want: map[string]Verdict{CheckLock: OK, CheckHandover: Slow},
 	}, {
 		name: "two slow handovers are too few to call the lock slow",
