@@ -25,9 +25,9 @@ image: deps
 	@docker/build.sh check
 
 # The packages whose tests run scenarios against real clocks, one package
-# at a time and four tests at a time, as check -parallel makes runs (a
-# pitfall case that misses its verdicts is made again alone; a scenario
-# test's run the machine stalled is made again); every other package
+# at a time and four tests at a time (as the honesty runs under two `yes`
+# were made; a pitfall case that misses its verdicts is made again alone;
+# a scenario test's run the machine stalled is made again); every other package
 # (whatever `go list` finds, so a new one cannot be left out) runs with the
 # race detector.
 TIMED := pitfalls scenarios libraries explore
