@@ -77,8 +77,8 @@ fi
 optional() {
 	command -v chromium >/dev/null 2>&1 || printf ' chromium'
 	command -v php >/dev/null 2>&1 || printf ' php-cli'
-	{ command -v php >/dev/null 2>&1 && php -m 2>/dev/null | grep -qx redis; } || printf ' php-redis'
-	{ command -v php >/dev/null 2>&1 && php -m 2>/dev/null | grep -qx pdo_mysql; } || printf ' php-mysql'
+	{ command -v php >/dev/null 2>&1 && php -m 2>/dev/null | grep -x redis >/dev/null; } || printf ' php-redis'
+	{ command -v php >/dev/null 2>&1 && php -m 2>/dev/null | grep -x pdo_mysql >/dev/null; } || printf ' php-mysql'
 	{ [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import redis' >/dev/null 2>&1; } || printf ' python3-redis'
 	{ [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import etcd3' >/dev/null 2>&1; } || printf ' python3-etcd3 python3-grpcio'
 	{ [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import psycopg2' >/dev/null 2>&1; } || printf ' python3-psycopg2'
