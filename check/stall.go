@@ -46,18 +46,19 @@ func stalled(ops []history.Op, checker string) (string, bool) {
 	for _, s := range suspects {
 		// The lease is as old as the command that took the key: a reply
 		// the machine delayed ages it before the acquire returns.
-		held := s.upTo - s.h.leased()
+		from := s.h.leased()
+		held := s.upTo - from
 		// Time the holder spent asking the lock again (a nested acquire
 		// waiting for a non-reentrant lock) is the lock's doing, not the
 		// machine's.
-		accounted := faultedFor(faults, s.h.client, s.h.leased(), s.upTo) + lockCallsFor(ops, s.h.client, s.h.leased(), s.upTo)
+		accounted := faultedFor(faults, s.h.client, from, s.upTo) + lockCallsFor(ops, s.h.client, from, s.upTo)
 		// A few milliseconds of round trips to Redis and MariaDB are not a
 		// stall; a stall worth the name is a sizeable part of the lease.
 		stall := held - e.Work - accounted
 		if held <= e.TTL || e.Work+accounted >= e.TTL || stall < e.TTL/4 {
 			continue
 		}
-		if waited := harnessHeld(faults, s.h.client, s.h.leased(), s.upTo); waited >= stall/2 {
+		if waited := harnessHeld(faults, s.h.client, from, s.upTo); waited >= stall/2 {
 			return fmt.Sprintf("the harness held client %d for %s while it injected a fault at its failpoint, longer than the scenario "+
 				"plans (a slow restart on a loaded machine): it had held the lock %s for %s of work, past its %s TTL; run again",
 				s.h.client, ms(waited), ms(held), ms(e.Work), ms(e.TTL)), true

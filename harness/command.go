@@ -18,7 +18,6 @@ import (
 // critical section, one background goroutine. It counts its commands.
 type phaseRun struct {
 	phase failpoint.Phase
-	took  atomic.Bool
 	// tookSent is when the command that took the key left the client, in
 	// the history's time plus one; 0 until one did.
 	tookSent atomic.Int64
@@ -152,8 +151,7 @@ func (c *Client) strike(ctx context.Context, pr *phaseRun, node int, name string
 		return err
 	}
 	points := []string{failpoint.AfterCommand(pr.phase, k)}
-	if took && !pr.took.Swap(true) {
-		pr.tookSent.Store(int64(x.call) + 1)
+	if took && pr.tookSent.CompareAndSwap(0, int64(x.call)+1) {
 		points = append(points, failpoint.AfterTook)
 	}
 	for _, p := range points {

@@ -68,7 +68,7 @@ func (c *Client) watchKey(ctx context.Context, pr *phaseRun, node int, cmds []se
 	if node < 0 || !slices.ContainsFunc(cmds, func(s sentCommand) bool { return rediscmd.NamesKey(s.args, c.key) }) {
 		return nil
 	}
-	w := &keyWatch{c: c, node: node, cmds: cmds, watch: pr.phase == failpoint.PhaseAcquire && !pr.took.Load()}
+	w := &keyWatch{c: c, node: node, cmds: cmds, watch: pr.phase == failpoint.PhaseAcquire && pr.tookSent.Load() == 0}
 	w.gen, w.alone = c.points.Inflight().Start(node)
 	if w.watch && slices.ContainsFunc(cmds, func(s sentCommand) bool { _, known := rediscmd.TookBy(s.args, nil, nil, c.key); return !known }) {
 		w.before, w.probed = c.keyState(ctx, node)
