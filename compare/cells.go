@@ -70,26 +70,16 @@ func fill(row *RowResult, runs []reports.Run, opts Options) {
 // summarize makes c's text, colour and page those of its worst run, with
 // how many of its runs gave the same, and lists the other outcomes.
 func summarize(c Cell) Cell {
-	var outs []Outcome
-	var ranks [][]int
+	var sorted []Outcome
 	for _, r := range c.Runs {
-		i := slices.IndexFunc(outs, func(o Outcome) bool { return o.Text == r.Text })
+		i := slices.IndexFunc(sorted, func(o Outcome) bool { return o.Text == r.Text })
 		if i < 0 {
-			outs = append(outs, Outcome{Text: r.Text, Verdict: r.Verdict, Why: r.Why, Page: r.Page})
-			ranks = append(ranks, r.rank)
-			i = len(outs) - 1
+			sorted = append(sorted, Outcome{Text: r.Text, Verdict: r.Verdict, Why: r.Why, Page: r.Page, rank: r.rank})
+			i = len(sorted) - 1
 		}
-		outs[i].Runs = append(outs[i].Runs, r.Run)
+		sorted[i].Runs = append(sorted[i].Runs, r.Run)
 	}
-	order := make([]int, len(outs))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return slices.Compare(ranks[b], ranks[a]) })
-	sorted := make([]Outcome, len(outs))
-	for i, j := range order {
-		sorted[i] = outs[j]
-	}
+	slices.SortStableFunc(sorted, func(a, b Outcome) int { return slices.Compare(b.rank, a.rank) })
 	worst := sorted[0]
 	c.Text, c.Verdict, c.Why, c.Page = worst.Text, worst.Verdict, worst.Why, worst.Page
 	if c.Page != "" {

@@ -121,6 +121,7 @@ type Outcome struct {
 	Runs    []int  `json:"runs"`
 	Share   string `json:"share"` // "1/3": how many of the cell's runs
 	Page    string `json:"page,omitempty"`
+	rank    []int  // the first run's, as RunResult's
 }
 
 // RunResult is one run of a cell: its number and seed, every checker's
