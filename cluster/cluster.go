@@ -127,7 +127,17 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 		return nil, err
 	}
 	run := c.session
-	// MariaDB first: a backend that lacks it says so before any node starts.
+	// The inventory starts beside the topology, which needs nothing of it.
+	inventoryUp := make(chan struct{})
+	var inventoryErr error
+	go func() {
+		defer close(inventoryUp)
+		c.inventory, inventoryErr = run.StartNode(ctx, NodeConfig{Name: "inventory", Dir: dir.Path()})
+	}()
+	// Before Close, if the start fails.
+	defer func() { <-inventoryUp }()
+	// MariaDB first: a backend that lacks it says so before any other node
+	// of the topology starts.
 	// One server holds both the lock table and an SQL inventory.
 	if cfg.MariaDB || spec.service == MariaDB {
 		db, err := run.StartMariaDB(ctx, dir.Path())
@@ -182,10 +192,13 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	for i := range masters {
 		cfgs = append(cfgs, NodeConfig{Name: fmt.Sprintf("n%d", i+1), Dir: dir.Path(), Persistence: cfg.Persistence})
 	}
-	nodes, err := startNodes(ctx, run, append(cfgs, NodeConfig{Name: "inventory", Dir: dir.Path()}))
-	c.masters, c.inventory = append(c.masters, nodes[:masters]...), nodes[masters]
+	nodes, err := startNodes(ctx, run, cfgs)
+	c.masters = append(c.masters, nodes...)
 	if err != nil {
 		return nil, err
+	}
+	if <-inventoryUp; inventoryErr != nil {
+		return nil, inventoryErr
 	}
 	return c, nil
 }

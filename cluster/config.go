@@ -1,6 +1,9 @@
 package cluster
 
-import "strconv"
+import (
+	"context"
+	"strconv"
+)
 
 // Persistence says what a node keeps on disk, so a restart can keep or lose its data.
 // Kill is a process crash, not a power loss: what redis-server has written survives in
@@ -46,6 +49,10 @@ type NodeConfig struct {
 	// for a Networked backend, which gives each pair a path of its own.
 	// Local processes ignore it.
 	Peers []string
+	// After, when set, is awaited before the server starts, and the start
+	// fails with its error: a replica or a Sentinel waits for its master. A
+	// backend may prepare the node meanwhile, as docker makes its container.
+	After func(ctx context.Context) error
 }
 
 // ServerArgs returns the redis-server arguments of the node that do not

@@ -13,11 +13,15 @@ func (noEtcd) Name() string                                 { return "stub" }
 func (noEtcd) Ready(context.Context, bool) error            { return nil }
 func (noEtcd) StartRun(context.Context) (RunSession, error) { return noEtcdRun{}, nil }
 
-// noEtcdRun starts nothing; Start must not ask it for more than it has.
+// noEtcdRun starts nothing: not etcd, whose absence Start must report as
+// such, and no node (the inventory starts beside the topology).
 type noEtcdRun struct{ RunSession }
 
 func (noEtcdRun) Name() string { return "stub" }
 func (noEtcdRun) Close() error { return nil }
+func (noEtcdRun) StartNode(context.Context, NodeConfig) (Node, error) {
+	return nil, errors.New("the stub starts no node")
+}
 
 // TestEtcdNeedsAStarter: on a backend whose runs cannot start etcd, the
 // etcd topology fails at start with ErrNoEtcd, which a suite skips as a

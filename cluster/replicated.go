@@ -64,6 +64,9 @@ const (
 	// second but wants it fresher than five ping periods, so a shorter period
 	// leaves no replica good enough to promote and the failover aborts.
 	sentinelPeriod = 300 * time.Millisecond
+	// While the topology starts, and no failover can, Sentinels read INFO
+	// and publish hellos this often, so that they agree on it at once.
+	sentinelLearnPeriod = 50 * time.Millisecond
 	// How long a Sentinel that saw its own timer stall stays passive (TILT); the default is 30 s.
 	sentinelTiltPeriod = time.Second
 
@@ -118,23 +121,78 @@ func StartReplicaSet(ctx context.Context, run RunSession, dir string, proxy *net
 			peers = append(peers, fmt.Sprintf("n%d", i+1))
 		}
 	}
-	master, err := run.StartNode(ctx, NodeConfig{Name: "n1", Dir: dir, Args: r.dataNodeArgs("n1"), Peers: peers})
-	if err != nil {
-		return nil, fmt.Errorf("start replicated: %w", err)
+	// The replicas and the Sentinels start once the master answers: a replica
+	// that finds no master dials again only a second later.
+	var master Node
+	var masterErr error
+	masterUp := make(chan struct{})
+	startMaster := func() {
+		defer close(masterUp)
+		master, masterErr = run.StartNode(ctx, NodeConfig{Name: "n1", Dir: dir, Args: r.dataNodeArgs("n1"), Peers: peers})
 	}
-	r.nodes = append(r.nodes, master)
-	host, port, err := net.SplitHostPort(r.peerAddr(master))
-	if err != nil {
-		return nil, fmt.Errorf("start replicated: %w", err)
+	awaitMaster := func(ctx context.Context) error {
+		select {
+		case <-masterUp:
+			if masterErr != nil {
+				return errors.New("its master did not start")
+			}
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
-	var replicas []NodeConfig
+	var host, port string
+	if r.net != nil {
+		// On a network of names, every address is known before any server
+		// runs: all six nodes start at once (a container takes most of a
+		// start), and the followers' servers wait for the master.
+		if host, port, err = net.SplitHostPort(r.net.PeerAddr("n1")); err != nil {
+			return nil, fmt.Errorf("start replicated: %w", err)
+		}
+		go startMaster()
+	} else {
+		// A local master's port is known once it runs.
+		startMaster()
+		if masterErr != nil {
+			return nil, fmt.Errorf("start replicated: %w", masterErr)
+		}
+		r.nodes = append(r.nodes, master)
+		if host, port, err = net.SplitHostPort(master.Addr()); err != nil {
+			return nil, fmt.Errorf("start replicated: %w", err)
+		}
+	}
+
+	var followers []NodeConfig
 	for i := range replicatedReplicas {
 		name := fmt.Sprintf("n%d", i+2)
 		args := append(r.dataNodeArgs(name), "--replicaof", host, port)
-		replicas = append(replicas, NodeConfig{Name: name, Dir: dir, Args: args, Peers: peers})
+		followers = append(followers, NodeConfig{Name: name, Dir: dir, Args: args, Peers: peers, After: awaitMaster})
 	}
-	started, err := startNodes(ctx, run, replicas)
-	r.nodes = append(r.nodes, started...)
+	var names []string
+	if r.net != nil {
+		// Before the monitor line, which names the master by name.
+		names = []string{"sentinel resolve-hostnames yes", "sentinel announce-hostnames yes"}
+	}
+	conf := strings.Join(append(names,
+		fmt.Sprintf("sentinel monitor %s %s %s %d", SentinelMaster, host, port, sentinelQuorum),
+		fmt.Sprintf("sentinel down-after-milliseconds %s %d", SentinelMaster, sentinelDownAfter.Milliseconds()),
+		fmt.Sprintf("sentinel failover-timeout %s %d", SentinelMaster, sentinelFailoverTimeout.Milliseconds()),
+		// One replica at a time resyncs with a new master: the other keeps serving.
+		fmt.Sprintf("sentinel parallel-syncs %s 1", SentinelMaster),
+	), "\n")
+	for i := range sentinelCount {
+		followers = append(followers, NodeConfig{Name: fmt.Sprintf("s%d", i+1), Dir: dir, Sentinel: conf, After: awaitMaster})
+	}
+	started, err := startNodes(ctx, run, followers)
+	if <-masterUp; r.net != nil {
+		r.nodes = append(r.nodes, master)
+	}
+	r.nodes = append(r.nodes, started[:replicatedReplicas]...)
+	r.sentinels = started[replicatedReplicas:]
+	if masterErr != nil {
+		// The followers' errors only say they waited for it.
+		return nil, fmt.Errorf("start replicated: %w", masterErr)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("start replicated: %w", err)
 	}
@@ -151,33 +209,18 @@ func StartReplicaSet(ctx context.Context, run RunSession, dir string, proxy *net
 			r.links[replPair{replica, m}] = l
 		}
 	}
-
-	var names []string
-	if r.net != nil {
-		// Before the monitor line, which names the master by name.
-		names = []string{"sentinel resolve-hostnames yes", "sentinel announce-hostnames yes"}
-	}
-	conf := strings.Join(append(names,
-		fmt.Sprintf("sentinel monitor %s %s %s %d", SentinelMaster, host, port, sentinelQuorum),
-		fmt.Sprintf("sentinel down-after-milliseconds %s %d", SentinelMaster, sentinelDownAfter.Milliseconds()),
-		fmt.Sprintf("sentinel failover-timeout %s %d", SentinelMaster, sentinelFailoverTimeout.Milliseconds()),
-		// One replica at a time resyncs with a new master: the other keeps serving.
-		fmt.Sprintf("sentinel parallel-syncs %s 1", SentinelMaster),
-	), "\n")
-	var sentinels []NodeConfig
-	for i := range sentinelCount {
-		sentinels = append(sentinels, NodeConfig{Name: fmt.Sprintf("s%d", i+1), Dir: dir, Sentinel: conf})
-	}
-	if r.sentinels, err = startNodes(ctx, run, sentinels); err != nil {
-		return nil, fmt.Errorf("start replicated: %w", err)
-	}
 	for _, s := range r.sentinels {
-		if err := tuneSentinel(ctx, s); err != nil {
+		if err := tuneSentinel(ctx, s, sentinelLearnPeriod); err != nil {
 			return nil, fmt.Errorf("start replicated: %w", err)
 		}
 	}
 	if err := r.awaitReady(ctx); err != nil {
 		return nil, fmt.Errorf("start replicated: %w", err)
+	}
+	for _, s := range r.sentinels {
+		if err := tuneSentinel(ctx, s, sentinelPeriod); err != nil {
+			return nil, fmt.Errorf("start replicated: %w", err)
+		}
 	}
 	return r, nil
 }
@@ -208,13 +251,15 @@ func (r *ReplicaSet) peerAddr(n Node) string {
 
 // tuneSentinel shortens the Sentinel's timers, which the config file cannot
 // set, from their production values (seconds) to sentinelPeriod, so that a
-// failover takes seconds.
-func tuneSentinel(ctx context.Context, s Node) error {
+// failover takes seconds. It reads INFO and publishes its hellos every
+// learn, by which it learns of the replicas and the other Sentinels.
+func tuneSentinel(ctx context.Context, s Node, learn time.Duration) error {
 	period := strconv.FormatInt(sentinelPeriod.Milliseconds(), 10)
+	learnPeriod := strconv.FormatInt(learn.Milliseconds(), 10)
 	// Only options this redis-server knows: for an unknown one, redis 7.0
 	// replies with an error and then OK, which would desynchronise the connection.
 	err := s.Admin().Do(ctx, "SENTINEL", "DEBUG",
-		"ping-period", period, "ask-period", period, "publish-period", period, "info-period", period,
+		"ping-period", period, "ask-period", period, "publish-period", learnPeriod, "info-period", learnPeriod,
 		"tilt-period", strconv.FormatInt(sentinelTiltPeriod.Milliseconds(), 10)).Err()
 	if err != nil {
 		return fmt.Errorf("tune sentinel %s (SENTINEL DEBUG needs redis 7.0 or newer): %w", s.Name(), err)

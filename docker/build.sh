@@ -36,7 +36,7 @@
 #        docker/build.sh check    build locklab/check if missing; print its tag
 set -eu
 cd "$(dirname "$0")/.."
-REVISION=3
+REVISION=4
 # What locklab/check holds besides its two binaries: bump it when check_image
 # changes the image's layout.
 CHECK_REVISION=1

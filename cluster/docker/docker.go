@@ -68,7 +68,7 @@ const (
 	dockerInitPort    = 7000 // locklab-init's control port (docker/init)
 	// dockerRevision is what locklab adds to the images (docker/build.sh's
 	// REVISION): an image of another revision lacks what this code needs.
-	dockerRevision     = "3"
+	dockerRevision     = "4"
 	dockerSentinelSeed = "/etc/locklab-sentinel.conf"
 	dockerMariaDBPort  = 3306
 	dockerDataDir      = "/data"

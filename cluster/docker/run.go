@@ -46,10 +46,16 @@ type dockerRun struct {
 
 // dockerPair is the internal network on which two data nodes replicate.
 type dockerPair struct {
-	id    string
-	names [2]string
-	addrs [2]netip.Addr
-	cuts  map[string]int // faults now holding each member off it
+	names  [2]string
+	subnet netip.Prefix
+	addrs  [2]netip.Addr
+	cuts   map[string]int // faults now holding each member off it
+
+	// The first of the two nodes to start makes the network, outside the
+	// run's lock (it takes tens of milliseconds): once, then id or err.
+	once sync.Once
+	id   string
+	err  error
 }
 
 // Name is "docker".
@@ -113,13 +119,10 @@ func (r *dockerRun) hostAddr(name string) (netip.Addr, error) {
 	return netip.AddrFrom4(a), nil
 }
 
-// pair returns the pair network of data nodes a and b, making it on first use.
-// Called with r.mu held.
-func (r *dockerRun) pair(ctx context.Context, a, b string) (*dockerPair, error) {
-	if b < a {
-		a, b = b, a
-	}
-	key := [2]string{a, b}
+// pair returns the pair network of data nodes a and b, reserving its subnet
+// on first use; create makes it. Called with r.mu held.
+func (r *dockerRun) pair(a, b string) (*dockerPair, error) {
+	key := pairKey(a, b)
 	if p := r.pairs[key]; p != nil {
 		return p, nil
 	}
@@ -129,20 +132,30 @@ func (r *dockerRun) pair(ctx context.Context, a, b string) (*dockerPair, error) 
 	base := r.prefix.Addr().As4()
 	base[3] = byte(dockerPairBase + len(r.pairs)*dockerPairSize)
 	subnet := netip.PrefixFrom(netip.AddrFrom4(base), 29)
-	nw, err := r.pool.Client.CreateNetwork(dc.CreateNetworkOptions{
-		Name: fmt.Sprintf("locklab-%s-%s-%s", r.id, a, b), Driver: "bridge", Labels: r.labels, Context: ctx,
-		// Internal: no gateway to the host, so no published port and no
-		// default route go through it.
-		Internal: true,
-		IPAM:     &dc.IPAMOptions{Config: []dc.IPAMConfig{{Subnet: subnet.String()}}},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("make the replication network of %s and %s: %w", a, b, err)
-	}
 	first := subnet.Addr().Next().Next() // .1 is the bridge's
-	p := &dockerPair{id: nw.ID, names: key, addrs: [2]netip.Addr{first, first.Next()}, cuts: map[string]int{}}
+	p := &dockerPair{names: key, subnet: subnet, addrs: [2]netip.Addr{first, first.Next()}, cuts: map[string]int{}}
 	r.pairs[key] = p
 	return p, nil
+}
+
+// create makes the pair's network unless it is made; every caller gets the
+// first one's error.
+func (p *dockerPair) create(ctx context.Context, r *dockerRun) error {
+	p.once.Do(func() {
+		nw, err := r.pool.Client.CreateNetwork(dc.CreateNetworkOptions{
+			Name: fmt.Sprintf("locklab-%s-%s-%s", r.id, p.names[0], p.names[1]), Driver: "bridge", Labels: r.labels, Context: ctx,
+			// Internal: no gateway to the host, so no published port and no
+			// default route go through it.
+			Internal: true,
+			IPAM:     &dc.IPAMOptions{Config: []dc.IPAMConfig{{Subnet: p.subnet.String()}}},
+		})
+		if err != nil {
+			p.err = fmt.Errorf("make the replication network of %s and %s: %w", p.names[0], p.names[1], err)
+			return
+		}
+		p.id = nw.ID
+	})
+	return p.err
 }
 
 // addrOf returns the address of member name on p.
@@ -172,7 +185,7 @@ func (r *dockerRun) StartNode(ctx context.Context, cfg cluster.NodeConfig) (clus
 	n := &dockerNode{run: r, name: cfg.Name, image: r.redisImage, port: dockerRedisPort, supervised: true}
 	var err error
 	if n.ip, err = r.hostAddr(cfg.Name); err == nil {
-		n.hosts, n.pairs, err = r.nodeHosts(ctx, cfg)
+		n.hosts, n.pairs, err = r.nodeHosts(cfg)
 	}
 	if err != nil {
 		r.mu.Unlock()
@@ -180,6 +193,12 @@ func (r *dockerRun) StartNode(ctx context.Context, cfg cluster.NodeConfig) (clus
 	}
 	r.nodes[cfg.Name] = n
 	r.mu.Unlock()
+	for _, p := range n.pairs {
+		if err := p.create(ctx, r); err != nil {
+			r.forget(n)
+			return nil, fmt.Errorf("start node %s: %w", cfg.Name, err)
+		}
+	}
 
 	args := append([]string{"--port", strconv.Itoa(dockerRedisPort), "--dir", dockerDataDir}, cfg.ServerArgs()...)
 	init := []string{"-ctl", ":" + strconv.Itoa(dockerInitPort), "-data", dockerDataDir}
@@ -193,12 +212,25 @@ func (r *dockerRun) StartNode(ctx context.Context, cfg cluster.NodeConfig) (clus
 		server = append([]string{"/usr/bin/redis-server", conf, "--sentinel"}, args...)
 		n.files = map[string]string{dockerSentinelSeed: cfg.Sentinel + "\n" + fmt.Sprintf("sentinel announce-ip %s\n", cfg.Name)}
 	}
+	if cfg.After != nil {
+		init = append(init, "-hold")
+	}
 	n.cmd = append(append(init, "--"), server...)
 	if err := n.create(ctx); err != nil {
 		r.forget(n)
 		return nil, fmt.Errorf("start node %s: %w", cfg.Name, err)
 	}
 	n.admin = redis.NewClient(&redis.Options{Addr: n.addr, ContextTimeoutEnabled: true, DialerRetries: 1})
+	if cfg.After != nil {
+		// The container runs; its server waits for this.
+		err := cfg.After(ctx)
+		if err == nil {
+			err = n.release(ctx)
+		}
+		if err != nil {
+			return nil, errors.Join(fmt.Errorf("start node %s: %w", cfg.Name, err), n.Stop())
+		}
+	}
 	if err := backendkit.WaitAdmin(ctx, n.admin); err != nil {
 		err = fmt.Errorf("start node %s: admin client: %w", cfg.Name, err)
 		return nil, errors.Join(err, n.Stop())
@@ -206,9 +238,24 @@ func (r *dockerRun) StartNode(ctx context.Context, cfg cluster.NodeConfig) (clus
 	return n, nil
 }
 
+// release starts the server of a node made with -hold, once locklab-init
+// listens: a fresh container's may not yet.
+func (n *dockerNode) release(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, backendkit.AdminCap)
+	defer cancel()
+	return backendkit.PollUntil(ctx, "start the server", func(ctx context.Context) (string, error) {
+		// start does nothing to a server that runs: a start whose answer
+		// was lost can be sent again.
+		if err := n.control(ctx, "start"); err != nil {
+			return err.Error(), nil
+		}
+		return "", nil
+	})
+}
+
 // nodeHosts returns the /etc/hosts entries of a node and the pair networks it
 // joins. Called with r.mu held.
-func (r *dockerRun) nodeHosts(ctx context.Context, cfg cluster.NodeConfig) ([]string, []*dockerPair, error) {
+func (r *dockerRun) nodeHosts(cfg cluster.NodeConfig) ([]string, []*dockerPair, error) {
 	var hosts []string
 	var pairs []*dockerPair
 	peer := map[string]bool{}
@@ -217,7 +264,7 @@ func (r *dockerRun) nodeHosts(ctx context.Context, cfg cluster.NodeConfig) ([]st
 			if other == cfg.Name {
 				continue
 			}
-			p, err := r.pair(ctx, cfg.Name, other)
+			p, err := r.pair(cfg.Name, other)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -255,7 +302,7 @@ func (r *dockerRun) createNode(ctx context.Context, n *dockerNode) error {
 	}
 	var err error
 	if n.ip, err = r.hostAddr(n.name); err == nil {
-		n.hosts, _, err = r.nodeHosts(ctx, cluster.NodeConfig{Name: n.name})
+		n.hosts, _, err = r.nodeHosts(cluster.NodeConfig{Name: n.name})
 	}
 	if err != nil {
 		r.mu.Unlock()
@@ -421,7 +468,9 @@ func (r *dockerRun) Close() error {
 		errs = append(errs, n.Stop())
 	}
 	for _, p := range r.pairs {
-		errs = append(errs, r.pool.Client.RemoveNetwork(p.id))
+		if p.id != "" {
+			errs = append(errs, r.pool.Client.RemoveNetwork(p.id))
+		}
 	}
 	if r.network != nil {
 		errs = append(errs, r.pool.Client.RemoveNetwork(r.network.Network.ID))

@@ -9,7 +9,11 @@
 //
 // Usage:
 //
-//	locklab-init -ctl :7000 [-data /data] [-seed SRC:DST] -- SERVER ARGS...
+//	locklab-init -ctl :7000 [-data /data] [-seed SRC:DST] [-hold] -- SERVER ARGS...
+//
+// With -hold, the server waits for the first "start": the container can be
+// made while the server it depends on (a replica's or a Sentinel's master)
+// still starts, which is most of the cost of a container.
 //
 // The control protocol is one line per connection: "kill" (SIGKILL the
 // server's process group and reap it), "start" (start it unless it runs;
@@ -39,6 +43,7 @@ func main() {
 	ctl := flag.String("ctl", ":7000", "control address")
 	data := flag.String("data", "/data", "the server's data directory, which wipe empties")
 	seed := flag.String("seed", "", "SRC:DST: copy SRC to DST before a start when DST is missing")
+	hold := flag.Bool("hold", false, "start the server at the first start command, not at once")
 	flag.Parse()
 	if flag.NArg() == 0 {
 		log.Fatal("locklab-init: no server to run (give it after --)")
@@ -48,8 +53,10 @@ func main() {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGCHLD)
 	go s.reap(sig)
-	if err := s.start(); err != nil {
-		log.Fatal("locklab-init: ", err)
+	if !*hold {
+		if err := s.start(); err != nil {
+			log.Fatal("locklab-init: ", err)
+		}
 	}
 	l, err := net.Listen("tcp", *ctl)
 	if err != nil {

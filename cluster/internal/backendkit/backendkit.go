@@ -61,19 +61,32 @@ func PollEvery(ctx context.Context, period time.Duration, what string, check fun
 func WaitAdmin(ctx context.Context, admin *redis.Client) error {
 	ctx, cancel := context.WithTimeout(ctx, AdminCap)
 	defer cancel()
+	// admin retries a failed command itself, after backoffs of up to half a
+	// second; a probe that does not keeps to the poll's period.
+	opt := admin.Options()
+	probe := redis.NewClient(&redis.Options{
+		Addr: opt.Addr, Dialer: opt.Dialer, DialTimeout: opt.DialTimeout, Protocol: opt.Protocol,
+		ContextTimeoutEnabled: true, MaxRetries: -1, PoolSize: 1,
+	})
+	defer probe.Close()
 	tick := time.NewTicker(pollPeriod)
 	defer tick.Stop()
-	for {
-		err := admin.Ping(ctx).Err()
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-tick.C:
+	// Then admin itself, whose pool stops dialling for a second after
+	// failed dials: it must work when this returns.
+	for _, c := range []*redis.Client{probe, admin} {
+		for {
+			err := c.Ping(ctx).Err()
+			if err == nil {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return err
+			case <-tick.C:
+			}
 		}
 	}
+	return nil
 }
 
 // FreeLoopbackPort returns a loopback port that was free a moment ago.
