@@ -71,6 +71,8 @@ const (
 	sentinelTiltPeriod = time.Second
 
 	replicatedReadyCap = 15 * time.Second
+	readyWaitTimeout   = 20 * time.Millisecond  // of each WAIT by which the start asks whether the replicas acknowledge
+	readyNudgeEvery    = 250 * time.Millisecond // at most, a replica that does not is nudged
 	failoverCap        = 30 * time.Second
 	sentinelAskTimeout = 250 * time.Millisecond
 	repointTimeout     = 5 * time.Second
@@ -272,6 +274,7 @@ func tuneSentinel(ctx context.Context, s Node, learn time.Duration) error {
 func (r *ReplicaSet) awaitReady(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, replicatedReadyCap)
 	defer cancel()
+	nudged := make(map[Node]time.Time)
 	return backendkit.PollUntil(ctx, "await replicas and sentinels", func(ctx context.Context) (string, error) {
 		for _, n := range r.nodes[1:] {
 			status, err := infoField(ctx, n, "replication", "master_link_status")
@@ -281,6 +284,36 @@ func (r *ReplicaSet) awaitReady(ctx context.Context) error {
 			if status != "up" {
 				return fmt.Sprintf("replica %s: master_link_status %q", n.Name(), status), nil
 			}
+		}
+		// Both replicas must also acknowledge a write, as a lock that WAITs
+		// wants. Just after a diskless sync, redis 7.0 may list a replica
+		// online yet send it nothing until the replica's next
+		// acknowledgement, a second later (seen here in most starts: the
+		// replica at offset 0, the master at 908). Such a replica is
+		// nudged: its master connection is closed, and it dials again at
+		// once and continues from the backlog.
+		pipe := r.nodes[0].Admin().Pipeline()
+		pipe.Publish(ctx, "locklab:ready", "")
+		info := pipe.Info(ctx, "replication")
+		acked := pipe.Do(ctx, "WAIT", replicatedReplicas, readyWaitTimeout.Milliseconds())
+		if _, err := pipe.Exec(ctx); err != nil {
+			return err.Error(), nil
+		}
+		if n, _ := acked.Int(); n < replicatedReplicas {
+			written, _ := strconv.ParseInt(infoValue(info.Val(), "master_repl_offset"), 10, 64)
+			for _, n := range r.nodes[1:] {
+				got, err := infoField(ctx, n, "replication", "slave_repl_offset")
+				if err != nil {
+					return err.Error(), nil
+				}
+				if offset, _ := strconv.ParseInt(got, 10, 64); offset < written && time.Since(nudged[n]) > readyNudgeEvery {
+					nudged[n] = time.Now()
+					if err := n.Admin().Do(ctx, "CLIENT", "KILL", "TYPE", "master").Err(); err != nil {
+						return err.Error(), nil
+					}
+				}
+			}
+			return fmt.Sprintf("master: %d of %d replicas acknowledge its writes", n, replicatedReplicas), nil
 		}
 		for _, s := range r.sentinels {
 			cmd := redis.NewMapStringStringCmd(ctx, "SENTINEL", "MASTER", SentinelMaster)
