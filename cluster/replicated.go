@@ -299,7 +299,7 @@ func (r *ReplicaSet) awaitReady(ctx context.Context) error {
 		if _, err := pipe.Exec(ctx); err != nil {
 			return err.Error(), nil
 		}
-		if n, _ := acked.Int(); n < replicatedReplicas {
+		if acks, _ := acked.Int(); acks < replicatedReplicas {
 			written, _ := strconv.ParseInt(infoValue(info.Val(), "master_repl_offset"), 10, 64)
 			for _, n := range r.nodes[1:] {
 				got, err := infoField(ctx, n, "replication", "slave_repl_offset")
@@ -313,7 +313,7 @@ func (r *ReplicaSet) awaitReady(ctx context.Context) error {
 					}
 				}
 			}
-			return fmt.Sprintf("master: %d of %d replicas acknowledge its writes", n, replicatedReplicas), nil
+			return fmt.Sprintf("master: %d of %d replicas acknowledge its writes", acks, replicatedReplicas), nil
 		}
 		for _, s := range r.sentinels {
 			cmd := redis.NewMapStringStringCmd(ctx, "SENTINEL", "MASTER", SentinelMaster)

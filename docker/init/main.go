@@ -11,9 +11,9 @@
 //
 //	locklab-init -ctl :7000 [-data /data] [-seed SRC:DST] [-hold] -- SERVER ARGS...
 //
-// With -hold, the server waits for the first "start": the container can be
-// made while the server it depends on (a replica's or a Sentinel's master)
-// still starts, which is most of the cost of a container.
+// With -hold, the server waits for the first "start", so that its container,
+// most of the cost of a start, can be made while the server it depends on (a
+// replica's or a Sentinel's master) is still starting.
 //
 // The control protocol is one line per connection: "kill" (SIGKILL the
 // server's process group and reap it), "start" (start it unless it runs;

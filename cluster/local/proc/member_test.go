@@ -277,6 +277,31 @@ func TestKillGroup(t *testing.T) {
 	}
 }
 
+// TestStopKillsOrphans: a server that exits by itself while a child it
+// forked still runs (a crash during a background save) leaves that child
+// in its group; Stop kills it.
+func TestStopKillsOrphans(t *testing.T) {
+	m := newMember(t)
+	spawnShell(t, m, "sleep 60 & echo forked")
+	leader := m.Process().Pid
+	t.Cleanup(func() {
+		if GroupRunning(leader) {
+			_ = syscall.Kill(-leader, syscall.SIGKILL)
+		}
+	})
+	<-m.Process().Done()
+	if members, hasLeader := groupMembers(leader); members != 1 || hasLeader {
+		t.Fatalf("after the shell's exit: group %d has %d members (leader among them: %v), want its one sleep", leader, members, hasLeader)
+	}
+
+	if err := m.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if GroupRunning(leader) {
+		t.Errorf("group %d still runs %v after Stop", leader, groupChildren(t, leader))
+	}
+}
+
 // TestRestart shows that Restart kills the current run, calls start with the
 // member's lifecycle held, and that the new run appends to the same log, so
 // that the log holds every run in order and the offset Spawn returned finds

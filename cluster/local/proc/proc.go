@@ -76,16 +76,35 @@ func (p *Process) Signal(sig syscall.Signal) error {
 }
 
 // Kill kills p's process group and waits until p is reaped; a process
-// that ended already is no error.
+// that ended already is no error, but a child it forked and left running
+// (a background save whose server crashed) is killed then.
 func (p *Process) Kill() error {
-	if p == nil || p.Exited() {
+	if p == nil {
 		return nil
+	}
+	if p.Exited() {
+		return p.killOrphans()
 	}
 	// ESRCH: it exited on its own since we looked.
 	if err := syscall.Kill(-p.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return err
 	}
 	<-p.done
+	return nil
+}
+
+// killOrphans kills what is left of p's process group once p has exited.
+// Linux gives the group's number to no new process while a member of the
+// group lives; once none does, a process of that pid is a newcomer leading
+// a group of its own, which is spared.
+func (p *Process) killOrphans() error {
+	if members, leader := groupMembers(p.Pid); members == 0 || leader {
+		return nil
+	}
+	if err := syscall.Kill(-p.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return err
+	}
+	WaitGroupGone(p.Pid)
 	return nil
 }
 
@@ -144,9 +163,20 @@ func WaitGroupGone(pgid int) {
 // zombies do not count: they hold no files, and the group's orphans are init's to
 // reap, which may take it a second or more.
 func GroupRunning(pgid int) bool {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		return syscall.Kill(-pgid, 0) == nil
+	}
+	members, _ := groupMembers(pgid)
+	return members > 0
+}
+
+// groupMembers counts the processes of the group pgid that are not zombies,
+// and says whether its leader (the process whose pid is pgid) is one of
+// them, as /proc tells; without /proc it finds none.
+func groupMembers(pgid int) (members int, leader bool) {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
-		return syscall.Kill(-pgid, 0) == nil
+		return 0, false
 	}
 	for _, e := range entries {
 		if name := e.Name(); name[0] < '0' || name[0] > '9' {
@@ -163,10 +193,11 @@ func GroupRunning(pgid int) bool {
 		}
 		f := strings.Fields(string(stat[i+2:]))
 		if len(f) >= 3 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) {
-			return true
+			members++
+			leader = leader || e.Name() == f[2]
 		}
 	}
-	return false
+	return members, leader
 }
 
 // LogTail returns the last lines of the log written from offset on.
