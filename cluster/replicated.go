@@ -211,20 +211,26 @@ func StartReplicaSet(ctx context.Context, run RunSession, dir string, proxy *net
 			r.links[replPair{replica, m}] = l
 		}
 	}
-	for _, s := range r.sentinels {
-		if err := tuneSentinel(ctx, s, sentinelLearnPeriod); err != nil {
-			return nil, fmt.Errorf("start replicated: %w", err)
-		}
+	if err := r.tuneSentinels(ctx, sentinelLearnPeriod); err != nil {
+		return nil, fmt.Errorf("start replicated: %w", err)
 	}
 	if err := r.awaitReady(ctx); err != nil {
 		return nil, fmt.Errorf("start replicated: %w", err)
 	}
-	for _, s := range r.sentinels {
-		if err := tuneSentinel(ctx, s, sentinelPeriod); err != nil {
-			return nil, fmt.Errorf("start replicated: %w", err)
-		}
+	if err := r.tuneSentinels(ctx, sentinelPeriod); err != nil {
+		return nil, fmt.Errorf("start replicated: %w", err)
 	}
 	return r, nil
+}
+
+// tuneSentinels tunes every Sentinel, learning every learn (tuneSentinel).
+func (r *ReplicaSet) tuneSentinels(ctx context.Context, learn time.Duration) error {
+	for _, s := range r.sentinels {
+		if err := tuneSentinel(ctx, s, learn); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // dataNodeArgs returns the redis-server arguments of the master and the
