@@ -86,7 +86,7 @@ func errNoMariaDB(program, where string) error {
 }
 
 // StartMariaDB makes the directory dir/mariadb, creates a data directory in it with
-// mariadb-install-db, starts mariadbd on a free loopback port and returns once the
+// mariadb-install-db (or from this process's copy of the first one it made), starts mariadbd on a free loopback port and returns once the
 // server answers a query. The whole start is bounded by ctx and by 30 seconds; when
 // it fails, nothing is left running or on disk and the error quotes the server's log.
 func StartMariaDB(ctx context.Context, dir string) (*MariaDB, error) {
@@ -109,7 +109,8 @@ func StartMariaDB(ctx context.Context, dir string) (*MariaDB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start mariadb: %w", err)
 	}
-	if err := m.install(ctx, installDB); err != nil {
+	create := func(ctx context.Context) error { return m.install(ctx, installDB) }
+	if err := makeDataDir(ctx, installDB, m.dataDir(), nil, create); err != nil {
 		os.RemoveAll(m.dir)
 		return nil, err
 	}

@@ -152,7 +152,8 @@ func StartPostgres(ctx context.Context, dir string) (_ *Postgres, err error) {
 			os.RemoveAll(p.dir)
 		}
 	}()
-	if err := p.makeData(ctx, initdb, cred); err != nil {
+	create := func(ctx context.Context) error { return p.initdb(ctx, initdb, cred) }
+	if err := makeDataDir(ctx, initdb, p.dataDir(), cred, create); err != nil {
 		return nil, fmt.Errorf("start postgres: %w", err)
 	}
 	for trial := 1; ; trial++ {
@@ -230,102 +231,6 @@ func (p *Postgres) command(name string, cred *syscall.Credential, args ...string
 	proc.Prepare(cmd)
 	cmd.SysProcAttr.Credential = cred
 	return cmd, logFile, nil
-}
-
-// pgTemplates are the data directories initdb made in this process, in
-// memory, by initdb program: a later start writes one out (28 MB, some
-// 30 ms) instead of running initdb again (half a second or more). Memory,
-// not a directory, so that nothing outlives the process.
-var pgTemplates = struct {
-	sync.Mutex
-	byInitdb map[string][]pgFile
-}{byInitdb: map[string][]pgFile{}}
-
-// pgFile is a directory or a file of a data directory, by its path in it.
-type pgFile struct {
-	rel  string
-	mode os.FileMode
-	data []byte // nil for a directory
-}
-
-// makeData makes the cluster's data directory: written out from this
-// process's template, or made by initdb, which then becomes the template.
-// The lock is held across initdb, so that starts at once wait for the
-// first one's template rather than each running initdb.
-func (p *Postgres) makeData(ctx context.Context, initdb string, cred *syscall.Credential) error {
-	pgTemplates.Lock()
-	defer pgTemplates.Unlock()
-	if files, ok := pgTemplates.byInitdb[initdb]; ok {
-		return writeTemplate(p.dataDir(), files, cred)
-	}
-	if err := p.initdb(ctx, initdb, cred); err != nil {
-		return err
-	}
-	files, err := readTemplate(p.dataDir())
-	if err != nil {
-		return err
-	}
-	pgTemplates.byInitdb[initdb] = files
-	return nil
-}
-
-// readTemplate reads the data directory dir into memory.
-func readTemplate(dir string) ([]pgFile, error) {
-	var files []pgFile
-	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(dir, path)
-		if err != nil {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		f := pgFile{rel: rel, mode: info.Mode()}
-		switch {
-		case d.IsDir():
-		case info.Mode().IsRegular():
-			if f.data, err = os.ReadFile(path); err != nil {
-				return err
-			}
-		default:
-			return fmt.Errorf("template: %s is neither a file nor a directory", path)
-		}
-		files = append(files, f)
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read the data directory as a template: %w", err)
-	}
-	return files, nil
-}
-
-// writeTemplate writes files out as the data directory dir, owned by whom
-// the server runs as, with their modes (postgres insists on 0700 for dir).
-func writeTemplate(dir string, files []pgFile, cred *syscall.Credential) error {
-	for _, f := range files {
-		path := filepath.Join(dir, f.rel)
-		var err error
-		if f.data == nil {
-			err = os.Mkdir(path, f.mode.Perm())
-		} else {
-			err = os.WriteFile(path, f.data, f.mode.Perm())
-		}
-		if err == nil {
-			// Mkdir and WriteFile apply the umask.
-			err = os.Chmod(path, f.mode.Perm())
-		}
-		if err == nil && cred != nil {
-			err = os.Lchown(path, int(cred.Uid), int(cred.Gid))
-		}
-		if err != nil {
-			return fmt.Errorf("write the data directory from its template: %w", err)
-		}
-	}
-	return nil
 }
 
 // initdb makes the cluster's data directory. -A trust: no password, as
