@@ -162,11 +162,44 @@ func TestMain(m *testing.M) {
 // processes with -shard make exactly the runs of one process with the same
 // seed (run numbers, seeds and outcomes), and check merge gives the same
 // bugs. A run that either side judged unknown (the machine stalled) says
-// nothing about the split and is not compared.
+// nothing about the split: its outcome is not compared, and the bugs, which
+// it may have hidden on one side, are compared only in a try where no run
+// was unknown (up to three tries).
 func TestShardsAsProcesses(t *testing.T) {
 	if err := (local.Local{}).Ready(context.Background(), false); err != nil {
 		t.Skip(err)
 	}
+	for try := 1; ; try++ {
+		whole, merged, unknown := shardsAndWhole(t)
+		if t.Failed() {
+			return
+		}
+		if unknown == 0 {
+			var got, want []string
+			for _, b := range merged.Bugs {
+				got = append(got, b.Signature)
+			}
+			for _, b := range whole.Bugs {
+				want = append(want, b.Signature)
+			}
+			if !slices.Equal(got, want) || len(want) == 0 {
+				t.Errorf("merged bugs %q, one process %q", got, want)
+			}
+			return
+		}
+		if try == 3 {
+			t.Skipf("in each of %d tries the machine stalled a run (unknown), which may hide a bug on one side: the bugs were not compared", try)
+		}
+		t.Logf("try %d: %d runs unknown on one side or both; trying again", try, unknown)
+	}
+}
+
+// shardsAndWhole runs one exploration as one process and as two shards,
+// merges the shards, checks that both made the same runs with the same
+// outcomes where both knew them, and returns both reports and how many runs
+// either side judged unknown.
+func shardsAndWhole(t *testing.T) (whole, merged *explore.Report, unknown int) {
+	t.Helper()
 	dir := t.TempDir()
 	check := func(args ...string) *exec.Cmd {
 		cmd := exec.Command(os.Args[0], args...)
@@ -221,18 +254,11 @@ func TestShardsAsProcesses(t *testing.T) {
 		if m.Run != w.Run || m.Seed != w.Seed {
 			t.Errorf("run %d: the shards ran seed %d as run %d, one process seed %d", i, m.Seed, m.Run, w.Seed)
 		}
-		if m.Outcome != w.Outcome && m.Outcome != "unknown" && w.Outcome != "unknown" {
+		if m.Outcome == "unknown" || w.Outcome == "unknown" {
+			unknown++
+		} else if m.Outcome != w.Outcome {
 			t.Errorf("run %d (seed %d): %s in a shard, %s in one process", w.Run, w.Seed, m.Outcome, w.Outcome)
 		}
 	}
-	var got, want []string
-	for _, b := range merged.Bugs {
-		got = append(got, b.Signature)
-	}
-	for _, b := range whole.Bugs {
-		want = append(want, b.Signature)
-	}
-	if !slices.Equal(got, want) || len(want) == 0 {
-		t.Errorf("merged bugs %q, one process %q", got, want)
-	}
+	return whole, merged, unknown
 }
