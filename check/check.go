@@ -58,6 +58,18 @@ type Check struct {
 	Median *time.Duration `json:"median_ns,omitempty"`
 }
 
+// runAgain ends what the detail of an unknown verdict says when the
+// machine, not the scenario, made it unknown (MachineLate).
+const runAgain = "; run again"
+
+// MachineLate reports whether c is unknown because the machine ran the
+// harness late: a holder stalled past its TTL, a fault's injection that
+// held a client too long, handovers slow only by the harness's lateness.
+// Such a run says nothing of the lock; it is worth making again.
+func (c Check) MachineLate() bool {
+	return c.Verdict == Unknown && strings.Contains(c.Detail, runAgain)
+}
+
 // Kind says whose fault a failing verdict is.
 type Kind string
 

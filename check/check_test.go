@@ -43,6 +43,9 @@ func TestRun(t *testing.T) {
 		name string
 		ops  []history.Op
 		want map[string]Verdict
+		// late are the checkers whose unknown the machine made
+		// (Check.MachineLate); no other unknown may say so.
+		late []string
 	}{{
 		name: "two clean cycles",
 		ops: []history.Op{
@@ -85,6 +88,7 @@ func TestRun(t *testing.T) {
 		ops: append(slices.Clone(slowHolds), endOp(1000, history.End{Initial: 10, Stock: 10, Probe: true, PTTL: -2,
 			Late: []history.Span{{From: 20 * msec, To: 280 * msec}, {From: 320 * msec, To: 580 * msec}, {From: 620 * msec, To: 880 * msec}}})),
 		want: map[string]Verdict{CheckLock: OK, CheckHandover: Unknown},
+		late: []string{CheckHandover},
 	}, {
 		name: "the machine late outside the handovers excuses none",
 		ops: append(slices.Clone(slowHolds), endOp(1000, history.End{Initial: 10, Stock: 10, Probe: true, PTTL: -2,
@@ -127,6 +131,7 @@ func TestRun(t *testing.T) {
 			endOp(400, history.End{Initial: 10, Stock: 9, Probe: true, PTTL: -2, TTL: 300 * msec, Work: 100 * msec}),
 		},
 		want: map[string]Verdict{CheckLock: Unknown, CheckResource: Unknown, CheckLiveness: OK},
+		late: []string{CheckLock, CheckResource},
 	}, {
 		name: "the same hold stretched by a fault on the holder: illegal",
 		ops: []history.Op{
@@ -170,6 +175,7 @@ func TestRun(t *testing.T) {
 			endOp(400, history.End{Initial: 10, Stock: 9, Probe: true, PTTL: -2, TTL: 300 * msec, Work: 100 * msec}),
 		},
 		want: map[string]Verdict{CheckLock: Unknown, CheckResource: Unknown},
+		late: []string{CheckLock, CheckResource},
 	}, {
 		// A node killed and restarted at client 0's failpoint: the restart
 		// took 250 ms on a loaded machine, and client 0 waited for it
@@ -185,6 +191,7 @@ func TestRun(t *testing.T) {
 			endOp(400, history.End{Initial: 10, Stock: 9, Probe: true, PTTL: -2, TTL: 300 * msec, Work: 100 * msec}),
 		},
 		want: map[string]Verdict{CheckLock: Unknown, CheckResource: Unknown, CheckLiveness: OK},
+		late: []string{CheckLock, CheckResource},
 	}, {
 		// The same node fault, injected by the schedule with nobody
 		// waiting for it, stretches the hold as a fault: illegal.
@@ -213,9 +220,14 @@ func TestRun(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := Run(tt.ops, Options{Initial: 10}).Verdicts()
-			for _, m := range Mismatches(tt.want, got) {
+			r := Run(tt.ops, Options{Initial: 10})
+			for _, m := range Mismatches(tt.want, r.Verdicts()) {
 				t.Error(m)
+			}
+			for _, c := range r.Checks {
+				if want := slices.Contains(tt.late, c.Checker); c.MachineLate() != want {
+					t.Errorf("%s %s (%s): MachineLate = %v, want %v", c.Checker, c.Verdict, c.Detail, c.MachineLate(), want)
+				}
 			}
 		})
 	}

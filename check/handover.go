@@ -93,7 +93,7 @@ func checkHandover(ops []history.Op, bound time.Duration) Check {
 		// by that much is the machine's, not the lock's.
 		c.Verdict = Unknown
 		c.Detail += fmt.Sprintf("; the machine ran the harness late within them (median %s without that time): "+
-			"it, not the lock, may have made them slow; run again", ms(excused[len(excused)/2]))
+			"it, not the lock, may have made them slow"+runAgain, ms(excused[len(excused)/2]))
 	case median > bound:
 		c.Verdict, c.At = Slow, firstSlow
 	}

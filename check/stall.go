@@ -60,11 +60,11 @@ func stalled(ops []history.Op, checker string) (string, bool) {
 		}
 		if waited := harnessHeld(faults, s.h.client, from, s.upTo); waited >= stall/2 {
 			return fmt.Sprintf("the harness held client %d for %s while it injected a fault at its failpoint, longer than the scenario "+
-				"plans (a slow restart on a loaded machine): it had held the lock %s for %s of work, past its %s TTL; run again",
+				"plans (a slow restart on a loaded machine): it had held the lock %s for %s of work, past its %s TTL"+runAgain,
 				s.h.client, ms(waited), ms(held), ms(e.Work), ms(e.TTL)), true
 		}
 		return fmt.Sprintf("the machine stalled client %d for %s: it had held the lock %s for %s of work, "+
-			"past its %s TTL, with no fault on it; run again", s.h.client, ms(stall), ms(held), ms(e.Work), ms(e.TTL)), true
+			"past its %s TTL, with no fault on it"+runAgain, s.h.client, ms(stall), ms(held), ms(e.Work), ms(e.TTL)), true
 	}
 	return "", false
 }
