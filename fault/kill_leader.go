@@ -3,7 +3,6 @@ package fault
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/locklab/locklab/network"
 )
@@ -35,7 +34,7 @@ func (f KillLeader) Inject(ctx context.Context, env *Env) (network.Heal, error) 
 	}
 	// The heal may run after ctx ended; the restart gets its own bound.
 	return once(func() error {
-		rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		rctx, cancel := context.WithTimeout(context.Background(), restartCap)
 		defer cancel()
 		return n.Restart(rctx, true)
 	}), nil

@@ -49,7 +49,7 @@ func (f KillMaster) Inject(ctx context.Context, env *Env) (network.Heal, error) 
 		killed = append(killed, n)
 	}
 	restart := once(func() error {
-		rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		rctx, cancel := context.WithTimeout(context.Background(), restartCap)
 		defer cancel()
 		var errs []error
 		for _, n := range killed {

@@ -3,7 +3,6 @@ package fault
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/history"
@@ -55,7 +54,7 @@ func (f KillNode) Inject(ctx context.Context, env *Env) (network.Heal, error) {
 	}
 	// The heal may run after ctx ended; the restart gets its own bound.
 	return once(func() error {
-		rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		rctx, cancel := context.WithTimeout(context.Background(), restartCap)
 		defer cancel()
 		start := env.history.Now()
 		if err := n.Restart(rctx, f.KeepData); err != nil {
