@@ -331,6 +331,36 @@ func TestMariaDBPathBinDir(t *testing.T) {
 
 // BenchmarkStartMariaDB is the start-up and tear-down of one MariaDB: install-db,
 // mariadbd, the first query, kill and removal.
+// TestMariaDBFromTemplate: a start after the first writes out the data
+// directory mariadb-install-db made, as it was before any server ran on it:
+// what one server wrote is not in the next one's data.
+func TestMariaDBFromTemplate(t *testing.T) {
+	ctx := t.Context()
+	first := startTestMariaDB(t)
+	if err := first.SetupInventory(ctx, 7); err != nil {
+		t.Fatal(err)
+	}
+	second := startTestMariaDB(t)
+	var n int
+	if err := second.DB().QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name = 'locklab'").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Error("the second server has the first one's database locklab")
+	}
+	if err := second.SetupInventory(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		m    *MariaDB
+		want int64
+	}{{first, 7}, {second, 3}} {
+		if got, err := c.m.Stock(ctx); err != nil || got != c.want {
+			t.Errorf("%s: Stock = %d, %v; want %d", c.m.Addr(), got, err, c.want)
+		}
+	}
+}
+
 func BenchmarkStartMariaDB(b *testing.B) {
 	dir := b.TempDir()
 	for b.Loop() {
