@@ -1,5 +1,5 @@
 # locklab: the two commands a user needs are `make check` and `make test`.
-.PHONY: deps check test race-tests timed-tests bench vet docker acceptance image
+.PHONY: deps check test bench vet docker acceptance image
 
 # Where `make check` runs the servers: local (processes) or docker (containers).
 BACKEND ?= local
@@ -43,19 +43,14 @@ vet:
 	go run $(STATICCHECK) ./...
 
 # The whole test suite: vet, unit tests (with the race detector where timing
-# does not matter), and every pitfall's broken and fixed lock. The two kinds
-# run side by side (make -j2), since each alone leaves a core idle most of
-# the time: the timed ones make again a run the load stalled, and so do the
-# race-detector tests that run scenarios. -vet=off: the vet target has run
-# every analyser already, and go test's own vet pass analyses every
-# dependency again (about 2 min of CPU).
+# does not matter), and every pitfall's broken and fixed lock. -vet=off: the
+# vet target has run every analyser already, and go test's own vet pass
+# analyses every dependency again (about 2 min of CPU). The two kinds run
+# one after the other: side by side (make -j2) they loaded the machine so
+# that the race-detector tests that run scenarios themselves (cmd/check's)
+# got runs the machine stalled, even when made again.
 test: deps docker vet
-	@$(MAKE) --no-print-directory -j2 race-tests timed-tests
-
-race-tests:
 	go test -count=1 -vet=off -race $(OTHER_PKGS)
-
-timed-tests:
 	go test -count=1 -vet=off -p 1 -timeout 20m -parallel 4 ./pitfalls/
 	go test -count=1 -vet=off -p 1 -timeout 20m -parallel 4 $(filter-out ./pitfalls/,$(TIMED_PKGS))
 
