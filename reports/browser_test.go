@@ -45,7 +45,7 @@ func TestBrowser(t *testing.T) {
 	}
 	dir, _, _ := goldenReport(t)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.WindowSize(viewW, viewH),
-		chromedp.UserDataDir(t.TempDir()))
+		chromedp.UserDataDir(t.TempDir()), chromedp.Env("TMPDIR="+t.TempDir())) // Chromium leaves its singleton socket's folder there
 	if os.Geteuid() == 0 {
 		opts = append(opts, chromedp.NoSandbox) // Chromium refuses to run sandboxed as root
 	}

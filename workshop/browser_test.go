@@ -23,7 +23,9 @@ func TestPredictFolded(t *testing.T) {
 	if _, err := Write(Options{From: from(), Out: out}); err != nil {
 		t.Fatal(err)
 	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.UserDataDir(t.TempDir()))
+	// TMPDIR: Chromium leaves its singleton socket's folder there.
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.UserDataDir(t.TempDir()),
+		chromedp.Env("TMPDIR="+t.TempDir()))
 	if os.Geteuid() == 0 {
 		opts = append(opts, chromedp.NoSandbox) // Chromium refuses to run sandboxed as root
 	}

@@ -38,6 +38,7 @@ func TestHandoutPrints(t *testing.T) {
 			defer cancel()
 			cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-pdf-header-footer",
 				"--user-data-dir="+t.TempDir(), "--print-to-pdf="+pdf, "file://"+filepath.Join(out, ClassDir, paper.File))
+			cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir()) // Chromium leaves its singleton socket's folder there
 			if b, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("chromium: %v\n%s", err, b)
 			}
