@@ -329,8 +329,6 @@ func TestMariaDBPathBinDir(t *testing.T) {
 	}
 }
 
-// BenchmarkStartMariaDB is the start-up and tear-down of one MariaDB: install-db,
-// mariadbd, the first query, kill and removal.
 // TestMariaDBFromTemplate: a start after the first writes out the data
 // directory mariadb-install-db made, as it was before any server ran on it:
 // what one server wrote is not in the next one's data.
@@ -361,6 +359,9 @@ func TestMariaDBFromTemplate(t *testing.T) {
 	}
 }
 
+// BenchmarkStartMariaDB is the start-up and tear-down of one MariaDB: its
+// data directory (install-db for the process's first, then the template),
+// mariadbd, the first query, kill and removal.
 func BenchmarkStartMariaDB(b *testing.B) {
 	dir := b.TempDir()
 	for b.Loop() {
