@@ -86,9 +86,10 @@ func errNoMariaDB(program, where string) error {
 }
 
 // StartMariaDB makes the directory dir/mariadb, creates a data directory in it with
-// mariadb-install-db (or from this process's copy of the first one it made), starts mariadbd on a free loopback port and returns once the
-// server answers a query. The whole start is bounded by ctx and by 30 seconds; when
-// it fails, nothing is left running or on disk and the error quotes the server's log.
+// mariadb-install-db (or from this process's copy of the first one it made), starts
+// mariadbd on a free loopback port and returns once the server answers a query. The whole
+// start is bounded by ctx and by 30 seconds; when it fails, nothing is left running
+// or on disk and the error quotes the server's log.
 func StartMariaDB(ctx context.Context, dir string) (*MariaDB, error) {
 	if dir == "" {
 		return nil, errors.New("start mariadb: dir is empty")
@@ -112,7 +113,7 @@ func StartMariaDB(ctx context.Context, dir string) (*MariaDB, error) {
 	create := func(ctx context.Context) error { return m.install(ctx, installDB) }
 	if err := makeDataDir(ctx, installDB, m.dataDir(), nil, create); err != nil {
 		os.RemoveAll(m.dir)
-		return nil, err
+		return nil, fmt.Errorf("start mariadb: %w", err)
 	}
 	for trial := 1; ; trial++ {
 		port, err := backendkit.FreeLoopbackPort()
@@ -221,7 +222,7 @@ func (m *MariaDB) Stock(ctx context.Context) (int64, error) {
 func (m *MariaDB) install(ctx context.Context, installDB string) error {
 	logFile, err := os.OpenFile(m.logPath(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
-		return fmt.Errorf("start mariadb: %w", err)
+		return err
 	}
 	defer logFile.Close()
 
@@ -260,7 +261,7 @@ func (m *MariaDB) install(ctx context.Context, installDB string) error {
 	if cmd.Process != nil {
 		proc.WaitGroupGone(cmd.Process.Pid)
 	}
-	return fmt.Errorf("start mariadb: %s: %w; log:\n%s", filepath.Base(installDB), err, installErrors(m.logPath()))
+	return fmt.Errorf("%s: %w; log:\n%s", filepath.Base(installDB), err, installErrors(m.logPath()))
 }
 
 // installErrors returns the lines of the install log that report an error, or its
