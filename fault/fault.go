@@ -148,8 +148,8 @@ func (e *Env) replicaSet(fault string) (*cluster.ReplicaSet, error) {
 
 // restartCap bounds a heal's restart of a killed node, from its spawn
 // until it serves again: a ZooKeeper server's JVM rejoining its ensemble
-// took more than 10 s on a loaded 2-core machine. A healthy node takes well
-// under a second; the cap only decides when a restart counts as failed.
+// took more than 10 s on a loaded 2-core machine, where a few seconds is
+// usual. The cap only decides when a restart counts as failed.
 const restartCap = 30 * time.Second
 
 // once makes a heal harmless to call twice.
