@@ -90,16 +90,30 @@ func TestPgrowProgram(t *testing.T) {
 	for _, name := range []string{"contention-postgres", "crash-holder-postgres"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			res := runProgram(t, name, programPath("pgrow.sh"))
-			if len(res.NotExercised) > 0 {
-				t.Fatalf("not exercised: %v", res.NotExercised)
-			}
-			for _, checker := range []string{check.CheckLock, check.CheckResource, check.CheckLiveness} {
-				if got := verdictOf(res, checker); got.Verdict != check.OK {
-					t.Errorf("%s: %s (%s); want ok", checker, got.Verdict, got.Detail)
+			// Made again once when it misses, as above: one psql per
+			// request is slow enough that a loaded machine can make a
+			// waiter look stuck.
+			for try := 1; try <= 2; try++ {
+				res := runProgram(t, name, programPath("pgrow.sh"))
+				if len(res.NotExercised) > 0 {
+					t.Fatalf("not exercised: %v", res.NotExercised)
+				}
+				var missed []string
+				for _, checker := range []string{check.CheckLock, check.CheckResource, check.CheckLiveness} {
+					if got := verdictOf(res, checker); got.Verdict != check.OK {
+						missed = append(missed, fmt.Sprintf("%s: %s (%s); want ok", checker, got.Verdict, got.Detail))
+					}
+				}
+				t.Logf("try %d: %v", try, res.Verdicts)
+				if len(missed) == 0 {
+					break
+				}
+				if try == 2 {
+					t.Errorf("twice: %s", strings.Join(missed, "; "))
+				} else {
+					t.Logf("try 1 missed: %s", strings.Join(missed, "; "))
 				}
 			}
-			t.Logf("%v", res.Verdicts)
 		})
 	}
 }
