@@ -54,7 +54,7 @@ func TestSQLLocksOnPostgres(t *testing.T) {
 			// A run that misses is made once more, as check's suite makes
 			// it again alone: a machine loaded by parallel packages can
 			// stall a client past its lease. Twice is the lock's doing.
-			for try := 1; try <= 2; try++ {
+			missTwice(t, func() []string {
 				var err error
 				res, err = runner.Run(context.Background(), s, tc.new, runner.Options{Lock: tc.lock, ReferenceRuns: -1})
 				if errors.Is(err, cluster.ErrNoPostgres) {
@@ -63,16 +63,8 @@ func TestSQLLocksOnPostgres(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				missed := misses(res)
-				if len(missed) == 0 {
-					break
-				}
-				if try == 2 {
-					t.Errorf("twice: %s", strings.Join(missed, "; "))
-				} else {
-					t.Logf("try 1 missed: %s", strings.Join(missed, "; "))
-				}
-			}
+				return misses(res)
+			})
 			if st := verdictOf(res, check.CheckLiveness); st.Verdict == check.Stuck {
 				t.Logf("liveness: %s", st.Detail)
 			}
@@ -93,7 +85,7 @@ func TestPgrowProgram(t *testing.T) {
 			// Made again once when it misses, as above: one psql per
 			// request is slow enough that a loaded machine can make a
 			// waiter look stuck.
-			for try := 1; try <= 2; try++ {
+			missTwice(t, func() []string {
 				res := runProgram(t, name, programPath("pgrow.sh"))
 				if len(res.NotExercised) > 0 {
 					t.Fatalf("not exercised: %v", res.NotExercised)
@@ -104,16 +96,26 @@ func TestPgrowProgram(t *testing.T) {
 						missed = append(missed, fmt.Sprintf("%s: %s (%s); want ok", checker, got.Verdict, got.Detail))
 					}
 				}
-				t.Logf("try %d: %v", try, res.Verdicts)
-				if len(missed) == 0 {
-					break
-				}
-				if try == 2 {
-					t.Errorf("twice: %s", strings.Join(missed, "; "))
-				} else {
-					t.Logf("try 1 missed: %s", strings.Join(missed, "; "))
-				}
-			}
+				t.Logf("%v", res.Verdicts)
+				return missed
+			})
 		})
+	}
+}
+
+// missTwice makes a run with attempt, which returns what it missed, and
+// makes it once more when it missed something; a second miss fails t.
+func missTwice(t *testing.T, attempt func() (missed []string)) {
+	t.Helper()
+	for try := 1; try <= 2; try++ {
+		missed := attempt()
+		if len(missed) == 0 {
+			return
+		}
+		if try == 2 {
+			t.Errorf("twice: %s", strings.Join(missed, "; "))
+		} else {
+			t.Logf("try 1 missed: %s", strings.Join(missed, "; "))
+		}
 	}
 }
