@@ -214,6 +214,24 @@ func TestRun(t *testing.T) {
 		},
 		want: map[string]Verdict{CheckLock: Unknown, CheckResource: Unknown, CheckLiveness: Unknown, CheckHandover: Unknown},
 	}, {
+		name: "a client unfinished when the machine gave it too little time: unknown",
+		ops: []history.Op{
+			acq(0, 0, 1, models.OK), rel(0, 2, 3), acq(1, 2, 4, models.OK),
+			endOp(3400, history.End{Initial: 10, Stock: 10, Probe: true, PTTL: -2, Stuck: []int{1},
+				Bound: 1120 * msec, Waited: 3360 * msec, WaitLate: 2900 * msec}),
+		},
+		want: map[string]Verdict{CheckLock: OK, CheckLiveness: Unknown},
+		late: []string{CheckLiveness},
+	}, {
+		name: "stuck though the machine ran late: the bound of its time had passed",
+		ops: []history.Op{
+			acq(0, 0, 1, models.OK), rel(0, 2, 3), acq(1, 2, 4, models.OK),
+			endOp(3400, history.End{Initial: 10, Stock: 10, KeyExists: true, PTTL: -1, Stuck: []int{1},
+				Bound: 1120 * msec, Waited: 2400 * msec, WaitLate: 1200 * msec,
+				ProbeWait: 3360 * msec, ProbeLate: 2900 * msec}),
+		},
+		want: map[string]Verdict{CheckLock: OK, CheckLiveness: Stuck},
+	}, {
 		name: "no end record: liveness unknown",
 		ops:  []history.Op{acq(0, 0, 1, models.OK), rel(0, 2, 3)},
 		want: map[string]Verdict{CheckLock: OK, CheckLiveness: Unknown},

@@ -11,7 +11,9 @@ import (
 
 // checkLiveness judges the end of the run: once the workload stopped and every
 // fault was healed, each client must have finished its cycle and a fresh
-// client must have got the lock, both within the bound.
+// client must have got the lock, both within the bound of the machine's
+// time. A wait that the machine ran so late that it ended with less than
+// the bound of its own time proves nothing: unknown, run again.
 func checkLiveness(ops []history.Op) Check {
 	c := Check{Checker: CheckLiveness}
 	e := history.EndOf(ops)
@@ -23,14 +25,27 @@ func checkLiveness(ops []history.Op) Check {
 		c.Verdict, c.Detail = OK, fmt.Sprintf("a fresh client got the lock after %s", ms(e.ProbeWait))
 		return c
 	}
-	c.Verdict = Stuck
-	var why []string
+	var why, starved []string
 	if len(e.Stuck) > 0 {
-		why = append(why, fmt.Sprintf("%s within %s", unfinished(e.Stuck), ms(e.Bound)))
+		if short(e.Waited, e.WaitLate, e.Bound) {
+			starved = append(starved, unfinished(e.Stuck)+lateWait(e.Waited, e.WaitLate))
+		} else {
+			why = append(why, fmt.Sprintf("%s within %s", unfinished(e.Stuck), ms(e.Bound))+lateWait(e.Waited, e.WaitLate))
+		}
 	}
 	if !e.Probe {
-		why = append(why, fmt.Sprintf("a fresh client got no lock within %s", ms(e.Bound)))
+		if short(e.ProbeWait, e.ProbeLate, e.Bound) {
+			starved = append(starved, "a fresh client got no lock"+lateWait(e.ProbeWait, e.ProbeLate))
+		} else {
+			why = append(why, fmt.Sprintf("a fresh client got no lock within %s", ms(e.Bound))+lateWait(e.ProbeWait, e.ProbeLate))
+		}
 	}
+	if len(why) == 0 {
+		c.Verdict = Unknown
+		c.Detail = strings.Join(starved, "; ") + fmt.Sprintf(": less than the %s bound of the machine's own time, too little to call the lock stuck"+runAgain, ms(e.Bound))
+		return c
+	}
+	c.Verdict = Stuck
 	switch {
 	case !e.KeyExists:
 		why = append(why, "the lock key is gone")
@@ -42,6 +57,21 @@ func checkLiveness(ops []history.Op) Check {
 	c.Detail = strings.Join(why, "; ")
 	c.At = ptr(lastGrant(ops))
 	return c
+}
+
+// short reports whether a wait for the clients or the probe ended, cut at
+// its most on the clock, before bound of the machine's own time had passed.
+func short(waited, late, bound time.Duration) bool {
+	return waited >= bound && waited-late < bound
+}
+
+// lateWait says how long a wait lasted on the clock when the machine ran
+// part of it late, and nothing when it did not.
+func lateWait(waited, late time.Duration) string {
+	if late < time.Millisecond {
+		return ""
+	}
+	return fmt.Sprintf(" (waited %s, of which the machine ran %s late)", ms(waited), ms(late))
 }
 
 // lastGrant is when the lock was last granted to or freed by a workload

@@ -184,6 +184,15 @@ type End struct {
 	ProbeWait time.Duration `json:"probe_wait_ns"`       // how long the probe waited
 	Bound     time.Duration `json:"bound_ns"`            // how long anyone was allowed to wait
 	ProbeErr  string        `json:"probe_err,omitempty"` // why the probe failed
+	// Waited is how long the harness waited for the clients to finish once
+	// the workload stopped, and WaitLate how much of that the machine ran
+	// late: its timers woke late, or its tasks waited for a core. ProbeLate
+	// is the same for ProbeWait. Each wait lasts until Bound of the
+	// machine's own time (the wait less its late part) has passed, and at
+	// most three times Bound. All zero in histories written before.
+	Waited    time.Duration `json:"waited_ns,omitempty"`
+	WaitLate  time.Duration `json:"wait_late_ns,omitempty"`
+	ProbeLate time.Duration `json:"probe_late_ns,omitempty"`
 	// TTL and Work are the workload's lease and critical-section time,
 	// against which the checkers measure stalls of the machine.
 	TTL  time.Duration `json:"ttl_ns"`

@@ -24,7 +24,7 @@ func TestMeterLag(t *testing.T) {
 		}
 		return time.Since(start) + skew
 	}
-	stop := meterLag(context.Background(), now)
+	m := meterLag(context.Background(), now)
 	for {
 		mu.Lock()
 		n := calls
@@ -34,7 +34,7 @@ func TestMeterLag(t *testing.T) {
 		}
 		time.Sleep(lagTick)
 	}
-	late := stop()
+	late := m.Stop()
 	var long []time.Duration
 	for _, l := range late {
 		if d := l.To - l.From; d >= time.Second {
@@ -44,7 +44,81 @@ func TestMeterLag(t *testing.T) {
 	if len(long) != 1 || long[0] > time.Second+time.Second/2 {
 		t.Fatalf("late stretches %v, want the fifth tick's a second late", late)
 	}
-	if again := stop(); len(again) != len(late) {
+	if again := m.Stop(); len(again) != len(late) {
 		t.Errorf("a second stop returned %v", again)
+	}
+}
+
+// TestWaitMachineTime waits 100 ms of the machine's time while the test
+// says the machine ran late: the wait lasts that much longer on the clock,
+// up to three times its bound, and ends at once when what it waits for
+// has come.
+func TestWaitMachineTime(t *testing.T) {
+	const bound = 100 * time.Millisecond
+	start := time.Now()
+	now := func() time.Duration { return time.Since(start) }
+	tests := []struct {
+		name    string
+		late    time.Duration // how late the test says the machine ran
+		done    bool          // what the wait waits for comes at once
+		starved bool          // the wait ends with less than bound of the machine's time
+	}{
+		{name: "idle machine"},
+		{name: "80 ms late", late: 80 * time.Millisecond},
+		{name: "a second late: cut at three times the bound", late: time.Second, starved: true},
+		{name: "done", late: time.Second, done: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// No meter runs: the lateness is only what the test adds,
+			// when the wait first looks at the clock again.
+			m := &lagMeter{}
+			calls := 0
+			m.now = func() time.Duration {
+				if calls++; calls == 2 {
+					m.late.Add(int64(tt.late))
+				}
+				return now()
+			}
+			done := make(chan struct{})
+			if tt.done {
+				close(done)
+			}
+			ok, waited, late := m.wait(context.Background(), done, bound)
+			switch {
+			case ok != tt.done:
+				t.Fatalf("wait reported done %v, want %v", ok, tt.done)
+			case tt.done:
+				if waited >= bound {
+					t.Errorf("waited %s for what had come", waited)
+				}
+			case late < tt.late:
+				t.Errorf("counted %s late, want at least the %s the test added", late, tt.late)
+			case waited > maxStretch*bound+bound/2:
+				t.Errorf("waited %s, past three times the %s bound", waited, bound)
+			case tt.starved != (waited-late < bound):
+				t.Errorf("waited %s of which %s late: starved %v, want %v", waited, late, !tt.starved, tt.starved)
+			case !tt.starved && waited < bound+tt.late:
+				t.Errorf("waited %s, want at least %s: the bound and the late time", waited, bound+tt.late)
+			}
+		})
+	}
+}
+
+func TestSomeTotal(t *testing.T) {
+	tests := []struct {
+		file string
+		want time.Duration
+		ok   bool
+	}{
+		{"some avg10=12.14 avg60=4.80 avg300=1.37 total=4888539\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n", 4888539 * time.Microsecond, true},
+		{"full avg10=0.00 avg60=0.00 avg300=0.00 total=7\n", 0, false},
+		{"some avg10=0.00\n", 0, false},
+		{"", 0, false},
+	}
+	for _, tt := range tests {
+		if got, ok := someTotal([]byte(tt.file)); got != tt.want || ok != tt.ok {
+			t.Errorf("someTotal(%q) = %v, %v; want %v, %v", tt.file, got, ok, tt.want, tt.ok)
+		}
 	}
 }

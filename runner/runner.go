@@ -258,8 +258,8 @@ func (r *run) execute(ctx context.Context, newLocker harness.NewLocker) error {
 			c.Spoil(fmt.Sprintf("client %d is a lock program, with connections of its own: it cannot share the service's pool of %d", id, r.w.Pool))
 		}
 	}
-	lateSpans := meterLag(runCtx, r.h.Now)
-	defer lateSpans()
+	lag := meterLag(runCtx, r.h.Now)
+	defer lag.Stop()
 	warm(runCtx, workers...)
 	var wg sync.WaitGroup
 	for id := range workers {
@@ -281,7 +281,12 @@ func (r *run) execute(ctx context.Context, newLocker harness.NewLocker) error {
 	}
 	stop.Store(true)
 	bound := r.w.bound()
-	finished := waitFor(&wg, bound)
+	stopped := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(stopped)
+	}()
+	finished, waited, waitLate := lag.wait(ctx, stopped, bound)
 	var stuck []int
 	if !finished {
 		for _, wk := range workers {
@@ -296,10 +301,10 @@ func (r *run) execute(ctx context.Context, newLocker harness.NewLocker) error {
 	}
 
 	logf(r.opts.Log, "%s: probing liveness (bound %s)", r.s.Name, bound)
-	end := &history.End{Initial: r.w.Stock, Stuck: stuck, Bound: bound, TTL: r.w.TTL, Work: r.w.Work,
+	end := &history.End{Initial: r.w.Stock, Stuck: stuck, Bound: bound, Waited: waited, WaitLate: waitLate, TTL: r.w.TTL, Work: r.w.Work,
 		Timed:        r.cluster.Topology() == cluster.Redlock,
 		NotExercised: append(r.points.Unfired(), notInjected()...)}
-	r.probe(runCtx, probe, newLocker, bound, end)
+	r.probe(runCtx, lag, probe, newLocker, bound, end)
 	end.NotExercised = append(end.NotExercised, r.points.SpoiledBy()...)
 	end.Unmet = r.points.Unmet(func(client int) string { return refusals(r.h.Ops(), client) })
 	// A drawn fault at a program's requests that no relay reads: said so,
@@ -308,7 +313,7 @@ func (r *run) execute(ctx context.Context, newLocker harness.NewLocker) error {
 	if err := r.readEnd(ctx, end); err != nil {
 		return err
 	}
-	end.Late = lateSpans()
+	end.Late = lag.Stop()
 	r.h.Add(history.Op{Client: -1, Kind: history.KindEnd, Call: r.h.Now(), Return: r.h.Now(), End: end})
 
 	cancel()
@@ -408,8 +413,9 @@ func (r *run) inject(ctx context.Context, env *fault.Env, sf ScheduledFault) (bo
 	return true, heal()
 }
 
-// probe lets a fresh client try to take and give back the lock within bound.
-func (r *run) probe(ctx context.Context, c *harness.Client, newLocker harness.NewLocker, bound time.Duration, end *history.End) {
+// probe lets a fresh client try to take and give back the lock within bound
+// of the machine's time (lagMeter.wait).
+func (r *run) probe(ctx context.Context, lag *lagMeter, c *harness.Client, newLocker harness.NewLocker, bound time.Duration, end *history.End) {
 	if len(r.points.SpoiledBy()) > 0 {
 		// Every verdict is unknown already; a broken lock program would
 		// only make the probe wait for it.
@@ -420,13 +426,24 @@ func (r *run) probe(ctx context.Context, c *harness.Client, newLocker harness.Ne
 	wk := r.newWorker(c, newLocker, &never)
 	wk.probe = true
 	warm(ctx, wk)
-	pctx, cancel := context.WithTimeout(ctx, bound)
+	pctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	got := make(chan struct{})
+	late := make(chan time.Duration, 1)
+	go func() {
+		ok, _, l := lag.wait(ctx, got, bound)
+		if !ok {
+			cancel()
+		}
+		late <- l
+	}()
 	start := time.Now()
 	lease, ok := wk.acquire(pctx, false)
 	end.ProbeWait = time.Since(start)
+	close(got)
+	end.ProbeLate = <-late
 	if !ok {
-		end.ProbeErr = fmt.Sprintf("no lock within %s", bound)
+		end.ProbeErr = fmt.Sprintf("no lock within %s", end.ProbeWait.Round(time.Millisecond))
 		return
 	}
 	end.Probe = true

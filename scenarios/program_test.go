@@ -9,7 +9,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -34,10 +33,14 @@ var (
 	mariadbRow  = "sh " + programPath("mariadb-row.sh")
 )
 
-// programPath is a file of programs/, from this package's folder.
+// programPath is a file of programs/, found from this package's folder, where
+// go test runs its tests (the source's own path is not known under -trimpath).
 func programPath(name string) string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "programs", name)
+	p, err := filepath.Abs(filepath.Join("..", "programs", name))
+	if err != nil {
+		panic(err)
+	}
+	return p
 }
 
 // needPHP skips, in one line, when seed 004's lock cannot run here.
