@@ -189,7 +189,7 @@ type End struct {
 	// late: its timers woke late, or its tasks waited for a core. ProbeLate
 	// is the same for ProbeWait. Each wait lasts until Bound of the
 	// machine's own time (the wait less its late part) has passed, and at
-	// most three times Bound. All zero in histories written before.
+	// most five times Bound. All zero in histories written before.
 	Waited    time.Duration `json:"waited_ns,omitempty"`
 	WaitLate  time.Duration `json:"wait_late_ns,omitempty"`
 	ProbeLate time.Duration `json:"probe_late_ns,omitempty"`

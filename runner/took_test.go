@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -56,10 +57,20 @@ func TestCrashAfterSetNXGet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := runner.Run(context.Background(), s, func(c *harness.Client) harness.Locker { return &setNXGetExpire{c: c} },
-		runner.Options{Dir: t.TempDir(), ReferenceRuns: -1})
-	if err != nil {
-		t.Fatal(err)
+	var res *runner.Result
+	for try := 1; try <= 2; try++ {
+		res, err = runner.Run(context.Background(), s, func(c *harness.Client) harness.Locker { return &setNXGetExpire{c: c} },
+			runner.Options{Dir: t.TempDir(), ReferenceRuns: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A machine too loaded to give the waits their bound of its time
+		// leaves liveness unknown: run again once, as the catalogue's tests do.
+		i := slices.IndexFunc(res.Checks, func(c check.Check) bool { return c.Checker == check.CheckLiveness })
+		if i < 0 || !res.Checks[i].MachineLate() || try == 2 {
+			break
+		}
+		t.Logf("try 1: liveness %s", res.Checks[i].Detail)
 	}
 	if len(res.NotExercised) > 0 {
 		t.Fatalf("not exercised: %v", res.NotExercised)
