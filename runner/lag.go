@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -27,16 +28,18 @@ type lagMeter struct {
 	stop func() []history.Span
 	// late is how much of the run so far the machine ran late, in
 	// nanoseconds: per tick, the more of the meter's own lateness and the
-	// time the kernel saw some task of the machine wait for a core (Linux's
-	// CPU pressure), which covers the servers and lock programs too.
+	// part of the tick a task could not have had a core, when more tasks
+	// were runnable than the machine has cores (each then gets cores/runnable
+	// of one). That share covers the servers and lock programs too.
 	late atomic.Int64
 }
 
 // meterLag measures, until Stop is first called, how late the machine runs
-// the harness's timers and the machine's tasks.
+// the harness's timers and how crowded its cores are.
 func meterLag(ctx context.Context, now func() time.Duration) *lagMeter {
 	m := &lagMeter{now: now}
 	ctx, cancel := context.WithCancel(ctx)
+	cores := runtime.NumCPU()
 	var late []history.Span
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -44,7 +47,6 @@ func meterLag(ctx context.Context, now func() time.Duration) *lagMeter {
 		defer wg.Done()
 		t := time.NewTimer(lagTick)
 		defer t.Stop()
-		waited, known := cpuWaited()
 		for {
 			due := now() + lagTick
 			t.Reset(lagTick)
@@ -58,9 +60,9 @@ func meterLag(ctx context.Context, now func() time.Duration) *lagMeter {
 				late = append(late, history.Span{From: due, To: woke})
 			}
 			tick := max(woke-due, 0)
-			if w, ok := cpuWaited(); ok && known {
-				tick = max(tick, w-waited)
-				waited = w
+			if n, ok := runnable(); ok && n > cores {
+				slept := woke - due + lagTick
+				tick = max(tick, slept*time.Duration(n-cores)/time.Duration(n))
 			}
 			m.late.Add(int64(tick))
 		}
@@ -79,8 +81,9 @@ func (m *lagMeter) Stop() []history.Span { return m.stop() }
 
 // maxStretch bounds a wait in the machine's time (wait): at most this many
 // times its bound on the clock. The race-detector stage of make test keeps
-// the machine about 55% late for minutes, in bursts that ran a three-times
-// wait out before a stuck lock's bound of machine time had passed.
+// the machine more than half late for minutes (58% by the share of the
+// cores), in bursts that could run a three-times wait out before a stuck
+// lock's bound of machine time had passed.
 const maxStretch = 5
 
 // wait waits for done until bound of the machine's time has passed: time on
@@ -109,27 +112,28 @@ func (m *lagMeter) wait(ctx context.Context, done <-chan struct{}, bound time.Du
 	}
 }
 
-// cpuWaited is the time, since the machine started, in which some task
-// waited for a core (the "some total" of /proc/pressure/cpu); false where
-// the kernel does not tell (not Linux, or pressure stall information off).
-func cpuWaited() (time.Duration, bool) {
-	b, err := os.ReadFile("/proc/pressure/cpu")
+// runnable is how many tasks of the machine are runnable now, the meter's
+// own included (the fourth field of /proc/loadavg); false where the kernel
+// does not tell.
+func runnable() (int, bool) {
+	b, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
 		return 0, false
 	}
-	return someTotal(b)
+	return runningField(b)
 }
 
-// someTotal reads the "some" line's total of a /proc/pressure file.
-func someTotal(b []byte) (time.Duration, bool) {
-	line, _, _ := bytes.Cut(b, []byte("\n"))
-	_, total, found := bytes.Cut(line, []byte("total="))
-	if !bytes.HasPrefix(line, []byte("some ")) || !found {
+// runningField reads the runnable count of a /proc/loadavg line:
+// "0.32 0.10 0.04 3/123 456" is 3.
+func runningField(b []byte) (int, bool) {
+	f := bytes.Fields(b)
+	if len(f) < 4 {
 		return 0, false
 	}
-	us, err := strconv.ParseInt(string(bytes.TrimSpace(total)), 10, 64)
-	if err != nil {
+	running, _, found := bytes.Cut(f[3], []byte("/"))
+	n, err := strconv.Atoi(string(running))
+	if !found || err != nil || n < 0 {
 		return 0, false
 	}
-	return time.Duration(us) * time.Microsecond, true
+	return n, true
 }

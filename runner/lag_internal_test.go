@@ -105,20 +105,21 @@ func TestWaitMachineTime(t *testing.T) {
 	}
 }
 
-func TestSomeTotal(t *testing.T) {
+func TestRunningField(t *testing.T) {
 	tests := []struct {
-		file string
-		want time.Duration
+		line string
+		want int
 		ok   bool
 	}{
-		{"some avg10=12.14 avg60=4.80 avg300=1.37 total=4888539\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n", 4888539 * time.Microsecond, true},
-		{"full avg10=0.00 avg60=0.00 avg300=0.00 total=7\n", 0, false},
-		{"some avg10=0.00\n", 0, false},
+		{"0.32 0.10 0.04 3/123 456\n", 3, true},
+		{"6.27 6.22 5.07 11/402 31490", 11, true},
+		{"0.32 0.10 0.04", 0, false},
+		{"0.32 0.10 0.04 x/123 456", 0, false},
 		{"", 0, false},
 	}
 	for _, tt := range tests {
-		if got, ok := someTotal([]byte(tt.file)); got != tt.want || ok != tt.ok {
-			t.Errorf("someTotal(%q) = %v, %v; want %v, %v", tt.file, got, ok, tt.want, tt.ok)
+		if got, ok := runningField([]byte(tt.line)); got != tt.want || ok != tt.ok {
+			t.Errorf("runningField(%q) = %d, %v; want %d, %v", tt.line, got, ok, tt.want, tt.ok)
 		}
 	}
 }
