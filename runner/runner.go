@@ -317,7 +317,7 @@ func (r *run) execute(ctx context.Context, newLocker harness.NewLocker) error {
 	r.h.Add(history.Op{Client: -1, Kind: history.KindEnd, Call: r.h.Now(), Return: r.h.Now(), End: end})
 
 	cancel()
-	if !waitFor(&wg, 10*time.Second) {
+	if !waitFor(stopped, 10*time.Second) {
 		return errors.New("clients did not stop within 10 s of the end of the run")
 	}
 	return heals
@@ -518,13 +518,8 @@ func (r *run) faultLabels() []string {
 	return labels
 }
 
-// waitFor waits for wg at most d and reports whether it finished.
-func waitFor(wg *sync.WaitGroup, d time.Duration) bool {
-	done := make(chan struct{})
-	go func() {
-		wg.Wait()
-		close(done)
-	}()
+// waitFor waits for done at most d and reports whether it came.
+func waitFor(done <-chan struct{}, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
