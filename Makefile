@@ -22,7 +22,7 @@ check: deps $(if $(filter docker,$(BACKEND)),docker)
 docker: deps
 	@docker/build.sh
 
-# The image `check explore` runs in on Kubernetes (docker/k8s/, README:
+# The image `check explore` runs in on Kubernetes (docker/k8s/, docs/docker.md:
 # "Exploring on Kubernetes"), built offline from this tree's check and this
 # machine's redis-server; prints its tag. Not part of `make test`, whose
 # TestK8sImage builds it itself.

@@ -12,7 +12,7 @@ import (
 // a lock's safety. Every fault type and every action a failpoint takes is
 // of one kind in Kinds.
 type Kind struct {
-	// Name names the kind in the report, explore's -faults and the README
+	// Name names the kind in the report, explore's -faults and the docs/ pages
 	// ("partition").
 	Name string
 	// Family names it in a verdict's words ("a client partition"); kinds

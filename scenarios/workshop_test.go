@@ -14,7 +14,7 @@ import (
 	"github.com/locklab/locklab/scenarios"
 )
 
-// MyLock is the README's workshop lock: SET NX PX, released with a plain DEL.
+// MyLock is docs/own-lock.md's example lock: SET NX PX, released with a plain DEL.
 type MyLock struct{ c *harness.Client }
 
 type myLease struct {
@@ -39,7 +39,7 @@ func (l myLease) Release(ctx context.Context) error {
 
 func (myLease) Token() uint64 { return 0 }
 
-// TestWorkshopLock runs the README's example: the plain-DEL release must be
+// TestWorkshopLock runs docs/own-lock.md's example: the plain-DEL release must be
 // caught by the lock checker in pause-before-del, which strikes the lock's
 // own commands; the lock carries no hook.
 func TestWorkshopLock(t *testing.T) {
