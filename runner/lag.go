@@ -30,8 +30,10 @@ type lagMeter struct {
 	// nanoseconds: per tick, the more of the meter's own lateness and the
 	// part of the tick a task could not have had a core, when more tasks
 	// were runnable than the machine has cores (each then gets cores/runnable
-	// of one). That share covers the servers and lock programs too.
-	late atomic.Int64
+	// of one). That share covers the servers and lock programs too. Only
+	// waits use the total, so the share is read only while one is on.
+	late    atomic.Int64
+	waiting atomic.Int32
 }
 
 // meterLag measures, until Stop is first called, how late the machine runs
@@ -60,7 +62,7 @@ func meterLag(ctx context.Context, now func() time.Duration) *lagMeter {
 				late = append(late, history.Span{From: due, To: woke})
 			}
 			tick := max(woke-due, 0)
-			if n, ok := runnable(); ok && n > cores {
+			if n, ok := m.crowd(); ok && n > cores {
 				slept := woke - due + lagTick
 				tick = max(tick, slept*time.Duration(n-cores)/time.Duration(n))
 			}
@@ -93,6 +95,8 @@ const maxStretch = 5
 // lock the time it would have had on an idle one, and a stuck lock is found
 // stuck all the same, a little later.
 func (m *lagMeter) wait(ctx context.Context, done <-chan struct{}, bound time.Duration) (ok bool, waited, late time.Duration) {
+	m.waiting.Add(1)
+	defer m.waiting.Add(-1)
 	start, late0 := m.now(), m.late.Load()
 	t := time.NewTimer(bound)
 	defer t.Stop()
@@ -110,6 +114,15 @@ func (m *lagMeter) wait(ctx context.Context, done <-chan struct{}, bound time.Du
 		}
 		t.Reset(left)
 	}
+}
+
+// crowd is runnable while a wait is on, and false otherwise: outside a
+// wait only the timer's lateness counts.
+func (m *lagMeter) crowd() (int, bool) {
+	if m.waiting.Load() == 0 {
+		return 0, false
+	}
+	return runnable()
 }
 
 // runnable is how many tasks of the machine are runnable now, the meter's
