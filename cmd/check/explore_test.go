@@ -63,7 +63,7 @@ func TestExploreHelp(t *testing.T) {
 }
 
 // TestExploreStopFlags: -stop-at-first stops at the first bug, -stop-after
-// N after N; -keep-going, which README examples still pass, is the default.
+// N after N; -keep-going, kept for old scripts, is the default.
 func TestExploreStopFlags(t *testing.T) {
 	for _, tc := range []struct {
 		flags []string
