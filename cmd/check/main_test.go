@@ -376,23 +376,18 @@ func TestWatch(t *testing.T) {
 // (check.Check.MachineLate) in the runs saved under dir.
 func machineLate(t *testing.T, dir string) []string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, "*", runner.ResultFile))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no %s under %s (%v)", runner.ResultFile, dir, err)
+	runs, err := reports.LoadRuns(dir)
+	if err != nil || len(runs) == 0 {
+		t.Fatalf("no runs under %s (%v)", dir, err)
 	}
 	var late []string
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
+	for _, r := range runs {
+		if r.Result == nil {
+			t.Fatalf("run %s: no %s", r.Name(), runner.ResultFile)
 		}
-		var res runner.Result
-		if err := json.Unmarshal(b, &res); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		for _, c := range res.Checks {
+		for _, c := range r.Result.Checks {
 			if c.MachineLate() {
-				late = append(late, filepath.Base(filepath.Dir(f))+" "+c.Checker+": "+c.Detail)
+				late = append(late, r.Name()+" "+c.Checker+": "+c.Detail)
 			}
 		}
 	}
