@@ -209,6 +209,7 @@ var boundedWork = []string{"-slow-work,-cut-renewal,-drop-renewal,-slow-renewal"
 // TestBlindScenarios: each scenario catches the lock whose bug it makes run,
 // and the catalogue's correct lock for the topology passes it.
 func TestBlindScenarios(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		scenario string
 		broken   harness.NewLocker

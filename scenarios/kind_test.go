@@ -67,6 +67,7 @@ func (*processMutex) Token() uint64 { return 0 }
 // holders overlap before and between the faults, so the history alone
 // must call their failures own: no reference run is allowed.
 func TestNoExclusionIsOwn(t *testing.T) {
+	t.Parallel()
 	locks := []struct {
 		name string
 		new  harness.NewLocker

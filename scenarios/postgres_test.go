@@ -22,6 +22,7 @@ import (
 // slow work, the row without an expiry is stuck once its holder crashes,
 // and the cleanup without a watchdog deletes a slow holder's row.
 func TestSQLLocksOnPostgres(t *testing.T) {
+	t.Parallel()
 	ok := map[string]check.Verdict{check.CheckLock: check.OK, check.CheckResource: check.OK, check.CheckLiveness: check.OK, check.CheckHandover: check.OK}
 	for _, tc := range []struct {
 		lock, scenario string

@@ -52,6 +52,7 @@ func needPython(t testing.TB, module, pkg string) {
 // killed keeps its lock, a holder paused (SIGSTOP, its keep-alive thread
 // included) past its lease loses it.
 func TestEtcdPyIsTheEtcdMutex(t *testing.T) {
+	t.Parallel()
 	needPython(t, "etcd3", "python3-etcd3")
 	needFaketime(t)
 	sameVerdicts(t, cluster.Etcd, "etcd-mutex", etcdPy, nil)
@@ -63,6 +64,7 @@ func TestEtcdPyIsTheEtcdMutex(t *testing.T) {
 // lock, a holder paused (SIGSTOP, kazoo's heartbeat thread included) past
 // its session loses it without being told.
 func TestKazooIsZkLock(t *testing.T) {
+	t.Parallel()
 	needPython(t, "kazoo", "python3-kazoo")
 	sameVerdicts(t, cluster.ZooKeeper, "zk-lock", zkPy, nil)
 }
@@ -75,6 +77,7 @@ func TestKazooIsZkLock(t *testing.T) {
 // fault is another user of the harness's pool, which a program does not
 // use: that run is not exercised, and says so.
 func TestPgAdvisoryPyIsAdvisoryPinned(t *testing.T) {
+	t.Parallel()
 	needPython(t, "psycopg2", "python3-psycopg2")
 	sameVerdicts(t, cluster.PostgreSQL, "advisory-pinned", pgAdvisoryPy,
 		map[string]string{"busy-pool-postgres": "a lock program has connections of its own"})
@@ -88,6 +91,7 @@ func TestPgAdvisoryPyIsAdvisoryPinned(t *testing.T) {
 // fault is another user of the harness's pool, which a program does not
 // use: that run is not exercised, and says so.
 func TestGetLockPHPIsGetLock(t *testing.T) {
+	t.Parallel()
 	needPDOMySQL(t)
 	sameVerdicts(t, cluster.MariaDB, "get-lock", getLockPHP,
 		map[string]string{"busy-pool-sql": "a lock program has connections of its own"})
@@ -263,6 +267,7 @@ func TestProgramDrawnFaultOnMariaDB(t *testing.T) {
 // release's, strike pg-advisory.py's SELECT where they strike
 // advisory-pinned's, with the same verdicts.
 func TestPgProgramStatementFaults(t *testing.T) {
+	t.Parallel()
 	needPython(t, "psycopg2", "python3-psycopg2")
 	statementFaults(t, "contention-postgres", "advisory-pinned", pgAdvisoryPy)
 }
@@ -274,6 +279,7 @@ func TestPgProgramStatementFaults(t *testing.T) {
 // they strike get-lock's, with the same verdicts, whether PDO sends them
 // as COM_QUERY or prepares them on the server (COM_STMT_EXECUTE).
 func TestMariaDBProgramStatementFaults(t *testing.T) {
+	t.Parallel()
 	needPDOMySQL(t)
 	for _, tc := range []struct{ name, command string }{
 		{"emulated", getLockPHP},

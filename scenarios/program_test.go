@@ -139,6 +139,7 @@ func TestSeed004ClockSkew(t *testing.T) {
 // replies): the program's commands pass its relay, which runs them through
 // the same failpoints, and its faults are those the token lock got.
 func TestRedisPyIsTheTokenLock(t *testing.T) {
+	t.Parallel()
 	needRedisPy(t)
 	needFaketime(t)
 	token, err := locks.Lookup("token")
@@ -259,6 +260,7 @@ func struck(t *testing.T, dir string) []string {
 // is not there spoils its run with one line saying so; every verdict is
 // unknown, and none of its processes outlives the run.
 func TestBadPrograms(t *testing.T) {
+	t.Parallel()
 	s, err := scenarios.Lookup("contention")
 	if err != nil {
 		t.Fatal(err)
@@ -372,6 +374,7 @@ func TestProgramHelper(t *testing.T) {
 
 // TestShippedPrograms: the shipped programs in a few telling scenarios.
 func TestShippedPrograms(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		scenario, command string
 		need              func(testing.TB)
