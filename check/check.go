@@ -7,6 +7,7 @@ package check
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -126,6 +127,15 @@ func Run(ops []history.Op, opts Options) Result {
 		for i := range r.Checks {
 			r.Checks[i] = Check{Checker: r.Checks[i].Checker, Verdict: Unknown, Detail: why}
 		}
+		return r
+	}
+	if !slices.ContainsFunc(r.Checks, func(c Check) bool { return c.Verdict == Illegal }) {
+		return r
+	}
+	// A proof counts each lease from its acquire's call, so a stalled
+	// machine cannot make one: a history that holds a proved overlap or
+	// refused release stays illegal, whatever the machine stalled besides.
+	if _, proved := Judge(ops).Proof(); proved {
 		return r
 	}
 	for i, c := range r.Checks {

@@ -133,6 +133,20 @@ func TestRun(t *testing.T) {
 		want: map[string]Verdict{CheckLock: Unknown, CheckResource: Unknown, CheckLiveness: OK},
 		late: []string{CheckLock, CheckResource},
 	}, {
+		// The same stall, and then the lock's own failure: client 0's
+		// release deletes the key client 1 took 35 ms before, and client
+		// 2 gets in beside client 1. That overlap is proved from the
+		// calls, whatever the machine did to client 0.
+		name: "a machine stall, then a proved overlap: illegal",
+		ops: []history.Op{
+			acq(0, 0, 1, models.OK), sec(0, 2, 352, 10, 9),
+			acq(1, 320, 321, models.OK), sec(1, 322, 330, 10, 9),
+			rel(0, 354, 355),
+			acq(2, 360, 361, models.OK), rel(2, 370, 371), rel(1, 380, 381),
+			endOp(400, history.End{Initial: 10, Stock: 9, Probe: true, PTTL: -2, TTL: 300 * msec, Work: 100 * msec}),
+		},
+		want: map[string]Verdict{CheckLock: Illegal, CheckResource: Illegal, CheckLiveness: OK},
+	}, {
 		name: "the same hold stretched by a fault on the holder: illegal",
 		ops: []history.Op{
 			acq(0, 0, 1, models.OK), sec(0, 2, 352, 10, 9),
