@@ -385,10 +385,18 @@ func machineLate(t *testing.T, dir string) []string {
 		if r.Result == nil {
 			t.Fatalf("run %s: no %s", r.Name(), runner.ResultFile)
 		}
-		for _, c := range r.Result.Checks {
-			if c.MachineLate() {
-				late = append(late, r.Name()+" "+c.Checker+": "+c.Detail)
-			}
+		late = append(late, lateChecks(r.Name(), r.Result.Checks)...)
+	}
+	return late
+}
+
+// lateChecks names each of checks the machine made unknown
+// (check.Check.MachineLate), after the run's name.
+func lateChecks(run string, checks []check.Check) []string {
+	var late []string
+	for _, c := range checks {
+		if c.MachineLate() {
+			late = append(late, run+" "+c.Checker+": "+c.Detail)
 		}
 	}
 	return late

@@ -188,8 +188,11 @@ func TestShardsAsProcesses(t *testing.T) {
 		// A bug's name is its first own check and the faults its shrink
 		// kept: a stall that made one check of a run unknown, or struck a
 		// shrink's rerun, names it otherwise. Its kept run says so.
-		late := append(bugsMachineLate(t, whole), bugsMachineLate(t, merged)...)
-		if unsettled == 0 && (slices.Equal(got, want) || len(late) == 0) {
+		var late []string
+		if !slices.Equal(got, want) {
+			late = append(bugsMachineLate(t, whole), bugsMachineLate(t, merged)...)
+		}
+		if unsettled == 0 && len(late) == 0 {
 			if !slices.Equal(got, want) || len(want) == 0 {
 				t.Errorf("merged bugs %q, one process %q; their kept runs:\n%s", got, want,
 					strings.Join(append(bugChecks(t, merged), bugChecks(t, whole)...), "\n"))
@@ -279,11 +282,7 @@ func bugsMachineLate(t *testing.T, rep *explore.Report) []string {
 	t.Helper()
 	var late []string
 	for _, b := range rep.Bugs {
-		for _, c := range keptRun(t, b).Checks {
-			if c.MachineLate() {
-				late = append(late, b.Signature+": "+c.Checker+": "+c.Detail)
-			}
-		}
+		late = append(late, lateChecks(b.Signature+":", keptRun(t, b).Checks)...)
 	}
 	return late
 }
