@@ -135,14 +135,18 @@ func Run(ops []history.Op, opts Options) Result {
 	// A proof counts each lease from its acquire's call, so a stalled
 	// machine cannot make one: a history that holds a proved overlap or
 	// refused release stays illegal, whatever the machine stalled besides.
-	if _, proved := Judge(ops).Proof(); proved {
-		return r
-	}
+	// The stall is still named, since it may be what set the failure off.
+	_, proved := Judge(ops).Proof()
 	for i, c := range r.Checks {
 		if c.Verdict != Illegal {
 			continue
 		}
-		if why, ok := stalled(ops, c.Checker); ok {
+		why, ok := stalled(ops, c.Checker)
+		switch {
+		case !ok:
+		case proved:
+			r.Checks[i].Detail += " (the machine also stalled a holder, which the proof does not need: " + strings.TrimSuffix(why, runAgain) + ")"
+		default:
 			r.Checks[i] = Check{Checker: c.Checker, Verdict: Unknown, Detail: why + " (it found: " + c.Detail + ")"}
 		}
 	}

@@ -276,6 +276,22 @@ func TestStallIsNamed(t *testing.T) {
 		!strings.Contains(c.Detail, "run again") {
 		t.Errorf("lock: %s: %s", c.Verdict, c.Detail)
 	}
+
+	// The same stall, then an overlap proved beside it: the verdict stays
+	// illegal and still names the stall, which may have set it off, but
+	// asks for no second run.
+	proved := []history.Op{
+		acq(0, 0, 1, models.OK), sec(0, 2, 352, 10, 9),
+		acq(1, 320, 321, models.OK), sec(1, 322, 330, 10, 9),
+		rel(0, 354, 355),
+		acq(2, 360, 361, models.OK), rel(2, 370, 371), rel(1, 380, 381),
+		endOp(400, history.End{Initial: 10, Stock: 9, Probe: true, PTTL: -2, TTL: 300 * msec, Work: 100 * msec}),
+	}
+	c = Run(proved, Options{Initial: 10}).Checks[0]
+	if c.Verdict != Illegal || !strings.Contains(c.Detail, "also stalled a holder") ||
+		!strings.Contains(c.Detail, "the machine stalled client 0 for 220 ms") || strings.Contains(c.Detail, "run again") {
+		t.Errorf("proved lock: %s: %s", c.Verdict, c.Detail)
+	}
 }
 
 // TestLateReplyAgesTheLease: a reply the machine delayed ages the lease
