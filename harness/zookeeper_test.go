@@ -88,11 +88,16 @@ func TestZooKeeperService(t *testing.T) {
 	if got := state("k"); got != -2 {
 		t.Errorf("after a pause past the session timeout: lock state %v; want -2 (no node)", got)
 	}
-	zkWaitFor(t, "a new session after the expiry", func() bool {
+	zkWaitFor(t, "a new session after the expiry", 5*time.Second, func() bool {
 		return c.ZooKeeper().State() == zk.StateHasSession && c.ZooKeeper().SessionID() != session
 	})
 
-	crashed, err := Connect(ctx, cl, ClientOptions{ID: 1, TTL: ttl})
+	// A longer session here: with 500 ms, a machine busy enough to hold
+	// the client's heartbeats or the servers that long (the race detector's
+	// stage on 2 cores once did) expired the session before the crash, and
+	// the node was gone by the check below as if the crash had ended it.
+	const crashTTL = 2 * time.Second
+	crashed, err := Connect(ctx, cl, ClientOptions{ID: 1, TTL: crashTTL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,16 +107,16 @@ func TestZooKeeperService(t *testing.T) {
 	if got := state("crash"); got == -2 {
 		t.Error("a crashed client's node went at once: the crash ended its session")
 	}
-	zkWaitFor(t, "the crashed client's session to expire", func() bool { return state("crash") == -2 })
+	zkWaitFor(t, "the crashed client's session to expire", 3*crashTTL, func() bool { return state("crash") == -2 })
 }
 
-// zkWaitFor polls cond for up to 5 s.
-func zkWaitFor(t *testing.T, what string, cond func() bool) {
+// zkWaitFor polls cond for up to limit.
+func zkWaitFor(t *testing.T, what string, limit time.Duration, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(limit)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("no %s within 5 s", what)
+			t.Fatalf("no %s within %s", what, limit)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
