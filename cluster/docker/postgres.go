@@ -43,7 +43,7 @@ func (r *dockerRun) StartPostgres(ctx context.Context, _ string) (cluster.Databa
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("start postgres: %w", err), n.Stop())
 	}
-	cfg.ConnectTimeout = backendkit.MariaDBDialTimeout
+	cfg.ConnectTimeout = backendkit.SQLDialTimeout
 	p.db = stdlib.OpenDB(*cfg)
 	sctx, cancel := context.WithTimeout(ctx, backendkit.MariaDBStartCap)
 	defer cancel()

@@ -419,7 +419,7 @@ func (r *dockerRun) StartMariaDB(ctx context.Context, _ string) (cluster.Databas
 	}
 	cfg := mysql.NewConfig()
 	cfg.User, cfg.Net, cfg.Addr = "root", "tcp", n.addr
-	cfg.Timeout = backendkit.MariaDBDialTimeout
+	cfg.Timeout = backendkit.SQLDialTimeout
 	connector, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("start mariadb: %w", err), n.Stop())

@@ -305,7 +305,7 @@ func (m *MariaDB) start(ctx context.Context, server string, port int) error {
 	m.cfg.User = "root"
 	m.cfg.Net = "tcp"
 	m.cfg.Addr = m.addr
-	m.cfg.Timeout = backendkit.MariaDBDialTimeout
+	m.cfg.Timeout = backendkit.SQLDialTimeout
 
 	args := []string{
 		"--no-defaults", // first, or the system's my.cnf applies

@@ -377,6 +377,9 @@ func (p *Postgres) waitReady(ctx context.Context, srv *proc.Process) error {
 		}
 		return fmt.Errorf("postgres did not answer: %w (last attempt: %v)", ctx.Err(), err)
 	}
+	// Not the probe's 1 s: a machine as loaded as two busy yes and a
+	// test suite made a new backend of the admin pool miss it.
+	cfg.ConnectTimeout = backendkit.SQLDialTimeout
 	p.db = stdlib.OpenDB(*cfg.Copy())
 	return nil
 }

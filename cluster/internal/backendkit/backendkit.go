@@ -24,8 +24,9 @@ const (
 	// MariaDBStartCap bounds the start of a MariaDB server, from nothing to
 	// answering a query.
 	MariaDBStartCap = 30 * time.Second
-	// MariaDBDialTimeout is the dial timeout of every MariaDB connection.
-	MariaDBDialTimeout = 5 * time.Second
+	// SQLDialTimeout is the dial timeout of the backends' admin
+	// connections to MariaDB and PostgreSQL.
+	SQLDialTimeout = 5 * time.Second
 
 	pollPeriod = 5 * time.Millisecond
 )
