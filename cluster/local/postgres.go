@@ -377,8 +377,8 @@ func (p *Postgres) waitReady(ctx context.Context, srv *proc.Process) error {
 		}
 		return fmt.Errorf("postgres did not answer: %w (last attempt: %v)", ctx.Err(), err)
 	}
-	// Not the probe's 1 s: a machine as loaded as two busy yes and a
-	// test suite made a new backend of the admin pool miss it.
+	// Not the probe's 1 s: on a machine loaded by two busy yes and the
+	// test suite, the admin pool's new connections took longer.
 	cfg.ConnectTimeout = backendkit.SQLDialTimeout
 	p.db = stdlib.OpenDB(*cfg.Copy())
 	return nil
