@@ -29,6 +29,21 @@ func endOp(at time.Duration, e history.End) history.Op {
 	return history.Op{Client: -1, Kind: history.KindEnd, Call: at * msec, Return: at * msec, End: &e}
 }
 
+// stallThenProvedOverlap is a machine stall, and then the lock's own
+// failure: client 0, stalled 220 ms past its work, releases and deletes the
+// key client 1 took 35 ms before, and client 2 gets in beside client 1.
+// That overlap is proved from the calls, whatever the machine did to
+// client 0.
+func stallThenProvedOverlap() []history.Op {
+	return []history.Op{
+		acq(0, 0, 1, models.OK), sec(0, 2, 352, 10, 9),
+		acq(1, 320, 321, models.OK), sec(1, 322, 330, 10, 9),
+		rel(0, 354, 355),
+		acq(2, 360, 361, models.OK), rel(2, 370, 371), rel(1, 380, 381),
+		endOp(400, history.End{Initial: 10, Stock: 9, Probe: true, PTTL: -2, TTL: 300 * msec, Work: 100 * msec}),
+	}
+}
+
 func TestRun(t *testing.T) {
 	probeOK := history.End{Initial: 10, Stock: 8, Probe: true, KeyExists: false, PTTL: -2}
 	// slowHolds are four holders that never release: each waiter gets the
@@ -133,18 +148,8 @@ func TestRun(t *testing.T) {
 		want: map[string]Verdict{CheckLock: Unknown, CheckResource: Unknown, CheckLiveness: OK},
 		late: []string{CheckLock, CheckResource},
 	}, {
-		// The same stall, and then the lock's own failure: client 0's
-		// release deletes the key client 1 took 35 ms before, and client
-		// 2 gets in beside client 1. That overlap is proved from the
-		// calls, whatever the machine did to client 0.
 		name: "a machine stall, then a proved overlap: illegal",
-		ops: []history.Op{
-			acq(0, 0, 1, models.OK), sec(0, 2, 352, 10, 9),
-			acq(1, 320, 321, models.OK), sec(1, 322, 330, 10, 9),
-			rel(0, 354, 355),
-			acq(2, 360, 361, models.OK), rel(2, 370, 371), rel(1, 380, 381),
-			endOp(400, history.End{Initial: 10, Stock: 9, Probe: true, PTTL: -2, TTL: 300 * msec, Work: 100 * msec}),
-		},
+		ops:  stallThenProvedOverlap(),
 		want: map[string]Verdict{CheckLock: Illegal, CheckResource: Illegal, CheckLiveness: OK},
 	}, {
 		name: "the same hold stretched by a fault on the holder: illegal",
@@ -280,14 +285,7 @@ func TestStallIsNamed(t *testing.T) {
 	// The same stall, then an overlap proved beside it: the verdict stays
 	// illegal and still names the stall, which may have set it off, but
 	// asks for no second run.
-	proved := []history.Op{
-		acq(0, 0, 1, models.OK), sec(0, 2, 352, 10, 9),
-		acq(1, 320, 321, models.OK), sec(1, 322, 330, 10, 9),
-		rel(0, 354, 355),
-		acq(2, 360, 361, models.OK), rel(2, 370, 371), rel(1, 380, 381),
-		endOp(400, history.End{Initial: 10, Stock: 9, Probe: true, PTTL: -2, TTL: 300 * msec, Work: 100 * msec}),
-	}
-	c = Run(proved, Options{Initial: 10}).Checks[0]
+	c = Run(stallThenProvedOverlap(), Options{Initial: 10}).Checks[0]
 	if c.Verdict != Illegal || !strings.Contains(c.Detail, "also stalled a holder") ||
 		!strings.Contains(c.Detail, "the machine stalled client 0 for 220 ms") || strings.Contains(c.Detail, "run again") {
 		t.Errorf("proved lock: %s: %s", c.Verdict, c.Detail)
