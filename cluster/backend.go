@@ -63,6 +63,15 @@ type ClockJumper interface {
 	JumpClock(d time.Duration) error
 }
 
+// ServerPids is a RunSession whose servers are not children of this
+// process (containers): ServerPids are the pids, as this machine's /proc
+// numbers them, of the first process of each, so that the lag meter can
+// count their threads' waits for a core as it counts its own children's.
+// A pid this process cannot see as its server's is left out.
+type ServerPids interface {
+	ServerPids() []int
+}
+
 // Database is an SQL server: MariaDB, the SQL inventory of the
 // transaction pitfall or the lock table of the mariadb topology, or
 // PostgreSQL, the lock table of the postgres topology (and its inventory,

@@ -224,6 +224,16 @@ func startNodes(ctx context.Context, run RunSession, cfgs []NodeConfig) ([]Node,
 // Topology is the deployment this cluster runs.
 func (c *Cluster) Topology() Topology { return c.topology }
 
+// ServerPids are the pids of the processes at the top of the cluster's
+// servers that are not children of this process (ServerPids): none on a
+// backend of local processes.
+func (c *Cluster) ServerPids() []int {
+	if s, ok := c.session.(ServerPids); ok {
+		return s.ServerPids()
+	}
+	return nil
+}
+
 // Backend is what started the servers.
 func (c *Cluster) Backend() Backend { return c.backend }
 

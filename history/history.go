@@ -186,8 +186,9 @@ type End struct {
 	ProbeErr  string        `json:"probe_err,omitempty"` // why the probe failed
 	// Waited is how long the harness waited for the clients to finish once
 	// the workload stopped, and WaitLate how much of that the machine ran
-	// late: its timers woke late, or more tasks were runnable than it has
-	// cores. ProbeLate is the same for ProbeWait. Each wait lasts until
+	// late: its timers woke late, more tasks were runnable than it has
+	// cores, or a thread of the run's processes waited that long for a
+	// core. ProbeLate is the same for ProbeWait. Each wait lasts until
 	// Bound of the machine's own time (the wait less its late part) has
 	// passed, and at most five times Bound. All zero in histories written
 	// before.

@@ -34,12 +34,18 @@ type lagMeter struct {
 	// waits use the total, so the share is read only while one is on.
 	late    atomic.Int64
 	waiting atomic.Int32
+	// queue samples how long each thread of the run's processes has
+	// waited for a core (queueWaits); nil measures nothing.
+	queue func() map[int]time.Duration
 }
 
 // meterLag measures, until Stop is first called, how late the machine runs
-// the harness's timers and how crowded its cores are.
-func meterLag(ctx context.Context, now func() time.Duration) *lagMeter {
+// the harness's timers and how crowded its cores are; its waits also count
+// how long the threads of this process's children and of servers' pids
+// waited for a core.
+func meterLag(ctx context.Context, now func() time.Duration, servers func() []int) *lagMeter {
 	m := &lagMeter{now: now}
+	m.queue = func() map[int]time.Duration { return queueWaits(append(servers(), os.Getpid())...) }
 	ctx, cancel := context.WithCancel(ctx)
 	cores := runtime.NumCPU()
 	var late []history.Span
@@ -90,7 +96,10 @@ const maxStretch = 5
 
 // wait waits for done until bound of the machine's time has passed: time on
 // the clock less what the machine ran late meanwhile, but never longer than
-// maxStretch times bound. It returns whether done came, how long it waited
+// maxStretch times bound. What the machine ran late is the more of the
+// meter's count and the longest any one thread of the run's processes
+// waited for a core meanwhile (queueWaits), which is read each time the
+// wait would end. It returns whether done came, how long it waited
 // and how much of that the machine ran late. A loaded machine thus gives a
 // lock the time it would have had on an idle one, and a stuck lock is found
 // stuck all the same, a little later.
@@ -98,6 +107,7 @@ func (m *lagMeter) wait(ctx context.Context, done <-chan struct{}, bound time.Du
 	m.waiting.Add(1)
 	defer m.waiting.Add(-1)
 	start, late0 := m.now(), m.late.Load()
+	queued := m.sampleQueue()
 	t := time.NewTimer(bound)
 	defer t.Stop()
 	for {
@@ -107,13 +117,23 @@ func (m *lagMeter) wait(ctx context.Context, done <-chan struct{}, bound time.Du
 		case <-ctx.Done():
 		case <-t.C:
 		}
-		waited, late = m.now()-start, time.Duration(m.late.Load()-late0)
+		// The sample first, so that its threads' waits fall within waited.
+		longest := mostQueued(queued, m.sampleQueue())
+		waited, late = m.now()-start, max(time.Duration(m.late.Load()-late0), longest)
 		left := min(bound-(waited-late), maxStretch*bound-waited)
 		if ok || ctx.Err() != nil || left <= 0 {
 			return ok, waited, late
 		}
 		t.Reset(left)
 	}
+}
+
+// sampleQueue is queue's sample, or none.
+func (m *lagMeter) sampleQueue() map[int]time.Duration {
+	if m.queue == nil {
+		return nil
+	}
+	return m.queue()
 }
 
 // crowd is runnable while a wait is on, and false otherwise: outside a

@@ -24,7 +24,7 @@ func TestMeterLag(t *testing.T) {
 		}
 		return time.Since(start) + skew
 	}
-	m := meterLag(context.Background(), now)
+	m := meterLag(context.Background(), now, func() []int { return nil })
 	for {
 		mu.Lock()
 		n := calls
@@ -50,7 +50,8 @@ func TestMeterLag(t *testing.T) {
 }
 
 // TestWaitMachineTime waits 100 ms of the machine's time while the test
-// says the machine ran late: the wait lasts that much longer on the clock,
+// says the machine ran late, by the meter's count or by a thread's wait for
+// a core, whichever is more: the wait lasts that much longer on the clock,
 // up to five times its bound, and ends at once when what it waits for
 // has come.
 func TestWaitMachineTime(t *testing.T) {
@@ -60,11 +61,14 @@ func TestWaitMachineTime(t *testing.T) {
 	tests := []struct {
 		name    string
 		late    time.Duration // how late the test says the machine ran
+		queued  time.Duration // how long the test says a server's thread waited for a core
 		done    bool          // what the wait waits for comes at once
 		starved bool          // the wait ends with less than bound of the machine's time
 	}{
 		{name: "idle machine"},
 		{name: "80 ms late", late: 80 * time.Millisecond},
+		{name: "a thread queued 80 ms, the meter saw less", late: 10 * time.Millisecond, queued: 80 * time.Millisecond},
+		{name: "a thread queued a second", queued: time.Second, starved: true},
 		{name: "a second late: cut at five times the bound", late: time.Second, starved: true},
 		{name: "done", late: time.Second, done: true},
 	}
@@ -73,6 +77,13 @@ func TestWaitMachineTime(t *testing.T) {
 			// No meter runs: the lateness is only what the test adds,
 			// when the wait first looks at the clock again.
 			m := &lagMeter{}
+			samples := 0
+			m.queue = func() map[int]time.Duration {
+				if samples++; samples == 1 {
+					return map[int]time.Duration{7: time.Hour}
+				}
+				return map[int]time.Duration{7: time.Hour + tt.queued}
+			}
 			calls := 0
 			m.now = func() time.Duration {
 				if calls++; calls == 2 {
@@ -92,14 +103,14 @@ func TestWaitMachineTime(t *testing.T) {
 				if waited >= bound {
 					t.Errorf("waited %s for what had come", waited)
 				}
-			case late < tt.late:
-				t.Errorf("counted %s late, want at least the %s the test added", late, tt.late)
+			case late < max(tt.late, tt.queued):
+				t.Errorf("counted %s late, want at least the %s the test added", late, max(tt.late, tt.queued))
 			case waited > maxStretch*bound+bound/2:
 				t.Errorf("waited %s, past five times the %s bound", waited, bound)
 			case tt.starved != (waited-late < bound):
 				t.Errorf("waited %s of which %s late: starved %v, want %v", waited, late, !tt.starved, tt.starved)
-			case !tt.starved && waited < bound+tt.late:
-				t.Errorf("waited %s, want at least %s: the bound and the late time", waited, bound+tt.late)
+			case !tt.starved && waited < bound+max(tt.late, tt.queued):
+				t.Errorf("waited %s, want at least %s: the bound and the late time", waited, bound+max(tt.late, tt.queued))
 			}
 		})
 	}

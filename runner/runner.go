@@ -258,7 +258,7 @@ func (r *run) execute(ctx context.Context, newLocker harness.NewLocker) error {
 			c.Spoil(fmt.Sprintf("client %d is a lock program, with connections of its own: it cannot share the service's pool of %d", id, r.w.Pool))
 		}
 	}
-	lag := meterLag(runCtx, r.h.Now)
+	lag := meterLag(runCtx, r.h.Now, r.cluster.ServerPids)
 	defer lag.Stop()
 	warm(runCtx, workers...)
 	var wg sync.WaitGroup

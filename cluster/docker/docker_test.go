@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -156,9 +157,20 @@ func TestDockerTopologies(t *testing.T) {
 		masters  int
 	}{{cluster.Single, 1}, {cluster.Replicated, 3}, {cluster.Redlock, 5}} {
 		t.Run(string(tc.topology), func(t *testing.T) {
-			c, _ := startDockerCluster(t, cluster.Config{Topology: tc.topology})
+			c, id := startDockerCluster(t, cluster.Config{Topology: tc.topology})
 			if got := len(c.LockNodes()); got != tc.masters {
 				t.Fatalf("%d lock nodes, want %d", got, tc.masters)
+			}
+			// The lag meter counts the containers' threads from these.
+			containers := slices.DeleteFunc(labelled(t, dockerRunLabel+"="+id), func(s string) bool { return !strings.HasPrefix(s, "container ") })
+			pids := c.ServerPids()
+			if len(pids) != len(containers) {
+				t.Errorf("server pids %v for %d containers", pids, len(containers))
+			}
+			for _, pid := range pids {
+				if comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); err != nil || string(comm) != "locklab-init\n" {
+					t.Errorf("server pid %d runs %q (%v), want locklab-init", pid, comm, err)
+				}
 			}
 			for _, n := range append(c.LockNodes(), c.Inventory()) {
 				if !strings.HasPrefix(n.Addr(), "127.0.0.1:") {

@@ -12,11 +12,13 @@ import (
 	"maps"
 	"net"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -57,6 +59,11 @@ type dockerNode struct {
 	hosts  []string
 	pairs  []*dockerPair
 	admin  *redis.Client
+
+	// pid is the container's first process as this machine's /proc numbers
+	// it, or 0: read without mu, so that the lag meter never waits behind
+	// a restart.
+	pid atomic.Int64
 
 	mu        sync.Mutex // serializes the lifecycle
 	container string     // the container's ID
@@ -190,7 +197,20 @@ func (n *dockerNode) createContainer(ctx context.Context) error {
 	if err := client.StartContainer(c.ID, nil); err != nil {
 		return fmt.Errorf("start container: %w", err)
 	}
+	// locklab-init (or the server) stays the first process across the
+	// server's restarts, so its pid is read once.
+	if started, err := client.InspectContainerWithContext(c.ID, ctx); err == nil && ownContainer(started.State.Pid, c.ID) {
+		n.pid.Store(int64(started.State.Pid))
+	}
 	return nil
+}
+
+// ownContainer reports whether pid, as the daemon numbers it, is a process
+// of container id as this process sees it: not so where locklab runs in a
+// container of its own, beside the daemon's.
+func ownContainer(pid int, id string) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	return pid > 0 && err == nil && strings.Contains(string(b), id)
 }
 
 // connect joins the container to pair network p at its fixed address there.
@@ -443,6 +463,7 @@ func (n *dockerNode) removeContainer() error {
 	}
 	if err == nil {
 		n.container = ""
+		n.pid.Store(0)
 		n.running, n.paused = false, false
 	}
 	return err

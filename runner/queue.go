@@ -1,0 +1,121 @@
+package runner
+
+import (
+	"bytes"
+	"os"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// queueWaits is how long each thread of roots and of every process below
+// them has waited on a run queue for a core, by thread id: the second field
+// of the kernel's /proc/<pid>/task/<tid>/schedstat. With this process and
+// its cluster's ServerPids as roots, that is the harness, the servers (local
+// processes or containers) and the lock programs. A thread stopped by
+// SIGSTOP or a frozen cgroup is on no queue, so a paused node adds nothing.
+// It is empty where the kernel does not keep these counts.
+//
+// The crowd share of the lag meter guesses what each task lost from how
+// many were runnable; these counts are what each thread did lose. A
+// ZooKeeper server at 80% lateness lost more than the share said (a false
+// stuck at a ten-times stretch, docs/performance.md), so a wait counts the
+// more of the two.
+func queueWaits(roots ...int) map[int]time.Duration {
+	waits := make(map[int]time.Duration)
+	for _, pid := range descendants(roots) {
+		dir := "/proc/" + strconv.Itoa(pid) + "/task/"
+		tasks, err := os.ReadDir(dir)
+		if err != nil {
+			continue // it ended meanwhile
+		}
+		for _, task := range tasks {
+			tid, err := strconv.Atoi(task.Name())
+			if err != nil {
+				continue
+			}
+			b, err := os.ReadFile(dir + task.Name() + "/schedstat")
+			if err != nil {
+				continue
+			}
+			if d, ok := runDelay(b); ok {
+				waits[tid] = d
+			}
+		}
+	}
+	return waits
+}
+
+// mostQueued is the longest any one thread waited for a core between two
+// samples of queueWaits. A thread first seen in the second was born in
+// between, so all of its wait counts; one that ended in between is not
+// counted, which can only make the figure smaller.
+func mostQueued(before, after map[int]time.Duration) time.Duration {
+	var most time.Duration
+	for tid, d := range after {
+		if b, ok := before[tid]; ok && b <= d {
+			d -= b
+		}
+		most = max(most, d)
+	}
+	return most
+}
+
+// descendants is roots and every process below them, found from the
+// parent field of each /proc/<pid>/stat.
+func descendants(roots []int) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	children := make(map[int][]int)
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		if parent, ok := parentField(b); ok {
+			children[parent] = append(children[parent], child)
+		}
+	}
+	found := slices.Clone(roots)
+	for i := 0; i < len(found); i++ {
+		found = append(found, children[found[i]]...)
+	}
+	return found
+}
+
+// parentField reads the parent's pid from a /proc/<pid>/stat line,
+// "1234 (redis-server) S 1200 …": the second field after the command's
+// closing parenthesis, which is found from the end since a command's name
+// may hold parentheses and spaces.
+func parentField(b []byte) (int, bool) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := bytes.Fields(b[i+1:])
+	if len(f) < 2 {
+		return 0, false
+	}
+	n, err := strconv.Atoi(string(f[1]))
+	return n, err == nil
+}
+
+// runDelay reads a schedstat line, "<on-cpu ns> <run-queue ns> <slices>",
+// for its time on a run queue.
+func runDelay(b []byte) (time.Duration, bool) {
+	f := bytes.Fields(b)
+	if len(f) < 2 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(f[1]), 10, 64)
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	return time.Duration(n), true
+}

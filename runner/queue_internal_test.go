@@ -1,0 +1,121 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestQueueWaits starts three busy processes pinned to one core, so each
+// can run a third of the time at most: the threads this process started
+// must be seen waiting for a core at least as long as one of them ran.
+func TestQueueWaits(t *testing.T) {
+	var cpus unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &cpus); err != nil {
+		t.Fatalf("which cores this process may use: %v", err)
+	}
+	core := -1
+	for c := range 1024 {
+		if cpus.IsSet(c) {
+			core = c
+			break
+		}
+	}
+	before := queueWaits(os.Getpid())
+	if len(before) == 0 {
+		t.Skip("this kernel keeps no /proc/<pid>/task/<tid>/schedstat")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var spinners []*exec.Cmd
+	t.Cleanup(func() {
+		cancel()
+		for _, c := range spinners {
+			_ = c.Wait()
+		}
+	})
+	for range 3 {
+		c := exec.CommandContext(ctx, "taskset", "-c", strconv.Itoa(core), "sh", "-c", "while :; do :; done")
+		if err := c.Start(); err != nil {
+			t.Fatalf("start a busy process: %v", err)
+		}
+		spinners = append(spinners, c)
+	}
+	// Until one of them has run 100 ms: the other two waited meanwhile.
+	const ran = 100 * time.Millisecond
+	deadline := time.Now().Add(20 * time.Second)
+	for onCPU(t, spinners[0].Process.Pid) < ran {
+		if time.Now().After(deadline) {
+			t.Fatalf("a busy process ran less than %s in 20 s", ran)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := mostQueued(before, queueWaits(os.Getpid())); got < ran {
+		t.Errorf("the longest wait for a core was %s, want at least %s: three busy processes shared one core", got, ran)
+	}
+}
+
+// onCPU is how long process pid has run on a core: the first field of its
+// schedstat.
+func onCPU(t *testing.T, pid int) time.Duration {
+	var ns int64
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/schedstat", pid))
+	if err == nil {
+		_, err = fmt.Sscan(string(b), &ns)
+	}
+	if err != nil {
+		t.Fatalf("read the schedstat of %d: %v", pid, err)
+	}
+	return time.Duration(ns)
+}
+
+func TestQueueFields(t *testing.T) {
+	parents := []struct {
+		line string
+		want int
+		ok   bool
+	}{
+		{"1234 (redis-server) S 1200 1234 1234 0 -1", 1200, true},
+		{"99 (a (b) c) R 7 99 99", 7, true},
+		{"99 (cut", 0, false},
+		{"99 (x) S", 0, false},
+	}
+	for _, tt := range parents {
+		if got, ok := parentField([]byte(tt.line)); got != tt.want || ok != tt.ok {
+			t.Errorf("parentField(%q) = %d, %v; want %d, %v", tt.line, got, ok, tt.want, tt.ok)
+		}
+	}
+	delays := []struct {
+		line string
+		want time.Duration
+		ok   bool
+	}{
+		{"579866531 1221581065 167\n", 1221581065, true},
+		{"579866531", 0, false},
+		{"1 x 2", 0, false},
+	}
+	for _, tt := range delays {
+		if got, ok := runDelay([]byte(tt.line)); got != tt.want || ok != tt.ok {
+			t.Errorf("runDelay(%q) = %s, %v; want %s, %v", tt.line, got, ok, tt.want, tt.ok)
+		}
+	}
+	before := map[int]time.Duration{1: 5, 2: 10, 3: 100}
+	after := map[int]time.Duration{1: 25, 2: 12, 4: 15} // 3 ended, 4 was born
+	if got := mostQueued(before, after); got != 20 {
+		t.Errorf("mostQueued = %d, want 20 (thread 1's growth)", got)
+	}
+}
+
+// BenchmarkQueueWaits is the cost of one sample, taken at most a few times
+// a wait: every /proc/<pid>/stat of the machine and the schedstat of each
+// thread below this process.
+func BenchmarkQueueWaits(b *testing.B) {
+	for b.Loop() {
+		queueWaits(os.Getpid())
+	}
+}
