@@ -259,10 +259,18 @@ func (p proof) valid(h hold, t time.Duration) bool {
 // explain finds the fault that explains the overlap of a and b, a the
 // earlier hold, as Judge describes.
 func (p proof) explain(a, b hold) (why string, ok bool) {
-	if held := b.start - a.start; held > p.ttl {
+	// The lease was set at some time between the acquire's call and its
+	// return, so it may have run out a TTL after the call, as valid has it:
+	// an overlap that comes up to the acquire's own latency short of a TTL
+	// after its return is not proved, and a stall can explain it.
+	from, called := p.calledAt(a)
+	if !called {
+		from = a.start
+	}
+	if age := b.start - from; age >= p.ttl {
 		if f, ok := p.stalled(a.client, a.start, b.start); ok {
-			return fmt.Sprintf("client %d, struck by %q at %s while it held the lock, had held it %s (past the %s TTL) when client %d took it",
-				a.client, f.Fault, ms(f.Call), ms(held), ms(p.ttl), b.client), true
+			return fmt.Sprintf("client %d, struck by %q at %s while it held the lock, had asked for it %s before (past the %s TTL) when client %d took it",
+				a.client, f.Fault, ms(f.Call), ms(age), ms(p.ttl), b.client), true
 		}
 	}
 	if aCall, ok := p.calledAt(a); ok {

@@ -169,7 +169,16 @@ func TestJudge(t *testing.T) {
 		ops: []history.Op{acq(0, 0, 1, models.OK), faultOn(0, 50, 400, "partition client 0"),
 			acq(1, 210, 300, models.OK), rel(1, 310, 311), rel(0, 450, 451), end},
 		want: []Class{Explained},
-		why:  `client 0, struck by "partition client 0" at 50 ms while it held the lock, had held it 299 ms (past the 200 ms TTL) when client 1 took it`,
+		why:  `client 0, struck by "partition client 0" at 50 ms while it held the lock, had asked for it 300 ms before (past the 200 ms TTL) when client 1 took it`,
+	}, {
+		// The lease was set between 64 and 67 ms, so it may have run out
+		// at 264 ms: a TTL after the acquire's call, not its return. Seen
+		// in runner's TestKinds under load, where it was left unexplained.
+		name: "a paused holder, the next acquire a TTL after its acquire's call but not its return",
+		ops: []history.Op{acq(0, 64, 67, models.OK), withEffect(0, 67, 567, "client pause", history.EffectDelay),
+			acq(1, 250, 266, models.OK), rel(1, 270, 271), rel(0, 570, 571), end},
+		want: []Class{Explained},
+		why:  `client 0, struck by "client pause" at 67 ms while it held the lock, had asked for it 202 ms before (past the 200 ms TTL) when client 1 took it`,
 	}, {
 		name: "a brief cut of an old holder: a renewing lock keeps its lease through it",
 		ops: []history.Op{acq(0, 0, 1, models.OK), withEffect(0, 100, 150, "partition client 0", history.EffectStall),
