@@ -30,11 +30,11 @@ func run(t *testing.T, scenario string, l libraries.Lock) *runner.Result {
 		if err != nil {
 			t.Fatal(err)
 		}
-		why, stalled := machineStall(res)
-		if !stalled || try == 3 {
+		late := res.MachineLate()
+		if late == nil || try == 3 {
 			return res
 		}
-		t.Logf("try %d: %s", try, why)
+		t.Logf("try %d: %s: %s", try, late.Checker, late.Detail)
 	}
 }
 
@@ -108,7 +108,7 @@ func TestHooklessExercised(t *testing.T) {
 	if len(res.NotExercised) > 0 {
 		t.Fatalf("not exercised: %v", res.NotExercised)
 	}
-	if _, stalled := machineStall(res); stalled {
+	if res.MachineLate() != nil {
 		t.Skip("the machine stalled the run")
 	}
 	for checker, v := range res.Verdicts {
@@ -116,15 +116,4 @@ func TestHooklessExercised(t *testing.T) {
 			t.Errorf("%s: %s, want ok", checker, v)
 		}
 	}
-}
-
-// machineStall finds a verdict that the machine made unknown by running
-// the harness late (check.Check.MachineLate).
-func machineStall(res *runner.Result) (string, bool) {
-	for _, c := range res.Checks {
-		if c.MachineLate() {
-			return c.Checker + ": " + c.Detail, true
-		}
-	}
-	return "", false
 }

@@ -213,9 +213,9 @@ func runSettled(t *testing.T, s runner.Scenario, c pitfalls.Case, opts runner.Op
 		if err != nil {
 			t.Fatal(err)
 		}
-		why, stalled := machineStall(res)
-		if !stalled {
-			why, stalled = undecided(res)
+		why, stalled := undecided(res)
+		if late := res.MachineLate(); late != nil {
+			why, stalled = late.Checker+": "+late.Detail, true
 		}
 		if !stalled || try == 3 {
 			return res
@@ -244,17 +244,6 @@ func TestCatalogue(t *testing.T) {
 			expectCaught(t, p.Name)
 		})
 	}
-}
-
-// machineStall finds a verdict that the machine made unknown by running
-// the harness late (check.Check.MachineLate).
-func machineStall(res *runner.Result) (string, bool) {
-	for _, c := range res.Checks {
-		if c.MachineLate() {
-			return c.Checker + ": " + c.Detail, true
-		}
-	}
-	return "", false
 }
 
 // undecided finds a failing verdict left without a kind, because the

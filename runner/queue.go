@@ -17,10 +17,10 @@ import (
 // It is empty where the kernel does not keep these counts.
 //
 // The crowd share of the lag meter guesses what each task lost from how
-// many were runnable; these counts are what each thread did lose. A
-// ZooKeeper server at 80% lateness lost more than the share said (a false
-// stuck at a ten-times stretch, docs/performance.md), so a wait counts the
-// more of the two.
+// many were runnable; these counts are what each thread did lose. At 80%
+// lateness the share once fell short (a correct ZooKeeper lock called stuck
+// when the wait was stretched to ten times its bound, docs/performance.md),
+// so a wait counts the more of the two.
 func queueWaits(roots ...int) map[int]time.Duration {
 	waits := make(map[int]time.Duration)
 	for _, pid := range descendants(roots) {

@@ -87,6 +87,18 @@ type Result struct {
 	ReferenceRuns int `json:"reference_runs,omitempty"`
 }
 
+// MachineLate is the first verdict of r that the machine made unknown by
+// running the harness late (check.Check.MachineLate), or nil: such a run
+// says nothing of the lock and is worth making again.
+func (r *Result) MachineLate() *check.Check {
+	for i, c := range r.Checks {
+		if c.MachineLate() {
+			return &r.Checks[i]
+		}
+	}
+	return nil
+}
+
 // Files a run writes to Options.Dir.
 const (
 	HistoryFile  = "history.jsonl"

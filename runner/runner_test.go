@@ -345,3 +345,28 @@ func TestRunWatched(t *testing.T) {
 		t.Errorf("began %v; want each of the %d releases, the pause and the partition", began, releases)
 	}
 }
+
+func TestResultMachineLate(t *testing.T) {
+	stalled := check.Check{Checker: check.CheckLock, Verdict: check.Unknown, Detail: "the machine stalled client 0 for 900 ms; run again"}
+	tests := []struct {
+		name   string
+		checks []check.Check
+		want   string // the checker of the verdict named, "" for none
+	}{
+		{"no verdict", nil, ""},
+		{"ok", []check.Check{{Checker: check.CheckLock, Verdict: check.OK}}, ""},
+		{"unknown for a missing scenario", []check.Check{{Checker: check.CheckLock, Verdict: check.Unknown, Detail: "the fault was never injected"}}, ""},
+		{"stalled", []check.Check{{Checker: check.CheckResource, Verdict: check.OK}, stalled}, check.CheckLock},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := (&runner.Result{Checks: tt.checks}).MachineLate()
+			switch {
+			case tt.want == "" && got != nil:
+				t.Errorf("MachineLate = %+v, want none", *got)
+			case tt.want != "" && (got == nil || got.Checker != tt.want):
+				t.Errorf("MachineLate = %v, want the %s verdict", got, tt.want)
+			}
+		})
+	}
+}
