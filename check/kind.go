@@ -60,8 +60,8 @@ type Judgement struct {
 //     stall, delay or loss touched either from its acquire's call to then;
 //   - explained, when the earlier holder was stalled or delayed during its
 //     hold, by one fault for at least half a TTL (a renewing lock renews
-//     more often than that), and had held the lock longer than the TTL
-//     when the later came;
+//     more often than that), and had asked for the lock at least a TTL
+//     before the later came (so that its lease may have run out);
 //     or a loss began after the earlier holder's acquire was called and
 //     before the later hold started, while the earlier lease could still
 //     be on the node (younger than the TTL, or with no slow work that might
