@@ -40,9 +40,9 @@ type lagMeter struct {
 }
 
 // meterLag measures, until Stop is first called, how late the machine runs
-// the harness's timers and how crowded its cores are; its waits also count
-// how long the threads of this process's children and of servers' pids
-// waited for a core.
+// the harness's timers and how crowded its cores are; its waits also read
+// how long the threads of this process, and of every process below it or
+// below one of servers' pids, waited for a core (queueWaits).
 func meterLag(ctx context.Context, now func() time.Duration, servers func() []int) *lagMeter {
 	m := &lagMeter{now: now}
 	m.queue = func() map[int]time.Duration { return queueWaits(append(servers(), os.Getpid())...) }
