@@ -60,8 +60,9 @@ type Judgement struct {
 //     stall, delay or loss touched either from its acquire's call to then;
 //   - explained, when the earlier holder was stalled or delayed during its
 //     hold, by one fault for at least half a TTL (a renewing lock renews
-//     more often than that), and had asked for the lock at least a TTL
-//     before the later came (so that its lease may have run out);
+//     more often than that), and its lease, as old as the command that
+//     took the key (or else the hold), was older than the TTL when the
+//     later came;
 //     or a loss began after the earlier holder's acquire was called and
 //     before the later hold started, while the earlier lease could still
 //     be on the node (younger than the TTL, or with no slow work that might
@@ -259,17 +260,13 @@ func (p proof) valid(h hold, t time.Duration) bool {
 // explain finds the fault that explains the overlap of a and b, a the
 // earlier hold, as Judge describes.
 func (p proof) explain(a, b hold) (why string, ok bool) {
-	// The lease was set at some time between the acquire's call and its
-	// return, so it may have run out a TTL after the call, as valid has it:
-	// an overlap that comes up to the acquire's own latency short of a TTL
-	// after its return is not proved, and a stall can explain it.
-	from, called := p.calledAt(a)
-	if !called {
-		from = a.start
-	}
-	if age := b.start - from; age >= p.ttl {
+	// The lease is as old as the command that took the key (leased), which
+	// may be older than the hold: counted from the acquire's return, a
+	// later holder that the server let in only once the lease ran out comes
+	// up to the command's round trip short of a TTL.
+	if age := b.start - a.leased(); age > p.ttl {
 		if f, ok := p.stalled(a.client, a.start, b.start); ok {
-			return fmt.Sprintf("client %d, struck by %q at %s while it held the lock, had asked for it %s before (past the %s TTL) when client %d took it",
+			return fmt.Sprintf("client %d, struck by %q at %s while it held the lock, had a lease up to %s old (past the %s TTL) when client %d took it",
 				a.client, f.Fault, ms(f.Call), ms(age), ms(p.ttl), b.client), true
 		}
 	}
