@@ -35,7 +35,7 @@ type lagMeter struct {
 	late    atomic.Int64
 	waiting atomic.Int32
 	// queue samples how long each thread of the run's processes has
-	// waited for a core (queueWaits); nil measures nothing.
+	// waited for a core (queueWaits).
 	queue func() map[int]time.Duration
 }
 
@@ -107,7 +107,7 @@ func (m *lagMeter) wait(ctx context.Context, done <-chan struct{}, bound time.Du
 	m.waiting.Add(1)
 	defer m.waiting.Add(-1)
 	start, late0 := m.now(), m.late.Load()
-	queued := m.sampleQueue()
+	queued := m.queue()
 	t := time.NewTimer(bound)
 	defer t.Stop()
 	for {
@@ -118,7 +118,7 @@ func (m *lagMeter) wait(ctx context.Context, done <-chan struct{}, bound time.Du
 		case <-t.C:
 		}
 		// The sample first, so that its threads' waits fall within waited.
-		longest := mostQueued(queued, m.sampleQueue())
+		longest := mostQueued(queued, m.queue())
 		waited, late = m.now()-start, max(time.Duration(m.late.Load()-late0), longest)
 		left := min(bound-(waited-late), maxStretch*bound-waited)
 		if ok || ctx.Err() != nil || left <= 0 {
@@ -126,14 +126,6 @@ func (m *lagMeter) wait(ctx context.Context, done <-chan struct{}, bound time.Du
 		}
 		t.Reset(left)
 	}
-}
-
-// sampleQueue is queue's sample, or none.
-func (m *lagMeter) sampleQueue() map[int]time.Duration {
-	if m.queue == nil {
-		return nil
-	}
-	return m.queue()
 }
 
 // crowd is runnable while a wait is on, and false otherwise: outside a
