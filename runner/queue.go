@@ -61,9 +61,45 @@ func mostQueued(before, after map[int]time.Duration) time.Duration {
 	return most
 }
 
-// descendants is roots and every process below them, found from the
-// parent field of each /proc/<pid>/stat.
+// descendants is roots and every process below them. Where the kernel lists
+// each thread's children (/proc/<pid>/task/<tid>/children), only the run's
+// own processes are read; elsewhere, every process's /proc/<pid>/stat is
+// (scannedDescendants), which grows with the machine's process count.
 func descendants(roots []int) []int {
+	if _, err := os.Stat("/proc/thread-self/children"); err != nil {
+		return scannedDescendants(roots)
+	}
+	return listedDescendants(roots)
+}
+
+// listedDescendants follows the children files of each thread from roots
+// down. A process born or ended meanwhile may be missed, as in a scan.
+func listedDescendants(roots []int) []int {
+	found := slices.Clone(roots)
+	for i := 0; i < len(found); i++ {
+		dir := "/proc/" + strconv.Itoa(found[i]) + "/task/"
+		tasks, err := os.ReadDir(dir)
+		if err != nil {
+			continue // it ended meanwhile
+		}
+		for _, task := range tasks {
+			b, err := os.ReadFile(dir + task.Name() + "/children")
+			if err != nil {
+				continue
+			}
+			for _, f := range bytes.Fields(b) {
+				if child, err := strconv.Atoi(string(f)); err == nil {
+					found = append(found, child)
+				}
+			}
+		}
+	}
+	return found
+}
+
+// scannedDescendants finds the processes below roots from the parent field
+// of every /proc/<pid>/stat.
+func scannedDescendants(roots []int) []int {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil

@@ -60,6 +60,45 @@ func TestQueueWaits(t *testing.T) {
 	}
 }
 
+// TestDescendants starts a shell that starts a sleep: both ways of finding
+// the processes below the shell must find the two.
+func TestDescendants(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sh := exec.CommandContext(ctx, "sh", "-c", "sleep 60 & wait")
+	if err := sh.Start(); err != nil {
+		t.Fatalf("start a shell: %v", err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		_ = sh.Wait()
+	})
+	ways := []struct {
+		name string
+		find func([]int) []int
+	}{
+		{"children files", listedDescendants},
+		{"every stat", scannedDescendants},
+	}
+	if _, err := os.Stat("/proc/thread-self/children"); err != nil {
+		ways = ways[1:]
+	}
+	for _, way := range ways {
+		t.Run(way.name, func(t *testing.T) {
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				found := way.find([]int{sh.Process.Pid})
+				if len(found) == 2 && found[0] == sh.Process.Pid && found[1] != sh.Process.Pid {
+					return
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("found %v below the shell %d, want it and its sleep", found, sh.Process.Pid)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		})
+	}
+}
+
 // onCPU is how long process pid has run on a core: the first field of its
 // schedstat.
 func onCPU(t *testing.T, pid int) time.Duration {
@@ -112,10 +151,24 @@ func TestQueueFields(t *testing.T) {
 }
 
 // BenchmarkQueueWaits is the cost of one sample, taken at most a few times
-// a wait: every /proc/<pid>/stat of the machine and the schedstat of each
-// thread below this process.
+// a wait: the schedstat of each thread below this process.
 func BenchmarkQueueWaits(b *testing.B) {
 	for b.Loop() {
 		queueWaits(os.Getpid())
 	}
+}
+
+// BenchmarkDescendants is the cost of finding the processes below this one
+// each way: the scan grows with the machine's processes.
+func BenchmarkDescendants(b *testing.B) {
+	b.Run("children files", func(b *testing.B) {
+		for b.Loop() {
+			listedDescendants([]int{os.Getpid()})
+		}
+	})
+	b.Run("every stat", func(b *testing.B) {
+		for b.Loop() {
+			scannedDescendants([]int{os.Getpid()})
+		}
+	})
 }
