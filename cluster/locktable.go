@@ -143,8 +143,6 @@ func (c *Cluster) LockState(ctx context.Context, key string) (time.Duration, err
 			return c.advisoryState(ctx, key)
 		case errors.Is(err, sql.ErrNoRows):
 			return c.namedLockState(ctx, key)
-		case errors.Is(err, sql.ErrNoRows):
-			return -2, nil
 		case err != nil:
 			return 0, fmt.Errorf("read the lock row: %w", err)
 		case !micros.Valid:

