@@ -93,9 +93,11 @@ func TestZooKeeperService(t *testing.T) {
 	})
 
 	// A longer session here: with 500 ms, a machine busy enough to hold
-	// the client's heartbeats or the servers that long (the race detector's
-	// stage on 2 cores once did) expired the session before the crash, and
-	// the node was gone by the check below as if the crash had ended it.
+	// the client's heartbeats or the servers that long could expire the
+	// session before the crash, and the node would be gone by the check
+	// below as if the crash had ended it. (The failure seen in the race
+	// detector's stage under load was later traced to a stale read, which
+	// LockState's sync now prevents.)
 	const crashTTL = 2 * time.Second
 	crashed, err := Connect(ctx, cl, ClientOptions{ID: 1, TTL: crashTTL})
 	if err != nil {
