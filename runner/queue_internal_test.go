@@ -63,13 +63,14 @@ func TestQueueWaits(t *testing.T) {
 // TestDescendants starts a shell that starts a sleep: both ways of finding
 // the processes below the shell must find the two.
 func TestDescendants(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	sh := exec.CommandContext(ctx, "sh", "-c", "sleep 60 & wait")
+	sh := exec.Command("sh", "-c", "sleep 60 & wait")
+	// A group of their own, so that the cleanup ends the sleep too.
+	sh.SysProcAttr = &unix.SysProcAttr{Setpgid: true}
 	if err := sh.Start(); err != nil {
 		t.Fatalf("start a shell: %v", err)
 	}
 	t.Cleanup(func() {
-		cancel()
+		_ = unix.Kill(-sh.Process.Pid, unix.SIGKILL)
 		_ = sh.Wait()
 	})
 	ways := []struct {
