@@ -45,7 +45,8 @@ type lagMeter struct {
 // below one of servers' pids, waited for a core (queueWaits).
 func meterLag(ctx context.Context, now func() time.Duration, servers func() []int) *lagMeter {
 	m := &lagMeter{now: now}
-	m.queue = func() map[int]time.Duration { return queueWaits(append(servers(), os.Getpid())...) }
+	listed := childrenListed()
+	m.queue = func() map[int]time.Duration { return queueWaits(listed, append(servers(), os.Getpid())...) }
 	ctx, cancel := context.WithCancel(ctx)
 	cores := runtime.NumCPU()
 	var late []history.Span

@@ -21,28 +21,15 @@ import (
 // lateness the share once fell short (a correct ZooKeeper lock called stuck
 // when the wait was stretched to ten times its bound, docs/performance.md),
 // so a wait counts the more of the two.
-func queueWaits(roots ...int) map[int]time.Duration {
+func queueWaits(listed bool, roots ...int) map[int]time.Duration {
 	waits := make(map[int]time.Duration)
-	for _, pid := range descendants(roots) {
-		dir := "/proc/" + strconv.Itoa(pid) + "/task/"
-		tasks, err := os.ReadDir(dir)
-		if err != nil {
-			continue // it ended meanwhile
-		}
-		for _, task := range tasks {
-			tid, err := strconv.Atoi(task.Name())
-			if err != nil {
-				continue
-			}
-			b, err := os.ReadFile(dir + task.Name() + "/schedstat")
-			if err != nil {
-				continue
-			}
+	walkThreads(roots, listed, func(tid int, dir string) {
+		if b, err := os.ReadFile(dir + "schedstat"); err == nil {
 			if d, ok := runDelay(b); ok {
 				waits[tid] = d
 			}
 		}
-	}
+	})
 	return waits
 }
 
@@ -61,50 +48,74 @@ func mostQueued(before, after map[int]time.Duration) time.Duration {
 	return most
 }
 
-// descendants is roots and every process below them. Where the kernel lists
-// each thread's children (/proc/<pid>/task/<tid>/children), only the run's
-// own processes are read; elsewhere, every process's /proc/<pid>/stat is
-// (scannedDescendants), which grows with the machine's process count.
-func descendants(roots []int) []int {
-	if _, err := os.Stat("/proc/thread-self/children"); err != nil {
-		return scannedDescendants(roots)
-	}
-	return listedDescendants(roots)
+// childrenListed tells whether the kernel lists each thread's children
+// (/proc/<pid>/task/<tid>/children), which lets walkThreads read only the
+// run's own processes.
+func childrenListed() bool {
+	_, err := os.Stat("/proc/thread-self/children")
+	return err == nil
 }
 
-// listedDescendants follows the children files of each thread from roots
-// down. A process born or ended meanwhile may be missed, as in a scan.
-func listedDescendants(roots []int) []int {
+// walkThreads calls visit with the id and folder ("/proc/<pid>/task/<tid>/")
+// of each thread of roots and of every process below them, and returns
+// those processes, roots first. With listed (childrenListed), it follows
+// each thread's children file down; without, it finds children from the
+// parent field of every /proc/<pid>/stat, which grows with the machine's
+// process count. A process born or ended meanwhile may be missed.
+func walkThreads(roots []int, listed bool, visit func(tid int, dir string)) []int {
+	var scanned map[int][]int
+	if !listed {
+		scanned = childrenByParent()
+	}
 	found := slices.Clone(roots)
 	for i := 0; i < len(found); i++ {
-		dir := "/proc/" + strconv.Itoa(found[i]) + "/task/"
+		pid := found[i]
+		found = append(found, scanned[pid]...)
+		dir := "/proc/" + strconv.Itoa(pid) + "/task/"
 		tasks, err := os.ReadDir(dir)
 		if err != nil {
 			continue // it ended meanwhile
 		}
 		for _, task := range tasks {
-			b, err := os.ReadFile(dir + task.Name() + "/children")
+			tid, err := strconv.Atoi(task.Name())
 			if err != nil {
 				continue
 			}
-			for _, f := range bytes.Fields(b) {
-				if child, err := strconv.Atoi(string(f)); err == nil {
-					found = append(found, child)
-				}
+			thread := dir + task.Name() + "/"
+			if visit != nil {
+				visit(tid, thread)
+			}
+			if listed {
+				found = append(found, listedChildren(thread)...)
 			}
 		}
 	}
 	return found
 }
 
-// scannedDescendants finds the processes below roots from the parent field
-// of every /proc/<pid>/stat.
-func scannedDescendants(roots []int) []int {
-	entries, err := os.ReadDir("/proc")
+// listedChildren reads the children file of the thread whose folder is dir.
+func listedChildren(dir string) []int {
+	b, err := os.ReadFile(dir + "children")
 	if err != nil {
 		return nil
 	}
+	var children []int
+	for _, f := range bytes.Fields(b) {
+		if child, err := strconv.Atoi(string(f)); err == nil {
+			children = append(children, child)
+		}
+	}
+	return children
+}
+
+// childrenByParent scans every /proc/<pid>/stat for its parent field: the
+// children of each process, by the parent's pid.
+func childrenByParent() map[int][]int {
 	children := make(map[int][]int)
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return children
+	}
 	for _, e := range entries {
 		child, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -118,11 +129,7 @@ func scannedDescendants(roots []int) []int {
 			children[parent] = append(children[parent], child)
 		}
 	}
-	found := slices.Clone(roots)
-	for i := 0; i < len(found); i++ {
-		found = append(found, children[found[i]]...)
-	}
-	return found
+	return children
 }
 
 // parentField reads the parent's pid from a /proc/<pid>/stat line,

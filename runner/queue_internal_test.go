@@ -27,7 +27,7 @@ func TestQueueWaits(t *testing.T) {
 			break
 		}
 	}
-	before := queueWaits(os.Getpid())
+	before := queueWaits(childrenListed(), os.Getpid())
 	if len(before) == 0 {
 		t.Skip("this kernel keeps no /proc/<pid>/task/<tid>/schedstat")
 	}
@@ -55,7 +55,7 @@ func TestQueueWaits(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if got := mostQueued(before, queueWaits(os.Getpid())); got < ran {
+	if got := mostQueued(before, queueWaits(childrenListed(), os.Getpid())); got < ran {
 		t.Errorf("the longest wait for a core was %s, want at least %s: three busy processes shared one core", got, ran)
 	}
 }
@@ -74,20 +74,20 @@ func TestDescendants(t *testing.T) {
 		_ = sh.Wait()
 	})
 	ways := []struct {
-		name string
-		find func([]int) []int
+		name   string
+		listed bool
 	}{
-		{"children files", listedDescendants},
-		{"every stat", scannedDescendants},
+		{"children files", true},
+		{"every stat", false},
 	}
-	if _, err := os.Stat("/proc/thread-self/children"); err != nil {
+	if !childrenListed() {
 		ways = ways[1:]
 	}
 	for _, way := range ways {
 		t.Run(way.name, func(t *testing.T) {
 			deadline := time.Now().Add(10 * time.Second)
 			for {
-				found := way.find([]int{sh.Process.Pid})
+				found := walkThreads([]int{sh.Process.Pid}, way.listed, nil)
 				if len(found) == 2 && found[0] == sh.Process.Pid && found[1] != sh.Process.Pid {
 					return
 				}
@@ -155,21 +155,21 @@ func TestQueueFields(t *testing.T) {
 // a wait: the schedstat of each thread below this process.
 func BenchmarkQueueWaits(b *testing.B) {
 	for b.Loop() {
-		queueWaits(os.Getpid())
+		queueWaits(childrenListed(), os.Getpid())
 	}
 }
 
 // BenchmarkDescendants is the cost of finding the processes below this one
-// each way: the scan grows with the machine's processes.
+// each way (walkThreads): the scan grows with the machine's processes.
 func BenchmarkDescendants(b *testing.B) {
 	b.Run("children files", func(b *testing.B) {
 		for b.Loop() {
-			listedDescendants([]int{os.Getpid()})
+			walkThreads([]int{os.Getpid()}, true, nil)
 		}
 	})
 	b.Run("every stat", func(b *testing.B) {
 		for b.Loop() {
-			scannedDescendants([]int{os.Getpid()})
+			walkThreads([]int{os.Getpid()}, false, nil)
 		}
 	})
 }
