@@ -96,6 +96,9 @@ type Result struct {
 	Checks []Check
 	lock   *linearization
 	stock  *linearization
+	// judgement is Judge's reading of the history, made where a checker
+	// found a violation.
+	judgement *Judgement
 }
 
 // linearization is what porcupine returned, kept for the visualization.
@@ -136,7 +139,9 @@ func Run(ops []history.Op, opts Options) Result {
 	// machine cannot make one: a history that holds a proved overlap or
 	// refused release stays illegal, whatever the machine stalled besides.
 	// The stall is still named, since it may be what set the failure off.
-	_, proved := Judge(ops).Proof()
+	j := Judge(ops)
+	r.judgement = &j
+	_, proved := j.Proof()
 	for i, c := range r.Checks {
 		if c.Verdict != Illegal {
 			continue
@@ -151,6 +156,16 @@ func Run(ops []history.Op, opts Options) Result {
 		}
 	}
 	return r
+}
+
+// Judgement is Judge's reading of ops, the history r is about: the one Run
+// made where a checker found a violation, so a failing history is judged
+// once.
+func (r Result) Judgement(ops []history.Op) Judgement {
+	if r.judgement != nil {
+		return *r.judgement
+	}
+	return Judge(ops)
 }
 
 // Verdicts maps each checker to its verdict.

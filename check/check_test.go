@@ -342,6 +342,17 @@ func TestCheckDetectsFirstOverlap(t *testing.T) {
 	}
 }
 
+// TestRunKeepsItsJudgement checks that a failing history's judgement is
+// Run's own, so the runner need not judge the history again.
+func TestRunKeepsItsJudgement(t *testing.T) {
+	ops := stallThenProvedOverlap()
+	r := Run(ops, Options{})
+	got := r.Judgement(nil) // nil: Run's judgement or none
+	if len(got.Overlaps) == 0 || len(got.Overlaps) != len(Judge(ops).Overlaps) {
+		t.Errorf("Run kept %d overlaps, want Judge's %d", len(got.Overlaps), len(Judge(ops).Overlaps))
+	}
+}
+
 func TestHolds(t *testing.T) {
 	ops := []history.Op{
 		acq(0, 0, 1, models.OK), acq(0, 2, 3, models.OK), rel(0, 4, 5), rel(0, 6, 7),

@@ -22,21 +22,23 @@ const DefaultReferenceRuns = 3
 
 // classify sets Kind and KindWhy on every failing check of res, telling the
 // lock's own bugs from the damage the scenario's faults do to any lock of
-// its kind. It decides from the history alone where it can (check.Judge):
+// its kind. It decides from the history alone where it can (the
+// judgement of checked, check.Run's result on ops):
 //
 //  1. Any proved overlap, or release refused to a valid holder, makes the
 //     illegal lock and resource verdicts own, whatever a correct lock does.
 //  2. At least one overlap, and a fault explains each (a holder stalled
 //     past its lease, the lock's state lost on a node while a lease was
 //     on it, the reply granting a lease delayed past it): the illegal
-//     verdicts are inherent, named with the fault and its remedy. Whether a reference run shows the same depends on where
-//     the fault fell, not on the lock.
+//     verdicts are inherent, named with the fault and its remedy. Whether
+//     a reference run shows the same depends on where the fault fell, not
+//     on the lock.
 //  3. Otherwise the reference lock (Options.Reference) goes through the
 //     same scenario and seed up to Options.ReferenceRuns times, stopping
 //     at the first run that fails the checker (see byReference).
 //
 // classify returns an error only when ctx ended.
-func classify(ctx context.Context, s Scenario, opts Options, res *Result, ops []history.Op) error {
+func classify(ctx context.Context, s Scenario, opts Options, res *Result, ops []history.Op, checked check.Result) error {
 	var failing []int
 	for i, c := range res.Checks {
 		if check.Failing(c.Verdict) {
@@ -46,7 +48,7 @@ func classify(ctx context.Context, s Scenario, opts Options, res *Result, ops []
 	if len(failing) == 0 {
 		return nil
 	}
-	j := check.Judge(ops)
+	j := checked.Judgement(ops)
 	fault, cure := remedy(s)
 	var undecided []int
 	for _, i := range failing {

@@ -116,7 +116,7 @@ func TestClassifyFromHistory(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res := &Result{Checks: tt.checks}
-			if err := classify(context.Background(), tt.scenario, Options{ReferenceRuns: -1}, res, tt.ops); err != nil {
+			if err := classify(context.Background(), tt.scenario, Options{ReferenceRuns: -1}, res, tt.ops, check.Result{}); err != nil {
 				t.Fatal(err)
 			}
 			for i, c := range res.Checks {

@@ -197,7 +197,7 @@ func runOps(ctx context.Context, s Scenario, newLocker harness.NewLocker, opts O
 		res.NotExercised, res.Unmet = e.NotExercised, e.Unmet
 	}
 	closeCluster()
-	if err := classify(ctx, s, opts, res, ops); err != nil {
+	if err := classify(ctx, s, opts, res, ops, checked); err != nil {
 		return nil, nil, fmt.Errorf("run %s: %w", s.Name, err)
 	}
 	if opts.Dir != "" {
