@@ -63,6 +63,10 @@ type Config struct {
 	// StopAfter, when above 0, ends the exploration once that many
 	// distinct bugs are found (StopAtFirst is StopAfter 1).
 	StopAfter int
+	// StopWhen, when set, ends the exploration at the first new bug it
+	// returns true for, as a test that looks for one bug among a lock's
+	// others wants.
+	StopWhen func(Bug) bool
 	// Dir is where each bug's run folder goes (see FolderName, and
 	// ReplayFolderName for a replay); "" writes none.
 	Dir string
@@ -97,6 +101,12 @@ const maxShrink = 8
 // maxErrors is how many runs in a row may fail to run before Run gives up.
 const maxErrors = 3
 
+// lateTries is how many times in all a run is made while the machine, not
+// the lock, leaves the verdict it needs unknown (check.Check.MachineLate):
+// such a run says nothing of the lock, so a loaded machine would otherwise
+// hide bugs an idle one finds.
+const lateTries = 3
+
 // Report is what an exploration found. Its JSON form is what `check
 // explore -json` prints.
 type Report struct {
@@ -126,6 +136,10 @@ type Report struct {
 	// Flaky counts runs with an own violation that a rerun of the same
 	// schedule did not show: counted apart, not as own.
 	Flaky int `json:"flaky"`
+	// Again counts runs made again because the machine ran the harness late
+	// and left a verdict unknown: the run, or the rerun confirming a bug,
+	// said nothing of the lock (at most lateTries times a run in all).
+	Again int `json:"again"`
 	// Errors counts runs that could not run at all.
 	Errors int `json:"errors"`
 	// WallS is the exploration's wall time in seconds: every run, and every
@@ -240,6 +254,12 @@ func (o outcome) fails(f failure) bool {
 // lock's own.
 func (o outcome) showsOwn(f failure) bool {
 	return slices.ContainsFunc(o.own, f.is)
+}
+
+// lateAt reports whether the machine left o's verdict of f's checker
+// unknown (check.Check.MachineLate).
+func (o outcome) lateAt(f failure) bool {
+	return slices.ContainsFunc(o.res.Checks, func(c check.Check) bool { return c.Checker == f.checker && c.MachineLate() })
 }
 
 // summary is the outcome in a few words, for the progress line.
@@ -667,6 +687,12 @@ func (e *explorer) one(ctx context.Context, plan schedule.Plan, shrink bool) err
 // judge counts the first run of plan, made with o or err, and goes on as
 // one says.
 func (e *explorer) judge(ctx context.Context, plan schedule.Plan, o outcome, err error, shrink bool) error {
+	for tries := 1; err == nil && tries < lateTries && len(o.own) == 0 && o.res.MachineLate() != nil; tries++ {
+		e.rep.Again++
+		e.progress(plan, o.summary()+"; the machine ran late, so made again")
+		os.RemoveAll(o.dir)
+		o, err = e.try(ctx, plan, true)
+	}
 	if err != nil {
 		if ctx.Err() == nil {
 			e.rep.Errors++
@@ -699,6 +725,11 @@ func (e *explorer) judge(ctx context.Context, plan schedule.Plan, o outcome, err
 	// in the same place. The first run's kind stands, so the rerun needs
 	// no reference: the same checker failing alike confirms it.
 	again, err := e.try(ctx, plan, false)
+	for tries := 1; err == nil && tries < lateTries && again.lateAt(f); tries++ {
+		e.rep.Again++
+		os.RemoveAll(again.dir)
+		again, err = e.try(ctx, plan, false)
+	}
 	if err != nil && ctx.Err() != nil {
 		os.RemoveAll(o.dir)
 		return ctx.Err()
@@ -785,7 +816,7 @@ func (e *explorer) file(ctx context.Context, plan schedule.Plan, o outcome, n bu
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if e.cfg.StopAtFirst || e.cfg.StopAfter > 0 && len(e.rep.Bugs) >= e.cfg.StopAfter {
+	if e.cfg.StopAtFirst || e.cfg.StopAfter > 0 && len(e.rep.Bugs) >= e.cfg.StopAfter || e.cfg.StopWhen != nil && e.cfg.StopWhen(b) {
 		return errStop
 	}
 	return nil

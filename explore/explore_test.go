@@ -103,27 +103,39 @@ func TestShrinkToNothing(t *testing.T) {
 	}
 }
 
+// TestRunStopsAtFirstOwn checks StopAtFirst, and StopWhen, which stops at
+// the first bug it accepts and at no other.
 func TestRunStopsAtFirstOwn(t *testing.T) {
-	for _, stop := range []bool{true, false} {
+	for _, tc := range []struct {
+		name  string
+		cfg   Config
+		stops bool
+	}{
+		{"stop at first", Config{StopAtFirst: true}, true},
+		{"run on", Config{}, false},
+		{"stop when accepted", Config{StopWhen: func(b Bug) bool { return b.Signature == "lock illegal · no fault" }}, true},
+		{"stop when not accepted", Config{StopWhen: func(Bug) bool { return false }}, false},
+	} {
 		dir := t.TempDir()
-		rep, err := Run(context.Background(), Config{Lock: "fake", New: locks.Reference(cluster.Single, false).New,
-			Runs: 5, Seed: 3, StopAtFirst: stop, Dir: dir, run: fakeRun("clients")})
+		cfg := tc.cfg
+		cfg.Lock, cfg.New, cfg.Runs, cfg.Seed, cfg.Dir, cfg.run = "fake", locks.Reference(cluster.Single, false).New, 5, 3, dir, fakeRun("clients")
+		rep, err := Run(context.Background(), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		want := 5
-		if stop {
+		if tc.stops {
 			want = 1
 		}
 		if rep.Runs != want || rep.Own != want || rep.FirstOwnS == nil || rep.Replay == "" {
-			t.Errorf("stop at first %v: report %+v, want %d own runs", stop, rep, want)
+			t.Errorf("%s: report %+v, want %d own runs", tc.name, rep, want)
 		}
 		// Every run fails with no fault at all: one bug, every run its.
 		if len(rep.Bugs) != 1 || rep.Bugs[0].Runs != want || rep.Bugs[0].Signature != "lock illegal · no fault" {
-			t.Errorf("stop at first %v: bugs %+v, want one of %d runs", stop, rep.Bugs, want)
+			t.Errorf("%s: bugs %+v, want one of %d runs", tc.name, rep.Bugs, want)
 		}
 		if _, err := os.Stat(filepath.Join(dir, FolderName("fake", cluster.Single, 1), "result.json")); err != nil {
-			t.Errorf("the bug's folder was not kept: %v", err)
+			t.Errorf("%s: the bug's folder was not kept: %v", tc.name, err)
 		}
 	}
 }
@@ -170,6 +182,48 @@ func TestFlakyNotOwn(t *testing.T) {
 	}
 	if rep.Runs != 3 || rep.Own != 0 || rep.Flaky != 3 || rep.FirstOwnS != nil || len(rep.Bugs) != 0 {
 		t.Errorf("report %+v, want 3 flaky runs and no own one", rep)
+	}
+}
+
+// TestMachineLateMadeAgain checks that a run, or the rerun confirming a
+// bug, whose verdict the machine left unknown is made again, up to
+// lateTries times in all, and counted once.
+func TestMachineLateMadeAgain(t *testing.T) {
+	late := check.Check{Checker: check.CheckLock, Verdict: check.Unknown, Detail: "a holder stalled; run again"}
+	for _, tc := range []struct {
+		name   string
+		script []string // what each call returns in turn, then "own"
+		want   func(*Report) bool
+	}{
+		{"first run late, then own", []string{"late", "own", "own"},
+			func(r *Report) bool { return r.Again == 1 && len(r.Bugs) == 1 && r.Unknown == 0 }},
+		{"confirming rerun late, then own", []string{"own", "late", "own"},
+			func(r *Report) bool { return r.Again == 1 && len(r.Bugs) == 1 && r.Flaky == 0 }},
+		{"late every time", []string{"late", "late", "late"},
+			func(r *Report) bool { return r.Again == lateTries-1 && r.Unknown == 1 && len(r.Bugs) == 0 }},
+		{"confirming rerun late every time", []string{"own", "late", "late", "late"},
+			func(r *Report) bool { return r.Again == lateTries-1 && r.Flaky == 1 && len(r.Bugs) == 0 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			calls := 0
+			own := fakeRun("clients")
+			scripted := func(ctx context.Context, s runner.Scenario, l harness.NewLocker, opts runner.Options) (*runner.Result, error) {
+				calls++
+				res, err := own(ctx, s, l, opts)
+				if calls <= len(tc.script) && tc.script[calls-1] == "late" {
+					res.Checks[0] = late
+				}
+				return res, err
+			}
+			rep, err := Run(context.Background(), Config{Lock: "fake", New: locks.Reference(cluster.Single, false).New,
+				Runs: 1, Seed: 3, run: scripted})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tc.want(rep) {
+				t.Errorf("after %d calls: again %d, unknown %d, flaky %d, bugs %d", calls, rep.Again, rep.Unknown, rep.Flaky, len(rep.Bugs))
+			}
+		})
 	}
 }
 

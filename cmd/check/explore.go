@@ -379,6 +379,9 @@ func exploreSummary(w io.Writer, rep *explore.Report, cfg explore.Config) {
 	if rep.Flaky > 0 {
 		fmt.Fprintf(w, "; %d own violation(s) not shown again by the same schedule", rep.Flaky)
 	}
+	if rep.Again > 0 {
+		fmt.Fprintf(w, "; %d made again, the machine having run late", rep.Again)
+	}
 	if rep.Errors > 0 {
 		fmt.Fprintf(w, "; %d could not run", rep.Errors)
 	}

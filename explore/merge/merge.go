@@ -48,6 +48,7 @@ func Shards(shards []*explore.Report, runs []explore.RunRecord) (rep *explore.Re
 		rep.Unknown += s.Unknown
 		rep.Quiet += s.Quiet
 		rep.Flaky += s.Flaky
+		rep.Again += s.Again
 		rep.Errors += s.Errors
 		rep.Parallel += s.Parallel
 		// The shards run side by side: the campaign lasts as its longest.
