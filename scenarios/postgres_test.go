@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
-	"strings"
 	"testing"
 
 	"github.com/locklab/locklab/check"
@@ -52,10 +51,7 @@ func TestSQLLocksOnPostgres(t *testing.T) {
 				return missed
 			}
 			var res *runner.Result
-			// A run that misses is made once more, as check's suite makes
-			// it again alone: a machine loaded by parallel packages can
-			// stall a client past its lease. Twice is the lock's doing.
-			missTwice(t, func() []string {
+			expect(t, func() []string {
 				var err error
 				res, err = runner.Run(context.Background(), s, tc.new, runner.Options{Lock: tc.lock, ReferenceRuns: -1})
 				if errors.Is(err, cluster.ErrNoPostgres) {
@@ -83,10 +79,9 @@ func TestPgrowProgram(t *testing.T) {
 	for _, name := range []string{"contention-postgres", "crash-holder-postgres"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			// Made again once when it misses, as above: one psql per
-			// request is slow enough that a loaded machine can make a
-			// waiter look stuck.
-			missTwice(t, func() []string {
+			// One psql per request is slow enough that a loaded machine
+			// can make a waiter look stuck.
+			expect(t, func() []string {
 				res := runProgram(t, name, programPath("pgrow.sh"))
 				if len(res.NotExercised) > 0 {
 					t.Fatalf("not exercised: %v", res.NotExercised)
@@ -101,22 +96,5 @@ func TestPgrowProgram(t *testing.T) {
 				return missed
 			})
 		})
-	}
-}
-
-// missTwice makes a run with attempt, which returns what it missed, and
-// makes it once more when it missed something; a second miss fails t.
-func missTwice(t *testing.T, attempt func() (missed []string)) {
-	t.Helper()
-	for try := 1; try <= 2; try++ {
-		missed := attempt()
-		if len(missed) == 0 {
-			return
-		}
-		if try == 2 {
-			t.Errorf("twice: %s", strings.Join(missed, "; "))
-		} else {
-			t.Logf("try 1 missed: %s", strings.Join(missed, "; "))
-		}
 	}
 }

@@ -2,6 +2,7 @@ package scenarios_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/locklab/locklab/check"
@@ -43,14 +44,17 @@ func (myLease) Token() uint64 { return 0 }
 // own commands; the lock carries no hook.
 func TestWorkshopLock(t *testing.T) {
 	t.Parallel()
-	res := settled(t, func() (*runner.Result, error) {
-		return scenarios.Run(context.Background(), "pause-before-del",
-			func(c *harness.Client) harness.Locker { return MyLock{c} },
-			runner.Options{Seed: 1, Clients: 4, Dir: t.TempDir()})
+	expect(t, func() []string {
+		res := settled(t, func() (*runner.Result, error) {
+			return scenarios.Run(context.Background(), "pause-before-del",
+				func(c *harness.Client) harness.Locker { return MyLock{c} },
+				runner.Options{Seed: 1, Clients: 4, Dir: t.TempDir()})
+		})
+		if got := res.Verdicts[check.CheckLock]; got != check.Illegal {
+			return []string{fmt.Sprintf("lock checker: %s, want illegal for a plain-DEL release", got)}
+		}
+		return nil
 	})
-	if res.Verdicts[check.CheckLock] != check.Illegal {
-		t.Errorf("lock checker: %s, want illegal for a plain-DEL release", res.Verdicts[check.CheckLock])
-	}
 }
 
 // TestExploreFindsTheWorkshopLock: explore, knowing nothing of the lock,
