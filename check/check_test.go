@@ -105,6 +105,17 @@ func TestRun(t *testing.T) {
 		want: map[string]Verdict{CheckLock: OK, CheckHandover: Unknown},
 		late: []string{CheckHandover},
 	}, {
+		name: "slow handovers in which a server's thread waited for a core: unknown",
+		ops: append(slices.Clone(slowHolds), endOp(1000, history.End{Initial: 10, Stock: 10, Probe: true, PTTL: -2,
+			Queued: []history.Span{{From: 100 * msec, To: 300 * msec}, {From: 400 * msec, To: 600 * msec}, {From: 700 * msec, To: 900 * msec}}})),
+		want: map[string]Verdict{CheckLock: OK, CheckHandover: Unknown},
+		late: []string{CheckHandover},
+	}, {
+		name: "a server's wait too short to explain the handovers: slow",
+		ops: append(slices.Clone(slowHolds), endOp(1000, history.End{Initial: 10, Stock: 10, Probe: true, PTTL: -2,
+			Queued: []history.Span{{From: 150 * msec, To: 300 * msec}, {From: 450 * msec, To: 600 * msec}, {From: 750 * msec, To: 900 * msec}}})),
+		want: map[string]Verdict{CheckLock: OK, CheckHandover: Slow},
+	}, {
 		name: "the machine late outside the handovers excuses none",
 		ops: append(slices.Clone(slowHolds), endOp(1000, history.End{Initial: 10, Stock: 10, Probe: true, PTTL: -2,
 			Late: []history.Span{{From: 906 * msec, To: 990 * msec}, {From: 1 * msec, To: 5 * msec}}})),

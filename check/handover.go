@@ -22,10 +22,11 @@ func checkHandover(ops []history.Op, bound time.Duration) Check {
 	faults := faultOps(ops)
 	var late []history.Span
 	if e := history.EndOf(ops); e != nil {
-		late = e.Late
+		late = append(slices.Clip(e.Late), e.Queued...)
 	}
 	// gaps are the handovers' idle times; excused are the same less the
-	// time the machine ran the harness late within each.
+	// time the machine ran the harness late, or kept a server's thread
+	// waiting for a core, within each.
 	var gaps, excused []time.Duration
 	var firstSlow *time.Duration
 	var again, crashed, overlapped, duringFault int // changes of holder left out, and why
@@ -88,11 +89,11 @@ func checkHandover(ops []history.Op, bound time.Duration) Check {
 		c.Verdict = Unknown
 		c.Detail += fmt.Sprintf("; too few handovers to call the lock slow (at least %d)", minHandovers)
 	case median > bound && excused[len(excused)/2] <= bound:
-		// The waiters, the holder's release and the servers all wait
-		// for a core as the harness's timer did: a handover slow only
-		// by that much is the machine's, not the lock's.
+		// The waiters and the holder's release wait for a core as the
+		// harness's timer did, and the servers as their threads did: a
+		// handover slow only by that much is the machine's, not the lock's.
 		c.Verdict = Unknown
-		c.Detail += fmt.Sprintf("; the machine ran the harness late within them (median %s without that time): "+
+		c.Detail += fmt.Sprintf("; the machine ran the run late within them (median %s without that time): "+
 			"it, not the lock, may have made them slow"+runAgain, ms(excused[len(excused)/2]))
 	case median > bound:
 		c.Verdict, c.At = Slow, firstSlow

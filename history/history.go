@@ -217,6 +217,12 @@ type End struct {
 	// machine gave to something other than the run. Checkers excuse by
 	// them only what the machine alone could explain.
 	Late []Span `json:"late,omitempty"`
+	// Queued are stretches in which the servers and lock programs lost
+	// time to the machine: for each 50 ms of the run, one as long as the
+	// longest any one of their threads waited for a core in it. The
+	// handover checker excuses by them a handover slow only by a starved
+	// server, as ZooKeeper's JVMs are on a loaded machine.
+	Queued []Span `json:"queued,omitempty"`
 }
 
 // Span is a stretch of a run's time.

@@ -37,7 +37,18 @@ type lagMeter struct {
 	// queue samples how long each thread of the run's processes has
 	// waited for a core (queueWaits).
 	queue func() map[int]time.Duration
+	// queued are, for each queueEvery of the workload, a stretch as long
+	// as the longest any one thread of the servers and lock programs
+	// waited for a core in it, ending when it ends; written by the meter
+	// until it stops.
+	queued []history.Span
 }
+
+// queueEvery is how often the meter reads how long the servers' threads
+// waited for a core, for the handover checker: often enough to place a
+// starved server within a handover of a hundred milliseconds or two, seldom
+// enough that the reading (a file a thread) costs about 1% of a core.
+const queueEvery = 50 * time.Millisecond
 
 // meterLag measures, until Stop is first called, how late the machine runs
 // the harness's timers and how crowded its cores are; its waits also read
@@ -47,6 +58,11 @@ func meterLag(ctx context.Context, now func() time.Duration, servers func() []in
 	m := &lagMeter{now: now}
 	listed := childrenListed()
 	m.queue = func() map[int]time.Duration { return queueWaits(listed, append(servers(), os.Getpid())...) }
+	// The harness's own threads are left out of queued: its timer speaks
+	// for them (late), and they serve every run of this process.
+	serverQueue := func() map[int]time.Duration {
+		return queueWaitsBut(listed, os.Getpid(), append(servers(), os.Getpid())...)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	cores := runtime.NumCPU()
 	var late []history.Span
@@ -56,6 +72,9 @@ func meterLag(ctx context.Context, now func() time.Duration, servers func() []in
 		defer wg.Done()
 		t := time.NewTimer(lagTick)
 		defer t.Stop()
+		// sampled is when waits were read, in the run's time; the first
+		// tick sets it, so that the meter asks the clock only at ticks.
+		sampled, waits := time.Duration(-1), serverQueue()
 		for {
 			due := now() + lagTick
 			t.Reset(lagTick)
@@ -74,6 +93,16 @@ func meterLag(ctx context.Context, now func() time.Duration, servers func() []in
 				tick = max(tick, slept*time.Duration(n-cores)/time.Duration(n))
 			}
 			m.late.Add(int64(tick))
+			switch {
+			case sampled < 0:
+				sampled = woke
+			case woke-sampled >= queueEvery:
+				next := serverQueue()
+				if longest := min(mostQueued(waits, next), woke-sampled); longest > lagAbove {
+					m.queued = append(m.queued, history.Span{From: woke - longest, To: woke})
+				}
+				sampled, waits = woke, next
+			}
 		}
 	}()
 	m.stop = sync.OnceValue(func() []history.Span {
@@ -87,6 +116,14 @@ func meterLag(ctx context.Context, now func() time.Duration, servers func() []in
 // Stop ends the measure and returns the stretches in which the harness's
 // timer woke late, in the run's time, each time it is called.
 func (m *lagMeter) Stop() []history.Span { return m.stop() }
+
+// Queued ends the measure and returns, in the run's time, a stretch for
+// each queueEvery in which a thread of the servers or lock programs waited
+// for a core, as long as the longest such wait.
+func (m *lagMeter) Queued() []history.Span {
+	m.stop()
+	return m.queued
+}
 
 // maxStretch bounds a wait in the machine's time (wait): at most this many
 // times its bound on the clock. The race-detector stage of make test keeps

@@ -5,6 +5,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -22,8 +23,18 @@ import (
 // when the wait was stretched to ten times its bound, docs/performance.md),
 // so a wait counts the more of the two.
 func queueWaits(listed bool, roots ...int) map[int]time.Duration {
+	return queueWaitsBut(listed, 0, roots...)
+}
+
+// queueWaitsBut is queueWaits without the threads of process skip (0
+// skips none); the processes below it are read all the same.
+func queueWaitsBut(listed bool, skip int, roots ...int) map[int]time.Duration {
 	waits := make(map[int]time.Duration)
+	skipped := "/proc/" + strconv.Itoa(skip) + "/"
 	walkThreads(roots, listed, func(tid int, dir string) {
+		if skip != 0 && strings.HasPrefix(dir, skipped) {
+			return
+		}
 		if b, err := os.ReadFile(dir + "schedstat"); err == nil {
 			if d, ok := runDelay(b); ok {
 				waits[tid] = d

@@ -16,36 +16,11 @@ import (
 // can run a third of the time at most: the threads this process started
 // must be seen waiting for a core at least as long as one of them ran.
 func TestQueueWaits(t *testing.T) {
-	var cpus unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &cpus); err != nil {
-		t.Fatalf("which cores this process may use: %v", err)
-	}
-	core := -1
-	for c := range 1024 {
-		if cpus.IsSet(c) {
-			core = c
-			break
-		}
-	}
 	before := queueWaits(childrenListed(), os.Getpid())
 	if len(before) == 0 {
 		t.Skip("this kernel keeps no /proc/<pid>/task/<tid>/schedstat")
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var spinners []*exec.Cmd
-	t.Cleanup(func() {
-		cancel()
-		for _, c := range spinners {
-			_ = c.Wait()
-		}
-	})
-	for range 3 {
-		c := exec.CommandContext(ctx, "taskset", "-c", strconv.Itoa(core), "sh", "-c", "while :; do :; done")
-		if err := c.Start(); err != nil {
-			t.Fatalf("start a busy process: %v", err)
-		}
-		spinners = append(spinners, c)
-	}
+	spinners := spinOnOneCore(t, 3)
 	// Until one of them has run 100 ms: the other two waited meanwhile.
 	const ran = 100 * time.Millisecond
 	deadline := time.Now().Add(20 * time.Second)
@@ -58,6 +33,67 @@ func TestQueueWaits(t *testing.T) {
 	if got := mostQueued(before, queueWaits(childrenListed(), os.Getpid())); got < ran {
 		t.Errorf("the longest wait for a core was %s, want at least %s: three busy processes shared one core", got, ran)
 	}
+}
+
+// TestMeterQueued runs the lag meter while three busy processes below this
+// one share a core: its queued stretches must cover a good part of the
+// time, and reading the servers' threads must leave this process's out.
+func TestMeterQueued(t *testing.T) {
+	if len(queueWaits(childrenListed(), os.Getpid())) == 0 {
+		t.Skip("this kernel keeps no /proc/<pid>/task/<tid>/schedstat")
+	}
+	spinners := spinOnOneCore(t, 3)
+	for tid := range queueWaitsBut(childrenListed(), os.Getpid(), os.Getpid()) {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d/task/%d", os.Getpid(), tid)); err == nil {
+			t.Errorf("thread %d of this process was read, which queueWaitsBut skips", tid)
+		}
+	}
+	start := time.Now()
+	m := meterLag(context.Background(), func() time.Duration { return time.Since(start) }, func() []int { return nil })
+	const span = 500 * time.Millisecond
+	time.Sleep(span)
+	var covered time.Duration
+	for _, q := range m.Queued() {
+		covered += q.To - q.From
+	}
+	// Each spinner waits about two thirds of the time; the longest of them
+	// more. A third of the span leaves room for the machine's own pace.
+	if covered < span/3 {
+		t.Errorf("queued stretches cover %s of %s, while %d busy processes shared a core", covered, span, len(spinners))
+	}
+}
+
+// spinOnOneCore starts n busy processes pinned to one core this process
+// may use; they end with the test.
+func spinOnOneCore(t *testing.T, n int) []*exec.Cmd {
+	t.Helper()
+	var cpus unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &cpus); err != nil {
+		t.Fatalf("which cores this process may use: %v", err)
+	}
+	core := -1
+	for c := range 1024 {
+		if cpus.IsSet(c) {
+			core = c
+			break
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var spinners []*exec.Cmd
+	t.Cleanup(func() {
+		cancel()
+		for _, c := range spinners {
+			_ = c.Wait()
+		}
+	})
+	for range n {
+		c := exec.CommandContext(ctx, "taskset", "-c", strconv.Itoa(core), "sh", "-c", "while :; do :; done")
+		if err := c.Start(); err != nil {
+			t.Fatalf("start a busy process: %v", err)
+		}
+		spinners = append(spinners, c)
+	}
+	return spinners
 }
 
 // TestDescendants starts a shell that starts a sleep: both ways of finding

@@ -325,7 +325,7 @@ func (r *run) execute(ctx context.Context, newLocker harness.NewLocker) error {
 	if err := r.readEnd(ctx, end); err != nil {
 		return err
 	}
-	end.Late = lag.Stop()
+	end.Late, end.Queued = lag.Stop(), lag.Queued()
 	r.h.Add(history.Op{Client: -1, Kind: history.KindEnd, Call: r.h.Now(), Return: r.h.Now(), End: end})
 
 	cancel()
