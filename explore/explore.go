@@ -687,12 +687,7 @@ func (e *explorer) one(ctx context.Context, plan schedule.Plan, shrink bool) err
 // judge counts the first run of plan, made with o or err, and goes on as
 // one says.
 func (e *explorer) judge(ctx context.Context, plan schedule.Plan, o outcome, err error, shrink bool) error {
-	for tries := 1; err == nil && tries < lateTries && len(o.own) == 0 && o.res.MachineLate() != nil; tries++ {
-		e.rep.Again++
-		e.progress(plan, o.summary()+"; the machine ran late, so made again")
-		os.RemoveAll(o.dir)
-		o, err = e.try(ctx, plan, true)
-	}
+	o, err = e.tryWhileLate(ctx, plan, true, o, err, func(o outcome) bool { return len(o.own) == 0 && o.res.MachineLate() != nil })
 	if err != nil {
 		if ctx.Err() == nil {
 			e.rep.Errors++
@@ -725,11 +720,7 @@ func (e *explorer) judge(ctx context.Context, plan schedule.Plan, o outcome, err
 	// in the same place. The first run's kind stands, so the rerun needs
 	// no reference: the same checker failing alike confirms it.
 	again, err := e.try(ctx, plan, false)
-	for tries := 1; err == nil && tries < lateTries && again.lateAt(f); tries++ {
-		e.rep.Again++
-		os.RemoveAll(again.dir)
-		again, err = e.try(ctx, plan, false)
-	}
+	again, err = e.tryWhileLate(ctx, plan, false, again, err, func(o outcome) bool { return o.lateAt(f) })
 	if err != nil && ctx.Err() != nil {
 		os.RemoveAll(o.dir)
 		return ctx.Err()
@@ -760,6 +751,19 @@ func (e *explorer) judge(ctx context.Context, plan schedule.Plan, o outcome, err
 	rec.Bug = sig
 	e.record(rec)
 	return e.file(ctx, plan, o, bugOf{f: f, sig: sig, marks: marks, found: found, ended: ended})
+}
+
+// tryWhileLate makes plan's run again, as try does, while late says the
+// machine left the run o (made with err) saying nothing of the lock, up to
+// lateTries runs in all; each rerun counts in the report's Again.
+func (e *explorer) tryWhileLate(ctx context.Context, plan schedule.Plan, reference bool, o outcome, err error, late func(outcome) bool) (outcome, error) {
+	for tries := 1; err == nil && tries < lateTries && late(o); tries++ {
+		e.rep.Again++
+		e.progress(plan, o.summary()+"; the machine ran late, so made again")
+		os.RemoveAll(o.dir)
+		o, err = e.try(ctx, plan, reference)
+	}
+	return o, err
 }
 
 // bugOf is what a confirmed own failure tells of its bug.
