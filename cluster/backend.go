@@ -63,13 +63,13 @@ type ClockJumper interface {
 	JumpClock(d time.Duration) error
 }
 
-// ServerPids is a RunSession whose servers are not children of this
-// process (containers): ServerPids are the pids, as this machine's /proc
-// numbers them, of the first process of each, so that the lag meter can
-// count their threads' waits for a core as it counts its own children's.
-// A pid this process cannot see as its server's is left out.
-type ServerPids interface {
-	ServerPids() []int
+// ServerProcess is a Node or Database whose server runs on this machine,
+// where the lag meter can read how long its threads waited for a core.
+type ServerProcess interface {
+	// Pid is the id, as this machine's /proc numbers it, of the process at
+	// the top of the server (a local server's own, a container's first), or
+	// 0 while none runs or this process cannot see it as the server's.
+	Pid() int
 }
 
 // Database is an SQL server: MariaDB, the SQL inventory of the

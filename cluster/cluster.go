@@ -225,13 +225,27 @@ func startNodes(ctx context.Context, run RunSession, cfgs []NodeConfig) ([]Node,
 func (c *Cluster) Topology() Topology { return c.topology }
 
 // ServerPids are the pids of the processes at the top of the cluster's
-// servers that are not children of this process (ServerPids): none on a
-// backend of local processes.
+// servers (ServerProcess): its lock nodes, Sentinels, inventory and
+// databases, on either backend.
 func (c *Cluster) ServerPids() []int {
-	if s, ok := c.session.(ServerPids); ok {
-		return s.ServerPids()
+	servers := []any{c.inventory, c.sqlStock, c.lockDB}
+	for _, n := range c.masters {
+		servers = append(servers, n)
 	}
-	return nil
+	if c.replicated != nil {
+		for _, n := range c.replicated.Sentinels() {
+			servers = append(servers, n)
+		}
+	}
+	var pids []int
+	for _, s := range servers {
+		if p, ok := s.(ServerProcess); ok {
+			if pid := p.Pid(); pid > 0 {
+				pids = append(pids, pid)
+			}
+		}
+	}
+	return pids
 }
 
 // Backend is what started the servers.

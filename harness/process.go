@@ -31,6 +31,9 @@ type Process interface {
 	// Close kills the process if it still runs and waits for it to end; the
 	// run calls it when the client closes.
 	Close() error
+	// Pid is the process's id on this machine: the run reads how long its
+	// threads, and those of every process it started, waited for a core.
+	Pid() int
 	// Relayed reports whether the process's Redis commands pass through a
 	// relay that runs each of them through a Relay, so that faults at the
 	// lock's own commands strike them. When they do not, such faults are
@@ -71,6 +74,15 @@ func (c *Client) attached() Process {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.process
+}
+
+// ProcessPid is the id of the client's process (Attach), or 0 when none
+// is attached.
+func (c *Client) ProcessPid() int {
+	if p := c.attached(); p != nil {
+		return p.Pid()
+	}
+	return 0
 }
 
 // Program reports whether a lock program is attached (Attach): it dials

@@ -190,7 +190,7 @@ type End struct {
 	// cores, or a thread of the run's processes waited that long for a
 	// core. ProbeLate is the same for ProbeWait. Each wait lasts until
 	// Bound of the machine's own time (the wait less its late part) has
-	// passed, and at most five times Bound. All zero in histories written
+	// passed, and at most ten times Bound. All zero in histories written
 	// before.
 	Waited    time.Duration `json:"waited_ns,omitempty"`
 	WaitLate  time.Duration `json:"wait_late_ns,omitempty"`

@@ -366,6 +366,9 @@ func (p *process) Kill() error {
 // where faults at the lock's own commands strike them.
 func (p *process) Relayed() bool { return p.relay != nil }
 
+// Pid is the id of the shell that runs the program's command.
+func (p *process) Pid() int { return p.cmd.Process.Pid }
+
 // Stop freezes the program's whole process group.
 func (p *process) Stop() error { return signal(p.cmd.Process.Pid, syscall.SIGSTOP) }
 

@@ -52,7 +52,7 @@ func TestMeterLag(t *testing.T) {
 // TestWaitMachineTime waits 100 ms of the machine's time while the test
 // says the machine ran late, by the meter's count or by a thread's wait for
 // a core, whichever is more: the wait lasts that much longer on the clock,
-// up to five times its bound, and ends at once when what it waits for
+// up to maxStretch times its bound, and ends at once when what it waits for
 // has come.
 func TestWaitMachineTime(t *testing.T) {
 	const bound = 100 * time.Millisecond
@@ -69,7 +69,7 @@ func TestWaitMachineTime(t *testing.T) {
 		{name: "80 ms late", late: 80 * time.Millisecond},
 		{name: "a thread queued 80 ms, the meter saw less", late: 10 * time.Millisecond, queued: 80 * time.Millisecond},
 		{name: "a thread queued a second", queued: time.Second, starved: true},
-		{name: "a second late: cut at five times the bound", late: time.Second, starved: true},
+		{name: "a second late: cut at ten times the bound", late: time.Second, starved: true},
 		{name: "done", late: time.Second, done: true},
 	}
 	for _, tt := range tests {
@@ -106,7 +106,7 @@ func TestWaitMachineTime(t *testing.T) {
 			case late < max(tt.late, tt.queued):
 				t.Errorf("counted %s late, want at least the %s the test added", late, max(tt.late, tt.queued))
 			case waited > maxStretch*bound+bound/2:
-				t.Errorf("waited %s, past five times the %s bound", waited, bound)
+				t.Errorf("waited %s, past %d times the %s bound", waited, maxStretch, bound)
 			case tt.starved != (waited-late < bound):
 				t.Errorf("waited %s of which %s late: starved %v, want %v", waited, late, !tt.starved, tt.starved)
 			case !tt.starved && waited < bound+max(tt.late, tt.queued):

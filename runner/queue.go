@@ -5,17 +5,17 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 )
 
 // queueWaits is how long each thread of roots and of every process below
 // them has waited on a run queue for a core, by thread id: the second field
-// of the kernel's /proc/<pid>/task/<tid>/schedstat. With this process and
-// its cluster's ServerPids as roots, that is the harness, the servers (local
-// processes or containers) and the lock programs. A thread stopped by
-// SIGSTOP or a frozen cgroup is on no queue, so a paused node adds nothing.
-// It is empty where the kernel does not keep these counts.
+// of the kernel's /proc/<pid>/task/<tid>/schedstat. With a run's servers
+// (local processes or containers) and lock programs as roots, that is what
+// the run's history depends on besides the harness, and nothing of another
+// run's. A thread stopped by SIGSTOP or a frozen cgroup is on no queue, so a
+// paused node adds nothing. It is empty where the kernel does not keep
+// these counts.
 //
 // The crowd share of the lag meter guesses what each task lost from how
 // many were runnable; these counts are what each thread did lose. At 80%
@@ -23,25 +23,30 @@ import (
 // when the wait was stretched to ten times its bound, docs/performance.md),
 // so a wait counts the more of the two.
 func queueWaits(listed bool, roots ...int) map[int]time.Duration {
-	return queueWaitsBut(listed, 0, roots...)
+	waits := make(map[int]time.Duration)
+	walkThreads(roots, listed, func(tid int, dir string) { readQueueWait(waits, tid, dir) })
+	return waits
 }
 
-// queueWaitsBut is queueWaits without the threads of process skip (0
-// skips none); the processes below it are read all the same.
-func queueWaitsBut(listed bool, skip int, roots ...int) map[int]time.Duration {
-	waits := make(map[int]time.Duration)
-	skipped := "/proc/" + strconv.Itoa(skip) + "/"
-	walkThreads(roots, listed, func(tid int, dir string) {
-		if skip != 0 && strings.HasPrefix(dir, skipped) {
-			return
+// ownQueueWaits adds to waits how long each thread of this process alone,
+// the harness, has waited for a core.
+func ownQueueWaits(waits map[int]time.Duration) {
+	tasks, _ := os.ReadDir("/proc/self/task/")
+	for _, task := range tasks {
+		if tid, err := strconv.Atoi(task.Name()); err == nil {
+			readQueueWait(waits, tid, "/proc/self/task/"+task.Name()+"/")
 		}
-		if b, err := os.ReadFile(dir + "schedstat"); err == nil {
-			if d, ok := runDelay(b); ok {
-				waits[tid] = d
-			}
+	}
+}
+
+// readQueueWait sets waits[tid] from the schedstat file in dir, a thread's
+// folder, if it can be read.
+func readQueueWait(waits map[int]time.Duration, tid int, dir string) {
+	if b, err := os.ReadFile(dir + "schedstat"); err == nil {
+		if d, ok := runDelay(b); ok {
+			waits[tid] = d
 		}
-	})
-	return waits
+	}
 }
 
 // mostQueued is the longest any one thread waited for a core between two

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,29 +38,62 @@ func TestQueueWaits(t *testing.T) {
 
 // TestMeterQueued runs the lag meter while three busy processes below this
 // one share a core: its queued stretches must cover a good part of the
-// time, and reading the servers' threads must leave this process's out.
+// time when they are the run's processes, and none of it when they are
+// not (another run's, whose waits are not this run's).
 func TestMeterQueued(t *testing.T) {
 	if len(queueWaits(childrenListed(), os.Getpid())) == 0 {
 		t.Skip("this kernel keeps no /proc/<pid>/task/<tid>/schedstat")
 	}
 	spinners := spinOnOneCore(t, 3)
-	for tid := range queueWaitsBut(childrenListed(), os.Getpid(), os.Getpid()) {
-		if _, err := os.Stat(fmt.Sprintf("/proc/%d/task/%d", os.Getpid(), tid)); err == nil {
-			t.Errorf("thread %d of this process was read, which queueWaitsBut skips", tid)
-		}
+	var pids []int
+	for _, s := range spinners {
+		pids = append(pids, s.Process.Pid)
 	}
-	start := time.Now()
-	m := meterLag(context.Background(), func() time.Duration { return time.Since(start) }, func() []int { return nil })
 	const span = 500 * time.Millisecond
-	time.Sleep(span)
-	var covered time.Duration
-	for _, q := range m.Queued() {
-		covered += q.To - q.From
+	// covered runs a meter until it has read pids for span of its own
+	// time (a loaded machine may wake it late), and adds up its stretches.
+	covered := func(pids []int) time.Duration {
+		start := time.Now()
+		var mu sync.Mutex
+		var calls int
+		var first, last time.Duration // the meter's first wake-up, and its latest reading
+		now := func() time.Duration {
+			d := time.Since(start)
+			mu.Lock()
+			defer mu.Unlock()
+			if calls++; calls == 2 {
+				first = d
+			}
+			last = d
+			return d
+		}
+		m := meterLag(context.Background(), now, func() []int { return pids })
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			mu.Lock()
+			read := calls >= 2 && last-first >= span+queueEvery
+			mu.Unlock()
+			if read {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the meter did not run %s in 30 s", span)
+			}
+			time.Sleep(lagTick)
+		}
+		var covered time.Duration
+		for _, q := range m.Queued() {
+			covered += q.To - q.From
+		}
+		return covered
 	}
 	// Each spinner waits about two thirds of the time; the longest of them
 	// more. A third of the span leaves room for the machine's own pace.
-	if covered < span/3 {
-		t.Errorf("queued stretches cover %s of %s, while %d busy processes shared a core", covered, span, len(spinners))
+	if got := covered(pids); got < span/3 {
+		t.Errorf("queued stretches cover %s of %s, while the run's %d busy processes shared a core", got, span, len(spinners))
+	}
+	if got := covered(nil); got != 0 {
+		t.Errorf("queued stretches cover %s of %s of a run without processes: another run's were read", got, span)
 	}
 }
 

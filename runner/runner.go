@@ -270,7 +270,17 @@ func (r *run) execute(ctx context.Context, newLocker harness.NewLocker) error {
 			c.Spoil(fmt.Sprintf("client %d is a lock program, with connections of its own: it cannot share the service's pool of %d", id, r.w.Pool))
 		}
 	}
-	lag := meterLag(runCtx, r.h.Now, r.cluster.ServerPids)
+	// The run's own processes: its servers and its clients' lock programs.
+	pids := func() []int {
+		pids := r.cluster.ServerPids()
+		for _, c := range slices.Concat(clients, []*harness.Client{probe}) {
+			if pid := c.ProcessPid(); pid > 0 {
+				pids = append(pids, pid)
+			}
+		}
+		return pids
+	}
+	lag := meterLag(runCtx, r.h.Now, pids)
 	defer lag.Stop()
 	warm(runCtx, workers...)
 	var wg sync.WaitGroup

@@ -85,6 +85,10 @@ func (n *dockerNode) Addr() string { return n.addr }
 // Admin returns a direct client through the published port.
 func (n *dockerNode) Admin() *redis.Client { return n.admin }
 
+// Pid is the container's first process as this machine numbers it
+// (cluster.ServerProcess), or 0.
+func (n *dockerNode) Pid() int { return int(n.pid.Load()) }
+
 // Running reports whether the container runs; a paused one does.
 func (n *dockerNode) Running() bool {
 	n.mu.Lock()
@@ -503,6 +507,9 @@ func (m *dockerMariaDB) SetupInventory(ctx context.Context, stock int64) error {
 
 // Admin is a pool as root, for the harness's own use.
 func (m *dockerMariaDB) Admin() *sql.DB { return m.db }
+
+// Pid is the container's first process (cluster.ServerProcess).
+func (m *dockerMariaDB) Pid() int { return m.node.Pid() }
 
 // Stock reads the committed stock, as the local MariaDB does.
 func (m *dockerMariaDB) Stock(ctx context.Context) (int64, error) {

@@ -76,6 +76,9 @@ func (p *dockerPostgres) DSN() string { return p.dsn }
 // Admin is a pool as the superuser, for the harness's own use.
 func (p *dockerPostgres) Admin() *sql.DB { return p.db }
 
+// Pid is the container's first process (cluster.ServerProcess).
+func (p *dockerPostgres) Pid() int { return p.node.Pid() }
+
 // SetupInventory creates the inventory row, as the local PostgreSQL does.
 func (p *dockerPostgres) SetupInventory(ctx context.Context, stock int64) error {
 	return backendkit.SetupPostgresInventory(ctx, p.db, stock)

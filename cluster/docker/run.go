@@ -44,20 +44,6 @@ type dockerRun struct {
 	closed   bool
 }
 
-// ServerPids are the pids of the run's containers' first processes
-// (cluster.ServerPids).
-func (r *dockerRun) ServerPids() []int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var pids []int
-	for _, n := range r.nodes {
-		if pid := n.pid.Load(); pid > 0 {
-			pids = append(pids, int(pid))
-		}
-	}
-	return pids
-}
-
 // dockerPair is the internal network on which two data nodes replicate.
 type dockerPair struct {
 	names  [2]string

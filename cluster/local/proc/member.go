@@ -55,6 +55,15 @@ func (m *Member) LogPath() string { return filepath.Join(m.dir, m.log) }
 // Process is the member's latest run, nil before the first.
 func (m *Member) Process() *Process { return m.proc.Load() }
 
+// Pid is the id of the member's latest run while it has not exited
+// (cluster.ServerProcess), or 0.
+func (m *Member) Pid() int {
+	if p := m.Process(); p != nil && !p.Exited() {
+		return p.Pid
+	}
+	return 0
+}
+
 // HoldPort makes port, which network.StablePort handed out, the member's:
 // Stop gives it back. Called before the member is shared.
 func (m *Member) HoldPort(port int) { m.ports = append(m.ports, port) }
