@@ -221,12 +221,32 @@ func TestQueueFields(t *testing.T) {
 	}
 }
 
-// BenchmarkQueueWaits is the cost of one sample, taken at most a few times
-// a wait: the schedstat of each thread below this process.
+// BenchmarkQueueWaits is the cost of one sample, taken every queueEvery of
+// a run and a few times a wait, with eight runs of six server processes
+// each below this process: a run reads its own six, where it once read all
+// forty-eight (every process below the harness), each run of the eight.
 func BenchmarkQueueWaits(b *testing.B) {
-	for b.Loop() {
-		queueWaits(childrenListed(), os.Getpid())
+	var runs [8][]int
+	for i := range runs {
+		for range 6 {
+			c := exec.CommandContext(b.Context(), "sleep", "600")
+			if err := c.Start(); err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { c.Process.Kill(); c.Wait() })
+			runs[i] = append(runs[i], c.Process.Pid)
+		}
 	}
+	b.Run("one run's processes", func(b *testing.B) {
+		for b.Loop() {
+			queueWaits(childrenListed(), runs[0]...)
+		}
+	})
+	b.Run("every process below the harness", func(b *testing.B) {
+		for b.Loop() {
+			queueWaits(childrenListed(), os.Getpid())
+		}
+	})
 }
 
 // BenchmarkDescendants is the cost of finding the processes below this one
