@@ -452,6 +452,11 @@ func (r *run) probe(ctx context.Context, lag *lagMeter, c *harness.Client, newLo
 	defer cancel()
 	got := make(chan struct{})
 	late := make(chan time.Duration, 1)
+	// Read before the wait starts, so that ProbeWait is never shorter than
+	// the wait that cut the probe off: the check must find the bound of the
+	// machine's time passed wherever the wait found it passed. (Read after,
+	// it once fell 7 ms short under load, and a stuck lock was unknown.)
+	start := time.Now()
 	go func() {
 		ok, _, l := lag.wait(ctx, got, bound)
 		if !ok {
@@ -459,7 +464,6 @@ func (r *run) probe(ctx context.Context, lag *lagMeter, c *harness.Client, newLo
 		}
 		late <- l
 	}()
-	start := time.Now()
 	lease, ok := wk.acquire(pctx, false)
 	end.ProbeWait = time.Since(start)
 	close(got)
