@@ -1,17 +1,11 @@
 package program
 
 import (
-	"context"
-	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/cluster/local"
-	"github.com/locklab/locklab/failpoint"
-	"github.com/locklab/locklab/harness"
-	"github.com/locklab/locklab/history"
 )
 
 // TestEtcdEnvironment: on the etcd topology a lock program gets
@@ -19,21 +13,7 @@ import (
 // to ask for in LOCKLAB_SESSION_MS (whole seconds); no Redis address, and
 // no relay, whose absence Unrelayed explains.
 func TestEtcdEnvironment(t *testing.T) {
-	ctx := context.Background()
-	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.EtcdTopology, Backend: local.Local{}})
-	if errors.Is(err, cluster.ErrNoEtcd) {
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	h, _ := history.New("")
-	c, links, err := harness.Join(ctx, cl, harness.ClientOptions{ID: 1, TTL: 300 * time.Millisecond, Timeout: time.Second}, h, failpoint.NewSet(nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	cl, c, links := joinTopology(t, cluster.EtcdTopology, 1, time.Second)
 	env := map[string]string{}
 	for _, kv := range environment(c, nil) {
 		k, v, _ := strings.Cut(kv, "=")

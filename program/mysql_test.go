@@ -3,7 +3,6 @@ package program
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"net/url"
 	"os/exec"
 	"strings"
@@ -13,10 +12,6 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/cluster/local"
-	"github.com/locklab/locklab/failpoint"
-	"github.com/locklab/locklab/harness"
-	"github.com/locklab/locklab/history"
 )
 
 // TestMySQLRelay puts a relay between real clients and a real MariaDB, as a
@@ -27,20 +22,7 @@ import (
 // server; after a crash no statement reaches the server.
 func TestMySQLRelay(t *testing.T) {
 	ctx := context.Background()
-	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.MariaDBTopology, Backend: local.Local{}})
-	if errors.Is(err, local.ErrNoMariaDB) {
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	h, _ := history.New("")
-	c, _, err := harness.Join(ctx, cl, harness.ClientOptions{ID: 1, TTL: 300 * time.Millisecond, Timeout: 2 * time.Second}, h, failpoint.NewSet(nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	cl, c, _ := joinTopology(t, cluster.MariaDBTopology, 1, 2*time.Second)
 	upstream, proto, err := relayed(c.Endpoints())
 	if err != nil || proto != protoMySQL {
 		t.Fatalf("relayed: %v %v", proto, err)

@@ -1,17 +1,12 @@
 package program
 
 import (
-	"context"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/cluster/local"
-	"github.com/locklab/locklab/failpoint"
-	"github.com/locklab/locklab/harness"
-	"github.com/locklab/locklab/history"
 )
 
 // TestPostgresEnvironment: on the postgres topology a lock program gets
@@ -19,18 +14,7 @@ import (
 // the link's faults reach it; its relay, when it has one, forwards there:
 // TestMySQLRelay checks the relay's URL on mariadb), and no Redis address.
 func TestPostgresEnvironment(t *testing.T) {
-	ctx := context.Background()
-	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.PostgresTopology, Backend: local.Local{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	h, _ := history.New("")
-	c, links, err := harness.Join(ctx, cl, harness.ClientOptions{ID: 2, TTL: 300 * time.Millisecond, Timeout: time.Second}, h, failpoint.NewSet(nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	cl, c, links := joinTopology(t, cluster.PostgresTopology, 2, time.Second)
 	env := map[string]string{}
 	for _, kv := range environment(c, nil) {
 		k, v, _ := strings.Cut(kv, "=")
