@@ -31,12 +31,7 @@ func queueWaits(listed bool, roots ...int) map[int]time.Duration {
 // ownQueueWaits adds to waits how long each thread of this process alone,
 // the harness, has waited for a core.
 func ownQueueWaits(waits map[int]time.Duration) {
-	tasks, _ := os.ReadDir("/proc/self/task/")
-	for _, task := range tasks {
-		if tid, err := strconv.Atoi(task.Name()); err == nil {
-			readQueueWait(waits, tid, "/proc/self/task/"+task.Name()+"/")
-		}
-	}
+	eachThread(os.Getpid(), func(tid int, dir string) { readQueueWait(waits, tid, dir) })
 }
 
 // readQueueWait sets waits[tid] from the schedstat file in dir, a thread's
@@ -87,26 +82,28 @@ func walkThreads(roots []int, listed bool, visit func(tid int, dir string)) []in
 	for i := 0; i < len(found); i++ {
 		pid := found[i]
 		found = append(found, scanned[pid]...)
-		dir := "/proc/" + strconv.Itoa(pid) + "/task/"
-		tasks, err := os.ReadDir(dir)
-		if err != nil {
-			continue // it ended meanwhile
-		}
-		for _, task := range tasks {
-			tid, err := strconv.Atoi(task.Name())
-			if err != nil {
-				continue
-			}
-			thread := dir + task.Name() + "/"
+		eachThread(pid, func(tid int, thread string) {
 			if visit != nil {
 				visit(tid, thread)
 			}
 			if listed {
 				found = append(found, listedChildren(thread)...)
 			}
-		}
+		})
 	}
 	return found
+}
+
+// eachThread calls visit with the id and folder ("/proc/<pid>/task/<tid>/")
+// of each thread of process pid; none if it ended meanwhile.
+func eachThread(pid int, visit func(tid int, dir string)) {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task/"
+	tasks, _ := os.ReadDir(dir)
+	for _, task := range tasks {
+		if tid, err := strconv.Atoi(task.Name()); err == nil {
+			visit(tid, dir+task.Name()+"/")
+		}
+	}
 }
 
 // listedChildren reads the children file of the thread whose folder is dir.

@@ -166,12 +166,7 @@ func (m *MariaDB) logPath() string { return filepath.Join(m.dir, mariaDBLogName)
 func (m *MariaDB) Addr() string { return m.addr }
 
 // Pid is the server's process while it runs (cluster.ServerProcess), or 0.
-func (m *MariaDB) Pid() int {
-	if m.proc == nil || m.proc.Exited() {
-		return 0
-	}
-	return m.proc.Pid
-}
+func (m *MariaDB) Pid() int { return m.proc.RunningPid() }
 
 // DSN returns a data source name for sql.Open("mysql", dsn) with
 // github.com/go-sql-driver/mysql, as root with no default database.

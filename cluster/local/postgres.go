@@ -407,12 +407,7 @@ func (p *Postgres) kill() {
 func (p *Postgres) Addr() string { return p.addr }
 
 // Pid is the server's process while it runs (cluster.ServerProcess), or 0.
-func (p *Postgres) Pid() int {
-	if p.proc == nil || p.proc.Exited() {
-		return 0
-	}
-	return p.proc.Pid
-}
+func (p *Postgres) Pid() int { return p.proc.RunningPid() }
 
 // Driver is "pgx": DSN is for github.com/jackc/pgx/v5/stdlib.
 func (p *Postgres) Driver() string { return "pgx" }

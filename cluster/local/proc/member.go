@@ -57,12 +57,7 @@ func (m *Member) Process() *Process { return m.proc.Load() }
 
 // Pid is the id of the member's latest run while it has not exited
 // (cluster.ServerProcess), or 0.
-func (m *Member) Pid() int {
-	if p := m.Process(); p != nil && !p.Exited() {
-		return p.Pid
-	}
-	return 0
-}
+func (m *Member) Pid() int { return m.Process().RunningPid() }
 
 // HoldPort makes port, which network.StablePort handed out, the member's:
 // Stop gives it back. Called before the member is shared.

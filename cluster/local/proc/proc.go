@@ -66,6 +66,14 @@ func (p *Process) Exited() bool {
 	}
 }
 
+// RunningPid is p's pid while it has not exited, or 0 (also for a nil p).
+func (p *Process) RunningPid() int {
+	if p == nil || p.Exited() {
+		return 0
+	}
+	return p.Pid
+}
+
 // Signal sends sig to p's whole process group, so that a child the server
 // forked (an AOF rewrite) is paused or killed with it.
 func (p *Process) Signal(sig syscall.Signal) error {
