@@ -50,7 +50,10 @@ const (
 var topologies = map[Topology]struct {
 	service Service
 	masters int
-}{Single: {Redis, 1}, Replicated: {Redis, 0}, Redlock: {Redis, 5}, MariaDBTopology: {MariaDB, 0}, PostgresTopology: {PostgreSQL, 0}, EtcdTopology: {Etcd, 0}, ZooKeeperTopology: {ZooKeeper, 0}}
+	// seam: the service's own package starts it (Config.Service).
+	seam bool
+}{Single: {Redis, 1, false}, Replicated: {Redis, 0, false}, Redlock: {Redis, 5, false}, MariaDBTopology: {MariaDB, 0, false}, PostgresTopology: {PostgreSQL, 0, false},
+	EtcdTopology: {Etcd, 0, false}, ZooKeeperTopology: {ZooKeeper, 0, false}, MemcachedTopology: {Memcached, 0, true}}
 
 // Service is the lock service t deploys; "" counts as Single.
 func (t Topology) Service() Service {
@@ -84,6 +87,7 @@ type Cluster struct {
 	session    RunSession   // the backend's run, which started the servers
 	etcd       EtcdSet      // the etcd topology's members (etcd.go)
 	zk         ZooKeeperSet // the zookeeper topology's servers (zookeeper.go)
+	deployment Deployment   // a service started through the seam (service.go)
 }
 
 // Config says what a cluster starts.
@@ -95,6 +99,9 @@ type Config struct {
 	// server, beside the lock: a lock's transaction can then write it.
 	PostgresInventory bool
 	Backend           Backend // starts the servers: local.Local{} or docker.Docker{}; required
+	// Service starts the topology's lock service when its own package
+	// does (LockService); nil for the services Start starts itself.
+	Service LockService
 }
 
 // Start starts a topology in a fresh run directory. Close stops every
@@ -179,6 +186,11 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	}
 	if spec.service == ZooKeeper {
 		if err := c.startZooKeeper(ctx, run); err != nil {
+			return nil, err
+		}
+	}
+	if spec.seam {
+		if err := c.startService(ctx, run, cfg.Service); err != nil {
 			return nil, err
 		}
 	}
@@ -299,6 +311,9 @@ func (c *Cluster) Close() error {
 	}
 	if c.zk != nil {
 		errs = append(errs, c.zk.Stop()) // stops its servers, c.masters
+	}
+	if c.deployment != nil {
+		errs = append(errs, c.deployment.Stop()) // stops its servers, c.masters
 	}
 	for _, n := range append(c.masters, c.inventory) {
 		if n != nil {

@@ -157,6 +157,9 @@ func (c *Cluster) LockState(ctx context.Context, key string) (time.Duration, err
 	if c.zk != nil {
 		return c.zkLockState(ctx, key)
 	}
+	if c.deployment != nil {
+		return c.deployment.LockState(ctx, key)
+	}
 	master, err := c.Master(ctx)
 	if err != nil {
 		return 0, err

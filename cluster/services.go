@@ -7,7 +7,7 @@ import (
 
 // order is the order topologies are listed in: Redis's first, as
 // everywhere else. A topology missing here is listed after them, by name.
-var order = []Topology{Single, Replicated, Redlock, MariaDBTopology, PostgresTopology, EtcdTopology, ZooKeeperTopology}
+var order = []Topology{Single, Replicated, Redlock, MariaDBTopology, PostgresTopology, EtcdTopology, ZooKeeperTopology, MemcachedTopology}
 
 // Topologies lists every topology, in order.
 func Topologies() []Topology {
@@ -52,3 +52,10 @@ func TopologiesOf(s Service) []Topology {
 	}
 	return ts
 }
+
+// Memcached is the other cache applications lock on: a lock is an item
+// added with an expiry (service/memcached).
+const Memcached Service = "memcached"
+
+// MemcachedTopology is one memcached server, the lock node.
+const MemcachedTopology Topology = "memcached"

@@ -47,6 +47,9 @@ type Client struct {
 	// zk is the session with the ZooKeeper servers, through the client's
 	// links (zookeeper.go).
 	zk *zkSession
+	// handle is the client's handle to a service started through the
+	// seam (service.go).
+	handle Handle
 
 	ctx    context.Context // ends when the client crashes or the run ends
 	cancel context.CancelFunc
@@ -88,6 +91,10 @@ type clientConfig struct {
 	shared                *SharedPool     // the service's pool, used in place of lockSQL and stockDSN when not nil
 	etcd                  []string        // the etcd members, through this client's links; nil but on the etcd topology
 	zookeeper             []string        // the ZooKeeper servers, the same on the zookeeper topology
+	// service dials the handle of a service started through the seam, to
+	// the lock nodes at serviceAddrs (through this client's links).
+	service      Dialer
+	serviceAddrs []string
 	// failover builds the Sentinel client of a replicated topology in place
 	// of a plain one to master.
 	failover func(*redis.Options) *redis.Client
@@ -161,6 +168,13 @@ func newClient(ctx context.Context, cfg clientConfig) *Client {
 	if len(cfg.zookeeper) > 0 {
 		c.zk = c.openZooKeeper(cfg.zookeeper, cfg.timeout)
 		c.endpoints = Endpoints{ZooKeeper: cfg.zookeeper}
+	}
+	if cfg.service != nil {
+		c.endpoints = Endpoints{Env: cfg.service.Env(c, cfg.serviceAddrs)}
+		var err error
+		if c.handle, err = cfg.service.Dial(c, cfg.serviceAddrs); err != nil {
+			c.spoilf("client %d: %v", c.id, err)
+		}
 	}
 	return c
 }
@@ -491,6 +505,9 @@ func (c *Client) closeConns() {
 	}
 	if c.zk != nil {
 		c.closeZooKeeper()
+	}
+	if c.handle != nil {
+		c.handle.Close()
 	}
 	for _, n := range c.nodes {
 		n.Close()

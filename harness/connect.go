@@ -27,6 +27,10 @@ type ClientOptions struct {
 	// Pool, when not nil, is the service's pool the client shares with
 	// others as one of its request threads, in place of a pool of its own.
 	Pool *SharedPool
+	// Service dials the client's handle when the cluster's lock service
+	// was started through the seam (cluster.Config.Service); nil
+	// otherwise.
+	Service Dialer
 }
 
 // Connect makes a client of cl outside any run, for testing or benchmarking
@@ -39,7 +43,7 @@ func Connect(ctx context.Context, cl *cluster.Cluster, opts ClientOptions) (*Cli
 		opts.Timeout = time.Second
 	}
 	h, _ := history.New("") // in memory: cannot fail
-	cfg := clientConfig{id: opts.ID, ttl: opts.TTL, key: opts.Key, timeout: opts.Timeout, history: h, points: failpoint.NewSet(nil)}
+	cfg := clientConfig{id: opts.ID, ttl: opts.TTL, key: opts.Key, timeout: opts.Timeout, history: h, points: failpoint.NewSet(nil), service: opts.Service}
 	if opts.Direct {
 		cfg.inventory = cl.Inventory().Addr()
 		for _, n := range cl.LockNodes() {
@@ -50,6 +54,9 @@ func Connect(ctx context.Context, cl *cluster.Cluster, opts ClientOptions) (*Cli
 		}
 		if cl.ZooKeeperEnsemble() != nil {
 			cfg.zookeeper, cfg.nodes = cfg.nodes, nil // ZooKeeper servers, not Redis nodes
+		}
+		if cl.Deployment() != nil {
+			cfg.serviceAddrs, cfg.nodes = cfg.nodes, nil // the service's nodes, not Redis ones
 		}
 		if len(cfg.nodes) > 0 {
 			cfg.master = cfg.nodes[0]
@@ -71,7 +78,7 @@ func Connect(ctx context.Context, cl *cluster.Cluster, opts ClientOptions) (*Cli
 // node, recording into h and struck by the run's failpoints. The runner
 // calls it; a test of a lock on its own calls Connect.
 func Join(ctx context.Context, cl *cluster.Cluster, opts ClientOptions, h *history.Recorder, points *failpoint.Set) (*Client, []*network.Link, error) {
-	return connect(ctx, cl, clientConfig{id: opts.ID, ttl: opts.TTL, key: opts.Key, timeout: opts.Timeout, history: h, points: points, shared: opts.Pool})
+	return connect(ctx, cl, clientConfig{id: opts.ID, ttl: opts.TTL, key: opts.Key, timeout: opts.Timeout, history: h, points: points, shared: opts.Pool, service: opts.Service})
 }
 
 // connect completes cfg with one link per lock master for client cfg.id and
@@ -112,6 +119,10 @@ func connect(ctx context.Context, cl *cluster.Cluster, cfg clientConfig) (*Clien
 		// The same for the ZooKeeper servers, which it dials with a
 		// ZooKeeper session.
 		cfg.zookeeper, cfg.nodes, cfg.direct = cfg.nodes, nil, nil
+	}
+	if cl.Deployment() != nil {
+		// A service's own package dials its nodes (Dialer).
+		cfg.serviceAddrs, cfg.nodes, cfg.direct = cfg.nodes, nil, nil
 	}
 	if len(cfg.nodes) > 0 {
 		cfg.master = cfg.nodes[0]

@@ -117,6 +117,9 @@ type Endpoints struct {
 	Postgres  string   // a postgres:// URL of the lock table's server (postgres topology)
 	Etcd      []string // host:port of each etcd member (etcd topology)
 	ZooKeeper []string // host:port of each ZooKeeper server (zookeeper topology)
+	// Env is the environment of a service started through the seam
+	// (Dialer.Env), as NAME=VALUE.
+	Env []string
 }
 
 // Endpoints are the addresses this client dials.

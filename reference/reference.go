@@ -3,6 +3,7 @@ package reference
 import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/service"
 )
 
 // For is the correct lock another lock is measured against on
@@ -13,6 +14,9 @@ import (
 // Redlock). A failure it shows too is inherent to the fault,
 // not the lock's own. Run uses it when Options.Reference is nil.
 func For(t cluster.Topology, nested bool) (name string, newLocker harness.NewLocker) {
+	if s := service.For(t); s != nil {
+		return s.Reference() // a service behind the seam offers its own
+	}
 	switch {
 	case t == cluster.Redlock:
 		return "redlock", NewRedlock

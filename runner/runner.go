@@ -24,6 +24,7 @@ import (
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/reference"
+	"github.com/locklab/locklab/service"
 )
 
 // Options tune one run.
@@ -158,7 +159,8 @@ func runOps(ctx context.Context, s Scenario, newLocker harness.NewLocker, opts O
 		backend = local.Local{}
 	}
 	cl, err := cluster.Start(ctx, cluster.Config{Topology: s.Topology, Persistence: s.Persistence,
-		MariaDB: w.Resource == MariaDBResource, PostgresInventory: w.Resource == PostgresResource, Backend: backend})
+		MariaDB: w.Resource == MariaDBResource, PostgresInventory: w.Resource == PostgresResource, Backend: backend,
+		Service: service.For(s.Topology)})
 	if err != nil {
 		return nil, nil, fmt.Errorf("run %s: %w", s.Name, err)
 	}
@@ -244,7 +246,7 @@ func (r *run) execute(ctx context.Context, newLocker harness.NewLocker) error {
 	// Client r.w.Clients is the liveness probe: a fresh process that only
 	// comes to the lock after the workload stopped.
 	for id := 0; id <= r.w.Clients; id++ {
-		opts := harness.ClientOptions{ID: id, TTL: r.w.TTL, Key: r.w.Key, Timeout: r.w.Timeout}
+		opts := harness.ClientOptions{ID: id, TTL: r.w.TTL, Key: r.w.Key, Timeout: r.w.Timeout, Service: service.For(r.cluster.Topology())}
 		if id < r.w.Clients {
 			opts.Pool = shared
 		}

@@ -2,7 +2,8 @@
 # Installs what locklab needs to run, when it is missing: redis-server, MariaDB
 # for the transaction pitfall (unlock-before-commit) and the mariadb topology,
 # PostgreSQL for the postgres topology, etcd for the etcd topology, and
-# ZooKeeper (Java 17 and the server's jars) for the zookeeper topology. As root
+# ZooKeeper (Java 17 and the server's jars) for the zookeeper topology, and
+# memcached for the memcached topology. As root
 # with apt-get it also
 # installs what some tests use, which skip without it: Chromium (the report's
 # browser test), php-cli with php-redis and php-mysql, python3-redis, python3-etcd3,
@@ -58,6 +59,11 @@ have_zookeeper() {
 	command -v "${JAVA:-java}" >/dev/null 2>&1 && [ -f "${ZOOKEEPER_JAR:-/usr/share/java/zookeeper.jar}" ]
 }
 
+# have_memcached looks where the harness (ServerSpec.Program) looks: on PATH.
+have_memcached() {
+	command -v memcached >/dev/null 2>&1
+}
+
 # missing prints the packages to install, separated by spaces; no arrays, which
 # macOS's bash 3 mishandles under set -u when they are empty.
 missing() {
@@ -66,6 +72,7 @@ missing() {
 	have_postgres || printf ' postgresql'
 	have_etcd || printf ' etcd-server'
 	have_zookeeper || printf ' zookeeper'
+	have_memcached || printf ' memcached'
 }
 
 if ! command -v go >/dev/null 2>&1; then
@@ -115,6 +122,7 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 		case $todo in *etcd-server*) service etcd stop >/dev/null 2>&1 || true ;; esac
 		# Debian's zookeeper package starts no server (zookeeperd would).
 		case $todo in *zookeeper*) service zookeeper stop >/dev/null 2>&1 || true ;; esac
+		case $todo in *memcached*) service memcached stop >/dev/null 2>&1 || true ;; esac
 	fi
 	todo=$(missing)
 	if [ -z "$todo" ]; then
@@ -168,6 +176,15 @@ deps: ZooKeeper (java and zookeeper.jar) is not installed. Install it, then run 
   Debian/Ubuntu:  sudo apt-get install -y zookeeper
 or point JAVA at a java binary (17 or newer) and ZOOKEEPER_JAR at a ZooKeeper 3.8 server jar
 whose manifest names its dependencies.
+MSG
+	;;
+esac
+case $todo in *memcached*)
+	cat >&2 <<'MSG'
+deps: memcached is not installed. Install it, then run make again:
+  Debian/Ubuntu:  sudo apt-get install -y memcached
+  Fedora:         sudo dnf install -y memcached
+  macOS:          brew install memcached
 MSG
 	;;
 esac

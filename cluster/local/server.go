@@ -1,0 +1,93 @@
+package local
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/internal/backendkit"
+	"github.com/locklab/locklab/cluster/local/proc"
+	"github.com/locklab/locklab/network"
+	"github.com/redis/go-redis/v9"
+)
+
+// serverStartCap bounds a generic server's start, from its spawn to
+// serving: the servers started so (memcached) serve within milliseconds.
+const serverStartCap = 10 * time.Second
+
+// server is a server of a lock service started from its ServerSpec
+// (cluster.ServerStarter): a process of this machine on a port of its own,
+// which keeps nothing across a restart but what its program keeps itself.
+type server struct {
+	*proc.Member
+	spec    cluster.ServerSpec
+	program string
+	port    int
+}
+
+// StartServer starts spec's program on a free loopback port, as a process
+// of this machine, and returns once it serves.
+func (session) StartServer(ctx context.Context, spec cluster.ServerSpec) (cluster.Node, error) {
+	program, err := exec.LookPath(spec.Program)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s is not installed (make deps installs it): %v", spec.Missing, spec.Program, err)
+	}
+	dir, err := filepath.Abs(filepath.Join(spec.Dir, spec.Name))
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", spec.Name, err)
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("start %s: %w", spec.Name, err)
+	}
+	s := &server{Member: proc.NewMember(filepath.Base(spec.Program), spec.Name, dir, "server.log"), spec: spec, program: program}
+	// StablePort keeps the port out of the ephemeral range, where a
+	// restart could find it taken by an outgoing connection.
+	if s.port, err = network.StablePort(); err != nil {
+		s.Stop()
+		return nil, fmt.Errorf("start %s: %w", spec.Name, err)
+	}
+	s.HoldPort(s.port)
+	if err := s.spawn(ctx); err != nil {
+		s.Stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+// spawn runs the program and waits until it serves, or exits.
+func (s *server) spawn(ctx context.Context) error {
+	logStart, err := s.Spawn(nil, s.program, s.spec.Args("127.0.0.1", s.port)...)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, serverStartCap)
+	defer cancel()
+	return backendkit.PollUntil(ctx, s.spec.Name+" serves", func(ctx context.Context) (string, error) {
+		if s.Process().Exited() {
+			return "", fmt.Errorf("exited; log tail:\n%s", proc.LogTail(s.LogPath(), logStart, 10))
+		}
+		if err := s.spec.Ready(ctx, s.Addr()); err != nil {
+			return err.Error(), nil
+		}
+		return "", nil
+	})
+}
+
+// Addr is where the server listens; it stays the same across restarts.
+func (s *server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
+
+// Admin is nil: the server speaks no Redis.
+func (s *server) Admin() *redis.Client { return nil }
+
+// Restart runs the program again on the same port. The server keeps what
+// its program keeps on disk, whatever keepData says: a server that keeps
+// nothing (memcached) restarts empty either way.
+func (s *server) Restart(ctx context.Context, _ bool) error {
+	return s.Member.Restart(func() error { return s.spawn(ctx) })
+}

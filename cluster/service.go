@@ -1,0 +1,105 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// LockService is a lock service that plugs into a cluster through one
+// seam: its own package starts its deployment on any backend and reads the
+// lock's state there, so that adding a service touches no other package of
+// the cluster. memcached is the first service behind it (service/memcached);
+// the services started by Start's own branches (Redis, MariaDB, PostgreSQL,
+// etcd, ZooKeeper) are to follow.
+type LockService interface {
+	// Name is the service, as its topologies name it.
+	Name() Service
+	// Start starts the service's deployment of one run: its servers, each
+	// started through run (a ServerStarter on every backend), their files
+	// under dir. It returns once every lock node answers.
+	Start(ctx context.Context, run RunSession, dir string) (Deployment, error)
+}
+
+// Deployment is a running lock service of one run.
+type Deployment interface {
+	// Nodes are its lock nodes, each reached by every client through a
+	// link of its own, in the order the client's handle is dialled with.
+	Nodes() []Node
+	// LockState reads the lock named key on the servers, for the liveness
+	// check's detail, as Cluster.LockState reports it.
+	LockState(ctx context.Context, key string) (time.Duration, error)
+	// Stop stops every server and removes their files; it may be called
+	// twice.
+	Stop() error
+}
+
+// ServerSpec is one server of a lock service, as any backend runs it: the
+// program and its arguments, and how to tell it answers. A backend that
+// runs it as a process finds Program on this machine; one that runs it in
+// a container runs the image built from it (docker/build.sh).
+type ServerSpec struct {
+	// Name names the server in its run ("m1"); its files live in
+	// Dir/Name.
+	Name string
+	// Dir is the run's directory.
+	Dir string
+	// Program is the server's binary, found on PATH unless absolute; its
+	// base name names its image.
+	Program string
+	// Args are its arguments when it listens on host (an interface's
+	// address: a process listens on 127.0.0.1, a container on every
+	// interface) and port: they are asked again at each restart.
+	Args func(host string, port int) []string
+	// Ready reports nil once the server at addr serves requests, or the
+	// error that shows it does not yet; the start polls it.
+	Ready func(ctx context.Context, addr string) error
+	// Missing wraps the error of a start that found no Program, so that a
+	// suite skips the run as one that lacks the service.
+	Missing error
+}
+
+// ServerStarter is a RunSession that can start the server of any service
+// from its ServerSpec. Its Node keeps nothing across a restart unless the
+// server itself does: a restart runs Program again with the same Args.
+type ServerStarter interface {
+	// StartServer starts spec's server and returns once Ready says it
+	// serves.
+	StartServer(ctx context.Context, spec ServerSpec) (Node, error)
+}
+
+// StartServer starts spec on run, or says in one line that the backend
+// cannot.
+func StartServer(ctx context.Context, run RunSession, spec ServerSpec) (Node, error) {
+	starter, ok := run.(ServerStarter)
+	if !ok {
+		return nil, fmt.Errorf("%w: the %s backend cannot start %s", spec.Missing, run.Name(), spec.Program)
+	}
+	return starter.StartServer(ctx, spec)
+}
+
+// ErrNoService means a topology's service was not given: a Config whose
+// topology is served through the seam names its LockService.
+var ErrNoService = errors.New("no lock service given")
+
+// startService starts the deployment of cfg's service.
+func (c *Cluster) startService(ctx context.Context, run RunSession, s LockService) error {
+	if s == nil {
+		return fmt.Errorf("cluster: topology %s: %w (Config.Service)", c.topology, ErrNoService)
+	}
+	if s.Name() != c.topology.Service() {
+		return fmt.Errorf("cluster: topology %s is served by %s, not %s", c.topology, c.topology.Service(), s.Name())
+	}
+	d, err := s.Start(ctx, run, c.dir.Path())
+	if err != nil {
+		return err
+	}
+	c.deployment = d
+	c.masters = d.Nodes()
+	return nil
+}
+
+// Deployment is the deployment of a service started through the seam
+// (LockService), or nil.
+func (c *Cluster) Deployment() Deployment { return c.deployment }

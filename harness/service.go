@@ -1,0 +1,61 @@
+package harness
+
+import (
+	"context"
+	"net"
+
+	"github.com/locklab/locklab/harness/socket"
+)
+
+// Handle is what a lock service started through the seam
+// (cluster.LockService) hands each client to reach its servers: its client
+// library's connection, dialled through the client's own links. The
+// client closes it when it crashes or ends.
+type Handle interface {
+	Close() error
+}
+
+// Dialer is how a lock service's own package dials a client's Handle. It
+// is the client-side half of the seam whose server-side half is
+// cluster.LockService.
+type Dialer interface {
+	// Dial opens c's handle to the servers at addrs: the client's links
+	// to the deployment's lock nodes, in the order of its Nodes. Its
+	// sockets come from c.DialContext and its requests pass c.Request.
+	Dial(c *Client, addrs []string) (Handle, error)
+	// Env is the environment a lock program on this service is given to
+	// reach the servers at addrs: one variable, LOCKLAB_ and the
+	// service's name, and whatever the service's locks need beside it.
+	Env(c *Client, addrs []string) []string
+}
+
+// Handle is the client's handle to a lock service started through the
+// seam, or nil on the other services; the service's package reads it as
+// its own type (memcached.Of).
+func (c *Client) Handle() Handle { return c.handle }
+
+// DialContext dials a socket of this client, as a process's: refused once
+// the client crashed, and stopped while it is paused (nothing is sent, a
+// reply is read once it resumes). A service's Dialer builds its handle on
+// it, so that a crash closes the handle and a pause stops it.
+func (c *Client) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	if err := c.waitResumed(ctx); err != nil || c.crashed.Load() {
+		return nil, ErrNotSent
+	}
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	return socket.Pausable(conn, owner{c}), nil
+}
+
+// Request sends one request of the lock, called name ("ADD", "CAS"), by
+// calling send, through the failpoints armed on the lock's commands in
+// its phase, as a statement on SQL or an etcd request is: a crash before
+// or after it, a pause, a delay, a lost reply. It also honours the
+// client's crash and pause. The harness cannot tell from a request
+// whether it took the lock, so AfterTook never strikes here.
+func (c *Client) Request(ctx context.Context, name string, send func() error) error {
+	return c.around(ctx, func() error { return c.statement(ctx, c.phaseOf(ctx), name, send) })
+}

@@ -1,0 +1,37 @@
+// Package service lists the lock services that plug into locklab through
+// one seam: each is a package of its own (service/memcached) that starts
+// its deployment on any backend (cluster.LockService), dials each client's
+// handle (harness.Dialer) and offers its correct lock. The runner starts a
+// topology's service from here; adding a service is its package and one
+// line in All.
+package service
+
+import (
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/service/memcached"
+)
+
+// Service is a lock service behind the seam.
+type Service interface {
+	cluster.LockService
+	harness.Dialer
+	// Reference is the service's correct lock, which a failing lock is
+	// measured against, and its name in `check list`.
+	Reference() (name string, newLocker harness.NewLocker)
+}
+
+// All lists the services behind the seam.
+func All() []Service {
+	return []Service{memcached.Service{}}
+}
+
+// For is the service of topology t when it is behind the seam, or nil.
+func For(t cluster.Topology) Service {
+	for _, s := range All() {
+		if s.Name() == t.Service() {
+			return s
+		}
+	}
+	return nil
+}
