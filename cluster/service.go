@@ -103,3 +103,13 @@ func (c *Cluster) startService(ctx context.Context, run RunSession, s LockServic
 // Deployment is the deployment of a service started through the seam
 // (LockService), or nil.
 func (c *Cluster) Deployment() Deployment { return c.deployment }
+
+// Evicter is a Deployment whose servers evict items when their memory is
+// full, as a cache does (memcached's LRU): a held lock's item among them.
+type Evicter interface {
+	// Evict writes items of the size of key's item, which the server
+	// cannot all keep, until it evicts key's item; it reports how many it
+	// wrote. It fails when key holds nothing, or when the item outlives
+	// every write it is allowed.
+	Evict(ctx context.Context, key string) (written int, err error)
+}

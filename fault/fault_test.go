@@ -12,6 +12,7 @@ var every = []fault.Fault{
 	fault.KillMaster{}, fault.CutReplication{}, fault.KillNode{}, fault.ClockJump{}, fault.PauseNode{},
 	fault.Partition{Client: 1}, fault.Latency{Client: 1}, fault.BlackHole{Client: 1}, fault.DropConnection{Client: 1},
 	fault.ClockSkew{Client: 1}, fault.PreferReplica{}, fault.KillConnection{Client: 1}, fault.ClockJumpServer{},
+	fault.KillLeader{}, fault.Evict{},
 }
 
 // TestEveryFaultHasAKind checks that each fault type names a kind of
@@ -47,7 +48,7 @@ func TestKinds(t *testing.T) {
 	}
 	want := []string{"a failover", "a restart of a lock node", "a clock jump on a lock node", "a killed connection", "a pause of a lock node",
 		"a client pause", "a client partition", "a slow network", "a lost reply", "a dropped connection",
-		"a skewed client clock", "a client crash", "slow work"}
+		"a skewed client clock", "a client crash", "slow work", "an eviction of the lock's item"}
 	if got := fault.Families(); !slices.Equal(got, want) {
 		t.Errorf("Families() = %q\nwant %q", got, want)
 	}

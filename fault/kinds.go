@@ -73,6 +73,8 @@ func Kinds() []Kind {
 		{Name: "crash", Family: "a client crash", Target: TargetClient, Effect: history.EffectStall, Remedy: fencing},
 		{Name: "slow-work", Family: "slow work", Target: TargetClient, Effect: history.EffectWork, Remedy: "a watchdog that renews the lease, and " + fencing},
 		{Name: "kill-leader", Family: "a restart of a lock node", Target: TargetNode, Effect: history.EffectStall, Remedy: "Raft: a majority keeps every committed write", Uses: []cluster.Operation{cluster.NodeKill}},
+		{Name: "evict", Family: "an eviction of the lock's item", Target: TargetNode, Effect: history.EffectLoss,
+			Remedy: "a lock service that does not evict (memcached -M refuses writes instead), or " + fencing},
 		{Name: "busy-pool", Target: TargetClient, Effect: history.EffectStage},
 		{Name: "prefer-replica", Target: TargetNode, Effect: history.EffectStage},
 	}

@@ -113,3 +113,29 @@ func TestReleaseOfAnother(t *testing.T) {
 		t.Errorf("the other's release: %v", err)
 	}
 }
+
+// TestEvict: a writer that fills the server's memory makes it evict the
+// lock's item while it is held, and a second client takes the lock.
+func TestEvict(t *testing.T) {
+	ctx := context.Background()
+	cl := start(t)
+	a, b := join(t, cl, 0), join(t, cl, 1)
+	if _, err := memcached.NewLock(a).Acquire(ctx, "lock"); err != nil {
+		t.Fatal(err)
+	}
+	evicter, ok := cl.Deployment().(cluster.Evicter)
+	if !ok {
+		t.Fatal("the memcached deployment is no cluster.Evicter")
+	}
+	written, err := evicter.Evict(ctx, "lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("evicted after %d writes", written)
+	if _, err := memcached.NewLock(b).Acquire(ctx, "lock"); err != nil {
+		t.Fatalf("acquire after the eviction: %v", err)
+	}
+	if _, err := evicter.Evict(ctx, "none"); err == nil {
+		t.Error("an eviction of no item succeeded")
+	}
+}
