@@ -3,9 +3,11 @@ package schedule
 import (
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/locklab/locklab/cluster"
@@ -161,6 +163,91 @@ func TestRecordedReplays(t *testing.T) {
 			}
 			if got, want := withoutWhat(drawnOf(p)), withoutWhat(c.Plan); !reflect.DeepEqual(got, want) {
 				t.Errorf("replay %s on %s drew another schedule:\n got %+v\nwant %+v", c.Replay, c.Topology, got, want)
+			}
+			// Written again, it carries its version and draws the same.
+			again, err := ParseReplay(p.Replay().String())
+			if err != nil || again.Version != r.Version {
+				t.Fatalf("replay %s written as %s: read back as version %d (%v), want %d", c.Replay, p.Replay(), again.Version, err, r.Version)
+			}
+			if q, err := again.Plan(cluster.Topology(c.Topology), c.Nested); err != nil || !reflect.DeepEqual(q, p) {
+				t.Errorf("replay %s written as %s drew another plan (%v)", c.Replay, p.Replay(), err)
+			}
+		})
+	}
+}
+
+// TestKindList checks the shape of the kind list that keeps replays
+// stable: names unique, weights positive, and versions that only grow
+// down the list, from 1 to ReplayVersion, so that a new kind was appended
+// at the end with a version of its own.
+func TestKindList(t *testing.T) {
+	seen := map[string]bool{}
+	for i, k := range allKinds {
+		if seen[k.Name] {
+			t.Errorf("kind %d, %s: named twice", i, k.Name)
+		}
+		seen[k.Name] = true
+		if k.weight <= 0 || k.draw == nil {
+			t.Errorf("kind %s: weight %d, draw %v; want a positive weight and a draw", k.Name, k.weight, k.draw != nil)
+		}
+		if k.since < 1 || k.since > ReplayVersion {
+			t.Errorf("kind %s: since %d, want 1 to ReplayVersion %d: a new kind comes with since ReplayVersion+1 and ReplayVersion raised to match", k.Name, k.since, ReplayVersion)
+		}
+		if i > 0 && k.since < allKinds[i-1].since {
+			t.Errorf("kind %s (since %d) follows %s (since %d): a new kind is appended at the end", k.Name, k.since, allKinds[i-1].Name, allKinds[i-1].since)
+		}
+	}
+	if last := allKinds[len(allKinds)-1].since; last != ReplayVersion {
+		t.Errorf("the newest kind is of version %d, ReplayVersion is %d: a version with no kind of its own draws as the one before it", last, ReplayVersion)
+	}
+}
+
+// TestNewKindKeepsOldReplays adds a kind of the next version to a copy of
+// the list, as the next engineer to add one will, and checks that every
+// replay of today's version draws the same plan from the longer list,
+// while the next version's draws change where the new kind is drawn: a
+// draw that took no notice of versions would shift the old replays too.
+func TestNewKindKeepsOldReplays(t *testing.T) {
+	fake := func(d *drawer) Fault {
+		c := d.client()
+		return Fault{What: fmt.Sprintf("client %d meets the new kind", c)}
+	}
+	for _, tc := range []struct {
+		name     string
+		kind     Kind
+		topology cluster.Topology
+		// newDiffers: whether the next version's draws differ from
+		// today's on the topology.
+		newDiffers bool
+	}{
+		{"every topology, on single", Kind{Name: "new-everywhere"}, cluster.Single, true},
+		{"every topology, on redlock", Kind{Name: "new-everywhere"}, cluster.Redlock, true},
+		{"every topology, on postgres", Kind{Name: "new-everywhere"}, cluster.PostgresTopology, true},
+		{"every topology, on zookeeper", Kind{Name: "new-everywhere"}, cluster.ZooKeeperTopology, true},
+		{"Redis alone, on replicated", Kind{Name: "new-redis", Services: onlyRedis}, cluster.Replicated, true},
+		{"Redis alone, on etcd", Kind{Name: "new-redis", Services: onlyRedis}, cluster.EtcdTopology, false},
+		{"a new service's, on single", Kind{Name: "new-memcached", Services: []cluster.Service{"memcached"}}, cluster.Single, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			longer := append(slices.Clone(allKinds), kind{Kind: tc.kind, weight: 3, draw: fake, since: ReplayVersion + 1})
+			changed := 0
+			const seeds = 300
+			for seed := int64(1); seed <= seeds; seed++ {
+				today := Space{}.draw(allKinds, ReplayVersion, tc.topology, false, seed)
+				if old := (Space{}).draw(longer, ReplayVersion, tc.topology, false, seed); !reflect.DeepEqual(old, today) {
+					t.Fatalf("seed %d of version %d drew another plan once a kind of version %d was added:\n%s\n%s", seed, ReplayVersion, ReplayVersion+1, today, old)
+				}
+				next := Space{}.draw(longer, ReplayVersion+1, tc.topology, false, seed)
+				next.Version = today.Version
+				if !reflect.DeepEqual(next, today) {
+					changed++
+				}
+			}
+			if tc.newDiffers && changed < seeds/4 {
+				t.Errorf("version %d redrew only %d of %d seeds: the new kind is not in play, so the test proves nothing", ReplayVersion+1, changed, seeds)
+			}
+			if !tc.newDiffers && changed != 0 {
+				t.Errorf("version %d redrew %d of %d seeds, though the new kind is not drawn on %s", ReplayVersion+1, changed, seeds, tc.topology)
 			}
 		})
 	}
