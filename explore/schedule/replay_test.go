@@ -13,12 +13,12 @@ import (
 	"github.com/locklab/locklab/cluster"
 )
 
-// record, when set, writes testdata/replays.json from the schedules the
-// code draws now. It was run once, before replays carried a format
-// version, so that the file holds what the replays users already have
-// meant then; running it again would only record whatever the code draws
-// today and prove nothing. Add entries of a new version by hand-editing the
-// recording cases below and the file, never by rewriting the old ones.
+// record, when set, rewrites testdata/replays.json from the schedules the
+// code draws now. It was run once, at 0bb8f87, before replays carried a
+// format version, so that the file holds what the replays users already
+// have meant then. Running it again records whatever the code draws today
+// and proves nothing: to record replays of a later version, add cases
+// below, run it, and check with git diff that no old entry changed.
 var record = flag.Bool("record", false, "rewrite testdata/replays.json from today's draws (see replay_test.go)")
 
 // recordedFile holds the recorded replays.
