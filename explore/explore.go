@@ -692,7 +692,7 @@ func (e *explorer) judge(ctx context.Context, plan schedule.Plan, o outcome, err
 		if ctx.Err() == nil {
 			e.rep.Errors++
 			e.progress(plan, "could not run: "+err.Error())
-			e.record(RunRecord{Run: plan.Run, Seed: plan.Seed, Outcome: "error", Error: err.Error()})
+			e.record(RunRecord{Run: plan.Run, Seed: plan.Seed, Replay: plan.Replay().String(), Outcome: "error", Error: err.Error()})
 		}
 		return err
 	}

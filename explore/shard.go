@@ -61,7 +61,11 @@ func (s Shard) share(runs int) int {
 // to count them again when shards are merged.
 type RunRecord struct {
 	Run  int   `json:"run"`  // the run's number in the exploration (Plan.Run)
-	Seed int64 `json:"seed"` // its schedule's seed: -replay SEED makes it again
+	Seed int64 `json:"seed"` // its schedule's seed
+	// Replay makes the run again (-replay): the seed with the format
+	// version it was drawn at ("v1:SEED"). A bare seed is of version 1,
+	// which a build with kinds of a later version draws otherwise.
+	Replay string `json:"replay"`
 	// Outcome is own, inherent, untold, unknown or ok as the report counts
 	// runs; flaky for an own violation its rerun did not show; error for a
 	// run that could not run.
@@ -78,7 +82,7 @@ type RunRecord struct {
 
 // recordOf is plan's run with outcome o, counted to the bug sig ("" for none).
 func recordOf(plan schedule.Plan, o outcome, sig string) RunRecord {
-	r := RunRecord{Run: plan.Run, Seed: plan.Seed, Outcome: o.class(), Struck: o.struck, Bug: sig}
+	r := RunRecord{Run: plan.Run, Seed: plan.Seed, Replay: plan.Replay().String(), Outcome: o.class(), Struck: o.struck, Bug: sig}
 	for _, c := range o.failing() {
 		kind := string(c.Kind)
 		if kind == "" {

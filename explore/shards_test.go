@@ -9,6 +9,7 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/explore"
 	"github.com/locklab/locklab/explore/merge"
+	"github.com/locklab/locklab/explore/schedule"
 	"github.com/locklab/locklab/locks"
 )
 
@@ -33,6 +34,12 @@ func TestShardsMakeTheRunsOfOne(t *testing.T) {
 	if len(whole.Bugs) == 0 || whole.Runs != 40 {
 		t.Fatalf("the whole exploration made %d runs and found %d bugs; want 40 and some", whole.Runs, len(whole.Bugs))
 	}
+	for _, r := range wholeRuns {
+		// The runs file says how to make each run again, version and all.
+		if rp, err := schedule.ParseReplay(r.Replay); err != nil || rp.Seed != r.Seed || rp.Version != schedule.ReplayVersion || rp.Keep != nil {
+			t.Errorf("run %d, seed %d: replay %q reads as %+v (%v), want seed %d of version %d", r.Run, r.Seed, r.Replay, rp, err, r.Seed, schedule.ReplayVersion)
+		}
+	}
 	var shards []*explore.Report
 	var runs []explore.RunRecord
 	for i := range 3 {
@@ -52,7 +59,7 @@ func TestShardsMakeTheRunsOfOne(t *testing.T) {
 		t.Fatalf("merge: %v, missing %v", err, missing)
 	}
 	same := func(a, b explore.RunRecord) bool {
-		return a.Run == b.Run && a.Seed == b.Seed && a.Outcome == b.Outcome && slices.Equal(a.Failing, b.Failing)
+		return a.Run == b.Run && a.Seed == b.Seed && a.Replay == b.Replay && a.Outcome == b.Outcome && slices.Equal(a.Failing, b.Failing)
 	}
 	if !slices.EqualFunc(mergedRuns, wholeRuns, same) {
 		t.Errorf("the shards' runs differ from the whole's:\n%v\n%v", mergedRuns, wholeRuns)

@@ -53,7 +53,7 @@ func newExploreFlags() exploreFlags {
 		time:        fs.Duration("time", 0, "explore for this long (default 2m)"),
 		runs:        fs.Int("runs", 0, "explore this many runs instead of for a time"),
 		seed:        fs.Int64("seed", 0, "draws every run's seed (default: from the clock, printed)"),
-		replay:      fs.String("replay", "", "make one run of this schedule, SEED or SEED:i,j, as printed by an earlier explore"),
+		replay:      fs.String("replay", "", "make one run of this schedule, vN:SEED or vN:SEED:i,j as printed by an earlier explore (a bare SEED or SEED:i,j is of version 1)"),
 		stopAtFirst: fs.Bool("stop-at-first", false, "stop at the first bug, once shrunk (for CI)"),
 		stopAfter:   fs.Int("stop-after", 0, "stop once this many distinct bugs are found, each shrunk (0: explore until -time or -runs are spent)"),
 		keepGoing:   fs.Bool("keep-going", false, "explore until -time or -runs are spent (the default; kept for old scripts)"),
@@ -71,7 +71,7 @@ func newExploreFlags() exploreFlags {
 // exploreUsage prints how to call check explore.
 func exploreUsage(w io.Writer) {
 	fmt.Fprint(w, `usage: check explore -lock NAME [-topology T | -service S] [-time D | -runs N] [-seed S] [-faults KINDS] [-stop-at-first | -stop-after N] [-json] [-out DIR] [-backend local|docker] [-parallel N] [-shard I/N]
-       check explore -lock NAME [-topology T | -service S] [-faults KINDS] -replay SEED[:i,j]
+       check explore -lock NAME [-topology T | -service S] [-faults KINDS] -replay vN:SEED[:i,j]
        check merge [-out DIR] [-json] DIR...
 
 Runs the lock again and again, each run a few seconds under faults drawn at
@@ -82,7 +82,7 @@ checker and verdict, and the kind and phase of each fault the shrunk
 schedule keeps. Each bug is shrunk to the fewest faults that still show it
 and written to DIR/explore-NAME-T-N; a replay goes to DIR/explore-NAME-T-replay.
 The report is also written as DIR/explore-NAME-T-report.json, and every run,
-with its number, seed and outcome, to DIR/explore-NAME-T-runs.jsonl.
+with its number, seed, replay and outcome, to DIR/explore-NAME-T-runs.jsonl.
 
 A campaign too large for one machine is split into N shards with the same
 -seed, each run with -shard I/N (a Kubernetes Indexed Job sets it: see

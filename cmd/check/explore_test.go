@@ -3,16 +3,19 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/explore"
+	"github.com/locklab/locklab/explore/schedule"
 )
 
 func TestExploreUsageErrors(t *testing.T) {
 	out := t.TempDir()
+	next := fmt.Sprintf("v%d:12", schedule.ReplayVersion+1) // a version this build does not know
 	tests := []struct {
 		name string
 		args []string
@@ -28,6 +31,9 @@ func TestExploreUsageErrors(t *testing.T) {
 		{"negative time", []string{"-lock", "token", "-time", "-1s", "-out", out}, "-time must be positive"},
 		{"bad replay", []string{"-lock", "token", "-replay", "12:x", "-out", out}, `-replay: replay "12:x": fault index "x"`},
 		{"replay keeps a fault never drawn", []string{"-lock", "token", "-replay", "12:9", "-out", out}, "keeps fault 9"},
+		{"versioned replay keeps a fault never drawn", []string{"-lock", "token", "-replay", "v1:12:9", "-out", out}, `replay v1:12 keeps fault 9`},
+		{"bad replay version", []string{"-lock", "token", "-replay", "vx:12", "-out", out}, `-replay: replay "vx:12": want vN:SEED or vN:SEED:i,j with N a format version`},
+		{"replay of a later version", []string{"-lock", "token", "-replay", next, "-out", out}, fmt.Sprintf("-replay: replay %q: unknown format version %d", next, schedule.ReplayVersion+1)},
 		{"replay with runs", []string{"-lock", "token", "-replay", "12", "-runs", "2", "-out", out}, "-replay makes one run"},
 		{"replay with stop at first", []string{"-lock", "token", "-replay", "12", "-stop-at-first", "-out", out}, "-replay makes one run"},
 		{"stop at first and keep going", []string{"-lock", "token", "-stop-at-first", "-keep-going", "-out", out}, "give -stop-at-first or -keep-going, not both"},

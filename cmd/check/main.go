@@ -12,7 +12,7 @@
 //	check -lock NAME [-topology T | -service S] [-seed N] [-out DIR] [-duration D] [-json] [-backend local|docker]
 //	check list
 //	check compare [-out DIR] [-parallel N] [-backend local|docker] [-locks L,…] [-classes C,…] [-json]
-//	check explore -lock NAME [-topology T | -service S] [-time D | -runs N] [-seed S] [-stop-at-first] [-replay SEED] [-json] [-out DIR] [-backend local|docker]
+//	check explore -lock NAME [-topology T | -service S] [-time D | -runs N] [-seed S] [-stop-at-first] [-replay vN:SEED[:i,j]] [-json] [-out DIR] [-backend local|docker]
 //	check verify DIR
 //	check workshop [-from DIR] [-out DIR] [-quiz [-answers]]
 //	check -lock NAME -grade PITFALL [-seed N] [-out DIR]

@@ -17,19 +17,8 @@ const (
 	etcdRunFor = 4 * time.Second
 )
 
-// consensus are the services whose servers elect a leader: etcd and
-// ZooKeeper (zookeeper.go), on which the kinds below are drawn.
-var consensus = []cluster.Service{cluster.Etcd, cluster.ZooKeeper}
-
-// etcdKinds are the faults drawn on etcd's members and ZooKeeper's
-// servers: Redis's node faults name one node by its place, while these
-// matter by their role.
-var etcdKinds = []kind{
-	{Kind: Kind{Name: "kill-leader", About: "the leader (etcd's or ZooKeeper's) is killed while a client holds the lock and restarted with its data, at once or after a lease; the holder works on a little", Services: consensus},
-		weight: 2, draw: (*drawer).killLeader},
-	{Kind: Kind{Name: "pause-member", About: "an etcd member or ZooKeeper server is paused (SIGSTOP) at a drawn time, inside or past a lease", Services: consensus},
-		weight: 1, draw: (*drawer).pauseMember},
-}
+// The kinds drawn on etcd's members (kill-leader, pause-member; on
+// ZooKeeper's servers too) are in kinds.go's list.
 
 // killLeader is kill-leader-etcd's (and kill-leader-zk's) story: while a client holds the lock,
 // the leader is killed, restarted at once or after a lease; the holder
@@ -54,7 +43,3 @@ func (d *drawer) killLeader() Fault {
 func (d *drawer) pauseMember() Fault {
 	return d.scheduled(fault.PauseNode{Node: d.rng.IntN(cluster.EtcdMembers)}, d.shortOrLong())
 }
-
-// init adds the etcd kinds to allKinds, after every other: they are drawn
-// on etcd alone, so the draws of the other topologies stay as they were.
-func init() { allKinds = append(allKinds, etcdKinds...) }

@@ -35,7 +35,10 @@ type Fault struct {
 // Plan is one run's schedule: the workload and the faults drawn from its
 // seed. Keep, when not nil, names the drawn faults a shrink kept.
 type Plan struct {
-	Seed int64
+	// Version is the replay format version it was drawn at: which kinds
+	// its seed drew from (see ReplayVersion).
+	Version int
+	Seed    int64
 	// Run is the plan's number in its exploration, from 0: the Run-th seed
 	// the exploration's seed drew. A replay's plan is run 0.
 	Run      int
@@ -69,7 +72,7 @@ func (p Plan) Keeping(keep []int) (Plan, error) {
 	k = slices.Compact(k)
 	for _, i := range k {
 		if i < 0 || i >= len(p.Faults) {
-			return Plan{}, fmt.Errorf("replay %d keeps fault %d, but its schedule drew only faults 0 to %d", p.Seed, i, len(p.Faults)-1)
+			return Plan{}, fmt.Errorf("replay %s keeps fault %d, but its schedule drew only faults 0 to %d", Replay{Version: p.Version, Seed: p.Seed}, i, len(p.Faults)-1)
 		}
 	}
 	p.Keep = k
@@ -77,7 +80,7 @@ func (p Plan) Keeping(keep []int) (Plan, error) {
 }
 
 // Replay is how to run p again.
-func (p Plan) Replay() Replay { return Replay{Seed: p.Seed, Keep: p.Keep} }
+func (p Plan) Replay() Replay { return Replay{Version: p.Version, Seed: p.Seed, Keep: p.Keep} }
 
 // Scenario is p as the harness runs it. Its workload lasts long enough for
 // the story of every kept fault.
@@ -124,15 +127,29 @@ func (p Plan) String() string {
 	return b.String()
 }
 
-// Replay names one run: the seed its schedule is drawn from and, after a
-// shrink, the drawn faults it keeps. Its text form is "SEED" or "SEED:i,j".
+// Replay names one run: the format version and seed its schedule is drawn
+// from and, after a shrink, the drawn faults it keeps. Its text form is
+// "vN:SEED", or "vN:SEED:i,j" after a shrink ("vN:SEED:" keeps none); the
+// forms of before versions, "SEED" and "SEED:i,j", are version 1.
 type Replay struct {
-	Seed int64
-	Keep []int // nil: every drawn fault; empty: none
+	// Version fixes the kinds the seed draws from (see ReplayVersion);
+	// 0 is ReplayVersion.
+	Version int
+	Seed    int64
+	Keep    []int // nil: every drawn fault; empty: none
 }
 
+// version is r's format version, 0 read as the newest.
+func (r Replay) version() int {
+	if r.Version == 0 {
+		return ReplayVersion
+	}
+	return r.Version
+}
+
+// String is r's text form, always with its version: "v1:42", "v1:42:0,2".
 func (r Replay) String() string {
-	s := strconv.FormatInt(r.Seed, 10)
+	s := "v" + strconv.Itoa(r.version()) + ":" + strconv.FormatInt(r.Seed, 10)
 	if r.Keep == nil {
 		return s
 	}
@@ -143,14 +160,28 @@ func (r Replay) String() string {
 	return s + ":" + strings.Join(idx, ",")
 }
 
-// ParseReplay reads a Replay from its text form.
+// ParseReplay reads a Replay from its text form (see Replay). A string
+// without a version is of version 1, as every replay written before
+// replays carried one; a version this build does not know is refused.
 func ParseReplay(s string) (Replay, error) {
-	seed, list, shrunk := strings.Cut(s, ":")
+	r, rest := Replay{Version: 1}, s
+	if v, ok := strings.CutPrefix(s, "v"); ok {
+		num, after, ok := strings.Cut(v, ":")
+		n, err := strconv.Atoi(num)
+		if !ok || err != nil || n <= 0 || num != strconv.Itoa(n) {
+			return Replay{}, fmt.Errorf("replay %q: want vN:SEED or vN:SEED:i,j with N a format version from 1 to %d", s, ReplayVersion)
+		}
+		if n > ReplayVersion {
+			return Replay{}, fmt.Errorf("replay %q: unknown format version %d: this build draws versions 1 to %d (was it written by a newer locklab?)", s, n, ReplayVersion)
+		}
+		r.Version, rest = n, after
+	}
+	seed, list, shrunk := strings.Cut(rest, ":")
 	n, err := strconv.ParseInt(seed, 10, 64)
 	if err != nil || n <= 0 {
-		return Replay{}, fmt.Errorf("replay %q: want SEED or SEED:i,j with SEED a positive integer", s)
+		return Replay{}, fmt.Errorf("replay %q: want vN:SEED or vN:SEED:i,j (or SEED, SEED:i,j of version 1) with SEED a positive integer", s)
 	}
-	r := Replay{Seed: n}
+	r.Seed = n
 	if !shrunk {
 		return r, nil
 	}
@@ -168,16 +199,28 @@ func ParseReplay(s string) (Replay, error) {
 	return r, nil
 }
 
-// Plan draws r's schedule from every fault kind and keeps the faults r
-// names.
+// Plan draws r's schedule from every fault kind of its version and keeps
+// the faults r names.
 func (r Replay) Plan(t cluster.Topology, nested bool) (Plan, error) {
 	return r.PlanIn(Space{}, t, nested)
 }
 
-// PlanIn draws r's schedule from the kinds of space and keeps the faults r
-// names: a replay draws the plan of its run only from the same space.
+// PlanIn draws r's schedule from the kinds of space of r's version and
+// keeps the faults r names: a replay draws the plan of its run only from
+// the same space. It refuses a version this build does not know, and a
+// space that leaves the version no kind on t.
 func (r Replay) PlanIn(space Space, t cluster.Topology, nested bool) (Plan, error) {
-	return space.Draw(t, nested, r.Seed).Keeping(r.Keep)
+	v := r.version()
+	if v < 1 || v > ReplayVersion {
+		return Plan{}, fmt.Errorf("replay %s: unknown format version %d: this build draws versions 1 to %d", r, v, ReplayVersion)
+	}
+	if t == "" {
+		t = cluster.Single
+	}
+	if len(space.kindsFor(allKinds, v, t)) == 0 {
+		return Plan{}, fmt.Errorf("replay %s: the fault space (%s) leaves no kind of version %d that the %s topology supports", r, space, v, t)
+	}
+	return space.draw(allKinds, v, t, nested, r.Seed).Keeping(r.Keep)
 }
 
 // Workload shape of every run: short leases and runs, so a run lasts a few
@@ -195,16 +238,24 @@ const (
 	failpointRetry = time.Second     // longest pause until another client holds the lock
 )
 
-// Draw draws a plan for the topology from seed, from every fault kind:
-// the same seed always gives the same plan. Nested makes every critical
-// section take the lock again, for locks callers nest.
+// Draw draws a plan for the topology from seed, from every fault kind of
+// ReplayVersion: the same seed always gives the same plan. Nested makes
+// every critical section take the lock again, for locks callers nest.
 func Draw(t cluster.Topology, nested bool, seed int64) Plan {
 	return Space{}.Draw(t, nested, seed)
 }
 
-// Draw draws a plan for the topology from seed, from the kinds of s:
-// the same space and seed always give the same plan.
+// Draw draws a plan for the topology from seed, from the kinds of s of
+// ReplayVersion: the same space and seed always give the same plan.
 func (s Space) Draw(t cluster.Topology, nested bool, seed int64) Plan {
+	return s.draw(allKinds, ReplayVersion, t, nested, seed)
+}
+
+// draw draws a plan for the topology from seed, from the kinds of s among
+// those of list that version draws. Its list is a parameter so that a test
+// can show a kind of a later version leaves the draws of earlier versions
+// as they were.
+func (s Space) draw(list []kind, version int, t cluster.Topology, nested bool, seed int64) Plan {
 	if t == "" {
 		t = cluster.Single
 	}
@@ -218,7 +269,7 @@ func (s Space) Draw(t cluster.Topology, nested bool, seed int64) Plan {
 	if t.Service() == cluster.ZooKeeper {
 		d.ttl, d.duration = zkTTL, zkRunFor
 	}
-	p := Plan{Seed: seed, Topology: t, Workload: runner.Workload{
+	p := Plan{Version: version, Seed: seed, Topology: t, Workload: runner.Workload{
 		Clients: clients, TTL: d.ttl, Duration: d.duration, Nested: nested, Timeout: timeout,
 		Work: time.Duration(3+d.rng.IntN(8)) * 10 * time.Millisecond, // 30–100 ms
 	}}
@@ -235,7 +286,7 @@ func (s Space) Draw(t cluster.Topology, nested bool, seed int64) Plan {
 	case x >= 0.5:
 		n = 2
 	}
-	kinds := s.kindsFor(t)
+	kinds := s.kindsFor(list, version, t)
 	if len(kinds) == 0 {
 		return p // a space that leaves this topology nothing: Config refuses it
 	}
@@ -266,51 +317,6 @@ func (s Space) Draw(t cluster.Topology, nested bool, seed int64) Plan {
 		}
 	}
 	return p
-}
-
-// Kind is one kind of fault explore draws, by the name Config.Faults and
-// check explore's -faults give it.
-type Kind struct {
-	Name       string
-	About      string             // what it does, in one line
-	Topologies []cluster.Topology // the topologies it is drawn on; nil: every one
-	// Services are the lock services it can strike; nil: every one. A
-	// fault at a lock's command strikes a Redis command or an SQL
-	// statement alike (on SQL, AfterTook never strikes: harness/sqlconn.go).
-	Services []cluster.Service
-}
-
-// Kinds lists every kind of fault explore draws, for a user to choose from.
-func Kinds() []Kind {
-	ks := make([]Kind, len(allKinds))
-	for i, k := range allKinds {
-		ks[i] = k.Kind
-	}
-	return ks
-}
-
-// kind is one kind of fault, how often it is drawn and how.
-type kind struct {
-	Kind
-	weight int
-	crash  bool // it crashes a client
-	draw   func(d *drawer) Fault
-	// words name it in a bug's signature when its name reads poorly there;
-	// empty: its name, dashes as spaces. Several kinds are one fault at
-	// different points (a pause in the release or in the critical section):
-	// the strike that follows tells them apart.
-	words string
-}
-
-// Words is how a bug's signature names the kind called name.
-func Words(name string) string {
-	if name == "" {
-		return "fault"
-	}
-	if i := slices.IndexFunc(allKinds, func(k kind) bool { return k.Name == name }); i >= 0 && allKinds[i].words != "" {
-		return allKinds[i].words
-	}
-	return strings.ReplaceAll(name, "-", " ")
 }
 
 // Space is the fault kinds explore draws from, as a user states it (what
@@ -383,91 +389,26 @@ func (s Space) Check(t cluster.Topology) error {
 	if t == "" {
 		t = cluster.Single
 	}
-	if len(s.kindsFor(t)) == 0 {
+	if len(s.kindsFor(allKinds, ReplayVersion, t)) == 0 {
 		return fmt.Errorf("the fault space (%s) leaves no kind that the %s topology supports", s, t)
 	}
 	return nil
 }
 
-// kindsFor lists the kinds of the space a topology supports. The weights
-// favour the faults that expose the classic pitfalls: a crash just after
-// the command that took the key, a release that comes after the lease
-// expired, work that outlives the lease, a client clock that runs ahead, a
-// renewal that fails while the work outlives the lease.
-func (s Space) kindsFor(t cluster.Topology) []kind {
+// kindsFor lists the kinds of list, in its order, that version draws, the
+// space has and a topology supports. The weights favour the faults that
+// expose the classic pitfalls: a crash just after the command that took
+// the key, a release that comes after the lease expired, work that
+// outlives the lease, a client clock that runs ahead, a renewal that fails
+// while the work outlives the lease.
+func (s Space) kindsFor(list []kind, version int, t cluster.Topology) []kind {
 	var ks []kind
-	for _, k := range allKinds {
-		if s.Has(k.Name) && (k.Topologies == nil || slices.Contains(k.Topologies, t)) && (k.Services == nil || slices.Contains(k.Services, t.Service())) {
+	for _, k := range list {
+		if k.since <= version && s.Has(k.Name) && (k.Topologies == nil || slices.Contains(k.Topologies, t)) && (k.Services == nil || slices.Contains(k.Services, t.Service())) {
 			ks = append(ks, k)
 		}
 	}
 	return ks
-}
-
-var (
-	onlyRedlock = []cluster.Topology{cluster.Redlock}
-	onlyRedis   = []cluster.Service{cluster.Redis}
-	onlySQL     = []cluster.Service{cluster.MariaDB, cluster.PostgreSQL}
-)
-
-// allKinds is every kind of fault. Durations of pauses and delays are drawn
-// either well inside a lease (a quarter TTL at most) or well past it (two
-// TTLs at least), never near it: near it, whether a correct lock survives is
-// a matter of scheduling, and the reference run would not agree with the
-// run it is compared with. A command that errs at once (a cut) is inside;
-// one whose reply the client waits for in vain (a dropped reply, a link
-// slower than the timeout) costs the client its timeout, five leases.
-var allKinds = []kind{
-	{Kind: Kind{Name: "crash-acquire", About: "a client crashes just after an acquire's command (mostly the one that took the key)"},
-		weight: 3, words: "crash", crash: true, draw: (*drawer).crashAcquire},
-	{Kind: Kind{Name: "crash", About: "a client crashes in its critical section, or at a command of its critical section, release or background work"},
-		weight: 1, crash: true, draw: (*drawer).crash},
-	{Kind: Kind{Name: "pause-release", About: "a client pauses (stop-the-world) at a release command until another client holds the lock"},
-		weight: 3, words: "pause", draw: (*drawer).pauseRelease},
-	{Kind: Kind{Name: "slow-work", About: "a critical section works two to three leases longer"},
-		weight: 3, draw: (*drawer).slowWork},
-	{Kind: Kind{Name: "pause-holder", About: "a holder pauses (stop-the-world) two to three leases in its critical section"},
-		weight: 1, words: "pause", draw: (*drawer).pauseHolder},
-	{Kind: Kind{Name: "command-pause", About: "a client pauses (stop-the-world) at a command of any phase"},
-		weight: 1, words: "pause", draw: (*drawer).commandPause},
-	{Kind: Kind{Name: "command-delay", About: "a command of any phase is delayed, inside or past a lease"},
-		weight: 1, words: "delay", draw: (*drawer).commandDelay},
-	{Kind: Kind{Name: "drop-reply", About: "a command of any phase runs but its reply is lost: the client waits its timeout"},
-		weight: 3, words: "lost reply", draw: (*drawer).dropReply},
-	{Kind: Kind{Name: "drop-release", About: "a release's first command runs but its reply is lost; a release command after it waits until another client acquires"},
-		weight: 3, words: "lost reply of release command", draw: (*drawer).dropRelease},
-	{Kind: Kind{Name: "cut-renewal", About: "while a critical section works past its lease, one background command (a renewal) fails at once: the client is cut off briefly"},
-		weight: 2, draw: (*drawer).cutRenewal},
-	{Kind: Kind{Name: "drop-renewal", About: "while a critical section works past its lease, the reply of one background command (a renewal) is lost"},
-		weight: 1, draw: (*drawer).dropRenewal},
-	{Kind: Kind{Name: "slow-renewal", About: "while a critical section works past its lease, the client's links turn slower than its timeout just before a background command (a renewal)"},
-		weight: 1, draw: (*drawer).slowRenewal},
-	{Kind: Kind{Name: "cut-holder", About: "right after an acquire, the holder is cut off from the lock nodes, briefly or past its lease"},
-		weight: 1, draw: (*drawer).cutHolder},
-	{Kind: Kind{Name: "clock-skew", About: "a client's wall clock runs ahead (or behind) by several leases"},
-		weight: 2, draw: (*drawer).clockSkew},
-	{Kind: Kind{Name: "partition", About: "a client is cut off from the lock nodes (on redlock, from some) at a drawn time"},
-		weight: 1, draw: (*drawer).partition},
-	{Kind: Kind{Name: "latency", About: "a client's links get a little latency at a drawn time, an eighth of a lease at most"},
-		weight: 1, draw: (*drawer).latency},
-	{Kind: Kind{Name: "black-hole", About: "one direction of a client's traffic vanishes at a drawn time"},
-		weight: 1, draw: (*drawer).blackHole},
-	{Kind: Kind{Name: "drop-connection", About: "a client's connections to the lock nodes are closed right after an acquire or just before a command of any phase; new ones succeed at once"},
-		weight: 1, draw: (*drawer).dropConnection},
-	{Kind: Kind{Name: "busy-pool", About: "another user of a client's SQL pool holds a connection from just before an acquire until its critical section: the acquire and the release run on different connections", Services: onlySQL},
-		weight: 2, draw: (*drawer).busyPool},
-	{Kind: Kind{Name: "kill-connection", About: "the server kills a client's connections right after an acquire or in its critical section (KILL CONNECTION); new ones succeed", Services: onlySQL},
-		weight: 2, draw: (*drawer).killConnection},
-	{Kind: Kind{Name: "pause-node", About: "a lock node is paused (SIGSTOP) at a drawn time, shorter than Sentinel's down-after", Services: onlyRedis},
-		weight: 1, draw: (*drawer).pauseNode},
-	{Kind: Kind{Name: "failover", About: "replication is cut, the master killed while it holds the lock, and Sentinel promotes a replica (sometimes the preferred one, which was cut)", Topologies: []cluster.Topology{cluster.Replicated}},
-		weight: 1, draw: (*drawer).failover},
-	{Kind: Kind{Name: "kill-node", About: "a Redlock node is killed while a client holds the lock and restarted empty (or with its data), at once or after a lease", Topologies: onlyRedlock},
-		weight: 2, draw: (*drawer).killNode},
-	{Kind: Kind{Name: "clock-jump", About: "a Redlock node's clock jumps a lease forward while a client holds the lock", Topologies: onlyRedlock},
-		weight: 2, draw: (*drawer).clockJump},
-	{Kind: Kind{Name: "slow-nodes", About: "just after an acquire took the key on one Redlock node, two nodes are paused, or slowed for that client, past a lease", Topologies: onlyRedlock},
-		weight: 4, draw: (*drawer).slowNodes},
 }
 
 // drawer draws the parts of one plan from its random source.

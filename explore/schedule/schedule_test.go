@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -126,14 +127,21 @@ func TestSpace(t *testing.T) {
 	}
 }
 
+// TestReplayRoundTrip checks the text forms of a replay: with a version,
+// and without one (before versions), read as version 1 and written with
+// it.
 func TestReplayRoundTrip(t *testing.T) {
 	for _, tc := range []struct {
-		text string
-		want Replay
+		text   string
+		want   Replay
+		string string // its form as written
 	}{
-		{"42", Replay{Seed: 42}},
-		{"42:0,2", Replay{Seed: 42, Keep: []int{0, 2}}},
-		{"42:", Replay{Seed: 42, Keep: []int{}}},
+		{"42", Replay{Version: 1, Seed: 42}, "v1:42"},
+		{"42:0,2", Replay{Version: 1, Seed: 42, Keep: []int{0, 2}}, "v1:42:0,2"},
+		{"42:", Replay{Version: 1, Seed: 42, Keep: []int{}}, "v1:42:"},
+		{"v1:42", Replay{Version: 1, Seed: 42}, "v1:42"},
+		{"v1:615900884:0", Replay{Version: 1, Seed: 615900884, Keep: []int{0}}, "v1:615900884:0"},
+		{"v1:42:", Replay{Version: 1, Seed: 42, Keep: []int{}}, "v1:42:"},
 	} {
 		got, err := ParseReplay(tc.text)
 		if err != nil {
@@ -142,18 +150,49 @@ func TestReplayRoundTrip(t *testing.T) {
 		if !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("ParseReplay(%q) = %#v, want %#v", tc.text, got, tc.want)
 		}
-		if got.String() != tc.text {
-			t.Errorf("ParseReplay(%q).String() = %q", tc.text, got.String())
+		if got.String() != tc.string {
+			t.Errorf("ParseReplay(%q).String() = %q, want %q", tc.text, got.String(), tc.string)
+		}
+		if again, err := ParseReplay(got.String()); err != nil || !reflect.DeepEqual(again, got) {
+			t.Errorf("ParseReplay(%q) = %#v, %v; want %#v", got.String(), again, err, got)
 		}
 	}
-	for _, bad := range []string{"", "x", "0", "-3", "42:a", "42:1,,2", "42:-1", "1.5"} {
-		if _, err := ParseReplay(bad); err == nil {
-			t.Errorf("ParseReplay(%q) accepted it", bad)
+	if s := (Replay{Seed: 7}).String(); s != fmt.Sprintf("v%d:7", ReplayVersion) {
+		t.Errorf("a replay of version 0 is written %q, want it of ReplayVersion %d", s, ReplayVersion)
+	}
+	next := fmt.Sprintf("v%d:42", ReplayVersion+1)
+	for _, tc := range []struct{ text, err string }{
+		{"", "positive integer"},
+		{"x", "positive integer"},
+		{"0", "positive integer"},
+		{"-3", "positive integer"},
+		{"1.5", "positive integer"},
+		{"42:a", `fault index "a"`},
+		{"42:1,,2", `fault index ""`},
+		{"42:-1", `fault index "-1"`},
+		{"v1:", "positive integer"},
+		{"v1:0", "positive integer"},
+		{"v1:42:x", `fault index "x"`},
+		{"v1", "format version"},
+		{"v:42", "format version"},
+		{"vx:42", "format version"},
+		{"v0:42", "format version"},
+		{"v-1:42", "format version"},
+		{"v01:42", "format version"},
+		{"V1:42", "positive integer"},
+		{next, fmt.Sprintf("unknown format version %d", ReplayVersion+1)},
+	} {
+		_, err := ParseReplay(tc.text)
+		if err == nil || !strings.Contains(err.Error(), tc.err) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("ParseReplay(%q): error %v, want one line with %q", tc.text, err, tc.err)
 		}
 	}
 	p := Draw(cluster.Single, false, 42)
 	if _, err := (Replay{Seed: 42, Keep: []int{len(p.Faults)}}).Plan(cluster.Single, false); err == nil {
 		t.Errorf("a replay keeping fault %d of %d was accepted", len(p.Faults), len(p.Faults))
+	}
+	if _, err := (Replay{Version: ReplayVersion + 1, Seed: 42}).Plan(cluster.Single, false); err == nil {
+		t.Errorf("a replay of version %d was planned", ReplayVersion+1)
 	}
 }
 

@@ -11,20 +11,15 @@ import (
 
 // Workload shape of the zookeeper topology: a session timeout (the
 // clients' TTL) as long as etcd's shortest lease, so that the two
-// consensus services are drawn alike; the kinds of plan_etcd.go are drawn
-// on ZooKeeper too.
+// consensus services are drawn alike; etcd's kinds (kill-leader,
+// pause-member) are drawn on ZooKeeper too.
 const (
 	zkTTL    = time.Second
 	zkRunFor = 4 * time.Second
 )
 
-// zkKinds are the faults drawn on ZooKeeper alone.
-var zkKinds = []kind{
-	{Kind: Kind{Name: "kill-server", About: "a ZooKeeper server, the leader or not, is killed while a client holds the lock and restarted with its data or empty (it then takes a snapshot from the leader), at once or after a lease", Services: []cluster.Service{cluster.ZooKeeper}},
-		weight: 2, draw: (*drawer).killServer},
-	{Kind: Kind{Name: "clock-jump-server", About: "the wall clock of one ZooKeeper server, or of all three, jumps forward (libfaketime in its JVM; the monotonic clock, which times sessions, untouched) by a lease to ten while a client holds the lock; the holder works on, inside a lease or past it. Not drawn on etcd: a Go server's clock cannot be moved so", Services: []cluster.Service{cluster.ZooKeeper}},
-		weight: 1, draw: (*drawer).clockJumpServer},
-}
+// The kinds drawn on ZooKeeper alone (kill-server, clock-jump-server) are
+// in kinds.go's list.
 
 // killServer kills one of the three servers while a client holds the
 // lock; a quorum is left, so the lock's node survives, even when the
@@ -58,8 +53,3 @@ func (d *drawer) clockJumpServer() Fault {
 			d.failpoint(failpoint.CriticalSection, c, skip, 1, failpoint.Sleep(work)),
 		}}
 }
-
-// init adds the ZooKeeper kinds to allKinds after every other (plan_etcd.go
-// runs first: files initialize in name order), so that the draws of the
-// other topologies stay as they were.
-func init() { allKinds = append(allKinds, zkKinds...) }
