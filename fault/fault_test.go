@@ -46,9 +46,9 @@ func TestKinds(t *testing.T) {
 			t.Errorf("kind %q has a family but no remedy", k.Name)
 		}
 	}
-	want := []string{"a failover", "a restart of a lock node", "a clock jump on a lock node", "a killed connection", "a pause of a lock node",
+	want := []string{"a failover", "a restart of a lock node", "a clock jump on a lock node", "an eviction of the lock's item", "a killed connection", "a pause of a lock node",
 		"a client pause", "a client partition", "a slow network", "a lost reply", "a dropped connection",
-		"a skewed client clock", "a client crash", "slow work", "an eviction of the lock's item"}
+		"a skewed client clock", "a client crash", "slow work"}
 	if got := fault.Families(); !slices.Equal(got, want) {
 		t.Errorf("Families() = %q\nwant %q", got, want)
 	}

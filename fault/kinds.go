@@ -59,6 +59,8 @@ func Kinds() []Kind {
 		{Name: "cut-replication", Family: "a failover", Target: TargetLink, Effect: history.EffectStage, Remedy: failoverRemedy, Uses: []cluster.Operation{cluster.ReplicationCut}},
 		{Name: "kill-node", Family: "a restart of a lock node", Target: TargetNode, Effect: history.EffectStall, Remedy: "restart a node only after a TTL, or appendfsync always", Uses: []cluster.Operation{cluster.NodeKill}},
 		{Name: "clock-jump", Family: "a clock jump on a lock node", Target: TargetNode, Effect: history.EffectLoss, Remedy: "slewing (not stepping) time sync, or " + fencing},
+		{Name: "evict", Family: "an eviction of the lock's item", Target: TargetNode, Effect: history.EffectLoss,
+			Remedy: "a lock service that does not evict (memcached -M refuses writes instead), or " + fencing},
 		{Name: "kill-connection", Family: "a killed connection", Target: TargetLink, Effect: history.EffectLoss,
 			Remedy: "the protected write in the lock's own transaction, which dies with the connection, or " + fencing},
 		{Name: "pause-node", Family: "a pause of a lock node", Target: TargetNode, Effect: history.EffectStall, Remedy: fencing, Uses: []cluster.Operation{cluster.NodePause}},
@@ -73,8 +75,6 @@ func Kinds() []Kind {
 		{Name: "crash", Family: "a client crash", Target: TargetClient, Effect: history.EffectStall, Remedy: fencing},
 		{Name: "slow-work", Family: "slow work", Target: TargetClient, Effect: history.EffectWork, Remedy: "a watchdog that renews the lease, and " + fencing},
 		{Name: "kill-leader", Family: "a restart of a lock node", Target: TargetNode, Effect: history.EffectStall, Remedy: "Raft: a majority keeps every committed write", Uses: []cluster.Operation{cluster.NodeKill}},
-		{Name: "evict", Family: "an eviction of the lock's item", Target: TargetNode, Effect: history.EffectLoss,
-			Remedy: "a lock service that does not evict (memcached -M refuses writes instead), or " + fencing},
 		{Name: "busy-pool", Target: TargetClient, Effect: history.EffectStage},
 		{Name: "prefer-replica", Target: TargetNode, Effect: history.EffectStage},
 	}

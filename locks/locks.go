@@ -15,6 +15,7 @@ import (
 	"github.com/locklab/locklab/pitfalls"
 	"github.com/locklab/locklab/program"
 	"github.com/locklab/locklab/reference"
+	"github.com/locklab/locklab/service/memcached"
 )
 
 // Lock is one named lock.
@@ -65,6 +66,8 @@ var (
 	mariadb    = []cluster.Topology{cluster.MariaDBTopology} // MySQL's own SQL: GET_LOCK, INSERT IGNORE, the MariaDB inventory
 	etcd       = []cluster.Topology{cluster.EtcdTopology}
 	zookeeper  = []cluster.Topology{cluster.ZooKeeperTopology}
+	// memcachedTopo: memcached is the service's package.
+	memcachedTopo = []cluster.Topology{cluster.MemcachedTopology}
 )
 
 // All lists every lock: the broken ones in ladder order, then the fixes,
@@ -107,6 +110,10 @@ func All() []Lock {
 			About: "etcd's concurrency.Mutex: a key under the lock's prefix attached to a session's lease, the oldest key holds the lock."},
 		{Name: "zk-lock", Pitfall: "zk-pause", Topologies: zookeeper, New: reference.NewZKLock,
 			About: "go-zookeeper's Lock recipe: an ephemeral sequential node under the lock's parent, the lowest holds the lock, each waiter watches the one before it."},
+		{Name: "memcached-get-delete", Pitfall: "memcached-get-delete", Topologies: memcachedTopo, New: pitfalls.NewMemcachedGetDelete,
+			About: "memcached: add with an expiry, released by get, compare, then a plain delete: two requests."},
+		{Name: "memcached-one-second", Pitfall: "memcached-one-second", Topologies: memcachedTopo, New: pitfalls.NewMemcachedOneSecond,
+			About: "memcached: add with an expiry of one second, renewed by cas, released by cas: the server's clock ticks in whole seconds."},
 		{Name: "no-version-check", Pitfall: "no-version-check", Topologies: mariadb, New: reference.NewNoLock,
 			About: "No lock: every acquire succeeds at once, and the section writes the stock it computed unchecked."},
 
@@ -142,6 +149,8 @@ func All() []Lock {
 			About: "etcd's concurrency.Mutex whose holder writes the stock (an etcd key) in a transaction guarded by its lock key."},
 		{Name: "zk-fenced", Topologies: zookeeper, New: reference.NewZKLockFenced,
 			About: "go-zookeeper's Lock whose holder treats a lost session as a lost lock and fences the resource with its node's creation zxid (Czxid)."},
+		{Name: "memcached", Pitfall: "memcached-eviction", Topologies: memcachedTopo, New: memcached.NewLock,
+			About: "memcached: add of the holder's token with an expiry of two seconds at least, renewed and released by a cas of the holder's own item."},
 		{Name: "optimistic", Topologies: mariadb, New: reference.NewOptimistic,
 			About: "Optimistic locking (seed 001 §3): no lock, every acquire succeeds at once; the write is made only if the stock is unchanged since it was read."},
 	}

@@ -36,6 +36,7 @@ const (
 	Redis     Family = "Redis"      // a key on one or more Redis servers
 	Database  Family = "database"   // a row, a row lock or a session lock of an SQL server
 	Consensus Family = "consensus"  // a key of a Raft- or Zab-replicated service (etcd, ZooKeeper): catalogue_etcd.go, catalogue_zookeeper.go
+	// Cache is in catalogue_memcached.go.
 )
 
 // Pitfall is one catalogue entry.
@@ -442,7 +443,7 @@ func Catalogue() []Pitfall {
 			// one keeps it: both pass.
 			Controls: []Case{{Scenario: "crash-holder-postgres"}, {Scenario: "pause-holder-postgres"}},
 		},
-	}, append(consensus(), zookeeper()...)...)
+	}, append(append(consensus(), zookeeper()...), memcachedPitfalls()...)...)
 }
 
 // fencedGets is what a fenced lock gets under a pause: the lock overlaps,

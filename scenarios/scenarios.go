@@ -117,6 +117,7 @@ func All() []runner.Scenario {
 	all = append(all, killConnectionPostgres())
 	all = append(all, etcd()...)
 	all = append(all, zookeeper()...)
+	all = append(all, memcachedScenarios()...)
 	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
 	return all
 }
