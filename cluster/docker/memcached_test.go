@@ -20,6 +20,7 @@ import (
 // paused server answers nothing until resumed, and Close leaves nothing.
 func TestDockerMemcached(t *testing.T) {
 	d := testDocker(t)
+	start := time.Now()
 	cl, err := cluster.Start(within(t, time.Minute), cluster.Config{Topology: cluster.MemcachedTopology, Backend: d, Service: memcached.Service{}})
 	if errors.Is(err, memcached.ErrNoMemcached) {
 		t.Skipf("memcached not tested on docker: %v", err)
@@ -27,6 +28,7 @@ func TestDockerMemcached(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("memcached topology started in %v", time.Since(start).Round(time.Millisecond))
 	id := runOf(cl).id
 	t.Cleanup(func() {
 		// Close stops the server twice: through the deployment, then as a
@@ -58,7 +60,7 @@ func TestDockerMemcached(t *testing.T) {
 		t.Fatalf("lock state %v, %v: want 1-2 s", left, err)
 	}
 
-	start := time.Now()
+	start = time.Now()
 	if err := n.Kill(); err != nil {
 		t.Fatal(err)
 	}
