@@ -1,15 +1,20 @@
 #!/bin/sh
 # Builds locklab's container images without any registry: each image is a
 # FROM scratch context assembled from this machine's own redis-server,
-# mariadbd, postgres, etcd and ZooKeeper with the JRE that runs it (the Debian
-# packages `make deps` installs) and the shared libraries they link. Tags
-# carry the server versions: locklab/redis:<v>, locklab/mariadb:<v>,
-# locklab/postgres:<v>, locklab/etcd:<v>, locklab/zookeeper:<v>.
-# The PostgreSQL, etcd and ZooKeeper images are built only where those
-# servers are installed, and not by -debian: the docker backend skips their
-# topologies' runs without them.
-# The Redis image runs redis-server under locklab-init (docker/init), built
-# here with Go, which crashes and restarts it in place in milliseconds. The
+# mariadbd, postgres, etcd, ZooKeeper with the JRE that runs it, and
+# memcached (the Debian packages `make deps` installs) and the shared
+# libraries they link. Tags carry the server versions: locklab/redis:<v>,
+# locklab/mariadb:<v>, locklab/postgres:<v>, locklab/etcd:<v>,
+# locklab/zookeeper:<v>, locklab/memcached:<v>.
+# The PostgreSQL, etcd, ZooKeeper and memcached images are built only where
+# those servers are installed, and PostgreSQL, etcd and ZooKeeper not by
+# -debian: the docker backend skips their topologies' runs without them.
+# The memcached image is what the docker backend runs for a lock service's
+# server named memcached (cluster.ServerSpec): a server so started runs the
+# image locklab/<its program's name>, whose binary is /usr/bin/<that name>.
+# The Redis, etcd, ZooKeeper and memcached images run their server under
+# locklab-init (docker/init), built here with Go, which crashes and
+# restarts it in place in milliseconds. The
 # tags also carry the revision of what locklab adds (REVISION): bump it when
 # docker/init or this script changes what goes into an image.
 # An image whose tag exists is not built again. Where no Docker daemon answers,
@@ -32,7 +37,7 @@
 #
 # Usage: docker/build.sh          build what is missing
 #        docker/build.sh -debian  build what is missing from Debian's packages
-#        docker/build.sh -tags    print the two tags and exit
+#        docker/build.sh -tags    print the tags of this machine's images and exit
 #        docker/build.sh check    build locklab/check if missing; print its tag
 set -eu
 cd "$(dirname "$0")/.."
@@ -58,15 +63,20 @@ have_image() {
 	[ -n "$(docker images -q --filter "reference=$1" --filter "label=locklab.revision=$REVISION")" ]
 }
 
-# debian_images builds both images from docker/debian.Dockerfile and tags
-# them with the versions of the servers they hold.
+# debian_images builds the Redis, MariaDB and memcached images that are
+# missing from docker/debian.Dockerfile and tags them with the versions of
+# the servers they hold.
 debian_images() {
 	if ! docker version >/dev/null 2>&1; then
 		echo "docker/build.sh: no Docker daemon answers; the docker backend's images are not built"
 		exit 0
 	fi
-	if have_image locklab/redis && have_image locklab/mariadb; then
-		echo "docker/build.sh: locklab/redis and locklab/mariadb of revision $REVISION exist"
+	missing=
+	for image in redis mariadb memcached; do
+		have_image locklab/$image || missing="$missing $image"
+	done
+	if [ -z "$missing" ]; then
+		echo "docker/build.sh: locklab/redis, locklab/mariadb and locklab/memcached of revision $REVISION exist"
 		exit 0
 	fi
 	work=$(mktemp -d "${TMPDIR:-/tmp}/images.locklab.XXXXXX")
@@ -74,16 +84,18 @@ debian_images() {
 	arch=$(docker version -f '{{.Server.Arch}}')
 	CGO_ENABLED=0 GOOS=linux GOARCH=$arch go build -trimpath -o "$work/locklab-init" ./docker/init
 	cp docker/debian.Dockerfile "$work/Dockerfile"
-	for image in redis mariadb; do
+	for image in $missing; do
 		# The host's network: a build may need a proxy or a mirror the host knows.
 		docker build -q --network host --target $image --label locklab.image=$image --label locklab.revision=$REVISION \
 			-t locklab/$image:building "$work" >/dev/null 2>"$work/build.log" || { cat "$work/build.log" >&2; exit 1; }
+		case $image in
+		redis) v=$(docker run --rm --entrypoint /usr/bin/redis-server locklab/redis:building --version | sed -n 's/.* v=\([^ ]*\).*/\1/p') ;;
+		mariadb) v=$(docker run --rm --entrypoint /usr/sbin/mariadbd locklab/mariadb:building --version | sed -n 's/.*Ver \([0-9][0-9.]*\).*/\1/p') ;;
+		memcached) v=$(docker run --rm --entrypoint /usr/bin/memcached locklab/memcached:building -V | sed -n 's/^memcached \([0-9][0-9.]*\).*/\1/p') ;;
+		esac
+		docker tag locklab/$image:building "locklab/$image:$v-r$REVISION"
+		docker rmi locklab/$image:building >/dev/null
 	done
-	v=$(docker run --rm --entrypoint /usr/bin/redis-server locklab/redis:building --version | sed -n 's/.* v=\([^ ]*\).*/\1/p')
-	docker tag locklab/redis:building "locklab/redis:$v-r$REVISION"
-	v=$(docker run --rm --entrypoint /usr/sbin/mariadbd locklab/mariadb:building --version | sed -n 's/.*Ver \([0-9][0-9.]*\).*/\1/p')
-	docker tag locklab/mariadb:building "locklab/mariadb:$v-r$REVISION"
-	docker rmi locklab/redis:building locklab/mariadb:building >/dev/null
 	echo "docker/build.sh: built $(docker images --format '{{.Repository}}:{{.Tag}}' --filter reference='locklab/*' --filter label=locklab.revision=$REVISION | tr '\n' ' ')from Debian's packages"
 	exit 0
 }
@@ -248,8 +260,15 @@ if [ -f "$ZOOKEEPER_JAR" ] && [ -x "$JAVA_BIN" ]; then
 	zookeeper_version=$(ls "$(dirname "$ZOOKEEPER_JAR")" | sed -n 's/^zookeeper-\([0-9][0-9.]*[0-9]\)\.jar$/\1/p' | head -1)
 	zookeeper_tag=locklab/zookeeper:${zookeeper_version:-unknown}-r$REVISION
 fi
+# memcached is optional too: a single binary, under locklab-init as etcd is.
+MEMCACHED=${MEMCACHED:-$(command -v memcached || true)}
+memcached_tag=
+if [ -n "$MEMCACHED" ]; then
+	memcached_version=$("$MEMCACHED" -V | sed -n 's/^memcached \([0-9][0-9.]*\).*/\1/p')
+	memcached_tag=locklab/memcached:${memcached_version:-unknown}-r$REVISION
+fi
 if [ "${1:-}" = "-tags" ]; then
-	echo "$redis_tag $mariadb_tag${postgres_tag:+ $postgres_tag}${etcd_tag:+ $etcd_tag}${zookeeper_tag:+ $zookeeper_tag}"
+	echo "$redis_tag $mariadb_tag${postgres_tag:+ $postgres_tag}${etcd_tag:+ $etcd_tag}${zookeeper_tag:+ $zookeeper_tag}${memcached_tag:+ $memcached_tag}"
 	exit 0
 fi
 if ! docker version >/dev/null 2>&1; then
@@ -441,4 +460,27 @@ ENTRYPOINT ["/usr/bin/locklab-init"]
 EOD
 	docker build -q --label locklab.image=zookeeper --label locklab.revision=$REVISION -t "$zookeeper_tag" "$ctx" >/dev/null 2>"$work/build.log" || { cat "$work/build.log" >&2; exit 1; }
 	echo "docker/build.sh: built $zookeeper_tag"
+fi
+
+if [ -z "$memcached_tag" ]; then
+	echo "docker/build.sh: no memcached here (make deps installs it): locklab/memcached is not built, and the docker backend skips the memcached topology"
+elif docker image inspect "$memcached_tag" >/dev/null 2>&1; then
+	echo "docker/build.sh: $memcached_tag exists"
+else
+	ctx=$work/memcached
+	copy_with_libs "$ctx/root" "$MEMCACHED"
+	mkdir -p "$ctx/root/usr/bin"
+	[ "$MEMCACHED" = /usr/bin/memcached ] || cp -L "$MEMCACHED" "$ctx/root/usr/bin/memcached"
+	# /etc/passwd holds root, whom memcached -u root looks up.
+	common_files "$ctx/root"
+	CGO_ENABLED=0 go build -trimpath -o "$ctx/root/usr/bin/locklab-init" ./docker/init
+	assert_context "$ctx" /usr/bin/memcached /usr/bin/locklab-init /etc/passwd
+	cat >"$ctx/Dockerfile" <<'EOD'
+FROM scratch
+COPY root/ /
+WORKDIR /data
+ENTRYPOINT ["/usr/bin/locklab-init"]
+EOD
+	docker build -q --label locklab.image=memcached --label locklab.revision=$REVISION -t "$memcached_tag" "$ctx" >/dev/null 2>"$work/build.log" || { cat "$work/build.log" >&2; exit 1; }
+	echo "docker/build.sh: built $memcached_tag"
 fi

@@ -1,6 +1,7 @@
 # The images of docker/build.sh for a machine that has Docker but no
 # redis-server or mariadbd of its own (macOS with Docker Desktop, say): the
-# same layout as the FROM scratch images, from Debian's packages.
+# same layout as the FROM scratch images, from Debian's packages: targets
+# redis, mariadb and memcached.
 # docker/build.sh -debian builds it, with locklab-init in the context.
 FROM debian:bookworm-slim AS debian
 RUN apt-get update \
@@ -29,3 +30,14 @@ ENTRYPOINT ["/usr/bin/locklab-init"]
 FROM debian AS mariadb
 WORKDIR /var/lib/locklab
 ENTRYPOINT ["/usr/sbin/mariadbd", "--no-defaults", "--user=root", "--datadir=/var/lib/locklab", "--tmpdir=/tmp", "--lc-messages-dir=/usr/share/mysql", "--character-sets-dir=/usr/share/mysql/charsets", "--bind-address=0.0.0.0", "--port=3306", "--skip-name-resolve", "--socket=/tmp/mysqld.sock"]
+
+# memcached apart from the stage above, which the Redis and MariaDB images
+# share: its own package only, under locklab-init as in the scratch image.
+FROM debian:bookworm-slim AS memcached
+RUN apt-get update \
+	&& DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends memcached \
+	&& rm -rf /var/lib/apt/lists/*
+COPY locklab-init /usr/bin/locklab-init
+RUN mkdir -p /data
+WORKDIR /data
+ENTRYPOINT ["/usr/bin/locklab-init"]

@@ -32,7 +32,9 @@ import (
 // milliseconds, as a local process's do, where docker kill and docker start
 // take some 600 ms, longer than the catalogue's 300 ms leases. Data lives in
 // a volume per node; a restart without data empties it. Pause is docker
-// pause (the cgroup freezer).
+// pause (the cgroup freezer). An etcd member, a ZooKeeper server and the
+// server of a lock service started from its cluster.ServerSpec (memcached;
+// server.go) run under locklab-init too, each in a container of its own.
 //
 // How one replica's replication is cut at the network. Sentinel makes every
 // replica replicate from the very address it knows the master by, so all
@@ -107,7 +109,8 @@ type Docker struct {
 	// RedisImage, MariaDBImage, PostgresImage, EtcdImage and
 	// ZooKeeperImage name the images ("repo:tag"); "" means the newest
 	// locklab/redis, locklab/mariadb, locklab/postgres, locklab/etcd and
-	// locklab/zookeeper that `make docker` built.
+	// locklab/zookeeper that `make docker` built. A server started from
+	// its cluster.ServerSpec runs the newest locklab/<program> (StartServer).
 	RedisImage, MariaDBImage, PostgresImage, EtcdImage, ZooKeeperImage string
 }
 
@@ -117,7 +120,7 @@ func (Docker) Name() string { return "docker" }
 // FaultNotes says how the docker backend's node and replication faults are done.
 func (Docker) FaultNotes() map[cluster.Operation]string {
 	return map[cluster.Operation]string{
-		cluster.NodeKill: "docker backend: a node kill is SIGKILL of the server (redis-server, an etcd member, a ZooKeeper server) by its container's init, " +
+		cluster.NodeKill: "docker backend: a node kill is SIGKILL of the server (redis-server, an etcd member, a ZooKeeper server, the server of any other lock service) by its container's init, " +
 			"which keeps the container's network and volume; the restart starts it again there",
 		cluster.NodePause: "docker backend: a node pause is docker pause (the cgroup freezer), not SIGSTOP",
 		cluster.ReplicationCut: "docker backend: a replication cut disconnects the replica from the network it shares with the master " +

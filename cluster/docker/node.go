@@ -29,7 +29,9 @@ import (
 )
 
 // dockerNode is one container of a run: a redis-server, a Sentinel, MariaDB,
-// PostgreSQL, an etcd member or a ZooKeeper server.
+// PostgreSQL, an etcd member, a ZooKeeper server, or the server of a lock
+// service started from its cluster.ServerSpec (StartServer), whose Admin is
+// nil.
 // Its methods may be called from several goroutines.
 type dockerNode struct {
 	run   *dockerRun

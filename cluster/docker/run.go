@@ -296,6 +296,11 @@ var errNameTaken = errors.New("a node of that name runs")
 // cannot be created leaves no node behind.
 func (r *dockerRun) createNode(ctx context.Context, n *dockerNode) error {
 	r.mu.Lock()
+	if r.closed {
+		// Close removed what it knew of: a container made now would outlive the run.
+		r.mu.Unlock()
+		return errors.New("run closed")
+	}
 	if r.nodes[n.name] != nil {
 		r.mu.Unlock()
 		return errNameTaken
