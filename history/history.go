@@ -19,7 +19,8 @@
 //   - "acquire" and "release": a Locker.Acquire or Lease.Release, with the
 //     outcome the client saw;
 //   - "section": one critical section on the inventory, read to write;
-//   - "crash": a client crashed;
+//   - "crash": a client crashed; Failpoint, Phase and Command say where,
+//     when a failpoint crashed it;
 //   - "fault": a fault, from inject to heal, recorded as data: FaultKind
 //     names its kind (fault.Kinds: "pause", "kill-master", "partition"),
 //     Target what it struck (a client, a link, a connection or a lock node,
