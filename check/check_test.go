@@ -189,7 +189,7 @@ func TestRun(t *testing.T) {
 		name: "a few milliseconds over work and faults: illegal",
 		ops: []history.Op{
 			acq(0, 0, 1, models.OK), sec(0, 2, 352, 10, 9),
-			{Client: 0, Kind: history.KindFault, Call: 10 * msec, Return: 205 * msec, Fault: history.FaultSlowWork},
+			{Client: 0, Kind: history.KindFault, Call: 10 * msec, Return: 205 * msec, Fault: history.FaultSlowWork, FaultKind: "slow-work"},
 			acq(1, 320, 321, models.OK), sec(1, 322, 330, 10, 9), rel(1, 331, 332),
 			rel(0, 354, 355),
 			endOp(400, history.End{Initial: 10, Stock: 9, Probe: true, PTTL: -2, TTL: 300 * msec, Work: 100 * msec}),

@@ -170,12 +170,13 @@ func ProvesOwn(ops []history.Op) (why string, ok bool) {
 
 // effect is how fault f bears on a lock's safety. A crash ends its
 // client's holds, as a stall that never ends would; a fault recorded
-// without an effect counts as a stall, as it did before effects.
+// without an effect counts as a stall, as it did before effects, but for
+// slow work.
 func effect(f history.Op) history.Effect {
 	switch {
 	case f.Kind == history.KindCrash:
 		return history.EffectStall
-	case f.Fault == history.FaultSlowWork:
+	case f.FaultKind == "slow-work" && f.Part == "":
 		return history.EffectWork
 	case f.Effect == "":
 		return history.EffectStall

@@ -14,6 +14,14 @@ func faultOn(client int, call, ret time.Duration, label string) history.Op {
 	return history.Op{Client: client, Kind: history.KindFault, Call: call * msec, Return: ret * msec, Fault: label}
 }
 
+// slowWork is the client's slow work, as a history before effects has it:
+// its kind, no effect.
+func slowWork(client int, call, ret time.Duration) history.Op {
+	op := faultOn(client, call, ret, history.FaultSlowWork)
+	op.FaultKind = "slow-work"
+	return op
+}
+
 // tookAt is acquire op with the command that took the key sent at took.
 func tookAt(op history.Op, took time.Duration) history.Op {
 	op.Took = took
@@ -160,7 +168,7 @@ func TestJudge(t *testing.T) {
 		why:  "1 overlap(s)",
 	}, {
 		name: "a hold made old by slow work only, then a loss: unexplained",
-		ops: []history.Op{acq(0, 0, 1, models.OK), faultOn(0, 10, 500, history.FaultSlowWork),
+		ops: []history.Op{acq(0, 0, 1, models.OK), slowWork(0, 10, 500),
 			withEffect(-1, 300, 301, "lock node 2 restarted empty", history.EffectLoss),
 			acq(1, 340, 350, models.OK), rel(1, 360, 361), rel(0, 510, 511), end},
 		want: []Class{Unexplained},
@@ -206,7 +214,7 @@ func TestJudge(t *testing.T) {
 		want: []Class{Unexplained},
 	}, {
 		name: "slow work is the workload's: a correct lock renews through it",
-		ops: []history.Op{acq(0, 0, 1, models.OK), faultOn(0, 50, 400, history.FaultSlowWork),
+		ops: []history.Op{acq(0, 0, 1, models.OK), slowWork(0, 50, 400),
 			acq(1, 210, 300, models.OK), rel(1, 310, 311), rel(0, 450, 451), end},
 		want: []Class{Unexplained},
 	}, {

@@ -66,7 +66,7 @@ func Measure(ops []history.Op) Stats {
 		if op.Outcome == models.Unknown {
 			s.Unknown++
 		}
-		if op.Kind == history.KindFault && op.Fault == history.FaultFailover {
+		if op.Kind == history.KindFault && op.Part == history.PartFailover {
 			s.Failovers = append(s.Failovers, op.Return-op.Call)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/fault"
+	"github.com/locklab/locklab/history"
 )
 
 // Names of the failpoints the workload itself reaches. The lock's own commands are
@@ -140,27 +141,60 @@ const WholeRun = time.Hour
 
 // About is what the failpoint's action does, as a fault of its kind.
 func (fp Point) About() fault.About {
-	kind := ""
-	switch fp.Action.Kind {
-	case ActionFault:
+	if fp.Action.Kind == ActionFault {
 		return fp.Action.Fault.About()
-	case ActionPause:
-		kind = "pause"
-	case ActionCrash:
-		kind = "crash"
-	case ActionDrop:
-		kind = "drop-reply"
-	case ActionHold:
-		kind = "busy-pool"
-	case ActionSleep:
-		kind = "slow-work"
-		if IsCommandPoint(fp.Name) {
-			kind = "command-delay"
-		}
-	default:
+	}
+	kind := ActionKindName(fp.Action.Kind, fp.Name)
+	if kind == "" {
 		return fault.About{Client: fp.Client}
 	}
-	return fault.About{Kind: fault.Named(kind), Client: fp.Client}
+	// Every other action strikes the client itself, in the harness: a
+	// dropped reply is lost on the client's link to a node.
+	struck := history.Target{Type: history.TargetClient}
+	if fp.Action.Kind == ActionDrop {
+		struck.Type = history.TargetLink
+	}
+	return fault.About{Kind: fault.Named(kind), Client: fp.Client, Struck: struck}
+}
+
+// ActionKindName is the name of the kind of fault (fault.Kinds) an action
+// of kind k at failpoint name is, or "" for one that is none (a fault's,
+// which is its fault's kind).
+func ActionKindName(k ActionKind, name string) string {
+	switch k {
+	case ActionPause:
+		return "pause"
+	case ActionCrash:
+		return "crash"
+	case ActionDrop:
+		return "drop-reply"
+	case ActionHold:
+		return "busy-pool"
+	case ActionSleep:
+		if IsCommandPoint(name) {
+			return "command-delay"
+		}
+		return "slow-work"
+	}
+	return ""
+}
+
+// At is where a failpoint fired, as the history records it and people
+// read it.
+type At struct {
+	Name    string // the failpoint's name: CriticalSection, BeforeCommand(PhaseRelease, 1)
+	Client  int    // the client that reached it
+	Phase   Phase  // the phase of the lock's life the client was in; empty when in none
+	Command string // at a command's failpoint, the command's first words ("DEL")
+	// Words are how it reads for people: the name, or for a command's
+	// failpoint "before DEL (release command 1)".
+	Words string
+}
+
+// Record is op with where it struck: its failpoint, phase and command.
+func (at At) Record(op history.Op) history.Op {
+	op.Failpoint, op.Phase, op.Command = at.Name, string(at.Phase), at.Command
+	return op
 }
 
 // ActionHold is another part of the client's process using its SQL pool:

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/fault"
+	"github.com/locklab/locklab/history"
 )
 
 // Set is the armed failpoints of one run, counting hits per failpoint. It
@@ -225,15 +226,16 @@ func (f *Set) Start(ctx context.Context, env *fault.Env) {
 	f.ctx, f.cancel = context.WithCancel(ctx)
 }
 
-// Inject applies a failpoint's fault and heals it after a.For, recording it.
-// The fault belongs to the run, not to the command that reached the
-// failpoint: a lock's short per-node timeout must not cut its injection
-// short, so it is bound to the run's context only.
-func (f *Set) Inject(a Action, where string) {
+// Inject applies a failpoint's fault, struck at at, and heals it after
+// a.For, recording it. The fault belongs to the run, not to the command
+// that reached the failpoint: a lock's short per-node timeout must not cut
+// its injection short, so it is bound to the run's context only.
+func (f *Set) Inject(a Action, at At) {
 	if f.env == nil {
 		return // a client outside any run: nothing to inject into
 	}
-	heal, err := fault.Apply(f.ctx, f.env, a.Fault, where, a.Crux)
+	where := fmt.Sprintf("at failpoint %s of client %d", at.Words, at.Client)
+	heal, err := fault.Apply(f.ctx, f.env, a.Fault, at.Record(history.Op{Detail: where, Crux: a.Crux}))
 	if err != nil {
 		f.fail(fmt.Errorf("%s: %w", where, err))
 		return

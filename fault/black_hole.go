@@ -20,7 +20,7 @@ func (f BlackHole) String() string {
 
 // About: its effect is a stall: the client's commands, its renewals too, time out.
 func (f BlackHole) About() About {
-	return about("black-hole", f.Client)
+	return onLinks("black-hole", f.Client, nil)
 }
 
 // Inject adds the timeout toxics.

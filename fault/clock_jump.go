@@ -39,8 +39,8 @@ end
 return 1`)
 
 // About: its effect is a loss: the node's keys expire early.
-func (ClockJump) About() About {
-	return about("clock-jump", -1)
+func (f ClockJump) About() About {
+	return onNodes("clock-jump", f.Node)
 }
 
 // Inject shortens the TTLs; a jump is not undone, so the heal does nothing.

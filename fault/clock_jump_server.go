@@ -41,7 +41,12 @@ func (f ClockJumpServer) String() string {
 }
 
 // About: a clock jump on a lock node, whatever it does to the locks.
-func (ClockJumpServer) About() About { return about("clock-jump", -1) }
+func (f ClockJumpServer) About() About {
+	if f.Node == EveryServer {
+		return onNodes("clock-jump") // every lock node: the record names them (Env.target)
+	}
+	return onNodes("clock-jump", f.Node)
+}
 
 // Inject jumps the clocks; a jump is not undone, so the heal does nothing.
 func (f ClockJumpServer) Inject(ctx context.Context, env *Env) (network.Heal, error) {

@@ -43,7 +43,7 @@ func TestClockJumpServerOnEtcd(t *testing.T) {
 	env := fault.NewEnv(cl, h)
 	c := &spoilClient{}
 	env.AddClient(c, nil)
-	heal, err := fault.Apply(t.Context(), env, fault.ClockJumpServer{Node: fault.EveryServer, By: time.Second}, "", true)
+	heal, err := fault.Apply(t.Context(), env, fault.ClockJumpServer{Node: fault.EveryServer, By: time.Second}, history.Op{Crux: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ func (f ClockSkew) String() string {
 // About: its effect is a stall: the lock code's view of time is wrong, as when the
 // client had stopped for By, so it may renew or give up too late.
 func (f ClockSkew) About() About {
-	return about("clock-skew", f.Client)
+	return onClient("clock-skew", f.Client)
 }
 
 // Inject moves the clock.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/network"
 )
 
@@ -19,8 +20,9 @@ func (f CutReplication) String() string {
 
 // About: it only sets the stage: the master still grants and renews; what
 // a failover then loses is the failover's.
-func (CutReplication) About() About {
-	return about("cut-replication", -1)
+func (f CutReplication) About() About {
+	// The links cut are the replicas' to their master, no client's.
+	return About{Kind: Named("cut-replication"), Client: -1, Struck: history.Target{Type: history.TargetLink, Nodes: f.Replicas}}
 }
 
 // Inject cuts every named replica's link.

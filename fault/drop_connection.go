@@ -21,7 +21,7 @@ func (f DropConnection) String() string {
 
 // About: its effect is a stall: a command in flight fails, its outcome
 // unknown, and the client must dial again.
-func (f DropConnection) About() About { return about("drop-connection", f.Client) }
+func (f DropConnection) About() About { return onConnections("drop-connection", f.Client) }
 
 // Inject closes the connections; there is nothing left to heal.
 func (f DropConnection) Inject(ctx context.Context, env *Env) (network.Heal, error) {

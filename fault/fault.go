@@ -8,6 +8,7 @@ package fault
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -26,27 +27,36 @@ type Fault interface {
 	About() About
 }
 
-// About is what a fault says of itself: its kind, and the client it acts
-// on, or -1 when it acts on the system (the history and the report put a
-// client's faults on its row).
+// About is what a fault says of itself: its kind, the client it acts on,
+// or -1 when it acts on the system (the history and the report put a
+// client's faults on its row), and what exactly it strikes. The history
+// records all three as data, so that no reader parses a label.
 type About struct {
 	Kind
 	Client int
+	// Struck is what this fault strikes: the kind of thing (more exact
+	// than its Kind's Target: a client's connections rather than its
+	// links) and the lock nodes it touches.
+	Struck history.Target
 }
 
 // Apply injects f into env. The returned heal undoes it and records the
-// fault in the history, from inject to heal, with detail saying what
-// triggered it and crux whether it is the fault the scenario is about;
-// scheduled faults and failpoint faults both go through here.
-func Apply(ctx context.Context, env *Env, f Fault, detail string, crux bool) (network.Heal, error) {
+// fault in the history, from inject to heal, as rec with the fault's
+// label, kind, target and effect filled in: rec's Detail says what
+// triggered it, its Crux whether it is the fault the scenario is about,
+// and for a failpoint's fault its Failpoint, Phase and Command where it
+// struck. Scheduled faults and failpoint faults both go through here.
+func Apply(ctx context.Context, env *Env, f Fault, rec history.Op) (network.Heal, error) {
 	start := env.history.Now()
 	heal, err := f.Inject(ctx, env)
 	if err != nil {
 		return nil, fmt.Errorf("inject %s: %w", f, err)
 	}
 	about := f.About()
-	op := history.Op{Client: about.Client, Kind: history.KindFault, Call: start,
-		Fault: f.String(), Detail: detail, Effect: about.Effect, Crux: crux}
+	op := rec
+	op.Client, op.Kind, op.Call = about.Client, history.KindFault, start
+	op.Fault, op.FaultKind, op.Effect = f.String(), about.Name, about.Effect
+	op.Target = env.target(about.Struck)
 	env.history.Begin(op)
 	return once(func() error {
 		err := heal()
@@ -135,6 +145,19 @@ func (e *Env) linksTo(f Fault, client int, nodes []int) ([]*network.Link, error)
 		some = append(some, links[i])
 	}
 	return some, nil
+}
+
+// target is t as the history records it: a fault on links, connections
+// or nodes that names no lock node, nor one by its role, reaches every
+// one of them, and the record says which.
+func (e *Env) target(t history.Target) *history.Target {
+	t.Nodes = slices.Clone(t.Nodes)
+	if t.Type != history.TargetClient && t.Role == "" && len(t.Nodes) == 0 && e.Cluster != nil {
+		for i := range e.Cluster.LockNodes() {
+			t.Nodes = append(t.Nodes, i)
+		}
+	}
+	return &t
 }
 
 // replicaSet is the topology's Sentinel-watched set, or an error naming the

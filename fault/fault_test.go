@@ -1,10 +1,12 @@
 package fault_test
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 
 	"github.com/locklab/locklab/fault"
+	"github.com/locklab/locklab/history"
 )
 
 // every is one fault of each type; a new type belongs here too.
@@ -28,6 +30,40 @@ func TestEveryFaultHasAKind(t *testing.T) {
 		}
 		if a.Target != fault.TargetNode && a.Name != "cut-replication" && a.Client != 1 {
 			t.Errorf("%T strikes client 1 but says client %d", f, a.Client)
+		}
+		if a.Struck.Type == "" {
+			t.Errorf("%T does not say what it strikes", f)
+		}
+	}
+}
+
+// TestStruck checks what each fault says it strikes, the data the history
+// records in place of its label: the kind of thing and the lock nodes.
+func TestStruck(t *testing.T) {
+	tests := []struct {
+		f    fault.Fault
+		want history.Target
+	}{
+		{fault.Partition{Client: 1, Nodes: []int{3, 4}}, history.Target{Type: history.TargetLink, Nodes: []int{3, 4}}},
+		{fault.Partition{Client: 1}, history.Target{Type: history.TargetLink}}, // every node: the record names them
+		{fault.Latency{Client: 1, Nodes: []int{0}}, history.Target{Type: history.TargetLink, Nodes: []int{0}}},
+		{fault.BlackHole{Client: 1}, history.Target{Type: history.TargetLink}},
+		{fault.DropConnection{Client: 1}, history.Target{Type: history.TargetConnection}},
+		{fault.KillConnection{Client: 1}, history.Target{Type: history.TargetConnection}},
+		{fault.ClockSkew{Client: 1}, history.Target{Type: history.TargetClient}},
+		{fault.KillNode{Node: 2}, history.Target{Type: history.TargetNode, Nodes: []int{2}}},
+		{fault.PauseNode{Node: 1}, history.Target{Type: history.TargetNode, Nodes: []int{1}}},
+		{fault.ClockJump{Node: 2}, history.Target{Type: history.TargetNode, Nodes: []int{2}}},
+		{fault.ClockJumpServer{Node: 0}, history.Target{Type: history.TargetNode, Nodes: []int{0}}},
+		{fault.ClockJumpServer{Node: fault.EveryServer}, history.Target{Type: history.TargetNode}},
+		{fault.PreferReplica{Node: 2}, history.Target{Type: history.TargetNode, Nodes: []int{2}}},
+		{fault.CutReplication{Replicas: []int{1, 2}}, history.Target{Type: history.TargetLink, Nodes: []int{1, 2}}},
+		{fault.KillMaster{Also: []int{1}}, history.Target{Type: history.TargetNode, Nodes: []int{1}, Role: "master"}},
+		{fault.KillLeader{}, history.Target{Type: history.TargetNode, Role: "leader"}},
+	}
+	for _, tt := range tests {
+		if got := tt.f.About().Struck; !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%#v strikes %+v, want %+v", tt.f, got, tt.want)
 		}
 	}
 }

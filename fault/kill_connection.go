@@ -25,7 +25,7 @@ func (f KillConnection) String() string {
 
 // About: its effect is a loss: a lock bound to a connection is gone on
 // the server while its holder still believes it holds it.
-func (f KillConnection) About() About { return about("kill-connection", f.Client) }
+func (f KillConnection) About() About { return onConnections("kill-connection", f.Client) }
 
 // errUnknownThread is MariaDB's answer to KILL of a connection already gone.
 const errUnknownThread = 1094

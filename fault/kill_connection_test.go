@@ -59,7 +59,7 @@ func testKillConnection(t *testing.T, topology cluster.Topology) {
 	if err := tx.QueryRowContext(ctx, "SELECT id FROM "+cluster.LockTable+" WHERE name = 'k' FOR UPDATE").Scan(&id); err != nil {
 		t.Fatal(err)
 	}
-	heal, err := fault.Apply(ctx, env, fault.KillConnection{Client: 0}, "test", false)
+	heal, err := fault.Apply(ctx, env, fault.KillConnection{Client: 0}, history.Op{Detail: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,11 @@ func (KillLeader) String() string {
 }
 
 // About: a stall while the cluster elects a new leader; nothing is lost.
-func (KillLeader) About() About { return about("kill-leader", -1) }
+func (KillLeader) About() About {
+	a := onNodes("kill-leader")
+	a.Struck.Role = "leader" // which node leads only the injection learns
+	return a
+}
 
 // Inject finds the leader and kills it.
 func (f KillLeader) Inject(ctx context.Context, env *Env) (network.Heal, error) {

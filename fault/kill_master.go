@@ -26,8 +26,10 @@ func (f KillMaster) String() string {
 }
 
 // About: its effect is a loss: the promoted replica may lack the lock's key.
-func (KillMaster) About() About {
-	return about("kill-master", -1)
+func (f KillMaster) About() About {
+	a := onNodes("kill-master", f.Also...)
+	a.Struck.Role = "master" // which node is master only the injection learns
+	return a
 }
 
 // Inject kills and waits for the promotion.
@@ -69,7 +71,9 @@ func (f KillMaster) Inject(ctx context.Context, env *Env) (network.Heal, error) 
 		restart()
 		return nil, fmt.Errorf("await failover: %w", err)
 	}
+	failover := f.About()
 	env.history.Add(history.Op{Client: -1, Kind: history.KindFault, Call: start, Return: env.history.Now(), Fault: history.FaultFailover,
+		FaultKind: failover.Name, Part: history.PartFailover, Target: env.target(failover.Struck),
 		Effect: history.EffectLoss, Detail: fmt.Sprintf("Sentinel promoted %s in place of %s after %s", to.Name(), master.Name(), took.Round(time.Millisecond))})
 	return restart, nil
 }

@@ -30,8 +30,8 @@ func (f KillNode) String() string {
 // take on that node what the killed node held, and even a restart with its
 // data may lose the writes it had not yet fsynced (the fault cannot know
 // the node's fsync policy).
-func (KillNode) About() About {
-	return about("kill-node", -1)
+func (f KillNode) About() About {
+	return onNodes("kill-node", f.Node)
 }
 
 // restarted labels the record of the restart that heals f, with what the
@@ -67,8 +67,9 @@ func (f KillNode) Inject(ctx context.Context, env *Env) (network.Heal, error) {
 			label = fmt.Sprintf("lock node %d restarted and caught up from the quorum, which kept every lock", f.Node)
 			effect = history.EffectStage
 		}
+		restart := f.About()
 		env.history.Add(history.Op{Client: -1, Kind: history.KindFault, Call: start, Return: env.history.Now(),
-			Fault: label, Effect: effect})
+			Fault: label, FaultKind: restart.Name, Part: history.PartRestart, Target: env.target(restart.Struck), Effect: effect})
 		return nil
 	}), nil
 }

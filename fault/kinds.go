@@ -32,14 +32,14 @@ type Kind struct {
 	Uses []cluster.Operation
 }
 
-// Target is what a fault strikes.
-type Target string
+// Target is what a kind of fault strikes: the history's word for it.
+type Target = history.TargetType
 
-// Targets.
+// Targets of kinds.
 const (
-	TargetClient Target = "client" // a client: its process, its clock, its work
-	TargetLink   Target = "link"   // a network path: a client's to the lock nodes, a replica's to its master
-	TargetNode   Target = "node"   // a lock node's server
+	TargetClient = history.TargetClient // a client: its process, its clock, its work
+	TargetLink   = history.TargetLink   // a network path: a client's to the lock nodes, a replica's to its master
+	TargetNode   = history.TargetNode   // a lock node's server
 )
 
 // Remedies several kinds share.
@@ -103,5 +103,26 @@ func Families() []string {
 	return families
 }
 
-// about is a fault's About: the kind called name, acting on client.
-func about(name string, client int) About { return About{Kind: Named(name), Client: client} }
+// onClient is the About of a fault of the kind called name that strikes
+// client itself: its process, its clock.
+func onClient(name string, client int) About {
+	return About{Kind: Named(name), Client: client, Struck: history.Target{Type: history.TargetClient}}
+}
+
+// onLinks is the About of a fault of the kind called name that strikes
+// client's links to the lock nodes nodes (all of them when none).
+func onLinks(name string, client int, nodes []int) About {
+	return About{Kind: Named(name), Client: client, Struck: history.Target{Type: history.TargetLink, Nodes: nodes}}
+}
+
+// onConnections is the About of a fault of the kind called name that
+// closes client's open connections.
+func onConnections(name string, client int) About {
+	return About{Kind: Named(name), Client: client, Struck: history.Target{Type: history.TargetConnection}}
+}
+
+// onNodes is the About of a fault of the kind called name that strikes the
+// lock nodes nodes; it acts on the system.
+func onNodes(name string, nodes ...int) About {
+	return About{Kind: Named(name), Client: -1, Struck: history.Target{Type: history.TargetNode, Nodes: nodes}}
+}

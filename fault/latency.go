@@ -27,7 +27,7 @@ func (f Latency) String() string {
 // About: its effect is a delay: the client's commands, its renewals too, come late,
 // and so do the replies that grant it the lock.
 func (f Latency) About() About {
-	return about("latency", f.Client)
+	return onLinks("latency", f.Client, f.Nodes)
 }
 
 // Inject adds the latency toxics.

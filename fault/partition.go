@@ -25,7 +25,7 @@ func (f Partition) String() string {
 
 // About: its effect is a stall: the client's commands fail, its renewals too.
 func (f Partition) About() About {
-	return about("partition", f.Client)
+	return onLinks("partition", f.Client, f.Nodes)
 }
 
 // Inject cuts the links.

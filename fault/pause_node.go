@@ -17,8 +17,8 @@ func (f PauseNode) String() string {
 
 // About: its effect is a stall of every client: none gets an answer from the node,
 // and keys keep expiring by the time that passes meanwhile.
-func (PauseNode) About() About {
-	return about("pause-node", -1)
+func (f PauseNode) About() About {
+	return onNodes("pause-node", f.Node)
 }
 
 // Inject stops the node.

@@ -19,8 +19,8 @@ func (f PreferReplica) String() string {
 }
 
 // About: it only sets the stage for a failover.
-func (PreferReplica) About() About {
-	return about("prefer-replica", -1)
+func (f PreferReplica) About() About {
+	return onNodes("prefer-replica", f.Node)
 }
 
 // Inject sets the priority; the heal puts back the default.

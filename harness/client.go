@@ -305,52 +305,68 @@ func (c *Client) Failpoint(ctx context.Context, name string) error {
 	// The run waits for these actions before it stops the workload, so
 	// that the story they tell ends while the other clients still cycle.
 	defer c.points.Done()
+	at := failpoint.At{Name: name, Client: c.id, Words: name}
+	if pr := c.phaseOf(ctx); pr != nil {
+		at.Phase = pr.phase
+	}
 	for _, a := range actions {
-		if err := c.act(ctx, name, a); err != nil {
+		if err := c.act(ctx, at, a); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// act does one failpoint action.
-func (c *Client) act(ctx context.Context, name string, a failpoint.Action) error {
+// onClient is the record of a fault of the kind called kind that a
+// failpoint's action does to this client at at.
+func (c *Client) onClient(kind string, at failpoint.At, a failpoint.Action) history.Op {
+	return at.Record(history.Op{Client: c.id, Kind: history.KindFault, FaultKind: kind,
+		Target: &history.Target{Type: history.TargetClient}, Crux: a.Crux})
+}
+
+// act does one failpoint action, reached at at.
+func (c *Client) act(ctx context.Context, at failpoint.At, a failpoint.Action) error {
+	name := at.Words
 	switch {
 	case a.Kind == failpoint.ActionCrash:
-		c.crash("failpoint "+name, a.Crux)
+		c.crash("failpoint "+name, at.Record(history.Op{Crux: a.Crux}))
 		return ErrCrashed
 	case a.Kind == failpoint.ActionPause && a.Until != "":
-		return c.pause(ctx, a.For, "failpoint "+name+": until another client reaches "+a.Until, c.until(a.Until), a.Crux)
+		return c.pause(ctx, a.For, "failpoint "+name+": until another client reaches "+a.Until, c.until(a.Until), at.Record(history.Op{Crux: a.Crux}))
 	case a.Kind == failpoint.ActionPause:
-		return c.pause(ctx, a.For, "failpoint "+name, func(ctx context.Context) { <-ctx.Done() }, a.Crux)
+		return c.pause(ctx, a.For, "failpoint "+name, func(ctx context.Context) { <-ctx.Done() }, at.Record(history.Op{Crux: a.Crux}))
 	case a.Kind == failpoint.ActionHold:
-		return c.hold(ctx, name, a)
+		return c.hold(ctx, at, a)
 	case a.Kind == failpoint.ActionFault:
 		start := c.history.Now()
-		c.points.Inject(a, fmt.Sprintf("at failpoint %s of client %d", name, c.id))
+		c.points.Inject(a, at)
 		// The wait is recorded so that a checker can tell it from the
 		// scenario's faults: a restart slowed by a loaded machine must not
 		// pass for a holder that outlived its lease by the lock's fault.
 		end := c.history.Now()
-		c.history.Add(history.Op{Client: c.id, Kind: history.KindFault, Call: start, Return: end, Fault: history.FaultInjecting,
-			Effect: history.EffectHarness, Detail: fmt.Sprintf("failpoint %s: %s took %s", name, a.Fault, (end - start).Round(time.Millisecond))})
+		op := c.onClient(a.Fault.About().Name, at, failpoint.Action{})
+		op.Call, op.Return, op.Part, op.Fault, op.Effect = start, end, history.PartInjection, history.FaultInjecting, history.EffectHarness
+		op.Detail = fmt.Sprintf("failpoint %s: %s took %s", name, a.Fault, (end - start).Round(time.Millisecond))
+		c.history.Add(op)
 		return nil
 	default:
-		return c.slow(ctx, name, a)
+		return c.slow(ctx, at, a)
 	}
 }
 
 // slow is a sleep at a failpoint: only the calling goroutine waits, for
 // a.For or until another client reaches a.Until. It is recorded as a fault
 // on the client's row.
-func (c *Client) slow(ctx context.Context, name string, a failpoint.Action) error {
+func (c *Client) slow(ctx context.Context, at failpoint.At, a failpoint.Action) error {
 	// A delayed command stands for a slow network or a stalled client; a
 	// slow critical section is the workload's own time.
+	name := at.Words
 	label, effect := history.FaultSlowWork, history.EffectWork
-	if failpoint.IsCommandPoint(name) {
+	if failpoint.IsCommandPoint(at.Name) {
 		label, effect = "delayed command", history.EffectDelay
 	}
-	op := history.Op{Client: c.id, Kind: history.KindFault, Call: c.history.Now(), Fault: label, Effect: effect, Crux: a.Crux}
+	op := c.onClient(failpoint.ActionKindName(a.Kind, at.Name), at, a)
+	op.Call, op.Fault, op.Effect = c.history.Now(), label, effect
 	c.history.Begin(op)
 	var err error
 	if a.Until != "" {
@@ -399,10 +415,11 @@ func (c *Client) Sleep(ctx context.Context, d time.Duration) error {
 
 // Crash stops the client for good: its connections close, its background work
 // is cancelled and no cleanup runs, so whatever it held stays held.
-func (c *Client) Crash(why string) { c.crash(why, false) }
+func (c *Client) Crash(why string) { c.crash(why, history.Op{}) }
 
-// crash is Crash, recorded as the scenario's crux when crux is set.
-func (c *Client) crash(why string, crux bool) {
+// crash is Crash, recorded as rec: the scenario's crux when its Crux is
+// set, and where a failpoint struck when one did.
+func (c *Client) crash(why string, rec history.Op) {
 	if c.crashed.Swap(true) {
 		return
 	}
@@ -415,7 +432,8 @@ func (c *Client) crash(why string, crux bool) {
 	}
 	c.cancel()
 	c.closeConns()
-	c.history.Add(history.Op{Client: c.id, Kind: history.KindCrash, Call: at, Return: at, Detail: why, Crux: crux})
+	rec.Client, rec.Kind, rec.Call, rec.Return, rec.Detail = c.id, history.KindCrash, at, at, why
+	c.history.Add(rec)
 }
 
 // Crashed reports whether the client has crashed.
@@ -425,12 +443,13 @@ func (c *Client) Crashed() bool { return c.crashed.Load() }
 // its watchdog's included, blocks until the pause ends, as in a long GC pause.
 // The caller waits out the pause too.
 func (c *Client) Pause(ctx context.Context, d time.Duration, why string) error {
-	return c.pause(ctx, d, why, func(ctx context.Context) { <-ctx.Done() }, false)
+	return c.pause(ctx, d, why, func(ctx context.Context) { <-ctx.Done() }, history.Op{})
 }
 
 // pause stops the world for this client until wait returns or d passed;
-// crux records it as the fault the scenario is about.
-func (c *Client) pause(ctx context.Context, d time.Duration, why string, wait func(ctx context.Context), crux bool) error {
+// it is recorded as rec: the fault the scenario is about when its Crux is
+// set, and where a failpoint struck when one did.
+func (c *Client) pause(ctx context.Context, d time.Duration, why string, wait func(ctx context.Context), rec history.Op) error {
 	c.mu.Lock()
 	if c.resume != nil {
 		c.mu.Unlock()
@@ -441,7 +460,10 @@ func (c *Client) pause(ctx context.Context, d time.Duration, why string, wait fu
 	c.mu.Unlock()
 
 	start := c.history.Now()
-	c.history.Begin(history.Op{Client: c.id, Kind: history.KindFault, Call: start, Fault: "client pause", Effect: history.EffectDelay, Crux: crux, Detail: why})
+	rec.Client, rec.Kind, rec.Call, rec.Fault, rec.Effect = c.id, history.KindFault, start, "client pause", history.EffectDelay
+	rec.FaultKind, rec.Target = failpoint.ActionKindName(failpoint.ActionPause, ""), &history.Target{Type: history.TargetClient}
+	rec.Detail = why
+	c.history.Begin(rec)
 	p := c.attached()
 	if p != nil {
 		if err := p.Stop(); err != nil {
@@ -465,8 +487,8 @@ func (c *Client) pause(ctx context.Context, d time.Duration, why string, wait fu
 	close(resume)
 	c.mu.Unlock()
 	end := c.history.Now()
-	c.history.Add(history.Op{Client: c.id, Kind: history.KindFault, Call: start, Return: end,
-		Fault: "client pause", Effect: history.EffectDelay, Crux: crux, Detail: fmt.Sprintf("%s: stop-the-world pause of %s", why, (end - start).Round(time.Millisecond))})
+	rec.Return, rec.Detail = end, fmt.Sprintf("%s: stop-the-world pause of %s", why, (end-start).Round(time.Millisecond))
+	c.history.Add(rec)
 	return err
 }
 

@@ -133,10 +133,19 @@ func (c *Client) strike(ctx context.Context, pr *phaseRun, node int, name string
 	}
 	k, retried := pr.next()
 	what := fmt.Sprintf("%s (%s command %d)", name, pr.phase, k)
-	drop := false
+	at := func(point, words string) failpoint.At {
+		return failpoint.At{Name: point, Client: c.id, Phase: pr.phase, Command: name, Words: words}
+	}
+	// The reply is dropped when any of the command's failpoints says so;
+	// the first that did is where the record says it struck.
+	drop, dropAt := false, failpoint.At{}
 	if !retried {
-		if err := c.fire(ctx, failpoint.BeforeCommand(pr.phase, k), "before "+what, false, &drop); err != nil {
+		before := at(failpoint.BeforeCommand(pr.phase, k), "before "+what)
+		if err := c.fire(ctx, before, false, &drop); err != nil {
 			return err
+		}
+		if drop {
+			dropAt = before
 		}
 	}
 	watch := c.watchKey(ctx, pr, node, cmds)
@@ -150,25 +159,30 @@ func (c *Client) strike(ctx context.Context, pr *phaseRun, node int, name string
 		pr.refused()
 		return err
 	}
-	points := []string{failpoint.AfterCommand(pr.phase, k)}
+	points := []failpoint.At{at(failpoint.AfterCommand(pr.phase, k), "after "+what)}
 	if took && pr.tookSent.CompareAndSwap(0, int64(x.call)+1) {
-		points = append(points, failpoint.AfterTook)
+		points = append(points, at(failpoint.AfterTook, "after "+what))
 	}
 	for _, p := range points {
-		if ferr := c.fire(ctx, p, "after "+what, true, &drop); ferr != nil {
+		hit := false
+		if ferr := c.fire(ctx, p, true, &hit); ferr != nil {
 			return ferr
+		}
+		if hit && !drop {
+			drop, dropAt = true, p
 		}
 	}
 	if drop {
-		return c.dropReply(ctx, what)
+		return c.dropReply(ctx, what, dropAt, node)
 	}
 	return err
 }
 
-// fire counts a hit of a command failpoint and does what it armed, except
-// dropping the reply, which it leaves to the caller through drop.
-func (c *Client) fire(ctx context.Context, name, where string, sent bool, drop *bool) error {
-	actions := c.points.Hit(name, c.id)
+// fire counts a hit of a command failpoint, reached at at, and does what
+// it armed, except dropping the reply, which it leaves to the caller
+// through drop.
+func (c *Client) fire(ctx context.Context, at failpoint.At, sent bool, drop *bool) error {
+	actions := c.points.Hit(at.Name, c.id)
 	if len(actions) == 0 {
 		return nil
 	}
@@ -178,7 +192,7 @@ func (c *Client) fire(ctx context.Context, name, where string, sent bool, drop *
 			*drop = true
 			continue
 		}
-		if err := c.actOnCommand(ctx, where, a, sent); err != nil {
+		if err := c.actOnCommand(ctx, at, a, sent); err != nil {
 			return err
 		}
 	}
@@ -187,15 +201,15 @@ func (c *Client) fire(ctx context.Context, name, where string, sent bool, drop *
 
 // actOnCommand does one action at a command. A crash before the command
 // means it was never sent; after it, that its reply was never seen.
-func (c *Client) actOnCommand(ctx context.Context, where string, a failpoint.Action, sent bool) error {
+func (c *Client) actOnCommand(ctx context.Context, at failpoint.At, a failpoint.Action, sent bool) error {
 	if a.Kind == failpoint.ActionCrash {
-		c.crash(where, a.Crux)
+		c.crash(at.Words, at.Record(history.Op{Crux: a.Crux}))
 		if sent {
 			return ErrCrashed
 		}
 		return ErrNotSent
 	}
-	return c.act(ctx, where, a)
+	return c.act(ctx, at, a)
 }
 
 // errReplyDropped is what a client sees when a reply never came: a timeout.
@@ -209,8 +223,9 @@ func (errReplyDropped) Temporary() bool { return true }
 
 // dropReply throws away the reply of a command that ran on the server: the
 // client waits its read timeout (or its context's deadline) and sees a
-// timeout, as when the reply is lost on the network.
-func (c *Client) dropReply(ctx context.Context, what string) error {
+// timeout, as when the reply is lost on the network: on the client's link
+// to node (its index in Nodes; -1 for the inventory), at failpoint at.
+func (c *Client) dropReply(ctx context.Context, what string, at failpoint.At, node int) error {
 	start := c.history.Now()
 	wait := c.timeout
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
@@ -218,9 +233,14 @@ func (c *Client) dropReply(ctx context.Context, what string) error {
 	}
 	err := c.Sleep(ctx, wait)
 	end := c.history.Now()
-	c.history.Add(history.Op{Client: c.id, Kind: history.KindFault, Call: start, Return: end, Fault: "reply dropped", Effect: history.EffectStall,
+	target := &history.Target{Type: history.TargetLink}
+	if node >= 0 {
+		target.Nodes = []int{node}
+	}
+	c.history.Add(at.Record(history.Op{Client: c.id, Kind: history.KindFault, Call: start, Return: end, Fault: "reply dropped",
+		FaultKind: failpoint.ActionKindName(failpoint.ActionDrop, at.Name), Target: target, Effect: history.EffectStall,
 		Detail: fmt.Sprintf("the reply of %s was dropped: the command ran on the server, the client waited %s and saw a timeout",
-			what, (end - start).Round(time.Millisecond))})
+			what, (end - start).Round(time.Millisecond))}))
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,8 @@ const holdFault = "another user of the client's SQL pool"
 // the background when the client reaches a.Until (endHolds, which waits
 // until the connection is back in the pool), after a.For, or when the
 // client ends.
-func (c *Client) hold(ctx context.Context, name string, a failpoint.Action) error {
+func (c *Client) hold(ctx context.Context, at failpoint.At, a failpoint.Action) error {
+	name := at.Words
 	if c.pool == nil {
 		return fmt.Errorf("failpoint %s: %s: the client has no SQL pool", name, a)
 	}
@@ -52,9 +53,10 @@ func (c *Client) hold(ctx context.Context, name string, a failpoint.Action) erro
 		}
 		conn.Close() // back to the pool, as the last one returned
 		stop := c.history.Now()
-		c.history.Add(history.Op{Client: c.id, Kind: history.KindFault, Call: start, Return: stop, Fault: holdFault,
-			Effect: history.EffectStage, Crux: a.Crux,
-			Detail: fmt.Sprintf("failpoint %s: one of the client's pooled SQL connections held %s (%s)", name, how, (stop - start).Round(time.Millisecond))})
+		op := c.onClient(failpoint.ActionKindName(a.Kind, at.Name), at, a)
+		op.Call, op.Return, op.Fault, op.Effect = start, stop, holdFault, history.EffectStage
+		op.Detail = fmt.Sprintf("failpoint %s: one of the client's pooled SQL connections held %s (%s)", name, how, (stop - start).Round(time.Millisecond))
+		c.history.Add(op)
 	})
 	return nil
 }

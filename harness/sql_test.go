@@ -118,7 +118,7 @@ func testSQLService(t *testing.T, topology cluster.Topology, dialect cluster.Dia
 	go c.pause(ctx, 200*time.Millisecond, "test", func(ctx context.Context) {
 		close(started)
 		<-ctx.Done()
-	}, false)
+	}, history.Op{})
 	<-started
 	start := time.Now()
 	if err := c.SQL().PingContext(ctx); err != nil {

@@ -6,7 +6,7 @@
 // A history file is JSON lines. The first line names the format and its
 // version:
 //
-//	{"format":"locklab-history","version":1}
+//	{"format":"locklab-history","version":2}
 //
 // Every further line is one [Op], written the moment it completes, so a run
 // that dies loses nothing that had returned. Times are nanoseconds since the
@@ -19,8 +19,16 @@
 //   - "acquire" and "release": a Locker.Acquire or Lease.Release, with the
 //     outcome the client saw;
 //   - "section": one critical section on the inventory, read to write;
-//   - "crash": a client crashed;
-//   - "fault": a fault, from inject to heal;
+//   - "crash": a client crashed; Failpoint, Phase and Command say where,
+//     when a failpoint crashed it;
+//   - "fault": a fault, from inject to heal, recorded as data: FaultKind
+//     names its kind (fault.Kinds: "pause", "kill-master", "partition"),
+//     Target what it struck (a client, a link, a connection or a lock node,
+//     with the lock nodes it touched), Part which record of the fault it is
+//     (the fault itself, or the failover, restart or injection wait it
+//     brought), and Failpoint, Phase and Command where it struck when a
+//     failpoint set it off. Its Fault (a label) and Detail are text for
+//     people: readers decide from the fields, never from the text;
 //   - "reply": one lock node's reply to one command a client sent it about
 //     the lock key, recorded only when the topology has more than one lock
 //     node (redlock, replicated), so that a drawing can tell which nodes
@@ -35,6 +43,14 @@
 //
 // Kinds and fields added within a version are optional: a reader of an
 // older history of the same version finds none of them.
+//
+// # Versions
+//
+// Version 2 records each fault as data (FaultKind, Target, Part,
+// Failpoint, Phase, Command). Version 1 had only the label and detail
+// text; Read still reads it, and fills the new fields from the labels
+// version 1 wrote (v1.go), leaving a field empty where they do not tell,
+// so that report folders kept from then still verify and draw.
 package history
 
 import (
@@ -53,7 +69,7 @@ import (
 // Format and Version name the file format in its first line.
 const (
 	Format  = "locklab-history"
-	Version = 1
+	Version = 2
 )
 
 // header is the first line of a history file.
@@ -78,6 +94,49 @@ const (
 // NeverReturned is the Return of an operation that had not returned when the
 // history ended; checkers treat it as returning at the end.
 const NeverReturned time.Duration = -1
+
+// Target is what a fault struck. The client it struck, or whose links or
+// connections it struck, is its Op's Client (-1 for none).
+type Target struct {
+	Type TargetType `json:"type"`
+	// Nodes are the lock nodes the fault touched, by their index in the
+	// cluster's lock nodes: the nodes struck, or those at the far end of
+	// the links or connections struck. Empty when it touched none (a
+	// client's process, clock or work) or, in version 1, when the label
+	// did not say.
+	Nodes []int `json:"nodes,omitempty"`
+	// Role names a lock node struck by its role at the moment of the
+	// fault, which only the injection learns ("master", "leader"); Nodes
+	// then lists the other nodes struck with it.
+	Role string `json:"role,omitempty"`
+}
+
+// TargetType is the kind of thing a fault strikes.
+type TargetType string
+
+// Target types.
+const (
+	TargetClient     TargetType = "client"     // a client: its process, its clock, its work, its commands
+	TargetLink       TargetType = "link"       // a network path: a client's to lock nodes, a replica's to its master
+	TargetConnection TargetType = "connection" // a client's open connections, closed under it
+	TargetNode       TargetType = "node"       // a lock node's server
+)
+
+// Part is which record of a fault an Op is, when a fault brings about
+// something the harness records apart.
+type Part string
+
+// Parts of a fault, besides the fault itself ("").
+const (
+	// PartFailover is Sentinel's promotion of a replica after a master's
+	// kill, from the kill to the promotion.
+	PartFailover Part = "failover"
+	// PartRestart is a killed lock node's restart, until it served again.
+	PartRestart Part = "restart"
+	// PartInjection is the time a client waited at its failpoint while the
+	// harness injected the fault (EffectHarness).
+	PartInjection Part = "injection"
+)
 
 // FaultFailover labels the record of a Sentinel promotion.
 const FaultFailover = "Sentinel failover"
@@ -145,9 +204,25 @@ type Op struct {
 	Written  int64                `json:"written,omitempty"`
 	Result   models.SectionResult `json:"result,omitempty"`
 
-	// Faults, crashes and the end record.
+	// Faults, crashes and the end record. Fault is a fault's label and
+	// Detail says more, both for people only: nothing reads them to decide.
 	Fault  string `json:"fault,omitempty"`
 	Detail string `json:"detail,omitempty"`
+	// FaultKind is the name of a fault's kind in fault.Kinds ("pause",
+	// "kill-node"); empty for a version-1 fault whose label does not tell.
+	FaultKind string `json:"fault_kind,omitempty"`
+	// Target is what a fault struck; nil when not known (version 1).
+	Target *Target `json:"target,omitempty"`
+	// Part says which record of its fault an Op is: empty for the fault
+	// itself, from inject to heal, or what the fault brought about,
+	// recorded apart (PartFailover, PartRestart, PartInjection).
+	Part Part `json:"part,omitempty"`
+	// Failpoint names the failpoint where a fault or crash struck, for
+	// those a failpoint set off (failpoint.BeforeCommand's name for a
+	// command's); empty for a scheduled one. Phase and Command (below)
+	// then say the phase the client was in and, at a command's failpoint,
+	// the command's first words.
+	Failpoint string `json:"failpoint,omitempty"`
 	// Effect is how a fault bears on the lock's safety; empty in histories
 	// written before effects were recorded, where every fault but slow work
 	// counts as a stall.
@@ -157,7 +232,8 @@ type Op struct {
 	// the faults that only set the stage.
 	Crux bool `json:"crux,omitempty"`
 
-	// Replies. Node is the lock node's index in the cluster's lock nodes
+	// Replies (Phase and Command also faults and crashes, above). Node is
+	// the lock node's index in the cluster's lock nodes
 	// (a Redlock master, or a data node of the replicated topology: the one
 	// the client's connection had dialled, which Sentinel named master);
 	// Command is the command's first words ("SET NX PX", "EVAL"), never its
@@ -353,8 +429,10 @@ func (h *Recorder) Close() error {
 // of locklab can read.
 var ErrFormat = errors.New("not a locklab history")
 
-// Read reads a history written by a Recorder. Input in another format, or
-// in a version this locklab does not know, gives one error wrapping ErrFormat.
+// Read reads a history written by a Recorder, of this version or of
+// version 1, whose faults get the fields version 2 added from their
+// labels (fromV1). Input in another format, or in a version this locklab
+// does not know, gives one error wrapping ErrFormat.
 func Read(r io.Reader) ([]Op, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
@@ -368,14 +446,17 @@ func Read(r io.Reader) ([]Op, error) {
 	if err := json.Unmarshal(sc.Bytes(), &h); err != nil || h.Format != Format {
 		return nil, fmt.Errorf("%w: its first line is not {\"format\":%q,...} (a history from before format versions, or another file)", ErrFormat, Format)
 	}
-	if h.Version != Version {
-		return nil, fmt.Errorf("%w: format version %d, this locklab reads version %d", ErrFormat, h.Version, Version)
+	if h.Version != 1 && h.Version != Version {
+		return nil, fmt.Errorf("%w: format version %d, this locklab reads versions 1 to %d", ErrFormat, h.Version, Version)
 	}
 	var ops []Op
 	for line := 2; sc.Scan(); line++ {
 		var op Op
 		if err := json.Unmarshal(sc.Bytes(), &op); err != nil {
 			return nil, fmt.Errorf("history line %d: %w", line, err)
+		}
+		if h.Version == 1 {
+			op = fromV1(op)
 		}
 		ops = append(ops, op)
 	}

@@ -3,6 +3,7 @@ package reports
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -253,5 +254,55 @@ func TestVerifyCode(t *testing.T) {
 		if got := VerifyCode(runs); got != tc.want {
 			t.Errorf("VerifyCode(%v) = %d, want %d", tc.verdicts, got, tc.want)
 		}
+	}
+}
+
+// withVersion rewrites the format line of the history of the run in folder
+// to name version.
+func withVersion(t *testing.T, folder string, version int) {
+	t.Helper()
+	path := filepath.Join(folder, runner.HistoryFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, _ := strings.Cut(string(b), "\n")
+	head := fmt.Sprintf(`{"format":%q,"version":%d}`, history.Format, version)
+	if err := os.WriteFile(path, []byte(head+"\n"+rest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestVerifyVersions: the golden runs are report folders users keep from
+// version 1 of the history format, which still verify as they are; a
+// version this locklab does not know is one line naming the file and the
+// version.
+func TestVerifyVersions(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		version int
+		want    string // the error; "" when it verifies
+	}{
+		{"version 1 as kept", 1, ""},
+		{"unknown version", 3, "3-no-ttl-fixed/history.jsonl: not a locklab history: format version 3, this locklab reads versions 1 to 2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "locklab-report")
+			if err := os.CopyFS(dir, os.DirFS(goldenDir)); err != nil {
+				t.Fatal(err)
+			}
+			run := filepath.Join(dir, "3-no-ttl-fixed")
+			withVersion(t, run, tc.version)
+			v, err := Verify(run)
+			if tc.want == "" {
+				if err != nil || len(v.Changes) > 0 || v.Code() != VerifyOK {
+					t.Errorf("Verify: %v, changes %v, code %d; want the verdicts reproduced", err, v.Changes, v.Code())
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") || !errors.Is(err, history.ErrFormat) {
+				t.Errorf("Verify: %v, want one line with %q wrapping ErrFormat", err, tc.want)
+			}
+		})
 	}
 }

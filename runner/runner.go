@@ -429,7 +429,7 @@ func (r *run) inject(ctx context.Context, env *fault.Env, sf ScheduledFault) (bo
 	if !sleepCtx(ctx, sf.At) {
 		return false, nil
 	}
-	heal, err := fault.Apply(ctx, env, sf.Fault, "", sf.Crux)
+	heal, err := fault.Apply(ctx, env, sf.Fault, history.Op{Crux: sf.Crux})
 	if err != nil {
 		return false, err
 	}

@@ -512,7 +512,7 @@ func (s *scene) faultLane(name string, v view) *lane {
 			continue
 		}
 		x0, x1 := v.clampX(f.Call), v.clampX(f.Return)
-		if f.Fault == history.FaultFailover {
+		if f.Part == history.PartFailover {
 			s.drawFailover(l, f, v, x0, x1)
 			continue
 		}

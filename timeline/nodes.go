@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -242,23 +241,19 @@ func (k *keeping) finish() {
 type loss struct {
 	node  int
 	at    time.Duration
-	label string
+	label string // the fault's label, for people
 }
 
 // nodeLosses are the faults of ops that can lose the lock's state (their
-// effect is a loss) on the one node their label names, in time order: a
+// effect is a loss) on the lock nodes they struck, in time order: a
 // restart of a Redlock node, a jump of its clock.
 func nodeLosses(ops []history.Op) []loss {
 	var ls []loss
 	for _, op := range ops {
-		if op.Kind != history.KindFault || op.Effect != history.EffectLoss {
+		if op.Kind != history.KindFault || op.Effect != history.EffectLoss || op.Target == nil || op.Target.Type != history.TargetNode {
 			continue
 		}
-		m := nodeNumbers.FindStringSubmatch(op.Fault)
-		if m == nil {
-			continue
-		}
-		if n, err := strconv.Atoi(strings.TrimSpace(m[1])); err == nil {
+		for _, n := range op.Target.Nodes {
 			ls = append(ls, loss{node: n, at: op.Call, label: op.Fault})
 		}
 	}

@@ -54,8 +54,10 @@ func redlockHistory() []history.Op {
 	add(each(0, []int{0, 1, 2}, 70, "SET PX NX", "acquire", models.OK)...)
 	add(history.Op{Client: 0, Kind: history.KindAcquire, Key: "lock", Call: 69 * ms, Return: 72 * ms, Outcome: models.OK})
 	add(rep(0, 0, 120, "PEXPIRE", "background", models.OK))
-	add(history.Op{Client: -1, Kind: history.KindFault, Call: 130 * ms, Return: 140 * ms, Fault: "kill lock node 2 (SIGKILL), restart it empty on the same port", Effect: history.EffectStall},
-		history.Op{Client: -1, Kind: history.KindFault, Call: 140 * ms, Return: 140 * ms, Fault: "lock node 2 restarted empty (every key it held is lost)", Effect: history.EffectLoss})
+	add(history.Op{Client: -1, Kind: history.KindFault, Call: 130 * ms, Return: 140 * ms, Fault: "kill lock node 2 (SIGKILL), restart it empty on the same port", Effect: history.EffectStall,
+		FaultKind: "kill-node", Target: &history.Target{Type: history.TargetNode, Nodes: []int{2}}},
+		history.Op{Client: -1, Kind: history.KindFault, Call: 140 * ms, Return: 140 * ms, Fault: "lock node 2 restarted empty (every key it held is lost)", Effect: history.EffectLoss,
+			FaultKind: "kill-node", Part: history.PartRestart, Target: &history.Target{Type: history.TargetNode, Nodes: []int{2}}})
 	add(rep(1, 2, 150, "SET PX NX", "acquire", models.OK))
 	add(history.Op{Client: 1, Kind: history.KindAcquire, Key: "lock", Call: 149 * ms, Return: 160 * ms, Outcome: models.Failed})
 	add(history.Op{Client: -1, Kind: history.KindEnd, Call: 300 * ms, Return: 300 * ms, End: &history.End{TTL: 100 * ms, Probe: true}})
@@ -164,6 +166,7 @@ func TestFailoverAtPromotion(t *testing.T) {
 		{Client: 0, Kind: history.KindAcquire, Key: "lock", Call: 0, Return: ms, Outcome: models.OK},
 		{Client: 0, Kind: history.KindRelease, Key: "lock", Call: 4000 * ms, Return: 4001 * ms, Outcome: models.OK},
 		{Client: -1, Kind: history.KindFault, Call: 1033 * ms, Return: 3000 * ms, Fault: history.FaultFailover,
+			FaultKind: "kill-master", Part: history.PartFailover, Target: &history.Target{Type: history.TargetNode, Role: "master"},
 			Detail: "Sentinel promoted n2 in place of n1 after 1.967s"},
 		{Client: -1, Kind: history.KindEnd, Call: 5000 * ms, Return: 5000 * ms, End: &history.End{TTL: 100 * ms, Probe: true}},
 	}
@@ -190,7 +193,7 @@ func TestFailoverAtPromotion(t *testing.T) {
 	if d := x(progress) - at(1033*ms); d < -1 || d > 1 {
 		t.Errorf("failover in progress labelled at x=%.1f, want %.1f (1033 ms)", x(progress), at(1033*ms))
 	}
-	if got := Schedule(ops); len(got) != 1 || !strings.HasPrefix(got[0], "3.00 s: Sentinel failover: promoted n2 in place of n1") {
+	if got := Schedule(ops); len(got) != 1 || !strings.HasPrefix(got[0], "3.00 s: Sentinel promoted n2 in place of n1") {
 		t.Errorf("schedule %q", got)
 	}
 }

@@ -9,7 +9,6 @@ package timeline
 import (
 	"cmp"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -132,7 +131,7 @@ func newScene(ops []history.Op, checks []check.Check) *scene {
 			s.releases = append(s.releases, op)
 		case history.KindFault:
 			op.Return = history.Returned(op, s.last)
-			if op.Client >= 0 && !network(op.Fault) {
+			if op.Client >= 0 && !onNetwork(op) {
 				s.hatched[op.Client] = append(s.hatched[op.Client], op)
 				continue
 			}
@@ -235,35 +234,34 @@ func (s *scene) idleGaps() []gap {
 	return gaps
 }
 
-// network reports whether a fault label names a fault of the network.
-func network(label string) bool {
-	for _, w := range []string{"partition", "latency", "black-hole", "reply", "replies"} {
-		if strings.Contains(label, w) {
-			return true
-		}
-	}
-	return false
+// onNetwork reports whether a fault struck a client's links, and so is
+// drawn in the network's lane rather than on the client's row.
+func onNetwork(op history.Op) bool {
+	return op.Client >= 0 && op.Target != nil && op.Target.Type == history.TargetLink
 }
 
-var nodeNumbers = regexp.MustCompile(`nodes? \[?([0-9][0-9 ]*)\]?`)
-
-// faultLanes are the lanes a fault of the system is drawn in: the network,
-// each node its label names, the master, or Sentinel.
+// faultLanes are the lanes a fault of the system is drawn in: Sentinel for
+// a failover, the network, the node named by its role (the master), each
+// lock node it touched, or the system when it says none.
 func faultLanes(op history.Op) []string {
+	t := op.Target
 	switch {
-	case network(op.Fault):
-		return []string{"network"}
-	case op.Fault == history.FaultFailover:
+	case op.Part == history.PartFailover:
 		return []string{"Sentinel"}
-	case strings.HasPrefix(op.Fault, "kill the master"):
+	case onNetwork(op):
+		return []string{"network"}
+	case t == nil:
+		return []string{"system"}
+	case t.Role == "master":
 		return []string{"master"}
-	}
-	if m := nodeNumbers.FindStringSubmatch(op.Fault); m != nil {
+	case t.Type == history.TargetNode || t.Type == history.TargetLink:
 		var lanes []string
-		for _, n := range strings.Fields(m[1]) {
-			lanes = append(lanes, "node "+n)
+		for _, n := range t.Nodes {
+			lanes = append(lanes, fmt.Sprintf("node %d", n))
 		}
-		return lanes
+		if len(lanes) > 0 {
+			return lanes
+		}
 	}
 	return []string{"system"}
 }
@@ -292,15 +290,17 @@ func laneRank(lane string) int {
 	return n
 }
 
-// shortLabel is a fault's label up to its first parenthesis: what it did,
-// without how.
+// shortLabel is what a fault's label shows in a drawing: the label up to
+// its first parenthesis, what it did without how; a client's own pause
+// says "paused" on its row. It decides nothing: it only shortens the text
+// people read.
 func shortLabel(op history.Op) string {
+	if op.FaultKind == "pause" && op.Part == "" && op.Client >= 0 {
+		return "paused"
+	}
 	l := op.Fault
 	if i := strings.Index(l, " ("); i > 0 {
 		l = l[:i]
-	}
-	if l == "client pause" {
-		l = "paused"
 	}
 	return l
 }

@@ -182,7 +182,7 @@ func (s *scene) faultsDuring(client int, from, to time.Duration, n int) []Event 
 				continue
 			}
 			at, text := f.Call, shortLabel(f)
-			if f.Fault == history.FaultFailover {
+			if f.Part == history.PartFailover {
 				// Told when the promotion happened, not when the
 				// failover began: the kill of the master says that.
 				at, text = f.Return, "Sentinel failover in progress"
@@ -207,15 +207,17 @@ func (s *scene) faultsDuring(client int, from, to time.Duration, n int) []Event 
 	return ev
 }
 
-// pauseWords says what a client's own fault did to it.
+// pauseWords says what a client's own fault did to it, by its kind.
 func pauseWords(f history.Op) string {
-	switch {
-	case f.Fault == history.FaultSlowWork:
-		return "works slowly"
-	case strings.Contains(f.Fault, "pause"):
-		return "is paused (stop-the-world)"
-	case f.Fault == "delayed command":
-		return "waits for a delayed command's reply"
+	if f.Part == "" {
+		switch f.FaultKind {
+		case "slow-work":
+			return "works slowly"
+		case "pause":
+			return "is paused (stop-the-world)"
+		case "command-delay":
+			return "waits for a delayed command's reply"
+		}
 	}
 	return shortLabel(f)
 }

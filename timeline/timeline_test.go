@@ -362,8 +362,8 @@ func TestSchedule(t *testing.T) {
 		"3-no-ttl-broken": {"0.07 s: client 0 crashed (critical-section)"},
 		"11-redlock-clock-jump-broken": {
 			"0.01 s: partition client 0 from lock nodes [3 4] (connections reset and refused), for 2019 ms",
-			"0.54 s: clock jump of 300ms on lock node 2 (simulated: every TTL on it shortened by 300ms at once, because libfaketime breaks redis-server's start-up here) (at failpoint critical-section of client 0)",
-			"0.65 s: clock jump of 300ms on lock node 2 (simulated: every TTL on it shortened by 300ms at once, because libfaketime breaks redis-server's start-up here) (at failpoint critical-section of client 0)",
+			"0.54 s: clock jump of 300ms on lock node 2 (simulated: every TTL on it shortened by 300ms at once, because libfaketime breaks redis-server's start-up here) (at failpoint critical-section)",
+			"0.65 s: clock jump of 300ms on lock node 2 (simulated: every TTL on it shortened by 300ms at once, because libfaketime breaks redis-server's start-up here) (at failpoint critical-section)",
 		},
 	} {
 		ops, _ := load(t, run)

@@ -14,7 +14,7 @@ import (
 
 // Schedule is every fault and crash of the run in plain words, in order,
 // each with its time from the start of the run as the history recorded it:
-// "1.23 s: client 0 paused for 500 ms (before DEL)".
+// "1.23 s: client 0 paused for 500 ms (before DEL (release command 1))".
 func Schedule(ops []history.Op) []string {
 	last := history.Last(ops)
 	var end time.Duration
@@ -32,7 +32,7 @@ func Schedule(ops []history.Op) []string {
 	// A failover is told when Sentinel promoted the replica, which ends
 	// it; every other fault when it began.
 	when := func(f history.Op) time.Duration {
-		if f.Kind == history.KindFault && f.Fault == history.FaultFailover {
+		if f.Kind == history.KindFault && f.Part == history.PartFailover {
 			return history.Returned(f, last)
 		}
 		return f.Call
@@ -42,7 +42,7 @@ func Schedule(ops []history.Op) []string {
 	for _, f := range faults {
 		at := fmt.Sprintf("%.2f s: ", when(f).Seconds())
 		if f.Kind == history.KindCrash {
-			lines = append(lines, at+fmt.Sprintf("client %d crashed%s", f.Client, trigger(f.Detail)))
+			lines = append(lines, at+fmt.Sprintf("client %d crashed%s", f.Client, trigger(f)))
 			continue
 		}
 		ret := history.Returned(f, last)
@@ -51,36 +51,48 @@ func Schedule(ops []history.Op) []string {
 			length = "until the end of the run"
 		}
 		var what string
+		own := f.Part == "" && f.Client >= 0
 		switch {
-		case f.Fault == "client pause":
+		case own && f.FaultKind == "pause":
 			what = fmt.Sprintf("client %d paused %s", f.Client, length)
-		case f.Fault == history.FaultSlowWork:
+		case own && f.FaultKind == "slow-work":
 			what = fmt.Sprintf("client %d's work made slow, %s", f.Client, strings.TrimPrefix(length, "for "))
-		case f.Fault == history.FaultFailover:
-			what = fmt.Sprintf("Sentinel failover: %s (the master was killed at %.2f s)",
-				strings.TrimPrefix(f.Detail, "Sentinel "), f.Call.Seconds())
-			f.Detail = ""
+		case f.Part == history.PartFailover:
+			// The detail says whom Sentinel promoted, for people; it is
+			// shown, not read.
+			what = "Sentinel failover"
+			if f.Detail != "" {
+				what = f.Detail
+			}
+			what += fmt.Sprintf(" (the master was killed at %.2f s)", f.Call.Seconds())
 		case ret-f.Call < 5*time.Millisecond: // an instant: its length is noise
 			what = f.Fault
 		default:
 			what = fmt.Sprintf("%s, %s", f.Fault, length)
 		}
-		lines = append(lines, at+what+trigger(f.Detail))
+		lines = append(lines, at+what+trigger(f))
 	}
 	return lines
 }
 
-// trigger is what set a fault off, from its detail: " (before DEL (release
-// command 1))", or "" when it was scheduled.
-func trigger(detail string) string {
-	d := strings.TrimPrefix(detail, "failpoint ")
-	if i := strings.Index(d, ":"); i > 0 {
-		d = d[:i]
-	}
-	if d == "" {
+// trigger is the failpoint that set a fault or crash off: " (before
+// release command 1: DEL)" at a command, " (critical-section)", " (at
+// failpoint critical-section)" for a fault of the system, or "" when it
+// was scheduled.
+func trigger(f history.Op) string {
+	if f.Failpoint == "" {
 		return ""
 	}
-	return " (" + d + ")"
+	at := f.Failpoint
+	if f.Command != "" {
+		// A command's failpoint reads with the command it struck.
+		at = fmt.Sprintf("%s: %s", f.Failpoint, f.Command)
+	}
+	if f.Client < 0 {
+		// A fault of the system: its row does not say whose failpoint.
+		return " (at failpoint " + at + ")"
+	}
+	return " (" + at + ")"
 }
 
 // Lesson is the line that reads a fix as the lesson it is, when the lock

@@ -141,7 +141,9 @@ func overlaps(hs []check.Hold) []overlap {
 func events(p picture) []event {
 	var out []event
 	for _, f := range p.faults {
-		id := fmt.Sprintf("%d/%d/%s", f.Client, f.Call, f.Fault)
+		// A fault is told when it begins and again when it ends: the same
+		// client, call, kind and part, whatever its label says.
+		id := fmt.Sprintf("%d/%d/%s/%s", f.Client, f.Call, f.FaultKind, f.Part)
 		out = append(out, event{f.Call, "begin " + id, "fault: " + faultText(f)})
 		if f.Return != history.NeverReturned {
 			out = append(out, event{f.Return, "end " + id, fmt.Sprintf("healed after %s: %s", roundMS(f.Return-f.Call), faultText(f))})
