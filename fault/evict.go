@@ -31,7 +31,7 @@ func (f Evict) String() string {
 
 // About: its effect is a loss: the lock's item is gone from the node while
 // its holder still holds it.
-func (Evict) About() About { return about("evict", -1) }
+func (Evict) About() About { return onNodes("evict") }
 
 // Inject writes until the lock's item is evicted; there is nothing to
 // heal, as after a restart. An eviction that did not happen (no item was

@@ -60,6 +60,7 @@ func TestStruck(t *testing.T) {
 		{fault.CutReplication{Replicas: []int{1, 2}}, history.Target{Type: history.TargetLink, Nodes: []int{1, 2}}},
 		{fault.KillMaster{Also: []int{1}}, history.Target{Type: history.TargetNode, Nodes: []int{1}, Role: "master"}},
 		{fault.KillLeader{}, history.Target{Type: history.TargetNode, Role: "leader"}},
+		{fault.Evict{}, history.Target{Type: history.TargetNode}}, // the one server: the record names it
 	}
 	for _, tt := range tests {
 		if got := tt.f.About().Struck; !reflect.DeepEqual(got, tt.want) {
