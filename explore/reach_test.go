@@ -241,7 +241,7 @@ func TestReachCatalogue(t *testing.T) {
 // never draws fails here until a kind of explore draws it.
 func TestReachEveryFaultKind(t *testing.T) {
 	drawn := map[string]bool{}
-	for _, topo := range []cluster.Topology{cluster.Single, cluster.Replicated, cluster.Redlock, cluster.MariaDBTopology, cluster.PostgresTopology, cluster.EtcdTopology, cluster.ZooKeeperTopology} {
+	for _, topo := range cluster.Topologies() {
 		for r := range drawnReaches(schedule.Space{}, topo, false) {
 			drawn[strings.TrimSuffix(r.kind, " keeping its data")] = true
 		}

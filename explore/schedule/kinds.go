@@ -61,6 +61,7 @@ var (
 	onlyRedis     = []cluster.Service{cluster.Redis}
 	onlySQL       = []cluster.Service{cluster.MariaDB, cluster.PostgreSQL}
 	onlyZooKeeper = []cluster.Service{cluster.ZooKeeper}
+	onlyMemcached = []cluster.Service{cluster.Memcached}
 	// consensus are the services whose servers elect a leader.
 	consensus = []cluster.Service{cluster.Etcd, cluster.ZooKeeper}
 )
@@ -76,8 +77,10 @@ var (
 // draw from the kinds of their time, as they did then.
 //
 // Version 1 is every kind below with since: 1; replays written before
-// versions existed ("SEED", "SEED:i,j") are of version 1.
-const ReplayVersion = 1
+// versions existed ("SEED", "SEED:i,j") are of version 1. Version 2 adds
+// memcached's kinds, drawn on memcached alone: on the other topologies it
+// draws what version 1 draws.
+const ReplayVersion = 2
 
 // allKinds is every kind of fault explore draws, in one list whose order
 // is part of every replay: the draw walks it in this order, so a kind is
@@ -157,5 +160,10 @@ var allKinds = []kind{
 		weight: 2, draw: (*drawer).killServer, since: 1},
 	{Kind: Kind{Name: "clock-jump-server", About: "the wall clock of one ZooKeeper server, or of all three, jumps forward (libfaketime in its JVM; the monotonic clock, which times sessions, untouched) by a lease to ten while a client holds the lock; the holder works on, inside a lease or past it. Not drawn on etcd: a Go server's clock cannot be moved so", Services: onlyZooKeeper},
 		weight: 1, draw: (*drawer).clockJumpServer, since: 1},
-	// Version 2 and later: append here, with since: ReplayVersion+1.
+	// Version 2: memcached (memcached.go).
+	{Kind: Kind{Name: "evict", About: "a writer fills the memcached server's memory while a client holds the lock, until the server's LRU evicts the lock's item; the holder works on a little", Services: onlyMemcached},
+		weight: 2, draw: (*drawer).evict, since: 2},
+	{Kind: Kind{Name: "kill-memcached", About: "the memcached server is killed while a client holds the lock and restarted, empty (memcached keeps nothing), at once or after a lease; the holder works on a little", Services: onlyMemcached},
+		weight: 2, draw: (*drawer).killMemcached, since: 2},
+	// Version 3 and later: append here, with since: ReplayVersion+1.
 }

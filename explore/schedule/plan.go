@@ -269,6 +269,9 @@ func (s Space) draw(list []kind, version int, t cluster.Topology, nested bool, s
 	if t.Service() == cluster.ZooKeeper {
 		d.ttl, d.duration = zkTTL, zkRunFor
 	}
+	if t.Service() == cluster.Memcached {
+		d.ttl, d.duration = mcTTL, mcRunFor
+	}
 	p := Plan{Version: version, Seed: seed, Topology: t, Workload: runner.Workload{
 		Clients: clients, TTL: d.ttl, Duration: d.duration, Nested: nested, Timeout: timeout,
 		Work: time.Duration(3+d.rng.IntN(8)) * 10 * time.Millisecond, // 30–100 ms

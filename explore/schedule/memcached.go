@@ -1,0 +1,52 @@
+package schedule
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/locklab/locklab/failpoint"
+	"github.com/locklab/locklab/fault"
+	"github.com/locklab/locklab/service/memcached"
+)
+
+// Workload shape of the memcached topology: the shortest lease a correct
+// memcached lock can ask for, since the server counts expiry in whole
+// seconds of a clock that ticks once a second, and a run of three leases.
+const (
+	mcTTL    = memcached.MinLease
+	mcRunFor = 3 * mcTTL
+)
+
+// The kinds drawn on memcached alone (evict, kill-memcached) are in
+// kinds.go's list.
+
+// evict fills the server's memory while a client holds the lock until the
+// server evicts the lock's item, and lets the holder work on a little.
+func (d *drawer) evict() Fault {
+	c, skip := failpoint.AnyClient, d.anySkip()
+	work := d.between(100*time.Millisecond, d.ttl/2)
+	f := fault.Evict{}
+	return Fault{What: fmt.Sprintf("while %s holds the lock (%s): %s; the holder works %s more", who(c), hits(c, skip, 1), f, work),
+		Failpoints: []failpoint.Point{
+			d.failpoint(failpoint.CriticalSection, c, skip, 1, failpoint.Inject(f, 0)),
+			d.failpoint(failpoint.CriticalSection, c, skip, 1, failpoint.Sleep(work)),
+		}}
+}
+
+// killMemcached kills the server while a client holds the lock and
+// restarts it, at once or after a lease; it comes back empty, since
+// memcached keeps nothing on disk.
+func (d *drawer) killMemcached() Fault {
+	c, skip := failpoint.AnyClient, d.anySkip()
+	restart := time.Duration(0)
+	if d.rng.IntN(2) == 0 {
+		restart = d.ttl + 500*time.Millisecond
+	}
+	work := d.between(100*time.Millisecond, d.ttl/2)
+	f := fault.KillNode{}
+	return Fault{What: fmt.Sprintf("while %s holds the lock (%s): %s, after %s; the holder works %s more", who(c), hits(c, skip, 1), f, restart, work),
+		Failpoints: []failpoint.Point{
+			d.failpoint(failpoint.CriticalSection, c, skip, 1, failpoint.Inject(f, restart)),
+			d.failpoint(failpoint.CriticalSection, c, skip, 1, failpoint.Sleep(work)),
+		}}
+}
