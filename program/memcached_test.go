@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -232,4 +233,96 @@ func readN(br *bufio.Reader, n int) (string, error) {
 	b := make([]byte, n)
 	_, err := io.ReadFull(br, b)
 	return string(b), err
+}
+
+// memcachedPy is programs/memcached-add.py, run by Debian's python3, or
+// a skip when it lacks pymemcache.
+func memcachedPy(t *testing.T) string {
+	t.Helper()
+	if err := exec.Command("/usr/bin/python3", "-c", "import pymemcache").Run(); err != nil {
+		t.Skip("python3 with pymemcache is not installed (make deps installs python3-pymemcache)")
+	}
+	p, err := filepath.Abs(filepath.Join("..", "programs", "memcached-add.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "/usr/bin/python3 " + p
+}
+
+// TestMemcachedProgram: programs/memcached-add.py on the memcached
+// topology, through its relay, takes a key another client then is refused,
+// releases it, is told not-held for a key it does not hold or lost, and a
+// crash after its acquire's ADD, the acquire's first command, strikes it:
+// the ADD ran, and the process is gone.
+func TestMemcachedProgram(t *testing.T) {
+	ctx := context.Background()
+	cmd := memcachedPy(t)
+	cl := startMemcached(t)
+	server := cl.LockNodes()[0].Addr()
+	// Client 0's second ADD is the one struck.
+	points := failpoint.NewSet([]failpoint.Point{{Name: failpoint.AfterCommand(failpoint.PhaseAcquire, 1), Client: 0, Skip: 1, Action: failpoint.Crash()}})
+	a, b := joinMemcached(t, cl, 0, time.Second, points), joinMemcached(t, cl, 1, time.Second, points)
+	la, lb := New(cmd)(a).(*Lock), New(cmd)(b).(*Lock)
+	for _, l := range []*Lock{la, lb} {
+		if l.p == nil || l.p.relay == nil {
+			t.Fatalf("the program did not start with a relay: %v", l.err)
+		}
+		if err := l.Warm(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	acquire := func(c *harness.Client, l *Lock, key string) (harness.Lease, error) {
+		actx, leave := c.Enter(ctx, failpoint.PhaseAcquire)
+		defer leave()
+		return l.Acquire(actx, key)
+	}
+	release := func(c *harness.Client, s harness.Lease) error {
+		rctx, leave := c.Enter(ctx, failpoint.PhaseRelease)
+		defer leave()
+		return s.Release(rctx)
+	}
+
+	sa, err := acquire(a, la, "k")
+	if err != nil {
+		t.Fatalf("a's acquire: %v", err)
+	}
+	if reply, err := memcached.Ask(ctx, server, "mg k t"); !strings.HasPrefix(reply, "HD t") || reply == "HD t-1" {
+		t.Errorf("a holds k, which reads %q %v: want an item with an expiry", reply, err)
+	}
+	if _, err := acquire(b, lb, "k"); !errors.Is(err, harness.ErrNotAcquired) {
+		t.Errorf("b's acquire of a held key: %v, want refused", err)
+	}
+	if err := release(a, sa); err != nil {
+		t.Errorf("a's release: %v", err)
+	}
+	if reply, err := memcached.Ask(ctx, server, "mg k"); reply != "EN" {
+		t.Errorf("after the release k reads %q %v, want no item", reply, err)
+	}
+	sb, err := acquire(b, lb, "k")
+	if err != nil {
+		t.Fatalf("b's acquire of a released key: %v", err)
+	}
+	// b's item gone (as if it expired): its release is not-held.
+	if reply, err := memcached.Ask(ctx, server, "delete k"); reply != "DELETED" {
+		t.Fatalf("delete: %q %v", reply, err)
+	}
+	if err := release(b, sb); !errors.Is(err, harness.ErrNotHeld) {
+		t.Errorf("b's release of a lost key: %v, want not-held", err)
+	}
+	if n := points.Reached(failpoint.AfterCommand(failpoint.PhaseAcquire, 1), 0); n != 1 {
+		t.Errorf("a's acquire's ADD reached the failpoint %d time(s), want once", n)
+	}
+
+	if _, err := acquire(a, la, "struck"); err == nil {
+		t.Error("a's acquire struck by a crash after its ADD answered ok")
+	}
+	if reply, err := memcached.Ask(ctx, server, "mg struck"); reply != "HD" {
+		t.Errorf("the struck ADD: the item reads %q %v, want it stored", reply, err)
+	}
+	if lines := points.Unfired(); len(lines) > 0 {
+		t.Errorf("failpoints did not fire: %v", lines)
+	}
+	if _, err := acquire(a, la, "after"); !errors.Is(err, errDead) {
+		t.Errorf("after the crash: %v, want the program gone", err)
+	}
 }
