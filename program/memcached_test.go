@@ -154,6 +154,7 @@ func TestMemcachedRelay(t *testing.T) {
 		{"add taken", "add k 0 60 2\r\nc1\r\n", "NOT_STORED\r\n"},
 		{"a noreply delete, then version", "delete none noreply\r\nversion\r\n", "VERSION "},
 		{"a quiet miss and hit, then mn", "mg none v q\r\nmg k v q\r\nmn\r\n", "VA 2"},
+		{"a meta set and get", "ms m 2 T60\r\nhi\r\nmg m s v\r\n", "HD\r\nVA 2 s2\r\nhi\r\n"},
 		{"an unknown command", "bogus\r\n", "ERROR\r\n"},
 		{"a big item, noreply", "set big 0 0 204800 noreply\r\n" + big + "\r\nget big\r\n", "VALUE big 0 204800\r\n" + big + "\r\nEND\r\n"},
 	} {

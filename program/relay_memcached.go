@@ -89,7 +89,11 @@ func (r *relay) serveMemcached(down net.Conn, in *bufio.Reader, upConn net.Conn,
 }
 
 // mcRequest sends one request through the failpoints (a setup request past
-// them) and returns its reply, or false when it must not be handed on.
+// them, as the MariaDB relay's COM_PING) and returns its reply, or false
+// when it must not be handed on. It passes harness.Relay.Statement, which
+// names a request by its first word and counts it on no lock node, as the
+// Go handle's requests pass Client.Request: the Redis relay's Command
+// would read its words as a Redis command's and watch a Redis key.
 func (r *relay) mcRequest(req mcRequest, upConn net.Conn, out *bufio.Reader) ([]byte, bool) {
 	var reply []byte
 	var sendErr error
@@ -173,7 +177,7 @@ func readMCRequest(in *bufio.Reader) (mcRequest, error) {
 		req.setup = true
 	case "version", "mn", "me":
 		req.setup = true
-	case "watch", "lru_crawler", "quit", "mq", "shutdown":
+	case "watch", "lru_crawler", "quit", "shutdown":
 		req.reply = mcStream
 	}
 	if data < 0 {
