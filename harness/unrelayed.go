@@ -1,11 +1,14 @@
 package harness
 
+import "strings"
+
 // Unrelayed says why faults at a lock program's own requests cannot strike
 // it on the service e names, or "" when a relay can read its requests and
 // strike them (Redis on single and redlock: package program's relay reads
-// RESP; PostgreSQL's simple queries; MariaDB's COM_QUERY). A program dials
-// e itself, through the client's links, so network faults and its
-// process's crash, pause and clock skew still reach it.
+// RESP; PostgreSQL's simple queries; MariaDB's COM_QUERY; memcached's text
+// protocol). A program dials e itself, through the client's links, so
+// network faults and its process's crash, pause and clock skew still reach
+// it.
 func (e Endpoints) Unrelayed() string {
 	switch {
 	case len(e.Sentinels) > 0:
@@ -14,6 +17,21 @@ func (e Endpoints) Unrelayed() string {
 		return "the lock is a program on the etcd topology: etcd speaks gRPC over HTTP/2, which no relay of locklab's reads, so no fault can strike its requests (a Go lock's are struck by an interceptor of its gRPC client)"
 	case len(e.ZooKeeper) > 0:
 		return "the lock is a program on the zookeeper topology: ZooKeeper speaks its own binary protocol (jute), which no relay of locklab's reads, so no fault can strike its requests (nor a Go lock's: the Go client has no request hook)"
+	case len(e.Env) > 0 && !relayedEnv(e.Env):
+		return "the lock is a program on a service started through the seam whose protocol no relay of locklab's reads, so no fault can strike its requests (a Go lock's are struck by its handle, through Client.Request)"
 	}
 	return ""
+}
+
+// relayedEnv reports whether the environment of a seam service (Dialer.Env)
+// names addresses whose protocol package program's relay reads: those of
+// LOCKLAB_MEMCACHED, memcached's text protocol. Package program keeps the
+// same list (seamProtocol), with the protocol of each.
+func relayedEnv(env []string) bool {
+	for _, kv := range env {
+		if name, _, _ := strings.Cut(kv, "="); name == "LOCKLAB_MEMCACHED" {
+			return true
+		}
+	}
+	return false
 }

@@ -64,8 +64,8 @@ func start(c *harness.Client, command string) (*process, error) {
 		return nil, err
 	}
 	p.dir = dir
-	// The relay reads Redis's protocol on single and redlock, and the SQL
-	// servers'; elsewhere the program dials the client's links itself, and
+	// The relay reads Redis's protocol on single and redlock, the SQL
+	// servers' and memcached's; elsewhere the program dials the client's links itself, and
 	// Unrelayed says why.
 	if e := c.Endpoints(); e.Unrelayed() == "" {
 		upstream, proto, err := relayed(e)
@@ -139,6 +139,15 @@ func start(c *harness.Client, command string) (*process, error) {
 
 // relayed is where a relay for endpoints e forwards, and what it reads.
 func relayed(e harness.Endpoints) ([]string, protocol, error) {
+	if len(e.Env) > 0 {
+		for _, kv := range e.Env {
+			name, addrs, _ := strings.Cut(kv, "=")
+			if proto, ok := seamProtocol(name); ok {
+				return strings.Split(addrs, ","), proto, nil
+			}
+		}
+		return nil, 0, fmt.Errorf("no relay reads the protocol of the service whose environment is %q", e.Env)
+	}
 	for _, db := range []struct {
 		url   string
 		proto protocol
@@ -158,6 +167,18 @@ func relayed(e harness.Endpoints) ([]string, protocol, error) {
 	return []string{e.Redis}, protoRedis, nil
 }
 
+// seamProtocol is the protocol a relay reads at the addresses that
+// variable name of a seam service's environment (harness.Dialer.Env)
+// gives, and false when no relay reads that service's protocol, or name
+// gives none. harness.Endpoints.Unrelayed says the same of the service.
+func seamProtocol(name string) (protocol, bool) {
+	switch name {
+	case EnvMemcached:
+		return protoMemcached, true
+	}
+	return 0, false
+}
+
 // environment is what a lock program learns of its client: the addresses
 // of its relay r, or the Sentinels' when there is none.
 func environment(c *harness.Client, r *relay) []string {
@@ -165,6 +186,8 @@ func environment(c *harness.Client, r *relay) []string {
 	if r != nil {
 		addrs := r.addrs()
 		switch {
+		case len(e.Env) > 0:
+			e.Env = withRelay(e.Env, r.proto, addrs)
 		case r.proto == protoPostgres:
 			e.Postgres = withHost(e.Postgres, addrs[0])
 		case r.proto == protoMySQL:
@@ -197,10 +220,28 @@ func environment(c *harness.Client, r *relay) []string {
 		// ticks allow (cluster/local: two ticks of 100 ms at least).
 		env = append(env, EnvZooKeeper+"="+strings.Join(e.ZooKeeper, ","),
 			EnvSession+"="+strconv.FormatInt(c.TTL().Milliseconds(), 10))
+	case len(e.Env) > 0:
+		// A service started through the seam says what its programs get.
+		env = append(env, e.Env...)
 	default:
 		env = append(env, EnvRedis+"="+e.Redis)
 	}
 	return env
+}
+
+// withRelay is the environment env of a seam service with the variable
+// whose addresses a relay of proto reads naming addrs, the relay's, in
+// their place. env is the client's own: it is copied, not changed.
+func withRelay(env []string, proto protocol, addrs []string) []string {
+	out := make([]string, len(env))
+	for i, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if p, ok := seamProtocol(name); ok && p == proto {
+			kv = name + "=" + strings.Join(addrs, ",")
+		}
+		out[i] = kv
+	}
+	return out
 }
 
 // withHost is the URL raw with host:port host, which relayed could parse.

@@ -5,8 +5,9 @@
 // replicated; LOCKLAB_NODES on redlock; LOCKLAB_MYSQL on mariadb and
 // LOCKLAB_POSTGRES on postgres, whose lock table is cluster.LockTable;
 // LOCKLAB_ETCD or LOCKLAB_ZOOKEEPER and LOCKLAB_SESSION_MS on etcd and
-// zookeeper; plus LOCKLAB_TTL_MS,
-// LOCKLAB_TIMEOUT_MS and LOCKLAB_CLIENT), and asks:
+// zookeeper; on a service started through the seam, what its
+// harness.Dialer's Env says, LOCKLAB_MEMCACHED on memcached; plus
+// LOCKLAB_TTL_MS, LOCKLAB_TIMEOUT_MS and LOCKLAB_CLIENT), and asks:
 //
 //	acquire KEY   →  ok [TOKEN] | refused | error TEXT
 //	release KEY   →  ok | not-held | error TEXT
@@ -16,12 +17,13 @@
 // `error` answer, or none within the bound, is an unknown outcome. stdout
 // carries answers only; logs go to stderr.
 //
-// On single, redlock, mariadb and postgres, the addresses the program gets
-// are those of its relay, which forwards each connection to the client's
-// own link to the node and runs each command (each statement: MariaDB's
-// COM_QUERY or COM_STMT_EXECUTE, PostgreSQL's simple query; TLS is not
-// read) through the failpoints armed on the lock's own commands
-// (harness.Relay), as for a Go lock. Elsewhere no relay reads the program's requests
+// On single, redlock, mariadb, postgres and memcached, the addresses the
+// program gets are those of its relay, which forwards each connection to
+// the client's own link to the node and runs each command (each statement:
+// MariaDB's COM_QUERY or COM_STMT_EXECUTE, PostgreSQL's simple query; TLS
+// is not read; each request of memcached's text protocol) through the
+// failpoints armed on the lock's own commands (harness.Relay), as for a Go
+// lock. Elsewhere no relay reads the program's requests
 // (harness.Endpoints.Unrelayed says why: Sentinel's real addresses on
 // replicated; etcd's gRPC and ZooKeeper's jute, which the relay does not
 // speak), so a scenario that strikes them is unknown for a program, and a
@@ -65,6 +67,9 @@ const (
 	// EnvZooKeeper is host:port of each ZooKeeper server, comma-separated
 	// (zookeeper).
 	EnvZooKeeper = "LOCKLAB_ZOOKEEPER"
+	// EnvMemcached is host:port of the memcached server (memcached): the
+	// variable service/memcached's Env sets, which the relay reads.
+	EnvMemcached = "LOCKLAB_MEMCACHED"
 	// EnvSession is the lease or session timeout the service grants for
 	// LOCKLAB_TTL_MS, in its own unit (etcd: whole seconds, one at least),
 	// which the program asks for: the lease the Go locks of that service

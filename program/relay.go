@@ -14,9 +14,10 @@ import (
 	"github.com/locklab/locklab/harness"
 )
 
-// relay stands between one lock program and Redis (or PostgreSQL, or
-// MariaDB), so that faults at the lock's own commands strike a program as
-// they strike a go-redis lock (or a Go lock's statements). It
+// relay stands between one lock program and Redis (or PostgreSQL,
+// MariaDB, memcached), so that faults at the lock's own commands strike a
+// program as they strike a go-redis lock (or a Go lock's statements and
+// requests). It
 // listens on 127.0.0.1, one listener per lock node, and forwards each
 // connection to the client's own network link to that node (network faults
 // still reach the program). It reads each command the program sends and
@@ -41,9 +42,10 @@ type relay struct {
 type protocol int
 
 const (
-	protoRedis    protocol = iota // RESP (relay.go)
-	protoPostgres                 // PostgreSQL's simple queries (relay_pg.go)
-	protoMySQL                    // MariaDB's COM_QUERY (relay_mysql.go)
+	protoRedis     protocol = iota // RESP (relay.go)
+	protoPostgres                  // PostgreSQL's simple queries (relay_pg.go)
+	protoMySQL                     // MariaDB's COM_QUERY (relay_mysql.go)
+	protoMemcached                 // memcached's text protocol (relay_memcached.go)
 )
 
 // listen starts a relay of proto for client c with one listener per
@@ -102,6 +104,8 @@ func (r *relay) accept(ln net.Listener, up string, node int) {
 				r.servePG(down, in, upConn, out)
 			case protoMySQL:
 				r.serveMySQL(down, in, upConn, out)
+			case protoMemcached:
+				r.serveMemcached(down, in, upConn, out)
 			default:
 				r.serve(down, in, upConn, out, node)
 			}

@@ -7,7 +7,7 @@
 # with apt-get it also
 # installs what some tests use, which skip without it: Chromium (the report's
 # browser test), php-cli with php-redis and php-mysql, python3-redis, python3-etcd3,
-# python3-psycopg2 and python3-kazoo (the program locks), and faketime
+# python3-psycopg2, python3-kazoo and python3-pymemcache (the program locks), and faketime
 # (their real clock skew).
 # Idempotent: does nothing when everything is there.
 set -euo pipefail
@@ -90,6 +90,7 @@ optional() {
 	{ [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import etcd3' >/dev/null 2>&1; } || printf ' python3-etcd3 python3-grpcio'
 	{ [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import psycopg2' >/dev/null 2>&1; } || printf ' python3-psycopg2'
 	{ [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import kazoo' >/dev/null 2>&1; } || printf ' python3-kazoo'
+	{ [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import pymemcache' >/dev/null 2>&1; } || printf ' python3-pymemcache'
 	[ -e /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 ] || [ -n "$(find /usr/lib -name libfaketime.so.1 -print -quit 2>/dev/null)" ] || printf ' faketime'
 }
 
