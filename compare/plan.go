@@ -22,6 +22,7 @@ const (
 	Redis     = "Redis"
 	Database  = "database"
 	Consensus = "consensus"
+	Cache     = "cache"
 )
 
 // Classes are the columns, in order, with their headings.
@@ -59,6 +60,9 @@ var Rows = []Row{
 		Why: map[string]string{ClockJump: etcdClockWhy}},
 	{Lock: "etcd-mutex-guarded", Title: "etcd guarded write", Family: Consensus, Topologies: []cluster.Topology{cluster.EtcdTopology},
 		Why: map[string]string{ClockJump: etcdClockWhy}},
+	{Lock: "memcached", Title: "memcached add + cas", Family: Cache, Topologies: []cluster.Topology{cluster.MemcachedTopology},
+		Why: map[string]string{ClockJump: "memcached times expiry by its own tick, counted from the monotonic clock where the system has one " +
+			"(memcached.c, clock_handler), as etcd times leases: a wall clock that jumps expires no item, and locklab moves no server's monotonic clock"}},
 }
 
 // etcdClockWhy is why the etcd rows have no clock-jump run: an etcd
@@ -87,4 +91,8 @@ var scenarioFor = map[where]string{
 	{Pause, cluster.ZooKeeperTopology}:     "pause-holder-zk",
 	{Failover, cluster.ZooKeeperTopology}:  "kill-leader-zk",
 	{ClockJump, cluster.ZooKeeperTopology}: "clock-jump-zk",
+	{Pause, cluster.MemcachedTopology}:     "pause-holder-memcached",
+	{CutOff, cluster.MemcachedTopology}:    "holder-cut-off-memcached",
+	{Failover, cluster.MemcachedTopology}:  "restart-memcached",
+	{LostReply, cluster.MemcachedTopology}: "lost-acquire-reply-memcached",
 }
