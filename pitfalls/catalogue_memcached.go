@@ -2,6 +2,7 @@ package pitfalls
 
 import (
 	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/service/memcached"
 )
 
@@ -11,11 +12,21 @@ const Cache Family = "cache"
 
 // NewMemcachedGetDelete is pitfall m1's lock: memcached's get-then-del,
 // a release by get, a comparison of the token and a plain delete.
-var NewMemcachedGetDelete = memcached.Lock{PlainDelete: true, NoRenewal: true}.For
+func NewMemcachedGetDelete(c *harness.Client) harness.Locker {
+	return memcached.Lock{PlainDelete: true, NoRenewal: true}.For(c)
+}
 
 // NewMemcachedOneSecond is pitfall m2's lock: the correct lock, renewal
 // included, asking for an expiry of one second.
-var NewMemcachedOneSecond = memcached.Lock{Seconds: 1}.For
+func NewMemcachedOneSecond(c *harness.Client) harness.Locker {
+	return memcached.Lock{Seconds: 1}.For(c)
+}
+
+// newMemcachedNoRenewal is m1's fix: the correct release, a cas of the
+// holder's own item, and no renewal, as the broken lock has none.
+func newMemcachedNoRenewal(c *harness.Client) harness.Locker {
+	return memcached.Lock{NoRenewal: true}.For(c)
+}
 
 // memcachedPitfalls is the cache family: a lock kept in memcached, the
 // other cache applications lock on (an `add` with an expiry, as the cache
@@ -36,7 +47,7 @@ func memcachedPitfalls() []Pitfall {
 			Catches:  map[string]check.Verdict{check.CheckLock: check.Illegal},
 			Kind:     check.Own,
 			Broken:   NewMemcachedGetDelete,
-			Fixes:    []Case{{Locker: memcached.Lock{NoRenewal: true}.For}},
+			Fixes:    fixedBy(newMemcachedNoRenewal),
 			Controls: []Case{{Scenario: "contention-memcached"}},
 		},
 		{

@@ -15,6 +15,7 @@ import (
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/pitfalls"
 	"github.com/locklab/locklab/reference"
+	"github.com/locklab/locklab/service/memcached"
 )
 
 // maxExcerpt is the most lines of code a page quotes; a class reads a
@@ -29,8 +30,9 @@ type excerpt struct {
 
 // sources are the packages whose locks a page can quote, by import path.
 var sources = map[string]fs.FS{
-	"github.com/locklab/locklab/pitfalls":  pitfalls.Source,
-	"github.com/locklab/locklab/reference": reference.Source,
+	"github.com/locklab/locklab/pitfalls":          pitfalls.Source,
+	"github.com/locklab/locklab/reference":         reference.Source,
+	"github.com/locklab/locklab/service/memcached": memcached.Source,
 }
 
 // lockExcerpt quotes the lock newLocker builds: its constructor, and the
@@ -54,14 +56,41 @@ func lockExcerpt(newLocker harness.NewLocker) (excerpt, error) {
 		if ctor == nil {
 			return excerpt{}, fmt.Errorf("no function %s in %s", name, pkg)
 		}
-		if next, ok := handsOver(ctor); ok {
-			pkg, name = "github.com/locklab/locklab/"+next[0], next[1]
+		next, ok := handsOver(ctor)
+		if !ok {
+			short := pkg[strings.LastIndex(pkg, "/")+1:] + "/" + file
+			return excerpt{File: short, Code: quote(fset, ctor, files[file])}, nil
+		}
+		pkg = importPath(files[file], next.pkg)
+		if next.typ == "" {
+			name = next.name
 			continue
 		}
-		short := pkg[strings.LastIndex(pkg, "/")+1:] + "/" + file
-		return excerpt{File: short, Code: quote(fset, files[file], ctor)}, nil
+		var b strings.Builder
+		printer.Fprint(&b, fset, &printer.CommentedNode{Node: ctor, Comments: files[file].Comments})
+		return typeExcerpt(pkg, next.typ, b.String())
 	}
 	return excerpt{}, fmt.Errorf("%s hands over too many times", full)
+}
+
+// typeExcerpt quotes a lock of package pkg's type typ, built with options
+// (as memcached.Lock{PlainDelete: true}.For(c)): its constructor, ctor,
+// which shows the options, then the type's Acquire and Release.
+func typeExcerpt(pkg, typ, ctor string) (excerpt, error) {
+	src, ok := sources[pkg]
+	if !ok {
+		return excerpt{}, fmt.Errorf("no source for %s", pkg)
+	}
+	files, fset, err := parseAll(src)
+	if err != nil {
+		return excerpt{}, err
+	}
+	file := findType(files, typ)
+	if file == "" {
+		return excerpt{}, fmt.Errorf("no type %s in %s", typ, pkg)
+	}
+	short := pkg[strings.LastIndex(pkg, "/")+1:] + "/" + file
+	return excerpt{File: short, Code: cut(ctor + "\n\n" + quote(fset, nil, files[file]))}, nil
 }
 
 // parseAll parses every Go file of src, by file name.
@@ -101,35 +130,83 @@ func findFunc(files map[string]*ast.File, name string) (string, *ast.FuncDecl) {
 	return "", nil
 }
 
-// handsOver reports the package and function a one-line constructor
-// returns the result of, as in `return reference.NewTokenLock(c)`.
-func handsOver(fd *ast.FuncDecl) ([2]string, bool) {
+// handover is where a one-line constructor hands over: a function of
+// another package (`return reference.NewTokenLock(c)`), or a method of a
+// value of another package's type (`return memcached.Lock{...}.For(c)`),
+// named by the package's identifier in the file.
+type handover struct {
+	pkg  string // the identifier of the package
+	name string // the function, when not a type's method
+	typ  string // the type, when a method of its value
+}
+
+// handsOver reports where a one-line constructor hands over.
+func handsOver(fd *ast.FuncDecl) (handover, bool) {
 	if len(fd.Body.List) != 1 {
-		return [2]string{}, false
+		return handover{}, false
 	}
 	ret, ok := fd.Body.List[0].(*ast.ReturnStmt)
 	if !ok || len(ret.Results) != 1 {
-		return [2]string{}, false
+		return handover{}, false
 	}
 	call, ok := ret.Results[0].(*ast.CallExpr)
 	if !ok {
-		return [2]string{}, false
+		return handover{}, false
 	}
 	sel, ok := call.Fun.(*ast.SelectorExpr)
 	if !ok {
-		return [2]string{}, false
+		return handover{}, false
 	}
-	pkg, ok := sel.X.(*ast.Ident)
-	if !ok {
-		return [2]string{}, false
+	switch x := sel.X.(type) {
+	case *ast.Ident:
+		return handover{pkg: x.Name, name: sel.Sel.Name}, true
+	case *ast.CompositeLit:
+		if t, ok := x.Type.(*ast.SelectorExpr); ok {
+			if pkg, ok := t.X.(*ast.Ident); ok {
+				return handover{pkg: pkg.Name, typ: t.Sel.Name}, true
+			}
+		}
 	}
-	return [2]string{pkg.Name, sel.Sel.Name}, true
+	return handover{}, false
 }
 
-// quote prints the constructor and every Acquire and Release method of
-// its file, cut at maxExcerpt lines.
-func quote(fset *token.FileSet, f *ast.File, ctor *ast.FuncDecl) string {
-	decls := []ast.Decl{ctor}
+// importPath is the path f imports as name (its last element, unless
+// renamed).
+func importPath(f *ast.File, name string) string {
+	for _, imp := range f.Imports {
+		path := strings.Trim(imp.Path.Value, `"`)
+		if imp.Name != nil && imp.Name.Name == name || imp.Name == nil && path[strings.LastIndex(path, "/")+1:] == name {
+			return path
+		}
+	}
+	return name
+}
+
+// findType is the file that declares the type called name, or "".
+func findType(files map[string]*ast.File, name string) string {
+	for n, f := range files {
+		for _, d := range f.Decls {
+			gd, ok := d.(*ast.GenDecl)
+			if !ok || gd.Tok != token.TYPE {
+				continue
+			}
+			for _, spec := range gd.Specs {
+				if spec.(*ast.TypeSpec).Name.Name == name {
+					return n
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// quote prints ctor, when not nil, and every Acquire and Release method of
+// f, cut at maxExcerpt lines.
+func quote(fset *token.FileSet, ctor *ast.FuncDecl, f *ast.File) string {
+	var decls []ast.Decl
+	if ctor != nil {
+		decls = append(decls, ctor)
+	}
 	for _, d := range f.Decls {
 		if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv != nil && (fd.Name.Name == "Acquire" || fd.Name.Name == "Release") {
 			decls = append(decls, fd)
@@ -145,7 +222,12 @@ func quote(fset *token.FileSet, f *ast.File, ctor *ast.FuncDecl) string {
 		// which a bare node would lose.
 		printer.Fprint(&b, fset, &printer.CommentedNode{Node: fd, Comments: f.Comments})
 	}
-	lines := strings.Split(b.String(), "\n")
+	return cut(b.String())
+}
+
+// cut cuts code at maxExcerpt lines, saying how many more the file has.
+func cut(code string) string {
+	lines := strings.Split(code, "\n")
 	if len(lines) > maxExcerpt {
 		more := len(lines) - maxExcerpt
 		lines = append(lines[:maxExcerpt], fmt.Sprintf("// … %d more lines in the file", more))
