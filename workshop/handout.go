@@ -45,7 +45,7 @@ const handoutStyle = `<style>
  .sheet h2{margin:0 0 2mm}
  .sheet p{margin:0 0 2mm;font-size:9pt}
  figure svg{max-height:95mm}
- .summary table{font-size:7pt;line-height:1.1}
+ .summary table{font-size:6.5pt;line-height:1.05}
  .summary td,.summary th{padding:0.3mm 1mm}
 }
 </style>`
