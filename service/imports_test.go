@@ -1,0 +1,74 @@
+package service_test
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// module is locklab's import path, cut from package paths below.
+const module = "github.com/locklab/locklab/"
+
+// backends may import every client library: they start and set up the
+// servers, and read them past any link (backendkit is what they share).
+var backends = []string{"cluster/local", "cluster/docker", "cluster/internal/backendkit"}
+
+// libraries are the lock services' client libraries, each with the
+// packages that may import it: its service's package (and the locks
+// written for it), and, until the service is behind the seam, the
+// packages that still do (notYet), which this test keeps exact so that the
+// list can only shrink.
+var libraries = []struct {
+	path    string // import path prefix
+	allowed []string
+	notYet  []string
+}{
+	{path: "github.com/bradfitz/gomemcache", allowed: []string{"service/memcached"}},
+	{path: "go.etcd.io/etcd/client", notYet: []string{"cluster", "harness", "reference", "runner"}},
+	{path: "github.com/go-zookeeper/zk", notYet: []string{"cluster", "harness", "reference", "fault"}},
+	{path: "github.com/go-sql-driver/mysql", notYet: []string{"cluster", "cmd/check", "fault", "harness/sqlpool", "reference"}},
+	{path: "github.com/jackc/pgx", notYet: []string{"cluster", "harness/sqlpool", "reference"}},
+	{path: "github.com/redis/go-redis", notYet: []string{"cluster", "cmd/check", "fault", "harness", "harness/rediscmd",
+		"pitfalls", "reference", "runner"}},
+}
+
+// TestClientLibraries checks who imports each lock service's client
+// library (issue 43: only the service's own package, the locks written
+// for it and the backends): a package that starts to fails here, and so
+// does an entry of notYet that no longer does, until it is taken out.
+func TestClientLibraries(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", module+"...").Output()
+	if err != nil {
+		t.Skipf("go list: %v", err)
+	}
+	importers := map[string][]string{} // library → locklab packages
+	for line := range strings.Lines(string(out)) {
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		pkg := strings.TrimPrefix(fields[0], module)
+		for _, imp := range fields[1:] {
+			for _, lib := range libraries {
+				if strings.HasPrefix(imp, lib.path) && !slices.Contains(importers[lib.path], pkg) {
+					importers[lib.path] = append(importers[lib.path], pkg)
+				}
+			}
+		}
+	}
+	for _, lib := range libraries {
+		got := importers[lib.path]
+		for _, pkg := range got {
+			backend := slices.ContainsFunc(backends, func(b string) bool { return pkg == b || strings.HasPrefix(pkg, b+"/") })
+			if !backend && !slices.Contains(lib.allowed, pkg) && !slices.Contains(lib.notYet, pkg) {
+				t.Errorf("%s imports %s: only its service's package, the locks written for it and the backends may", pkg, lib.path)
+			}
+		}
+		for _, pkg := range lib.notYet {
+			if !slices.Contains(got, pkg) {
+				t.Errorf("%s no longer imports %s: take it out of notYet", pkg, lib.path)
+			}
+		}
+	}
+}
