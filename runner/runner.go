@@ -230,7 +230,6 @@ func (r *run) execute(ctx context.Context, newLocker harness.NewLocker) error {
 	if err := r.setupInventory(ctx); err != nil {
 		return fmt.Errorf("set up inventory: %w", err)
 	}
-
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	env := fault.NewEnv(r.cluster, r.h)
@@ -242,23 +241,14 @@ func (r *run) execute(ctx context.Context, newLocker harness.NewLocker) error {
 		}
 		defer shared.Close() // after every client closed: deferred first
 	}
-	var clients []*harness.Client
-	// Client r.w.Clients is the liveness probe: a fresh process that only
-	// comes to the lock after the workload stopped.
-	for id := 0; id <= r.w.Clients; id++ {
-		opts := harness.ClientOptions{ID: id, TTL: r.w.TTL, Key: r.w.Key, Timeout: r.w.Timeout, Service: service.For(r.cluster.Topology())}
-		if id < r.w.Clients {
-			opts.Pool = shared
+	clients, err := r.join(runCtx, env, shared) // the workload's, then the probe
+	defer func() {
+		for _, c := range slices.Backward(clients) {
+			c.Close()
 		}
-		c, links, err := harness.Join(runCtx, r.cluster, opts, r.h, r.points)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		clients = append(clients, c)
-		if id < r.w.Clients {
-			env.AddClient(c, links)
-		}
+	}()
+	if err != nil {
+		return err
 	}
 	probe := clients[r.w.Clients]
 	clients = clients[:r.w.Clients]
@@ -272,17 +262,7 @@ func (r *run) execute(ctx context.Context, newLocker harness.NewLocker) error {
 			c.Spoil(fmt.Sprintf("client %d is a lock program, with connections of its own: it cannot share the service's pool of %d", id, r.w.Pool))
 		}
 	}
-	// The run's own processes: its servers and its clients' lock programs.
-	pids := func() []int {
-		pids := r.cluster.ServerPids()
-		for _, c := range slices.Concat(clients, []*harness.Client{probe}) {
-			if pid := c.ProcessPid(); pid > 0 {
-				pids = append(pids, pid)
-			}
-		}
-		return pids
-	}
-	lag := meterLag(runCtx, r.h.Now, pids)
+	lag := meterLag(runCtx, r.h.Now, r.pids(slices.Concat(clients, []*harness.Client{probe})))
 	defer lag.Stop()
 	warm(runCtx, workers...)
 	var wg sync.WaitGroup
@@ -345,6 +325,43 @@ func (r *run) execute(ctx context.Context, newLocker harness.NewLocker) error {
 		return errors.New("clients did not stop within 10 s of the end of the run")
 	}
 	return heals
+}
+
+// join makes the run's clients, each recorded in env with its links, and
+// last the liveness probe, client r.w.Clients: a fresh process that only
+// comes to the lock after the workload stopped. It returns those it made,
+// also after an error, for the caller to close.
+func (r *run) join(ctx context.Context, env *fault.Env, shared *harness.SharedPool) ([]*harness.Client, error) {
+	var clients []*harness.Client
+	for id := 0; id <= r.w.Clients; id++ {
+		opts := harness.ClientOptions{ID: id, TTL: r.w.TTL, Key: r.w.Key, Timeout: r.w.Timeout, Service: service.For(r.cluster.Topology())}
+		if id < r.w.Clients {
+			opts.Pool = shared
+		}
+		c, links, err := harness.Join(ctx, r.cluster, opts, r.h, r.points)
+		if err != nil {
+			return clients, err
+		}
+		clients = append(clients, c)
+		if id < r.w.Clients {
+			env.AddClient(c, links)
+		}
+	}
+	return clients, nil
+}
+
+// pids reads the run's own processes, for its lag meter: its servers and
+// its clients' lock programs.
+func (r *run) pids(clients []*harness.Client) func() []int {
+	return func() []int {
+		pids := r.cluster.ServerPids()
+		for _, c := range clients {
+			if pid := c.ProcessPid(); pid > 0 {
+				pids = append(pids, pid)
+			}
+		}
+		return pids
+	}
 }
 
 // Longest a run waits past its Duration for its failpoints to fire, and how
