@@ -170,18 +170,7 @@ func StartReplicaSet(ctx context.Context, run RunSession, dir string, proxy *net
 		args := append(r.dataNodeArgs(name), "--replicaof", host, port)
 		followers = append(followers, NodeConfig{Name: name, Dir: dir, Args: args, Peers: peers, After: awaitMaster})
 	}
-	var names []string
-	if r.net != nil {
-		// Before the monitor line, which names the master by name.
-		names = []string{"sentinel resolve-hostnames yes", "sentinel announce-hostnames yes"}
-	}
-	conf := strings.Join(append(names,
-		fmt.Sprintf("sentinel monitor %s %s %s %d", SentinelMaster, host, port, sentinelQuorum),
-		fmt.Sprintf("sentinel down-after-milliseconds %s %d", SentinelMaster, sentinelDownAfter.Milliseconds()),
-		fmt.Sprintf("sentinel failover-timeout %s %d", SentinelMaster, sentinelFailoverTimeout.Milliseconds()),
-		// One replica at a time resyncs with a new master: the other keeps serving.
-		fmt.Sprintf("sentinel parallel-syncs %s 1", SentinelMaster),
-	), "\n")
+	conf := r.sentinelConf(host, port)
 	for i := range sentinelCount {
 		followers = append(followers, NodeConfig{Name: fmt.Sprintf("s%d", i+1), Dir: dir, Sentinel: conf, After: awaitMaster})
 	}
@@ -198,18 +187,8 @@ func StartReplicaSet(ctx context.Context, run RunSession, dir string, proxy *net
 	if err != nil {
 		return nil, fmt.Errorf("start replicated: %w", err)
 	}
-	// The detour links; a Networked backend cuts replication without them.
-	for _, replica := range r.nodes {
-		for _, m := range r.nodes {
-			if m == replica || r.net != nil {
-				continue
-			}
-			l, err := proxy.Link(ctx, "repl-"+replica.Name()+"-"+m.Name(), m.Addr())
-			if err != nil {
-				return nil, fmt.Errorf("start replicated: %w", err)
-			}
-			r.links[replPair{replica, m}] = l
-		}
+	if err := r.makeDetours(ctx); err != nil {
+		return nil, fmt.Errorf("start replicated: %w", err)
 	}
 	if err := r.tuneSentinels(ctx, sentinelLearnPeriod); err != nil {
 		return nil, fmt.Errorf("start replicated: %w", err)
@@ -221,6 +200,44 @@ func StartReplicaSet(ctx context.Context, run RunSession, dir string, proxy *net
 		return nil, fmt.Errorf("start replicated: %w", err)
 	}
 	return r, nil
+}
+
+// sentinelConf is the Sentinels' configuration, the master at host:port.
+func (r *ReplicaSet) sentinelConf(host, port string) string {
+	var names []string
+	if r.net != nil {
+		// Before the monitor line, which names the master by name.
+		names = []string{"sentinel resolve-hostnames yes", "sentinel announce-hostnames yes"}
+	}
+	return strings.Join(append(names,
+		fmt.Sprintf("sentinel monitor %s %s %s %d", SentinelMaster, host, port, sentinelQuorum),
+		fmt.Sprintf("sentinel down-after-milliseconds %s %d", SentinelMaster, sentinelDownAfter.Milliseconds()),
+		fmt.Sprintf("sentinel failover-timeout %s %d", SentinelMaster, sentinelFailoverTimeout.Milliseconds()),
+		// One replica at a time resyncs with a new master: the other keeps serving.
+		fmt.Sprintf("sentinel parallel-syncs %s 1", SentinelMaster),
+	), "\n")
+}
+
+// makeDetours makes the detour links, one from each data node to each
+// other, through which replication runs on local processes; a Networked
+// backend cuts replication without them.
+func (r *ReplicaSet) makeDetours(ctx context.Context) error {
+	if r.net != nil {
+		return nil
+	}
+	for _, replica := range r.nodes {
+		for _, m := range r.nodes {
+			if m == replica {
+				continue
+			}
+			l, err := r.proxy.Link(ctx, "repl-"+replica.Name()+"-"+m.Name(), m.Addr())
+			if err != nil {
+				return err
+			}
+			r.links[replPair{replica, m}] = l
+		}
+	}
+	return nil
 }
 
 // tuneSentinels tunes every Sentinel, learning every learn (tuneSentinel).
