@@ -143,38 +143,10 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	}()
 	// Before Close, if the start fails.
 	defer func() { <-inventoryUp }()
-	// MariaDB first: a backend that lacks it says so before any other node
-	// of the topology starts.
-	// One server holds both the lock table and an SQL inventory.
-	if cfg.MariaDB || spec.service == MariaDB {
-		db, err := run.StartMariaDB(ctx, dir.Path())
-		if err != nil {
-			return nil, err
-		}
-		if cfg.MariaDB {
-			c.sqlStock = db
-		}
-		if spec.service == MariaDB {
-			c.lockDB = db
-			if err := setupLockTable(ctx, db); err != nil {
-				db.Stop()
-				return nil, err
-			}
-		}
-	}
-	if cfg.PostgresInventory && spec.service != PostgreSQL {
-		return nil, fmt.Errorf("cluster: an inventory in PostgreSQL needs topology %s, not %s", PostgresTopology, topo)
-	}
-	if spec.service == PostgreSQL {
-		if c.lockDB, err = run.StartPostgres(ctx, dir.Path()); err != nil {
-			return nil, err
-		}
-		if err := setupLockTable(ctx, c.lockDB); err != nil {
-			return nil, err
-		}
-		if cfg.PostgresInventory {
-			c.sqlStock = c.lockDB
-		}
+	// The SQL servers first: a backend that lacks MariaDB says so before
+	// any other node of the topology starts.
+	if err := c.startSQL(ctx, run, cfg); err != nil {
+		return nil, err
 	}
 	if c.network, err = network.Start(ctx); err != nil {
 		return nil, err
@@ -213,6 +185,45 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 		return nil, inventoryErr
 	}
 	return c, nil
+}
+
+// startSQL starts the SQL servers cfg asks for: MariaDB for its inventory
+// or the mariadb topology's lock table (one server holds both), and
+// PostgreSQL for the postgres topology's, with its inventory when asked.
+func (c *Cluster) startSQL(ctx context.Context, run RunSession, cfg Config) error {
+	service := c.topology.Service()
+	if cfg.MariaDB || service == MariaDB {
+		db, err := run.StartMariaDB(ctx, c.dir.Path())
+		if err != nil {
+			return err
+		}
+		if cfg.MariaDB {
+			c.sqlStock = db
+		}
+		if service == MariaDB {
+			c.lockDB = db
+			if err := setupLockTable(ctx, db); err != nil {
+				db.Stop()
+				return err
+			}
+		}
+	}
+	if cfg.PostgresInventory && service != PostgreSQL {
+		return fmt.Errorf("cluster: an inventory in PostgreSQL needs topology %s, not %s", PostgresTopology, c.topology)
+	}
+	if service == PostgreSQL {
+		var err error
+		if c.lockDB, err = run.StartPostgres(ctx, c.dir.Path()); err != nil {
+			return err
+		}
+		if err := setupLockTable(ctx, c.lockDB); err != nil {
+			return err
+		}
+		if cfg.PostgresInventory {
+			c.sqlStock = c.lockDB
+		}
+	}
+	return nil
 }
 
 // startNodes starts a node for each of cfgs at once, since each start

@@ -1,4 +1,4 @@
-package service_test
+package layout_test
 
 import (
 	"os/exec"
