@@ -50,7 +50,7 @@ type ServerSpec struct {
 	Program string
 	// Args are its arguments when it listens on host (an interface's
 	// address: a process listens on 127.0.0.1, a container on every
-	// interface) and port: they are asked again at each restart.
+	// interface) and port. A restart runs the server with the same ones.
 	Args func(host string, port int) []string
 	// Ready reports nil once the server at addr serves requests, or the
 	// error that shows it does not yet; the start polls it.
