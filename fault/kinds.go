@@ -168,3 +168,11 @@ func onConnections(name string, client int) About {
 func onNodes(name string, nodes ...int) About {
 	return About{Kind: Named(name), Client: -1, Struck: history.Target{Type: history.TargetNode, Nodes: nodes}}
 }
+
+// StrikesOn reports whether a fault of kind k can strike a lock on
+// topology t: whether t is among its Services and Topologies, when it
+// names some.
+func (k Kind) StrikesOn(t cluster.Topology) bool {
+	return (k.Services == nil || slices.Contains(k.Services, t.Service())) &&
+		(k.Topologies == nil || slices.Contains(k.Topologies, t))
+}
