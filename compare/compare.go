@@ -147,7 +147,7 @@ const None = "—"
 // plan is the rows and cells to run: every cell's scenario resolved, or
 // its "—" reason given.
 func plan(opts Options) ([]RowResult, []string, []suite.Pair, error) {
-	classes, err := pick(Classes, opts.Classes)
+	classes, err := pick(Classes(), opts.Classes)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -221,7 +221,7 @@ func pick(all []Class, names []string) ([]Class, error) {
 
 func classNames() string {
 	var names []string
-	for _, c := range Classes {
+	for _, c := range Classes() {
 		names = append(names, c.Name)
 	}
 	return fmt.Sprint(names)
@@ -246,7 +246,7 @@ func Run(ctx context.Context, opts Options) (Table, error) {
 	if err != nil {
 		return Table{}, err
 	}
-	classes, _ := pick(Classes, opts.Classes)
+	classes, _ := pick(Classes(), opts.Classes)
 	t := Table{Classes: classes, Left: left, Runs: max(opts.Runs, 1)}
 	start := time.Now()
 	var runs []reports.Run

@@ -1,19 +1,24 @@
 package compare
 
-import "github.com/locklab/locklab/cluster"
+import (
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/fault"
+)
 
 // This file is the comparison's plan, kept as plain data: a row is one line
 // of Rows, and a scenario for a fault class on a topology one line of
 // scenarioFor.
 
-// Fault classes, the columns of the comparison.
+// Fault classes, the columns of the comparison: fault's classes, which
+// every kind of fault names one of (fault.Kind.Class), by the names the
+// rows and options here use.
 const (
-	Pause     = "paused"     // the holder stops past its lease
-	CutOff    = "cut-off"    // the holder loses its link to the lock
-	Failover  = "failover"   // a lock node is killed and restarted, or the leader or master fails over
-	ClockJump = "clock-jump" // a clock jumps
-	LostReply = "lost-reply" // a reply to the lock's command is lost
-	Pool      = "small-pool" // the requests of one service share a pool smaller than its waiters
+	Pause     = string(fault.ClassPause)     // the holder stops past its lease
+	CutOff    = string(fault.ClassCutOff)    // the holder loses its link to the lock
+	Failover  = string(fault.ClassFailover)  // a lock node is killed and restarted, or the leader or master fails over
+	ClockJump = string(fault.ClassClockJump) // a clock jumps
+	LostReply = string(fault.ClassLostReply) // a reply to the lock's command is lost
+	Pool      = string(fault.ClassPool)      // the requests of one service share a pool smaller than its waiters
 )
 
 // Families of locks, as the text under the table groups them.
@@ -25,14 +30,14 @@ const (
 	Cache     = "cache"
 )
 
-// Classes are the columns, in order, with their headings.
-var Classes = []Class{
-	{Pause, "holder paused past its lease"},
-	{CutOff, "holder cut off"},
-	{Failover, "lock node killed / failover"},
-	{ClockJump, "clock jump"},
-	{LostReply, "lost reply"},
-	{Pool, "waiters on a small pool"},
+// Classes are the columns, in order, with their headings: every class of
+// fault.Classes, in its order, so that a class is named in one place.
+func Classes() []Class {
+	var cs []Class
+	for _, c := range fault.Classes() {
+		cs = append(cs, Class{Name: string(c), Title: c.Title()})
+	}
+	return cs
 }
 
 // Rows are the locks compared, in order. A row whose lock this build does

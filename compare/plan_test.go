@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/locklab/locklab/fault"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/scenarios"
 )
@@ -52,6 +53,62 @@ func TestPlanRefuses(t *testing.T) {
 	for _, o := range []Options{{Locks: []string{"nope"}}, {Classes: []string{"nope"}}, {Locks: []string{""}}} {
 		if err := Validate(o); err == nil {
 			t.Errorf("Validate(%+v) = nil, want an error", o)
+		}
+	}
+}
+
+// TestClassesAreFaultClasses checks the columns against fault's classes:
+// every class a kind of fault names is a column, and the columns are the
+// ones the comparison had, headed as before, when they were kept here.
+func TestClassesAreFaultClasses(t *testing.T) {
+	columns := Classes()
+	for _, k := range fault.Kinds() {
+		if k.Class != "" && !slices.ContainsFunc(columns, func(c Class) bool { return c.Name == string(k.Class) }) {
+			t.Errorf("kind %s is of class %q, which is no column", k.Name, k.Class)
+		}
+	}
+	want := []Class{
+		{Pause, "holder paused past its lease"},
+		{CutOff, "holder cut off"},
+		{Failover, "lock node killed / failover"},
+		{ClockJump, "clock jump"},
+		{LostReply, "lost reply"},
+		{Pool, "waiters on a small pool"},
+	}
+	if !slices.Equal(columns, want) {
+		t.Errorf("Classes() = %q\nwant %q", columns, want)
+	}
+}
+
+// TestClassScenarios checks each scenario the plan runs for a class, on a
+// topology or for one lock, against the kinds of fault: it strikes a fault
+// of that class (fault.Kind.Class), or, for the small pool, shares one
+// pool among its clients, which is that class's fault without any
+// injected one.
+func TestClassScenarios(t *testing.T) {
+	check := func(class, name, where string) {
+		s, err := scenarios.Lookup(name)
+		if err != nil {
+			t.Errorf("%s × %s: %v", where, class, err)
+			return
+		}
+		var classes []string
+		for _, fp := range s.Failpoints {
+			classes = append(classes, string(fp.About().Class))
+		}
+		for _, f := range s.Faults {
+			classes = append(classes, string(f.Fault.About().Class))
+		}
+		if !slices.Contains(classes, class) && !(class == Pool && s.Workload.Pool > 0) {
+			t.Errorf("%s × %s: scenario %s strikes faults of classes %q, none of class %s", where, class, name, classes, class)
+		}
+	}
+	for w, name := range scenarioFor {
+		check(w.class, name, "topology "+string(w.topology))
+	}
+	for _, r := range Rows {
+		for class, name := range r.Scenarios {
+			check(class, name, "lock "+r.Lock)
 		}
 	}
 }

@@ -253,6 +253,35 @@ func TestReachEveryFaultKind(t *testing.T) {
 	}
 }
 
+// TestKindsWhereTheyStrike checks the kinds' Services and Topologies
+// (fault.Kinds) against the faults that really strike: every fault of
+// every directed scenario, and every fault explore draws on each topology,
+// is of a kind that says it can strike there.
+func TestKindsWhereTheyStrike(t *testing.T) {
+	kinds := map[string]fault.Kind{}
+	for _, k := range fault.Kinds() {
+		kinds[k.Name] = k
+	}
+	strikes := func(name string, topo cluster.Topology) bool {
+		k, ok := kinds[strings.TrimSuffix(name, " keeping its data")]
+		return ok && k.StrikesOn(topo)
+	}
+	for _, s := range catalogueScenarios(t) {
+		for _, r := range reaches(s.Failpoints, s.Faults, time.Second) {
+			if !strikes(r.kind, s.Topology) {
+				t.Errorf("scenario %s on %s has a fault of kind %q, which says it cannot strike there", s.Name, s.Topology, r.kind)
+			}
+		}
+	}
+	for _, topo := range cluster.Topologies() {
+		for r, seed := range drawnReaches(schedule.Space{}, topo, false) {
+			if !strikes(r.kind, topo) {
+				t.Errorf("seed %d draws a fault of kind %q on %s, which says it cannot strike there", seed, r.kind, topo)
+			}
+		}
+	}
+}
+
 // TestReachFailsWithoutKind checks that the reachability test can fail: a
 // space without the kind that alone draws a scenario's fault misses it.
 func TestReachFailsWithoutKind(t *testing.T) {

@@ -7,6 +7,7 @@ package failpoint
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -144,37 +145,63 @@ func (fp Point) About() fault.About {
 	if fp.Action.Kind == ActionFault {
 		return fp.Action.Fault.About()
 	}
-	kind := ActionKindName(fp.Action.Kind, fp.Name)
-	if kind == "" {
+	a, ok := actionOf(fp.Action.Kind)
+	if !ok {
 		return fault.About{Client: fp.Client}
 	}
-	// Every other action strikes the client itself, in the harness: a
-	// dropped reply is lost on the client's link to a node.
-	struck := history.Target{Type: history.TargetClient}
-	if fp.Action.Kind == ActionDrop {
-		struck.Type = history.TargetLink
+	return fault.About{Kind: fault.Named(a.kind(fp.Name)), Client: fp.Client, Struck: history.Target{Type: a.struck}}
+}
+
+// action is what an action of one kind is as a fault: the one place that
+// says so, for About and the harness's records.
+type action struct {
+	action ActionKind
+	// fault is the name of its kind of fault (fault.Kinds); atCommand,
+	// when not empty, the kind it is at a command's failpoint instead.
+	fault, atCommand string
+	// struck is what it strikes: the client itself, in the harness, or,
+	// for a reply it drops, the client's link to a node.
+	struck history.TargetType
+}
+
+// kind is the name of the kind of fault a's action is at failpoint name.
+func (a action) kind(name string) string {
+	if a.atCommand != "" && IsCommandPoint(name) {
+		return a.atCommand
 	}
-	return fault.About{Kind: fault.Named(kind), Client: fp.Client, Struck: struck}
+	return a.fault
+}
+
+// actions are every action kind but ActionFault, whose kind is its
+// fault's, with the kind of fault each is. A new action kind is a line
+// here; TestActionsAreKinds checks each names a kind of fault.Kinds.
+func actions() []action {
+	return []action{
+		{action: ActionPause, fault: "pause", struck: history.TargetClient},
+		{action: ActionCrash, fault: "crash", struck: history.TargetClient},
+		{action: ActionDrop, fault: "drop-reply", struck: history.TargetLink},
+		{action: ActionHold, fault: "busy-pool", struck: history.TargetClient},
+		// Only the calling goroutine waits: in the lock's own code, slow
+		// work; at one of its commands, a delayed command.
+		{action: ActionSleep, fault: "slow-work", atCommand: "command-delay", struck: history.TargetClient},
+	}
+}
+
+// actionOf is the row of actions for action kind k.
+func actionOf(k ActionKind) (action, bool) {
+	list := actions()
+	if i := slices.IndexFunc(list, func(a action) bool { return a.action == k }); i >= 0 {
+		return list[i], true
+	}
+	return action{}, false
 }
 
 // ActionKindName is the name of the kind of fault (fault.Kinds) an action
 // of kind k at failpoint name is, or "" for one that is none (a fault's,
 // which is its fault's kind).
 func ActionKindName(k ActionKind, name string) string {
-	switch k {
-	case ActionPause:
-		return "pause"
-	case ActionCrash:
-		return "crash"
-	case ActionDrop:
-		return "drop-reply"
-	case ActionHold:
-		return "busy-pool"
-	case ActionSleep:
-		if IsCommandPoint(name) {
-			return "command-delay"
-		}
-		return "slow-work"
+	if a, ok := actionOf(k); ok {
+		return a.kind(name)
 	}
 	return ""
 }

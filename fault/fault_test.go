@@ -1,40 +1,139 @@
 package fault_test
 
 import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/fault"
 	"github.com/locklab/locklab/history"
 )
 
-// every is one fault of each type; a new type belongs here too.
-var every = []fault.Fault{
-	fault.KillMaster{}, fault.CutReplication{}, fault.KillNode{}, fault.ClockJump{}, fault.PauseNode{},
-	fault.Partition{Client: 1}, fault.Latency{Client: 1}, fault.BlackHole{Client: 1}, fault.DropConnection{Client: 1},
-	fault.ClockSkew{Client: 1}, fault.PreferReplica{}, fault.KillConnection{Client: 1}, fault.ClockJumpServer{},
-	fault.KillLeader{}, fault.Evict{},
+// samples are, by the name of their kind, a fault of each type and a
+// failpoint of each action that is of a kind of its own: a new kind fails
+// TestEveryKindHasASample until it has a sample here, and a new fault type
+// fails TestEveryFaultTypeHasASample, whatever kind it names.
+var samples = map[string][]interface{ About() fault.About }{
+	"kill-master":     {fault.KillMaster{}},
+	"cut-replication": {fault.CutReplication{}},
+	"kill-node":       {fault.KillNode{}},
+	"clock-jump":      {fault.ClockJump{}, fault.ClockJumpServer{}},
+	"evict":           {fault.Evict{}},
+	"kill-connection": {fault.KillConnection{Client: 1}},
+	"pause-node":      {fault.PauseNode{}},
+	"pause":           {failpoint.Point{Name: failpoint.CriticalSection, Client: 1, Action: failpoint.Pause(time.Second)}},
+	"partition":       {fault.Partition{Client: 1}},
+	"latency":         {fault.Latency{Client: 1}},
+	"black-hole":      {fault.BlackHole{Client: 1}},
+	"command-delay":   {failpoint.Point{Name: failpoint.BeforeCommand(failpoint.PhaseRelease, 1), Client: 1, Action: failpoint.Sleep(time.Second)}},
+	"drop-reply":      {failpoint.Point{Name: failpoint.AfterCommand(failpoint.PhaseAcquire, 1), Client: 1, Action: failpoint.DropReply()}},
+	"drop-connection": {fault.DropConnection{Client: 1}},
+	"clock-skew":      {fault.ClockSkew{Client: 1}},
+	"crash":           {failpoint.Point{Name: failpoint.Acquired, Client: 1, Action: failpoint.Crash()}},
+	"slow-work":       {failpoint.Point{Name: failpoint.CriticalSection, Client: 1, Action: failpoint.Sleep(time.Second)}},
+	"kill-leader":     {fault.KillLeader{}},
+	"busy-pool":       {failpoint.Point{Name: failpoint.Acquired, Client: 1, Action: failpoint.HoldConn(failpoint.CriticalSection, time.Second)}},
+	"prefer-replica":  {fault.PreferReplica{}},
 }
 
-// TestEveryFaultHasAKind checks that each fault type names a kind of
-// Kinds (Named panics otherwise) and the client it acts on.
-func TestEveryFaultHasAKind(t *testing.T) {
-	for _, f := range every {
-		a := f.About()
-		if a.Name == "" || a.Target == "" || a.Effect == "" {
-			t.Errorf("%T: kind %+v lacks a name, a target or an effect", f, a.Kind)
-		}
-		if want := -1; a.Target == fault.TargetNode && a.Client != want {
-			t.Errorf("%T strikes a node but names client %d", f, a.Client)
-		}
-		if a.Target != fault.TargetNode && a.Name != "cut-replication" && a.Client != 1 {
-			t.Errorf("%T strikes client 1 but says client %d", f, a.Client)
-		}
-		if a.Struck.Type == "" {
-			t.Errorf("%T does not say what it strikes", f)
+// TestEveryKindHasASample checks that samples covers Kinds, and that each
+// sample says it is of the kind it is filed under (Named panics on a kind
+// not in Kinds), with a target, an effect, the client it acts on and what
+// it strikes.
+func TestEveryKindHasASample(t *testing.T) {
+	for _, k := range fault.Kinds() {
+		if len(samples[k.Name]) == 0 {
+			t.Errorf("kind %q has no sample in samples: add a fault (or failpoint) of it", k.Name)
 		}
 	}
+	for name, list := range samples {
+		for _, s := range list {
+			a := s.About()
+			if a.Name != name {
+				t.Errorf("%#v, filed under %q, is of kind %q", s, name, a.Name)
+			}
+			if a.Target == "" || a.Effect == "" {
+				t.Errorf("%T: kind %+v lacks a target or an effect", s, a.Kind)
+			}
+			if want := -1; a.Target == fault.TargetNode && a.Client != want {
+				t.Errorf("%T strikes a node but names client %d", s, a.Client)
+			}
+			if a.Target != fault.TargetNode && a.Name != "cut-replication" && a.Client != 1 {
+				t.Errorf("%T strikes client 1 but says client %d", s, a.Client)
+			}
+			if a.Struck.Type == "" {
+				t.Errorf("%T does not say what it strikes", s)
+			}
+		}
+	}
+}
+
+// TestEveryFaultTypeHasASample reads this package's source for every type
+// with an Inject method, a Fault, and checks samples has one of it: a
+// hand-kept list of types would miss the type it was not told of.
+func TestEveryFaultTypeHasASample(t *testing.T) {
+	sampled := map[string]bool{}
+	for _, list := range samples {
+		for _, s := range list {
+			if ty := reflect.TypeOf(s); ty.PkgPath() == reflect.TypeFor[fault.Env]().PkgPath() {
+				sampled[ty.Name()] = true
+			}
+		}
+	}
+	types, err := injectors(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(types) < 10 {
+		t.Fatalf("found only %d fault types in the source (%q): the search is broken", len(types), types)
+	}
+	for _, ty := range types {
+		if !sampled[ty] {
+			t.Errorf("fault type %s has no sample in samples", ty)
+		}
+	}
+}
+
+// injectors are the names of the types of the Go package in dir that have
+// an Inject method.
+func injectors(dir string) ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", dir, err)
+	}
+	var types []string
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, fmt.Errorf("parse %s: %w", name, err)
+		}
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Recv == nil || fn.Name.Name != "Inject" {
+				continue
+			}
+			recv := fn.Recv.List[0].Type
+			if star, ok := recv.(*ast.StarExpr); ok {
+				recv = star.X
+			}
+			if id, ok := recv.(*ast.Ident); ok {
+				types = append(types, id.Name)
+			}
+		}
+	}
+	return types, nil
 }
 
 // TestStruck checks what each fault says it strikes, the data the history
@@ -98,4 +197,41 @@ func TestNamedPanicsOnUnknown(t *testing.T) {
 		}
 	}()
 	fault.Named("no-such-kind")
+}
+
+// TestClasses checks the classes the kinds fall in: every kind with a
+// family has a class of Classes, and kinds of one family share it (a
+// family is one failure, in one column); every class has a kind, so no
+// column of the comparison stands for no fault; and every class has a
+// heading.
+func TestClasses(t *testing.T) {
+	classOf := map[string]fault.Class{} // by family
+	used := map[fault.Class]bool{}
+	for _, k := range fault.Kinds() {
+		if k.Class != "" && !slices.Contains(fault.Classes(), k.Class) {
+			t.Errorf("kind %q: class %q is not in Classes", k.Name, k.Class)
+		}
+		used[k.Class] = true
+		if k.Family == "" {
+			continue
+		}
+		if k.Class == "" {
+			t.Errorf("kind %q (%s) has a family but no class", k.Name, k.Family)
+		}
+		if c, ok := classOf[k.Family]; ok && c != k.Class {
+			t.Errorf("kind %q: class %q, but %s is of class %q", k.Name, k.Class, k.Family, c)
+		}
+		classOf[k.Family] = k.Class
+	}
+	for _, c := range fault.Classes() {
+		if !used[c] {
+			t.Errorf("class %q has no kind", c)
+		}
+		if c.Title() == "" {
+			t.Errorf("class %q has no title", c)
+		}
+	}
+	if got := fault.Class("nope").Title(); got != "" {
+		t.Errorf("an unknown class's title is %q, want none", got)
+	}
 }

@@ -30,6 +30,19 @@ type Kind struct {
 	// Uses are the node operations it asks of the backend, which a backend
 	// may do otherwise than a local process (cluster.FaultNoter).
 	Uses []cluster.Operation
+	// Class is the comparison's column it falls in; every kind with a
+	// Family has one, and "" is for a kind that only sets the stage.
+	Class Class
+	// Services are the lock services it can strike, where it needs what
+	// only they have (SQL connections, a leader, an evicting cache); nil:
+	// every one. Explore draws it on none other (explore's
+	// TestKindsWhereTheyStrike checks its draws and the catalogue's
+	// scenarios against it).
+	Services []cluster.Service
+	// Topologies narrow Services further where it needs one topology's
+	// nodes (the replicated topology's Sentinel); nil: every topology of
+	// its services.
+	Topologies []cluster.Topology
 }
 
 // Target is what a kind of fault strikes: the history's word for it.
@@ -54,29 +67,58 @@ const (
 // partition that sets it up). Adding a fault is a file with its type and
 // one line here.
 func Kinds() []Kind {
+	// Where kinds strike, when not everywhere; fresh on every call, as the
+	// list is.
+	var (
+		replicated = []cluster.Topology{cluster.Replicated}
+		redis      = []cluster.Service{cluster.Redis}
+		sql        = []cluster.Service{cluster.MariaDB, cluster.PostgreSQL}
+		consensus  = []cluster.Service{cluster.Etcd, cluster.ZooKeeper}
+		memcached  = []cluster.Service{cluster.Memcached}
+	)
 	return []Kind{
-		{Name: "kill-master", Family: "a failover", Target: TargetNode, Effect: history.EffectLoss, Remedy: failoverRemedy, Uses: []cluster.Operation{cluster.NodeKill}},
-		{Name: "cut-replication", Family: "a failover", Target: TargetLink, Effect: history.EffectStage, Remedy: failoverRemedy, Uses: []cluster.Operation{cluster.ReplicationCut}},
-		{Name: "kill-node", Family: "a restart of a lock node", Target: TargetNode, Effect: history.EffectStall, Remedy: "restart a node only after a TTL, or appendfsync always", Uses: []cluster.Operation{cluster.NodeKill}},
-		{Name: "clock-jump", Family: "a clock jump on a lock node", Target: TargetNode, Effect: history.EffectLoss, Remedy: "slewing (not stepping) time sync, or " + fencing},
+		{Name: "kill-master", Family: "a failover", Target: TargetNode, Effect: history.EffectLoss, Remedy: failoverRemedy, Uses: []cluster.Operation{cluster.NodeKill},
+			Class: ClassFailover, Services: redis, Topologies: replicated},
+		{Name: "cut-replication", Family: "a failover", Target: TargetLink, Effect: history.EffectStage, Remedy: failoverRemedy, Uses: []cluster.Operation{cluster.ReplicationCut},
+			Class: ClassFailover, Services: redis, Topologies: replicated},
+		{Name: "kill-node", Family: "a restart of a lock node", Target: TargetNode, Effect: history.EffectStall, Remedy: "restart a node only after a TTL, or appendfsync always", Uses: []cluster.Operation{cluster.NodeKill},
+			Class: ClassFailover},
+		// A ZooKeeper server's clock jumps by libfaketime (ClockJumpServer);
+		// an etcd member's cannot be moved so.
+		{Name: "clock-jump", Family: "a clock jump on a lock node", Target: TargetNode, Effect: history.EffectLoss, Remedy: "slewing (not stepping) time sync, or " + fencing,
+			Class: ClassClockJump, Services: []cluster.Service{cluster.Redis, cluster.ZooKeeper}},
+		// An evicted lock is a lock the node forgot, as a restart that
+		// keeps nothing forgets it: the failover column's.
 		{Name: "evict", Family: "an eviction of the lock's item", Target: TargetNode, Effect: history.EffectLoss,
-			Remedy: "a lock service that does not evict (memcached -M refuses writes instead), or " + fencing},
+			Remedy: "a lock service that does not evict (memcached -M refuses writes instead), or " + fencing, Class: ClassFailover, Services: memcached},
 		{Name: "kill-connection", Family: "a killed connection", Target: TargetLink, Effect: history.EffectLoss,
-			Remedy: "the protected write in the lock's own transaction, which dies with the connection, or " + fencing},
-		{Name: "pause-node", Family: "a pause of a lock node", Target: TargetNode, Effect: history.EffectStall, Remedy: fencing, Uses: []cluster.Operation{cluster.NodePause}},
-		{Name: "pause", Family: "a client pause", Target: TargetClient, Effect: history.EffectDelay, Remedy: fencing},
-		{Name: "partition", Family: "a client partition", Target: TargetLink, Effect: history.EffectStall, Remedy: fencing},
-		{Name: "latency", Family: "a slow network", Target: TargetLink, Effect: history.EffectDelay, Remedy: fencing},
-		{Name: "black-hole", Family: "a slow network", Target: TargetLink, Effect: history.EffectStall, Remedy: fencing},
-		{Name: "command-delay", Family: "a slow network", Target: TargetLink, Effect: history.EffectDelay, Remedy: fencing},
-		{Name: "drop-reply", Family: "a lost reply", Target: TargetLink, Effect: history.EffectStall, Remedy: fencing},
-		{Name: "drop-connection", Family: "a dropped connection", Target: TargetLink, Effect: history.EffectStall, Remedy: fencing},
-		{Name: "clock-skew", Family: "a skewed client clock", Target: TargetClient, Effect: history.EffectStall, Remedy: fencing},
-		{Name: "crash", Family: "a client crash", Target: TargetClient, Effect: history.EffectStall, Remedy: fencing},
-		{Name: "slow-work", Family: "slow work", Target: TargetClient, Effect: history.EffectWork, Remedy: "a watchdog that renews the lease, and " + fencing},
-		{Name: "kill-leader", Family: "a restart of a lock node", Target: TargetNode, Effect: history.EffectStall, Remedy: "Raft: a majority keeps every committed write", Uses: []cluster.Operation{cluster.NodeKill}},
-		{Name: "busy-pool", Target: TargetClient, Effect: history.EffectStage},
-		{Name: "prefer-replica", Target: TargetNode, Effect: history.EffectStage},
+			Remedy: "the protected write in the lock's own transaction, which dies with the connection, or " + fencing, Class: ClassCutOff, Services: sql},
+		// A paused node answers late, as a slow network does (the holder is
+		// not the one stopped): the lost-reply column's.
+		{Name: "pause-node", Family: "a pause of a lock node", Target: TargetNode, Effect: history.EffectStall, Remedy: fencing, Uses: []cluster.Operation{cluster.NodePause},
+			Class: ClassLostReply},
+		{Name: "pause", Family: "a client pause", Target: TargetClient, Effect: history.EffectDelay, Remedy: fencing, Class: ClassPause},
+		{Name: "partition", Family: "a client partition", Target: TargetLink, Effect: history.EffectStall, Remedy: fencing, Class: ClassCutOff},
+		// A slow network makes a reply come late or never: to the lock,
+		// a lost reply.
+		{Name: "latency", Family: "a slow network", Target: TargetLink, Effect: history.EffectDelay, Remedy: fencing, Class: ClassLostReply},
+		{Name: "black-hole", Family: "a slow network", Target: TargetLink, Effect: history.EffectStall, Remedy: fencing, Class: ClassLostReply},
+		{Name: "command-delay", Family: "a slow network", Target: TargetLink, Effect: history.EffectDelay, Remedy: fencing, Class: ClassLostReply},
+		{Name: "drop-reply", Family: "a lost reply", Target: TargetLink, Effect: history.EffectStall, Remedy: fencing, Class: ClassLostReply},
+		{Name: "drop-connection", Family: "a dropped connection", Target: TargetLink, Effect: history.EffectStall, Remedy: fencing, Class: ClassCutOff},
+		// A skewed client clock is the holder's clock jumping.
+		{Name: "clock-skew", Family: "a skewed client clock", Target: TargetClient, Effect: history.EffectStall, Remedy: fencing, Class: ClassClockJump},
+		// A crashed holder stops past its lease for good; slow work runs
+		// on past it: to the lock, both are a holder that stopped renewing.
+		{Name: "crash", Family: "a client crash", Target: TargetClient, Effect: history.EffectStall, Remedy: fencing, Class: ClassPause},
+		{Name: "slow-work", Family: "slow work", Target: TargetClient, Effect: history.EffectWork, Remedy: "a watchdog that renews the lease, and " + fencing, Class: ClassPause},
+		{Name: "kill-leader", Family: "a restart of a lock node", Target: TargetNode, Effect: history.EffectStall, Remedy: "Raft: a majority keeps every committed write", Uses: []cluster.Operation{cluster.NodeKill},
+			Class: ClassFailover, Services: consensus},
+		// Stage kinds: busy-pool is what the small-pool column is about,
+		// another user of the client's pool; prefer-replica only picks the
+		// replica a failover promotes.
+		{Name: "busy-pool", Target: TargetClient, Effect: history.EffectStage, Class: ClassPool, Services: sql},
+		{Name: "prefer-replica", Target: TargetNode, Effect: history.EffectStage, Services: redis, Topologies: replicated},
 	}
 }
 
@@ -125,4 +167,12 @@ func onConnections(name string, client int) About {
 // lock nodes nodes; it acts on the system.
 func onNodes(name string, nodes ...int) About {
 	return About{Kind: Named(name), Client: -1, Struck: history.Target{Type: history.TargetNode, Nodes: nodes}}
+}
+
+// StrikesOn reports whether a fault of kind k can strike a lock on
+// topology t: whether t is among its Services and Topologies, when it
+// names some.
+func (k Kind) StrikesOn(t cluster.Topology) bool {
+	return (k.Services == nil || slices.Contains(k.Services, t.Service())) &&
+		(k.Topologies == nil || slices.Contains(k.Topologies, t))
 }
