@@ -49,6 +49,11 @@ func (f ClockJump) Inject(ctx context.Context, env *Env) (network.Heal, error) {
 	if err != nil {
 		return nil, err
 	}
+	if n.Admin() == nil {
+		// The kind strikes ZooKeeper too, by ClockJumpServer: this fault
+		// moves a Redis node's TTLs, which another server has not.
+		return nil, fmt.Errorf("%s needs a Redis lock node; %s is not one (a ZooKeeper server's clock: ClockJumpServer)", f, n.Name())
+	}
 	if err := jumpScript.Run(ctx, n.Admin(), nil, f.By.Milliseconds()).Err(); err != nil {
 		return nil, fmt.Errorf("clock jump on %s: %w", n.Name(), err)
 	}

@@ -3,6 +3,7 @@ package fault
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/history"
@@ -175,4 +176,20 @@ func onNodes(name string, nodes ...int) About {
 func (k Kind) StrikesOn(t cluster.Topology) bool {
 	return (k.Services == nil || slices.Contains(k.Services, t.Service())) &&
 		(k.Topologies == nil || slices.Contains(k.Topologies, t))
+}
+
+// Where says, in words, the topologies k strikes on: "every topology", or
+// the services and topologies it is limited to.
+func (k Kind) Where() string {
+	var parts []string
+	if k.Services != nil {
+		parts = append(parts, fmt.Sprintf("services %v", k.Services))
+	}
+	if k.Topologies != nil {
+		parts = append(parts, fmt.Sprintf("topologies %v", k.Topologies))
+	}
+	if len(parts) == 0 {
+		return "every topology"
+	}
+	return "only " + strings.Join(parts, " and ")
 }

@@ -142,6 +142,32 @@ func (s Scenario) Validate() error {
 			return fmt.Errorf("scenario %s: fault %s: negative time", s.Name, f.Fault)
 		}
 	}
+	return s.validateFaults()
+}
+
+// validateFaults refuses a fault, scheduled or at a failpoint, that cannot
+// strike the scenario's topology (fault.Kind.StrikesOn): its service lacks
+// what the fault needs, and the run would fail at the fault, or not happen
+// as written.
+func (s Scenario) validateFaults() error {
+	faults := make([]fault.Fault, 0, len(s.Faults)+len(s.Failpoints))
+	for _, f := range s.Faults {
+		faults = append(faults, f.Fault)
+	}
+	for _, p := range s.Failpoints {
+		if p.Action.Fault != nil {
+			faults = append(faults, p.Action.Fault)
+		}
+	}
+	topology := s.Topology
+	if topology == "" {
+		topology = cluster.Single
+	}
+	for _, f := range faults {
+		if k := f.About().Kind; !k.StrikesOn(topology) {
+			return fmt.Errorf("scenario %s: fault %q (kind %s) cannot strike topology %s: it strikes %s", s.Name, f, k.Name, topology, k.Where())
+		}
+	}
 	return nil
 }
 
