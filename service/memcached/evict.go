@@ -43,12 +43,10 @@ func (d *deployment) Evict(ctx context.Context, key string) (int, error) {
 		return 0, err
 	}
 	value := strings.Repeat("x", size)
-	// Keys as long as the lock's, so that the items are of its size.
-	width := max(len(key), 6)
+	keys := fillKeys(key)
 	for written := 0; written < evictMax; {
 		for range evictBatch {
-			k := fmt.Sprintf("%0*d", width, written)
-			fmt.Fprintf(rw, "set %s 0 0 %d noreply\r\n%s\r\n", k, size, value)
+			fmt.Fprintf(rw, "set %s 0 0 %d noreply\r\n%s\r\n", keys(), size, value)
 			written++
 		}
 		left, err := look(rw, "mg "+key+" u")
@@ -88,4 +86,27 @@ func look(rw *bufio.ReadWriter, line string) (string, error) {
 	}
 	reply, err := rw.ReadString('\n')
 	return strings.TrimRight(reply, "\r\n"), err
+}
+
+// fillKeys returns the writer's keys, one new key at each call, each as
+// long as key (three characters at least, for enough of them) and never
+// key itself: an item's size, which picks its slab class, counts its
+// key's length, and the items must be of the lock's class to evict it.
+func fillKeys(key string) func() string {
+	const first, last = '!', '~' // printable, no space: any may be in a key
+	width := max(len(key), 3)
+	n := 0
+	return func() string {
+		for {
+			b := make([]byte, width)
+			for i, v := width-1, n; i >= 0; i-- {
+				b[i] = byte(first + v%(last-first+1))
+				v /= last - first + 1
+			}
+			n++
+			if string(b) != key {
+				return string(b)
+			}
+		}
+	}
 }

@@ -3,7 +3,9 @@ package memcached_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -137,5 +139,27 @@ func TestEvict(t *testing.T) {
 	}
 	if _, err := evicter.Evict(ctx, "none"); err == nil {
 		t.Error("an eviction of no item succeeded")
+	}
+}
+
+// TestEvictLongToken: an item whose value and key are of any size is
+// evicted, since the writer's items are of its size class.
+func TestEvictLongToken(t *testing.T) {
+	ctx := context.Background()
+	cl := start(t)
+	evicter := cl.Deployment().(cluster.Evicter)
+	for _, tc := range []struct{ key, value string }{
+		{"lock", "0123456789abcdef0123456789abcdef"},
+		{"k", "t"},
+		{"locklab:prefixed:lock", strings.Repeat("v", 90)},
+	} {
+		if _, err := memcached.Ask(ctx, cl.LockNodes()[0].Addr(), fmt.Sprintf("ms %s %d T5\r\n%s", tc.key, len(tc.value), tc.value)); err != nil {
+			t.Fatal(err)
+		}
+		written, err := evicter.Evict(ctx, tc.key)
+		if err != nil {
+			t.Errorf("key %q, value of %d: %v", tc.key, len(tc.value), err)
+		}
+		t.Logf("key %q, value of %d: evicted after %d writes", tc.key, len(tc.value), written)
 	}
 }
