@@ -18,8 +18,9 @@ ttl_ms = int(os.environ["LOCKLAB_TTL_MS"])
 timeout = int(os.environ.get("LOCKLAB_TIMEOUT_MS", "1000")) / 1000
 host, port = os.environ["LOCKLAB_MEMCACHED"].split(",")[0].rsplit(":", 1)
 # memcached counts expiry in whole seconds of a clock that ticks once a
-# second, so an expiry of one second can be a moment: two at least.
-expire = max(2, math.ceil(ttl_ms / 1000))
+# second, so an item added with an expiry of n seconds lives between n-1
+# and n: a lease of the TTL at least asks for one second more.
+expire = math.ceil(ttl_ms / 1000) + 1
 # default_noreply=False: pymemcache's add and delete send noreply unless
 # told, and a lock needs the server's answer.
 mc = Client((host, int(port)), connect_timeout=timeout, timeout=timeout, default_noreply=False)

@@ -11,8 +11,9 @@ import (
 )
 
 // mcTTL is the lease of the memcached scenarios: memcached counts expiry
-// in whole seconds of a clock that ticks once a second, so the shortest
-// lease a correct lock can ask for is two (memcached.MinLease).
+// in whole seconds of a clock that ticks once a second, so a lease of two
+// seconds is the shortest a correct lock can be sure of (it asks the
+// server for three: memcached.Lease).
 const mcTTL = memcached.MinLease
 
 // memcached lists the scenarios of the memcached topology: one server, the
@@ -39,8 +40,8 @@ func memcachedScenarios() []runner.Scenario {
 		{
 			Name: "pause-before-delete-memcached",
 			Description: "On one memcached server: client 0 is paused (stop-the-world) in its second and third releases just " +
-				"before the release's second request, the one that removes the item, until its item expired (a lease of 2 s, no " +
-				"renewal once the release began) and another client holds the lock (at most 4 s): a delete that arrives late.",
+				"before the release's second request, the one that removes the item, until its item expired (a lease of 2 s, " +
+				"asked as 3 s, no renewal once the release began) and another client holds the lock (at most 4 s): a delete that arrives late.",
 			Topology: cluster.MemcachedTopology,
 			Workload: runner.Workload{TTL: mcTTL, Work: 300 * time.Millisecond, Duration: 7 * time.Second},
 			Failpoints: []failpoint.Point{

@@ -17,9 +17,12 @@ import (
 const MinLease = 2 * time.Second
 
 // Lease is the expiry a correct memcached lock asks for when its lease is
-// to last ttl: ttl rounded up to whole seconds, MinLease at least.
+// to last ttl at least: ttl rounded up to whole seconds, and one more for
+// the tick that may come at once. A lock that asked for ttl itself would
+// hold it up to a second less, and a holder that counts on ttl would work
+// on past its lease.
 func Lease(ttl time.Duration) time.Duration {
-	return max(MinLease, (ttl+time.Second-1)/time.Second*time.Second)
+	return max(MinLease, (ttl+time.Second-1)/time.Second*time.Second+time.Second)
 }
 
 // Lock is a memcached lock: `add` of the key with the holder's own token

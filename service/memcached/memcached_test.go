@@ -64,8 +64,8 @@ func TestService(t *testing.T) {
 	if _, err := memcached.NewLock(b).Acquire(ctx, "k"); !errors.Is(err, harness.ErrNotAcquired) {
 		t.Fatalf("second acquire: %v, want ErrNotAcquired", err)
 	}
-	if left, err := cl.LockState(ctx, "k"); err != nil || left < time.Second || left > memcached.MinLease {
-		t.Fatalf("lock state %v, %v: want 1-2 s", left, err)
+	if left, err := cl.LockState(ctx, "k"); err != nil || left < memcached.MinLease || left > memcached.Lease(2*time.Second) {
+		t.Fatalf("lock state %v, %v: want 2-3 s: a lease of 2 s asks for 3", left, err)
 	}
 	if err := la.Release(ctx); err != nil {
 		t.Fatal(err)
