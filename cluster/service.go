@@ -113,3 +113,40 @@ type Evicter interface {
 	// every write it is allowed.
 	Evict(ctx context.Context, key string) (written int, err error)
 }
+
+// Leader is a Deployment whose servers elect a leader among them, as
+// consensus services do: what fault.KillLeader kills (Cluster.Leader).
+type Leader interface {
+	// Leader is the index in Nodes of the server that leads now, or an
+	// error when none does (an election is under way, or no quorum
+	// answers).
+	Leader(ctx context.Context) (index int, err error)
+}
+
+// Leader is the node that leads the lock service now, and its index in
+// LockNodes: what fault.KillLeader kills. A service without a leader says
+// so in one line.
+func (c *Cluster) Leader(ctx context.Context) (Node, int, error) {
+	if c.zk != nil {
+		return ZooKeeperLeader(ctx, c.zk)
+	}
+	l, ok := c.deployment.(Leader)
+	if !ok {
+		return nil, -1, fmt.Errorf("topology %s has no leader", c.topology)
+	}
+	i, err := l.Leader(ctx)
+	if err != nil {
+		return nil, -1, err
+	}
+	return c.masters[i], i, nil
+}
+
+// Stock is a Deployment that keeps a run's inventory itself, so that a
+// lock's holder can guard its write by the lock in one request (etcd's
+// transaction on the lock key): the runner's resource of that service.
+type Stock interface {
+	// SetStock puts the starting stock, past any link.
+	SetStock(ctx context.Context, stock int64) error
+	// ReadStock reads what is left of the stock, past any link.
+	ReadStock(ctx context.Context) (int64, error)
+}

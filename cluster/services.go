@@ -59,3 +59,16 @@ const Memcached Service = "memcached"
 
 // MemcachedTopology is one memcached server, the lock node.
 const MemcachedTopology Topology = "memcached"
+
+// Etcd is the lock service of the etcd topology: a three-member etcd
+// cluster that replicates every write through Raft (service/etcd).
+const Etcd Service = "etcd"
+
+// EtcdTopology is three etcd members, each a lock node: a lock is a key
+// attached to a lease (concurrency.Mutex), and a write is committed once a
+// majority has it, so a failover loses no lock (compare Redis's pitfall 10).
+const EtcdTopology Topology = "etcd"
+
+// EtcdMembers is how many members the etcd topology starts: the smallest
+// cluster that survives the loss of one.
+const EtcdMembers = 3

@@ -54,8 +54,10 @@ type ZooKeeperSet interface {
 	Stop() error
 }
 
-// ZooKeeperStarter is a RunSession that can start a ZooKeeper ensemble,
-// an interface of its own for the reason EtcdStarter is.
+// ZooKeeperStarter is a RunSession that can start a ZooKeeper ensemble.
+// It is an interface of its own, not a method of RunSession, so that a
+// backend without ZooKeeper needs no change: its runs on the zookeeper
+// topology fail at start, naming what is missing.
 type ZooKeeperStarter interface {
 	// StartZooKeeper starts an ensemble of n servers whose files live
 	// under dir and returns once it has a leader.
@@ -79,15 +81,6 @@ func (c *Cluster) startZooKeeper(ctx context.Context, run RunSession) error {
 
 // ZooKeeperEnsemble is the ensemble of the zookeeper topology, or nil.
 func (c *Cluster) ZooKeeperEnsemble() ZooKeeperSet { return c.zk }
-
-// Leader is the node that leads the consensus service now (etcd's leader
-// or ZooKeeper's), and its index in LockNodes: what fault.KillLeader kills.
-func (c *Cluster) Leader(ctx context.Context) (Node, int, error) {
-	if c.zk != nil {
-		return ZooKeeperLeader(ctx, c.zk)
-	}
-	return c.EtcdLeader(ctx)
-}
 
 // ZooKeeperLeader is set's leader now: the one server that says it leads
 // (four-letter word srvr), while a majority of the servers answer as

@@ -15,6 +15,7 @@ import (
 	"github.com/locklab/locklab/pitfalls"
 	"github.com/locklab/locklab/program"
 	"github.com/locklab/locklab/reference"
+	"github.com/locklab/locklab/service/etcd"
 	"github.com/locklab/locklab/service/memcached"
 )
 
@@ -64,9 +65,10 @@ var (
 	sqlServer  = []cluster.Topology{cluster.MariaDBTopology, cluster.PostgresTopology}
 	postgres   = []cluster.Topology{cluster.PostgresTopology}
 	mariadb    = []cluster.Topology{cluster.MariaDBTopology} // MySQL's own SQL: GET_LOCK, INSERT IGNORE, the MariaDB inventory
-	etcd       = []cluster.Topology{cluster.EtcdTopology}
 	zookeeper  = []cluster.Topology{cluster.ZooKeeperTopology}
-	// memcachedTopo: memcached is the service's package.
+	// etcdTopo, memcachedTopo: etcd and memcached are the services'
+	// packages.
+	etcdTopo      = []cluster.Topology{cluster.EtcdTopology}
 	memcachedTopo = []cluster.Topology{cluster.MemcachedTopology}
 )
 
@@ -106,7 +108,7 @@ func All() []Lock {
 			About: "MariaDB's GET_LOCK on a connection pinned from acquire to release."},
 		{Name: "advisory-pool", Pitfall: "advisory-pool", Topologies: postgres, Reference: "advisory-pinned", New: pitfalls.NewAdvisoryPool,
 			About: "A PostgreSQL advisory lock (pg_try_advisory_lock) taken and released on the client's pool, each on whichever connection it hands out."},
-		{Name: "etcd-mutex", Pitfall: "etcd-pause", Topologies: etcd, New: reference.NewEtcdMutex,
+		{Name: "etcd-mutex", Pitfall: "etcd-pause", Topologies: etcdTopo, New: etcd.NewMutex,
 			About: "etcd's concurrency.Mutex: a key under the lock's prefix attached to a session's lease, the oldest key holds the lock."},
 		{Name: "zk-lock", Pitfall: "zk-pause", Topologies: zookeeper, New: reference.NewZKLock,
 			About: "go-zookeeper's Lock recipe: an ephemeral sequential node under the lock's parent, the lowest holds the lock, each waiter watches the one before it."},
@@ -145,7 +147,7 @@ func All() []Lock {
 			About: "A PostgreSQL advisory lock held on one connection pinned from the pool (DB.Conn) from acquire to release."},
 		{Name: "advisory-tx", Topologies: postgres, Reference: "advisory-tx", New: reference.NewAdvisoryTx,
 			About: "PostgreSQL's pg_advisory_xact_lock in a transaction whose lease carries it: a PostgreSQL inventory is written in it, and COMMIT is the release."},
-		{Name: "etcd-mutex-guarded", Topologies: etcd, New: reference.NewEtcdMutexGuarded,
+		{Name: "etcd-mutex-guarded", Topologies: etcdTopo, New: etcd.NewMutexGuarded,
 			About: "etcd's concurrency.Mutex whose holder writes the stock (an etcd key) in a transaction guarded by its lock key."},
 		{Name: "zk-fenced", Topologies: zookeeper, New: reference.NewZKLockFenced,
 			About: "go-zookeeper's Lock whose holder treats a lost session as a lost lock and fences the resource with its node's creation zxid (Czxid)."},

@@ -6,12 +6,13 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/local/etcd"
 	"github.com/locklab/locklab/cluster/local/zookeeper"
+	"github.com/locklab/locklab/service/etcd/members"
 )
 
 // ErrNoEtcd means no etcd binary was found (etcd.Path), so callers can
-// tell a missing dependency from a failed run; it is cluster.ErrNoEtcd,
-// which a backend without etcd wraps too.
-var ErrNoEtcd = cluster.ErrNoEtcd
+// tell a missing dependency from a failed run; it is members.ErrNoEtcd
+// (service/etcd), which a backend without etcd wraps too.
+var ErrNoEtcd = members.ErrNoEtcd
 
 // ErrNoZooKeeper means no Java or no ZooKeeper jar was found
 // (zookeeper.Path); it is cluster.ErrNoZooKeeper, which a backend without
@@ -19,8 +20,8 @@ var ErrNoEtcd = cluster.ErrNoEtcd
 var ErrNoZooKeeper = cluster.ErrNoZooKeeper
 
 // StartEtcd starts an etcd cluster of n members, each a process of this
-// machine.
-func (session) StartEtcd(ctx context.Context, dir string, n int) (cluster.EtcdSet, error) {
+// machine: the local backend is a members.Starter of service/etcd.
+func (session) StartEtcd(ctx context.Context, dir string, n int) (members.Set, error) {
 	return etcd.Start(ctx, dir, n)
 }
 
