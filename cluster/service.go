@@ -10,9 +10,9 @@ import (
 // LockService is a lock service that plugs into a cluster through one
 // seam: its own package starts its deployment on any backend and reads the
 // lock's state there, so that adding a service touches no other package of
-// the cluster. memcached is the first service behind it (service/memcached);
-// the services started by Start's own branches (Redis, MariaDB, PostgreSQL,
-// etcd, ZooKeeper) are to follow.
+// the cluster. memcached, etcd and ZooKeeper are behind it (service/...);
+// the services started by Start's own branches (Redis, MariaDB,
+// PostgreSQL) are to follow.
 type LockService interface {
 	// Name is the service, as its topologies name it.
 	Name() Service
@@ -127,9 +127,6 @@ type Leader interface {
 // LockNodes: what fault.KillLeader kills. A service without a leader says
 // so in one line.
 func (c *Cluster) Leader(ctx context.Context) (Node, int, error) {
-	if c.zk != nil {
-		return ZooKeeperLeader(ctx, c.zk)
-	}
 	l, ok := c.deployment.(Leader)
 	if !ok {
 		return nil, -1, fmt.Errorf("topology %s has no leader", c.topology)
@@ -149,4 +146,13 @@ type Stock interface {
 	SetStock(ctx context.Context, stock int64) error
 	// ReadStock reads what is left of the stock, past any link.
 	ReadStock(ctx context.Context) (int64, error)
+}
+
+// Stamper is a Deployment whose leader stamps each write with its own
+// wall clock (ZooKeeper's znode mtime): how fault.ClockJumpServer proves
+// that a jump of the leader's clock took.
+type Stamper interface {
+	// Stamp makes a write of its own, past any link, and returns the time
+	// the leader stamped it with.
+	Stamp(ctx context.Context) (time.Time, error)
 }

@@ -40,9 +40,6 @@ type Client struct {
 	history   *history.Recorder
 	points    *failpoint.Set
 
-	// zk is the session with the ZooKeeper servers, through the client's
-	// links (zookeeper.go).
-	zk *zkSession
 	// handle is the client's handle to a service started through the
 	// seam (service.go).
 	handle Handle
@@ -85,7 +82,6 @@ type clientConfig struct {
 	stockDriver, stockDSN string
 	lockSQL               *sqlpool.Config // the lock table's server, through this client's link; nil but on the SQL topologies
 	shared                *SharedPool     // the service's pool, used in place of lockSQL and stockDSN when not nil
-	zookeeper             []string        // the ZooKeeper servers, the same on the zookeeper topology
 	// service dials the handle of a service started through the seam, to
 	// the lock nodes at serviceAddrs (through this client's links).
 	service      Dialer
@@ -155,10 +151,6 @@ func newClient(ctx context.Context, cfg clientConfig) *Client {
 	}
 	if cfg.stockDSN != "" && c.db == nil {
 		c.db = openDB(cfg.stockDriver, cfg.stockDSN)
-	}
-	if len(cfg.zookeeper) > 0 {
-		c.zk = c.openZooKeeper(cfg.zookeeper, cfg.timeout)
-		c.endpoints = Endpoints{ZooKeeper: cfg.zookeeper}
 	}
 	if cfg.service != nil {
 		c.endpoints = Endpoints{Env: cfg.service.Env(c, cfg.serviceAddrs)}
@@ -515,9 +507,6 @@ func (c *Client) closeConns() {
 	}
 	if c.pool != nil && !c.shared {
 		c.pool.Close()
-	}
-	if c.zk != nil {
-		c.closeZooKeeper()
 	}
 	if c.handle != nil {
 		c.handle.Close()

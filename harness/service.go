@@ -38,6 +38,12 @@ func (c *Client) Handle() Handle { return c.handle }
 // handle that works in the background (etcd's lease keep-alives) lives on.
 func (c *Client) Context() context.Context { return c.ctx }
 
+// Gate is the client as the gate of its sockets: a handle that dials its
+// own sockets, rather than through DialContext (ZooKeeper's, which notes
+// when a server was heard as the bytes arrive), wraps them in
+// socket.Pausable with it, and waits on it before it dials.
+func (c *Client) Gate() socket.Gate { return owner{c} }
+
 // DialContext dials a socket of this client, as a process's: refused once
 // the client crashed, and stopped while it is paused (nothing is sent, a
 // reply is read once it resumes). A service's Dialer builds its handle on

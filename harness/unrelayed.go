@@ -14,8 +14,6 @@ func (e Endpoints) Unrelayed() string {
 	switch {
 	case len(e.Sentinels) > 0:
 		return "the lock is a program on the replicated topology: Sentinel hands it the nodes' own addresses, past locklab's relay, so no fault can strike its commands"
-	case len(e.ZooKeeper) > 0:
-		return "the lock is a program on the zookeeper topology: ZooKeeper speaks its own binary protocol (jute), which no relay of locklab's reads, so no fault can strike its requests (nor a Go lock's: the Go client has no request hook)"
 	case len(e.Env) > 0 && e.unrelayed != "":
 		return e.unrelayed
 	case len(e.Env) > 0 && !relayedEnv(e.Env):
@@ -38,7 +36,7 @@ func relayedEnv(env []string) bool {
 }
 
 // Unrelayed is a Dialer whose service speaks a protocol no relay of
-// package program reads (etcd's gRPC): it says why, in the words
+// package program reads (etcd's gRPC, ZooKeeper's jute): it says why, in the words
 // Endpoints.Unrelayed gives a lock program's run.
 type Unrelayed interface {
 	Unrelayed() string
