@@ -34,7 +34,8 @@ const (
 )
 
 // Service is what a family of locks keeps its state on, and so what a
-// client is handed to reach it (harness.Client.Redis, .SQL, .Etcd or .ZooKeeper).
+// client is handed to reach it (harness.Client.Redis or .SQL, or the
+// handle of a service behind the seam: Client.Handle).
 type Service string
 
 // Services.
@@ -53,7 +54,7 @@ var topologies = map[Topology]struct {
 	// seam: the service's own package starts it (Config.Service).
 	seam bool
 }{Single: {Redis, 1, false}, Replicated: {Redis, 0, false}, Redlock: {Redis, 5, false}, MariaDBTopology: {MariaDB, 0, false}, PostgresTopology: {PostgreSQL, 0, false},
-	EtcdTopology: {Etcd, 0, false}, ZooKeeperTopology: {ZooKeeper, 0, false}, MemcachedTopology: {Memcached, 0, true}}
+	EtcdTopology: {Etcd, 0, true}, ZooKeeperTopology: {ZooKeeper, 0, true}, MemcachedTopology: {Memcached, 0, true}}
 
 // Service is the lock service t deploys; "" counts as Single.
 func (t Topology) Service() Service {
@@ -84,10 +85,8 @@ type Cluster struct {
 	// replicated runs the Sentinels of the replicated topology; its data
 	// nodes are masters, the first one the master at the start.
 	replicated *ReplicaSet
-	session    RunSession   // the backend's run, which started the servers
-	etcd       EtcdSet      // the etcd topology's members (etcd.go)
-	zk         ZooKeeperSet // the zookeeper topology's servers (zookeeper.go)
-	deployment Deployment   // a service started through the seam (service.go)
+	session    RunSession // the backend's run, which started the servers
+	deployment Deployment // a service started through the seam (service.go)
 }
 
 // Config says what a cluster starts.
@@ -150,16 +149,6 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	}
 	if c.network, err = network.Start(ctx); err != nil {
 		return nil, err
-	}
-	if spec.service == Etcd {
-		if err := c.startEtcd(ctx, run); err != nil {
-			return nil, err
-		}
-	}
-	if spec.service == ZooKeeper {
-		if err := c.startZooKeeper(ctx, run); err != nil {
-			return nil, err
-		}
 	}
 	if spec.seam {
 		if err := c.startService(ctx, run, cfg.Service); err != nil {
@@ -316,12 +305,6 @@ func (c *Cluster) Close() error {
 	}
 	if c.replicated != nil {
 		errs = append(errs, c.replicated.Close())
-	}
-	if c.etcd != nil {
-		errs = append(errs, c.etcd.Stop()) // stops its members, c.masters
-	}
-	if c.zk != nil {
-		errs = append(errs, c.zk.Stop()) // stops its servers, c.masters
 	}
 	if c.deployment != nil {
 		errs = append(errs, c.deployment.Stop()) // stops its servers, c.masters

@@ -151,12 +151,6 @@ func (c *Cluster) LockState(ctx context.Context, key string) (time.Duration, err
 		// An expired row not yet deleted is no lock.
 		return max(time.Duration(micros.Int64)*time.Microsecond, 0), nil
 	}
-	if c.etcd != nil {
-		return c.etcdLockState(ctx, key)
-	}
-	if c.zk != nil {
-		return c.zkLockState(ctx, key)
-	}
 	if c.deployment != nil {
 		return c.deployment.LockState(ctx, key)
 	}

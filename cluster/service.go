@@ -10,9 +10,9 @@ import (
 // LockService is a lock service that plugs into a cluster through one
 // seam: its own package starts its deployment on any backend and reads the
 // lock's state there, so that adding a service touches no other package of
-// the cluster. memcached is the first service behind it (service/memcached);
-// the services started by Start's own branches (Redis, MariaDB, PostgreSQL,
-// etcd, ZooKeeper) are to follow.
+// the cluster. memcached, etcd and ZooKeeper are behind it (service/...);
+// the services started by Start's own branches (Redis, MariaDB,
+// PostgreSQL) are to follow.
 type LockService interface {
 	// Name is the service, as its topologies name it.
 	Name() Service
@@ -112,4 +112,47 @@ type Evicter interface {
 	// wrote. It fails when key holds nothing, or when the item outlives
 	// every write it is allowed.
 	Evict(ctx context.Context, key string) (written int, err error)
+}
+
+// Leader is a Deployment whose servers elect a leader among them, as
+// consensus services do: what fault.KillLeader kills (Cluster.Leader).
+type Leader interface {
+	// Leader is the index in Nodes of the server that leads now, or an
+	// error when none does (an election is under way, or no quorum
+	// answers).
+	Leader(ctx context.Context) (index int, err error)
+}
+
+// Leader is the node that leads the lock service now, and its index in
+// LockNodes: what fault.KillLeader kills. A service without a leader says
+// so in one line.
+func (c *Cluster) Leader(ctx context.Context) (Node, int, error) {
+	l, ok := c.deployment.(Leader)
+	if !ok {
+		return nil, -1, fmt.Errorf("topology %s has no leader", c.topology)
+	}
+	i, err := l.Leader(ctx)
+	if err != nil {
+		return nil, -1, err
+	}
+	return c.masters[i], i, nil
+}
+
+// Stock is a Deployment that keeps a run's inventory itself, so that a
+// lock's holder can guard its write by the lock in one request (etcd's
+// transaction on the lock key): the runner's resource of that service.
+type Stock interface {
+	// SetStock puts the starting stock, past any link.
+	SetStock(ctx context.Context, stock int64) error
+	// ReadStock reads what is left of the stock, past any link.
+	ReadStock(ctx context.Context) (int64, error)
+}
+
+// Stamper is a Deployment whose leader stamps each write with its own
+// wall clock (ZooKeeper's znode mtime): how fault.ClockJumpServer proves
+// that a jump of the leader's clock took.
+type Stamper interface {
+	// Stamp makes a write of its own, past any link, and returns the time
+	// the leader stamped it with.
+	Stamp(ctx context.Context) (time.Time, error)
 }

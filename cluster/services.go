@@ -59,3 +59,31 @@ const Memcached Service = "memcached"
 
 // MemcachedTopology is one memcached server, the lock node.
 const MemcachedTopology Topology = "memcached"
+
+// Etcd is the lock service of the etcd topology: a three-member etcd
+// cluster that replicates every write through Raft (service/etcd).
+const Etcd Service = "etcd"
+
+// EtcdTopology is three etcd members, each a lock node: a lock is a key
+// attached to a lease (concurrency.Mutex), and a write is committed once a
+// majority has it, so a failover loses no lock (compare Redis's pitfall 10).
+const EtcdTopology Topology = "etcd"
+
+// EtcdMembers is how many members the etcd topology starts: the smallest
+// cluster that survives the loss of one.
+const EtcdMembers = 3
+
+// ZooKeeper is the lock service of the zookeeper topology: a three-server
+// ZooKeeper ensemble that replicates every write through Zab
+// (service/zookeeper).
+const ZooKeeper Service = "zookeeper"
+
+// ZooKeeperTopology is three ZooKeeper servers, each a lock node: a lock
+// is an ephemeral sequential node that lives as long as its holder's
+// session, and a write is committed once a quorum has it, so a failover
+// loses no lock (compare Redis's pitfall 10).
+const ZooKeeperTopology Topology = "zookeeper"
+
+// ZooKeeperServers is how many servers the zookeeper topology starts: the
+// smallest ensemble that survives the loss of one.
+const ZooKeeperServers = 3

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/go-zookeeper/zk"
-
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/network"
 )
@@ -84,30 +82,27 @@ func (f ClockJumpServer) Inject(ctx context.Context, env *Env) (network.Heal, er
 	return once(func() error { return nil }), nil
 }
 
-// checkStamp proves a jump that struck ZooKeeper's leader: a znode written
-// after it carries an mtime, which the leader stamps from its wall clock,
-// By ahead of the real clock (a second of slack for the write). A jump of
-// a follower alone leaves no such trace, and is not checked.
+// checkStamp proves a jump that struck the leader of a service whose
+// leader stamps its writes (cluster.Stamper: ZooKeeper): a write made
+// after it carries a stamp, which the leader takes from its wall clock, By
+// ahead of the real clock (a second of slack for the write). A jump of a
+// follower alone leaves no such trace, and is not checked.
 func (f ClockJumpServer) checkStamp(ctx context.Context, env *Env) error {
-	set := env.Cluster.ZooKeeperEnsemble()
-	if set == nil {
+	stamper, ok := env.Cluster.Deployment().(cluster.Stamper)
+	if !ok {
 		return nil
 	}
 	if f.Node != EveryServer {
-		if _, leader, err := cluster.ZooKeeperLeader(ctx, set); err != nil || leader != f.Node {
+		if _, leader, err := env.Cluster.Leader(ctx); err != nil || leader != f.Node {
 			return nil
 		}
 	}
 	before := time.Now()
-	path, err := set.Admin().Create("/locklab-clock-", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	stamp, err := stamper.Stamp(ctx)
 	if err != nil {
-		return fmt.Errorf("%s: write a znode to check the jump: %w", f, err)
+		return fmt.Errorf("%s: check the jump: %w", f, err)
 	}
-	_, stat, err := set.Admin().Exists(path)
-	if err != nil || stat == nil {
-		return fmt.Errorf("%s: read the znode that checks the jump: %v", f, err)
-	}
-	if ahead := time.UnixMilli(stat.Mtime).Sub(before); ahead < f.By-time.Second {
+	if ahead := stamp.Sub(before); ahead < f.By-time.Second {
 		return fmt.Errorf("%s did not reach the leader's clock: a znode written after it is stamped %s ahead, not %s", f, ahead, f.By)
 	}
 	return nil

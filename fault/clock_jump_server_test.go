@@ -10,6 +10,7 @@ import (
 	"github.com/locklab/locklab/cluster/local"
 	"github.com/locklab/locklab/fault"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/service/etcd"
 )
 
 // spoilClient is a fault.Client that only records why a run was spoiled.
@@ -24,8 +25,8 @@ func (c *spoilClient) SQLConnections() []int64 { return nil }
 // (Go reads it past libfaketime), so the jump is not made and the run is
 // spoiled with that reason, never taken for a jump that changed nothing.
 func TestClockJumpServerOnEtcd(t *testing.T) {
-	cl, err := cluster.Start(t.Context(), cluster.Config{Topology: cluster.EtcdTopology, Backend: local.Local{}})
-	if errors.Is(err, cluster.ErrNoEtcd) {
+	cl, err := cluster.Start(t.Context(), cluster.Config{Topology: cluster.EtcdTopology, Backend: local.Local{}, Service: etcd.Service{}})
+	if errors.Is(err, etcd.ErrNoEtcd) {
 		t.Skipf("not tested: %v", err)
 	}
 	if err != nil {

@@ -15,7 +15,6 @@ import (
 	"github.com/locklab/locklab/harness/sqlpool"
 	"github.com/locklab/locklab/history"
 	"github.com/redis/go-redis/v9"
-	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // ErrCrashed is returned by everything a client does after it crashed.
@@ -41,12 +40,6 @@ type Client struct {
 	history   *history.Recorder
 	points    *failpoint.Set
 
-	// etcd is the client of the etcd members, through the client's links
-	// (etcd.go).
-	etcd *clientv3.Client
-	// zk is the session with the ZooKeeper servers, through the client's
-	// links (zookeeper.go).
-	zk *zkSession
 	// handle is the client's handle to a service started through the
 	// seam (service.go).
 	handle Handle
@@ -89,8 +82,6 @@ type clientConfig struct {
 	stockDriver, stockDSN string
 	lockSQL               *sqlpool.Config // the lock table's server, through this client's link; nil but on the SQL topologies
 	shared                *SharedPool     // the service's pool, used in place of lockSQL and stockDSN when not nil
-	etcd                  []string        // the etcd members, through this client's links; nil but on the etcd topology
-	zookeeper             []string        // the ZooKeeper servers, the same on the zookeeper topology
 	// service dials the handle of a service started through the seam, to
 	// the lock nodes at serviceAddrs (through this client's links).
 	service      Dialer
@@ -161,16 +152,11 @@ func newClient(ctx context.Context, cfg clientConfig) *Client {
 	if cfg.stockDSN != "" && c.db == nil {
 		c.db = openDB(cfg.stockDriver, cfg.stockDSN)
 	}
-	if len(cfg.etcd) > 0 {
-		c.etcd = c.openEtcd(cfg.etcd, cfg.timeout)
-		c.endpoints = Endpoints{Etcd: cfg.etcd}
-	}
-	if len(cfg.zookeeper) > 0 {
-		c.zk = c.openZooKeeper(cfg.zookeeper, cfg.timeout)
-		c.endpoints = Endpoints{ZooKeeper: cfg.zookeeper}
-	}
 	if cfg.service != nil {
 		c.endpoints = Endpoints{Env: cfg.service.Env(c, cfg.serviceAddrs)}
+		if u, ok := cfg.service.(Unrelayed); ok {
+			c.endpoints.unrelayed = u.Unrelayed()
+		}
 		var err error
 		if c.handle, err = cfg.service.Dial(c, cfg.serviceAddrs); err != nil {
 			c.spoilf("client %d: %v", c.id, err)
@@ -521,12 +507,6 @@ func (c *Client) closeConns() {
 	}
 	if c.pool != nil && !c.shared {
 		c.pool.Close()
-	}
-	if c.etcd != nil {
-		c.etcd.Close()
-	}
-	if c.zk != nil {
-		c.closeZooKeeper()
 	}
 	if c.handle != nil {
 		c.handle.Close()

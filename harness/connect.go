@@ -49,12 +49,6 @@ func Connect(ctx context.Context, cl *cluster.Cluster, opts ClientOptions) (*Cli
 		for _, n := range cl.LockNodes() {
 			cfg.nodes = append(cfg.nodes, n.Addr())
 		}
-		if cl.EtcdCluster() != nil {
-			cfg.etcd, cfg.nodes = cfg.nodes, nil // etcd members, not Redis nodes
-		}
-		if cl.ZooKeeperEnsemble() != nil {
-			cfg.zookeeper, cfg.nodes = cfg.nodes, nil // ZooKeeper servers, not Redis nodes
-		}
 		if cl.Deployment() != nil {
 			cfg.serviceAddrs, cfg.nodes = cfg.nodes, nil // the service's nodes, not Redis ones
 		}
@@ -109,16 +103,6 @@ func connect(ctx context.Context, cl *cluster.Cluster, cfg clientConfig) (*Clien
 			return nil, nil, err
 		}
 		cfg.lockSQL = &sqlCfg
-	}
-	if cl.EtcdCluster() != nil {
-		// The links go to etcd members, which the client dials with an
-		// etcd client rather than Redis ones.
-		cfg.etcd, cfg.nodes, cfg.direct = cfg.nodes, nil, nil
-	}
-	if cl.ZooKeeperEnsemble() != nil {
-		// The same for the ZooKeeper servers, which it dials with a
-		// ZooKeeper session.
-		cfg.zookeeper, cfg.nodes, cfg.direct = cfg.nodes, nil, nil
 	}
 	if cl.Deployment() != nil {
 		// A service's own package dials its nodes (Dialer).

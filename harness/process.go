@@ -104,8 +104,8 @@ func (c *Client) Timeout() time.Duration { return c.timeout }
 
 // Endpoints are the addresses a client dials, each through this client's
 // own network links where it has them; a lock program gets them in its
-// environment. Exactly one of Redis, Sentinels, Nodes, MySQL, Postgres,
-// Etcd and ZooKeeper is set, by topology.
+// environment. Exactly one of Redis, Sentinels, Nodes, MySQL, Postgres
+// and Env is set, by topology.
 type Endpoints struct {
 	Redis     string   // the master of the single topology
 	Sentinels []string // the Sentinels of the replicated topology
@@ -113,13 +113,14 @@ type Endpoints struct {
 	Nodes     []string // the five masters of the redlock topology
 	// MySQL is the lock table's server of the mariadb topology, as a URL
 	// most languages' clients take: mysql://USER[:PASSWORD]@HOST:PORT/locklab.
-	MySQL     string
-	Postgres  string   // a postgres:// URL of the lock table's server (postgres topology)
-	Etcd      []string // host:port of each etcd member (etcd topology)
-	ZooKeeper []string // host:port of each ZooKeeper server (zookeeper topology)
+	MySQL    string
+	Postgres string // a postgres:// URL of the lock table's server (postgres topology)
 	// Env is the environment of a service started through the seam
 	// (Dialer.Env), as NAME=VALUE.
 	Env []string
+	// unrelayed is why no relay reads that service's protocol, when its
+	// Dialer says (Unrelayed).
+	unrelayed string
 }
 
 // Endpoints are the addresses this client dials.

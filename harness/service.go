@@ -34,6 +34,16 @@ type Dialer interface {
 // its own type (memcached.Of).
 func (c *Client) Handle() Handle { return c.handle }
 
+// Context ends when the client crashes or ends, or its run does: what a
+// handle that works in the background (etcd's lease keep-alives) lives on.
+func (c *Client) Context() context.Context { return c.ctx }
+
+// Gate is the client as the gate of its sockets: a handle that dials its
+// own sockets, rather than through DialContext (ZooKeeper's, which notes
+// when a server was heard as the bytes arrive), wraps them in
+// socket.Pausable with it, and waits on it before it dials.
+func (c *Client) Gate() socket.Gate { return owner{c} }
+
 // DialContext dials a socket of this client, as a process's: refused once
 // the client crashed, and stopped while it is paused (nothing is sent, a
 // reply is read once it resumes). A service's Dialer builds its handle on
@@ -56,6 +66,10 @@ func (c *Client) DialContext(ctx context.Context, network, addr string) (net.Con
 // or after it, a pause, a delay, a lost reply. It also honours the
 // client's crash and pause. The harness cannot tell from a request
 // whether it took the lock, so AfterTook never strikes here.
+//
+// The failpoints come first, as they do on a Redis command: a crash
+// before the request leaves it not sent (ErrNotSent), which the lock can
+// tell from a crash while it was under way (ErrCrashed).
 func (c *Client) Request(ctx context.Context, name string, send func() error) error {
-	return c.around(ctx, func() error { return c.statement(ctx, c.phaseOf(ctx), name, send) })
+	return c.statement(ctx, c.phaseOf(ctx), name, func() error { return c.around(ctx, send) })
 }

@@ -6,17 +6,16 @@ import "strings"
 // it on the service e names, or "" when a relay can read its requests and
 // strike them (Redis on single and redlock: package program's relay reads
 // RESP; PostgreSQL's simple queries; MariaDB's COM_QUERY; memcached's text
-// protocol). A program dials e itself, through the client's links, so
+// protocol; a service behind the seam whose Dialer is Unrelayed says why
+// not). A program dials e itself, through the client's links, so
 // network faults and its process's crash, pause and clock skew still reach
 // it.
 func (e Endpoints) Unrelayed() string {
 	switch {
 	case len(e.Sentinels) > 0:
 		return "the lock is a program on the replicated topology: Sentinel hands it the nodes' own addresses, past locklab's relay, so no fault can strike its commands"
-	case len(e.Etcd) > 0:
-		return "the lock is a program on the etcd topology: etcd speaks gRPC over HTTP/2, which no relay of locklab's reads, so no fault can strike its requests (a Go lock's are struck by an interceptor of its gRPC client)"
-	case len(e.ZooKeeper) > 0:
-		return "the lock is a program on the zookeeper topology: ZooKeeper speaks its own binary protocol (jute), which no relay of locklab's reads, so no fault can strike its requests (nor a Go lock's: the Go client has no request hook)"
+	case len(e.Env) > 0 && e.unrelayed != "":
+		return e.unrelayed
 	case len(e.Env) > 0 && !relayedEnv(e.Env):
 		return "the lock is a program on a service started through the seam whose protocol no relay of locklab's reads, so no fault can strike its requests (a Go lock's are struck by its handle, through Client.Request)"
 	}
@@ -34,4 +33,11 @@ func relayedEnv(env []string) bool {
 		}
 	}
 	return false
+}
+
+// Unrelayed is a Dialer whose service speaks a protocol no relay of
+// package program reads (etcd's gRPC, ZooKeeper's jute): it says why, in the words
+// Endpoints.Unrelayed gives a lock program's run.
+type Unrelayed interface {
+	Unrelayed() string
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/locklab/locklab/cluster/local"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/locks"
+	"github.com/locklab/locklab/service"
 )
 
 // cycles are the locks BenchmarkLockCycle times: the correct lock of each
@@ -43,12 +44,12 @@ func BenchmarkLockCycle(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			cl, err := cluster.Start(ctx, cluster.Config{Topology: tc.topology, Backend: local.Local{}})
+			cl, err := cluster.Start(ctx, cluster.Config{Topology: tc.topology, Backend: local.Local{}, Service: service.For(tc.topology)})
 			if err != nil {
 				b.Skip(err) // a missing server is a skip, as in a run
 			}
 			defer cl.Close()
-			c, err := harness.Connect(ctx, cl, harness.ClientOptions{ID: 0})
+			c, err := harness.Connect(ctx, cl, harness.ClientOptions{ID: 0, Service: service.For(tc.topology)})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -8,6 +8,7 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/local"
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/service"
 )
 
 // TestEveryLockRunsOnItsTopologies: every lock takes and gives back the
@@ -28,13 +29,13 @@ func TestEveryLockRunsOnItsTopologies(t *testing.T) {
 		t.Run(string(topo), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			cl, err := cluster.Start(ctx, cluster.Config{Topology: topo, Backend: local.Local{}})
+			cl, err := cluster.Start(ctx, cluster.Config{Topology: topo, Backend: local.Local{}, Service: service.For(topo)})
 			if err != nil {
 				t.Skip(err) // a server this machine lacks, as a run skips it
 			}
 			defer cl.Close()
 			for i, l := range ls {
-				c, err := harness.Connect(ctx, cl, harness.ClientOptions{ID: i, TTL: time.Second, Key: "cycle-" + l.Name})
+				c, err := harness.Connect(ctx, cl, harness.ClientOptions{ID: i, TTL: time.Second, Key: "cycle-" + l.Name, Service: service.For(topo)})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -15,7 +15,9 @@ import (
 	"github.com/locklab/locklab/pitfalls"
 	"github.com/locklab/locklab/program"
 	"github.com/locklab/locklab/reference"
+	"github.com/locklab/locklab/service/etcd"
 	"github.com/locklab/locklab/service/memcached"
+	"github.com/locklab/locklab/service/zookeeper"
 )
 
 // Lock is one named lock.
@@ -64,9 +66,10 @@ var (
 	sqlServer  = []cluster.Topology{cluster.MariaDBTopology, cluster.PostgresTopology}
 	postgres   = []cluster.Topology{cluster.PostgresTopology}
 	mariadb    = []cluster.Topology{cluster.MariaDBTopology} // MySQL's own SQL: GET_LOCK, INSERT IGNORE, the MariaDB inventory
-	etcd       = []cluster.Topology{cluster.EtcdTopology}
-	zookeeper  = []cluster.Topology{cluster.ZooKeeperTopology}
-	// memcachedTopo: memcached is the service's package.
+	// etcdTopo, zkTopo, memcachedTopo: etcd, zookeeper and memcached are
+	// the services' packages.
+	etcdTopo      = []cluster.Topology{cluster.EtcdTopology}
+	zkTopo        = []cluster.Topology{cluster.ZooKeeperTopology}
 	memcachedTopo = []cluster.Topology{cluster.MemcachedTopology}
 )
 
@@ -106,9 +109,9 @@ func All() []Lock {
 			About: "MariaDB's GET_LOCK on a connection pinned from acquire to release."},
 		{Name: "advisory-pool", Pitfall: "advisory-pool", Topologies: postgres, Reference: "advisory-pinned", New: pitfalls.NewAdvisoryPool,
 			About: "A PostgreSQL advisory lock (pg_try_advisory_lock) taken and released on the client's pool, each on whichever connection it hands out."},
-		{Name: "etcd-mutex", Pitfall: "etcd-pause", Topologies: etcd, New: reference.NewEtcdMutex,
+		{Name: "etcd-mutex", Pitfall: "etcd-pause", Topologies: etcdTopo, New: etcd.NewMutex,
 			About: "etcd's concurrency.Mutex: a key under the lock's prefix attached to a session's lease, the oldest key holds the lock."},
-		{Name: "zk-lock", Pitfall: "zk-pause", Topologies: zookeeper, New: reference.NewZKLock,
+		{Name: "zk-lock", Pitfall: "zk-pause", Topologies: zkTopo, New: zookeeper.NewLock,
 			About: "go-zookeeper's Lock recipe: an ephemeral sequential node under the lock's parent, the lowest holds the lock, each waiter watches the one before it."},
 		{Name: "memcached-get-delete", Pitfall: "memcached-get-delete", Topologies: memcachedTopo, New: pitfalls.NewMemcachedGetDelete,
 			About: "memcached: add with an expiry, released by get, compare, then a plain delete: two requests."},
@@ -145,9 +148,9 @@ func All() []Lock {
 			About: "A PostgreSQL advisory lock held on one connection pinned from the pool (DB.Conn) from acquire to release."},
 		{Name: "advisory-tx", Topologies: postgres, Reference: "advisory-tx", New: reference.NewAdvisoryTx,
 			About: "PostgreSQL's pg_advisory_xact_lock in a transaction whose lease carries it: a PostgreSQL inventory is written in it, and COMMIT is the release."},
-		{Name: "etcd-mutex-guarded", Topologies: etcd, New: reference.NewEtcdMutexGuarded,
+		{Name: "etcd-mutex-guarded", Topologies: etcdTopo, New: etcd.NewMutexGuarded,
 			About: "etcd's concurrency.Mutex whose holder writes the stock (an etcd key) in a transaction guarded by its lock key."},
-		{Name: "zk-fenced", Topologies: zookeeper, New: reference.NewZKLockFenced,
+		{Name: "zk-fenced", Topologies: zkTopo, New: zookeeper.NewLockFenced,
 			About: "go-zookeeper's Lock whose holder treats a lost session as a lost lock and fences the resource with its node's creation zxid (Czxid)."},
 		{Name: "memcached", Pitfall: "memcached-eviction", Topologies: memcachedTopo, New: memcached.NewLock,
 			About: "memcached: add of the holder's token with an expiry of two seconds at least, renewed and released by a cas of the holder's own item."},

@@ -443,7 +443,7 @@ func Catalogue() []Pitfall {
 			// one keeps it: both pass.
 			Controls: []Case{{Scenario: "crash-holder-postgres"}, {Scenario: "pause-holder-postgres"}},
 		},
-	}, append(append(consensus(), zookeeper()...), memcachedPitfalls()...)...)
+	}, append(append(consensus(), zookeeperPitfalls()...), memcachedPitfalls()...)...)
 }
 
 // fencedGets is what a fenced lock gets under a pause: the lock overlaps,

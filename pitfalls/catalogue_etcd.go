@@ -2,7 +2,7 @@ package pitfalls
 
 import (
 	"github.com/locklab/locklab/check"
-	"github.com/locklab/locklab/reference"
+	"github.com/locklab/locklab/service/etcd"
 )
 
 // consensus is the consensus family of the catalogue (issue 20): etcd's
@@ -23,8 +23,8 @@ func consensus() []Pitfall {
 			Scenario: "pause-holder-etcd",
 			Catches:  map[string]check.Verdict{check.CheckLock: check.Illegal, check.CheckResource: check.Illegal},
 			Kind:     check.Inherent,
-			Broken:   reference.NewEtcdMutex,
-			Fixes:    []Case{{Locker: reference.NewEtcdMutexGuarded, Expected: fencedGets, Kind: check.Inherent}},
+			Broken:   etcd.NewMutex,
+			Fixes:    []Case{{Locker: etcd.NewMutexGuarded, Expected: fencedGets, Kind: check.Inherent}},
 		},
 		{
 			ID: "e2", Family: Consensus, Name: "etcd-failover", Title: "etcd: the leader dies while a client holds the lock",
@@ -37,7 +37,7 @@ func consensus() []Pitfall {
 			Catches: map[string]check.Verdict{
 				check.CheckLock: check.OK, check.CheckResource: check.OK, check.CheckLiveness: check.OK,
 			},
-			Broken: reference.NewEtcdMutex,
+			Broken: etcd.NewMutex,
 		},
 	}
 }

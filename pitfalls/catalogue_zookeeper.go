@@ -2,13 +2,13 @@ package pitfalls
 
 import (
 	"github.com/locklab/locklab/check"
-	"github.com/locklab/locklab/reference"
+	"github.com/locklab/locklab/service/zookeeper"
 )
 
-// zookeeper is the ZooKeeper half of the consensus family (issue 20):
+// zookeeperPitfalls is the ZooKeeper half of the consensus family (issue 20):
 // go-zookeeper's Lock recipe, whose nodes Zab replicates, against the two
 // faults that beat Redis locks: a paused holder, and a failover.
-func zookeeper() []Pitfall {
+func zookeeperPitfalls() []Pitfall {
 	return []Pitfall{
 		{
 			ID: "z1", Family: Consensus, Name: "zk-pause", Title: "ZooKeeper: the holder pauses past its session timeout",
@@ -24,8 +24,8 @@ func zookeeper() []Pitfall {
 			Scenario: "pause-holder-zk",
 			Catches:  map[string]check.Verdict{check.CheckLock: check.Illegal, check.CheckResource: check.Illegal},
 			Kind:     check.Inherent,
-			Broken:   reference.NewZKLock,
-			Fixes:    []Case{{Locker: reference.NewZKLockFenced, Expected: fencedGets, Kind: check.Inherent}},
+			Broken:   zookeeper.NewLock,
+			Fixes:    []Case{{Locker: zookeeper.NewLockFenced, Expected: fencedGets, Kind: check.Inherent}},
 		},
 		{
 			ID: "z2", Family: Consensus, Name: "zk-failover", Title: "ZooKeeper: the leader dies while a client holds the lock",
@@ -39,9 +39,9 @@ func zookeeper() []Pitfall {
 			Catches: map[string]check.Verdict{
 				check.CheckLock: check.OK, check.CheckResource: check.OK, check.CheckLiveness: check.OK,
 			},
-			Broken: reference.NewZKLock,
+			Broken: zookeeper.NewLock,
 			// The fenced lock passes too: every checker ok.
-			Fixes: []Case{{Locker: reference.NewZKLockFenced}},
+			Fixes: []Case{{Locker: zookeeper.NewLockFenced}},
 		},
 	}
 }

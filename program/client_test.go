@@ -12,6 +12,8 @@ import (
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/network"
+	"github.com/locklab/locklab/service"
+	"github.com/locklab/locklab/service/etcd"
 )
 
 // joinTopology starts topology on local processes and joins client id to
@@ -20,8 +22,8 @@ import (
 func joinTopology(t *testing.T, topology cluster.Topology, id int, timeout time.Duration) (*cluster.Cluster, *harness.Client, []*network.Link) {
 	t.Helper()
 	ctx := context.Background()
-	cl, err := cluster.Start(ctx, cluster.Config{Topology: topology, Backend: local.Local{}})
-	if errors.Is(err, cluster.ErrNoEtcd) || errors.Is(err, local.ErrNoMariaDB) {
+	cl, err := cluster.Start(ctx, cluster.Config{Topology: topology, Backend: local.Local{}, Service: service.For(topology)})
+	if errors.Is(err, etcd.ErrNoEtcd) || errors.Is(err, local.ErrNoMariaDB) {
 		t.Skip(err)
 	}
 	if err != nil {
@@ -29,7 +31,7 @@ func joinTopology(t *testing.T, topology cluster.Topology, id int, timeout time.
 	}
 	t.Cleanup(func() { cl.Close() })
 	h, _ := history.New("")
-	c, links, err := harness.Join(ctx, cl, harness.ClientOptions{ID: id, TTL: 300 * time.Millisecond, Timeout: timeout}, h, failpoint.NewSet(nil))
+	c, links, err := harness.Join(ctx, cl, harness.ClientOptions{ID: id, TTL: 300 * time.Millisecond, Timeout: timeout, Service: service.For(topology)}, h, failpoint.NewSet(nil))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,8 +27,8 @@ func TestEtcdEnvironment(t *testing.T) {
 	var want []string
 	for i, l := range links {
 		want = append(want, l.Addr())
-		if l.Upstream() != cl.EtcdCluster().Endpoints()[i] {
-			t.Errorf("link %d goes to %s, not member %s", i, l.Upstream(), cl.EtcdCluster().Endpoints()[i])
+		if l.Upstream() != cl.LockNodes()[i].Addr() {
+			t.Errorf("link %d goes to %s, not member %s", i, l.Upstream(), cl.LockNodes()[i].Addr())
 		}
 	}
 	if got := env[EnvEtcd]; got != strings.Join(want, ",") || len(want) != cluster.EtcdMembers {

@@ -212,16 +212,10 @@ func environment(c *harness.Client, r *relay) []string {
 		env = append(env, EnvNodes+"="+strings.Join(e.Nodes, ","))
 	case e.Postgres != "":
 		env = append(env, EnvPostgres+"="+e.Postgres)
-	case len(e.Etcd) > 0:
-		env = append(env, EnvEtcd+"="+strings.Join(e.Etcd, ","),
-			EnvSession+"="+strconv.FormatInt(cluster.EtcdLease(c.TTL()).Milliseconds(), 10))
-	case len(e.ZooKeeper) > 0:
-		// The Go locks ask for a session of the TTL, which the servers'
-		// ticks allow (cluster/local: two ticks of 100 ms at least).
-		env = append(env, EnvZooKeeper+"="+strings.Join(e.ZooKeeper, ","),
-			EnvSession+"="+strconv.FormatInt(c.TTL().Milliseconds(), 10))
 	case len(e.Env) > 0:
-		// A service started through the seam says what its programs get.
+		// A service started through the seam says what its programs get
+		// (etcd: EnvEtcd and EnvSession; ZooKeeper: EnvZooKeeper and
+		// EnvSession).
 		env = append(env, e.Env...)
 	default:
 		env = append(env, EnvRedis+"="+e.Redis)

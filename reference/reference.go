@@ -22,10 +22,6 @@ func For(t cluster.Topology, nested bool) (name string, newLocker harness.NewLoc
 		return "redlock", NewRedlock
 	case t.Service() == cluster.MariaDB || t.Service() == cluster.PostgreSQL:
 		return "unique-row", NewUniqueRowLock
-	case t.Service() == cluster.Etcd:
-		return "etcd-mutex", NewEtcdMutex
-	case t.Service() == cluster.ZooKeeper:
-		return "zk-lock", NewZKLock
 	case nested:
 		return "reentrant", NewReentrantLock
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/program"
+	"github.com/locklab/locklab/service"
 )
 
 // BenchmarkProgramStart is what a lock program costs a client: start the
@@ -48,7 +49,7 @@ func BenchmarkProgramStart(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			newLocker := tc.new(b)
 			ctx := context.Background()
-			cl, err := cluster.Start(ctx, cluster.Config{Topology: tc.topology, Backend: local.Local{}})
+			cl, err := cluster.Start(ctx, cluster.Config{Topology: tc.topology, Backend: local.Local{}, Service: service.For(tc.topology)})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -65,7 +66,7 @@ func BenchmarkProgramStart(b *testing.B) {
 			var warm time.Duration
 			b.ResetTimer()
 			for range b.N {
-				c, err := harness.Connect(ctx, cl, harness.ClientOptions{TTL: time.Second, Direct: true})
+				c, err := harness.Connect(ctx, cl, harness.ClientOptions{TTL: time.Second, Direct: true, Service: service.For(tc.topology)})
 				if err != nil {
 					b.Fatal(err)
 				}

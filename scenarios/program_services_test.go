@@ -18,6 +18,7 @@ import (
 	"github.com/locklab/locklab/program"
 	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/service/etcd"
 )
 
 // The shipped lock programs of the services beyond Redis.
@@ -172,7 +173,7 @@ func sameVerdicts(t *testing.T, service cluster.Service, golock, command string,
 
 // skippable reports whether err says a server the run needs is missing.
 func skippable(err error) bool {
-	return errors.Is(err, cluster.ErrNoEtcd) || errors.Is(err, local.ErrNoMariaDB) || errors.Is(err, cluster.ErrNoPostgres)
+	return errors.Is(err, etcd.ErrNoEtcd) || errors.Is(err, local.ErrNoMariaDB) || errors.Is(err, cluster.ErrNoPostgres)
 }
 
 // TestExploreFindsAProgramsBug: explore, told only the program and its
@@ -220,7 +221,7 @@ func TestProgramQuietFault(t *testing.T) {
 	s.Failpoints = append(s.Failpoints, failpoint.Point{Name: failpoint.BeforeCommand(failpoint.PhaseRelease, 1),
 		Client: failpoint.AnyClient, Action: failpoint.Pause(50 * time.Millisecond), Optional: true})
 	res, err := runner.Run(context.Background(), s, program.New(etcdPy), runner.Options{Seed: 1, Dir: t.TempDir()})
-	if errors.Is(err, cluster.ErrNoEtcd) {
+	if errors.Is(err, etcd.ErrNoEtcd) {
 		t.Skip(err)
 	}
 	if err != nil {

@@ -1,7 +1,7 @@
 // Package service lists the lock services that plug into locklab through
-// one seam: each is a package of its own (service/memcached) that starts
-// its deployment on any backend (cluster.LockService), dials each client's
-// handle (harness.Dialer) and offers its correct lock. The runner starts a
+// one seam: each is a package of its own (service/etcd, service/zookeeper,
+// service/memcached) that starts its deployment on any backend (cluster.LockService), dials
+// each client's handle (harness.Dialer) and offers its correct lock. The runner starts a
 // topology's service from here; adding a service is its package and one
 // line in All.
 package service
@@ -9,7 +9,9 @@ package service
 import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/service/etcd"
 	"github.com/locklab/locklab/service/memcached"
+	"github.com/locklab/locklab/service/zookeeper"
 )
 
 // Service is a lock service behind the seam.
@@ -23,7 +25,7 @@ type Service interface {
 
 // All lists the services behind the seam.
 func All() []Service {
-	return []Service{memcached.Service{}}
+	return []Service{etcd.Service{}, zookeeper.Service{}, memcached.Service{}}
 }
 
 // For is the service of topology t when it is behind the seam, or nil.

@@ -20,6 +20,8 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/internal/backendkit"
 	"github.com/locklab/locklab/cluster/local"
+	"github.com/locklab/locklab/service"
+	"github.com/locklab/locklab/service/etcd"
 )
 
 var (
@@ -61,6 +63,9 @@ func testDocker(tb testing.TB) Docker {
 func startDockerCluster(tb testing.TB, cfg cluster.Config) (*cluster.Cluster, string) {
 	tb.Helper()
 	cfg.Backend = testDocker(tb)
+	if cfg.Service == nil {
+		cfg.Service = service.For(cfg.Topology) // nil but for a service behind the seam
+	}
 	c, err := cluster.Start(within(tb, time.Minute), cfg)
 	if err != nil {
 		tb.Fatal(err)
@@ -526,7 +531,7 @@ func BenchmarkStart(b *testing.B) {
 	for _, backend := range []string{"local", "docker"} {
 		for _, topo := range []cluster.Topology{cluster.Single, cluster.Replicated, cluster.Redlock, cluster.EtcdTopology, cluster.ZooKeeperTopology} {
 			b.Run(backend+"/"+string(topo), func(b *testing.B) {
-				cfg := cluster.Config{Topology: topo, Backend: local.Local{}}
+				cfg := cluster.Config{Topology: topo, Backend: local.Local{}, Service: service.For(topo)}
 				if backend == "docker" {
 					cfg.Backend = testDocker(b)
 				}
@@ -582,14 +587,14 @@ func TestDockerEtcd(t *testing.T) {
 	c, _ := startDockerCluster(t, cluster.Config{Topology: cluster.EtcdTopology})
 	t.Logf("etcd topology started in %s", time.Since(start).Round(time.Millisecond))
 	ctx := within(t, 60*time.Second)
-	set := c.EtcdCluster()
+	set := etcd.SetOf(c)
 	if set == nil || len(set.Endpoints()) != cluster.EtcdMembers {
 		t.Fatalf("etcd cluster %v", set)
 	}
 	if _, err := set.Admin().Put(ctx, "k", "v"); err != nil {
 		t.Fatal(err)
 	}
-	leader, _, err := c.EtcdLeader(ctx)
+	leader, _, err := c.Leader(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -600,7 +605,7 @@ func TestDockerEtcd(t *testing.T) {
 		t.Error("a killed member still runs")
 	}
 	err = backendkit.PollUntil(ctx, "a new leader", func(ctx context.Context) (string, error) {
-		next, _, err := c.EtcdLeader(ctx)
+		next, _, err := c.Leader(ctx)
 		if err != nil {
 			return err.Error(), nil
 		}

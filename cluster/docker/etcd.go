@@ -14,6 +14,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/internal/backendkit"
+	"github.com/locklab/locklab/service/etcd/members"
 )
 
 const (
@@ -32,12 +33,12 @@ const (
 // its own under locklab-init, which kills and restarts it in place as it
 // does redis-server. The members reach each other by name on the run's
 // network; clients reach each through its published port. Without the
-// image it says so in one line wrapping cluster.ErrNoEtcd, so that the run
+// image it says so in one line wrapping members.ErrNoEtcd, so that the run
 // is skipped.
-func (r *dockerRun) StartEtcd(ctx context.Context, _ string, n int) (_ cluster.EtcdSet, err error) {
+func (r *dockerRun) StartEtcd(ctx context.Context, _ string, n int) (_ members.Set, err error) {
 	image, err := r.docker.image(r.pool, r.docker.EtcdImage, dockerEtcdRepo)
 	if err != nil {
-		return nil, fmt.Errorf("%w on the docker backend: %v", cluster.ErrNoEtcd, err)
+		return nil, fmt.Errorf("%w on the docker backend: %v", members.ErrNoEtcd, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, dockerEtcdStartCap)
 	defer cancel()
@@ -106,7 +107,7 @@ func (s *dockerEtcd) awaitLeader(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, dockerEtcdStartCap)
 	defer cancel()
 	return backendkit.PollUntil(ctx, "etcd leader", func(ctx context.Context) (string, error) {
-		if _, _, err := cluster.EtcdLeader(ctx, s); err != nil {
+		if _, _, err := members.Leader(ctx, s); err != nil {
 			return err.Error(), nil
 		}
 		return "", nil

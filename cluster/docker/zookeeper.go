@@ -12,6 +12,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/internal/backendkit"
+	"github.com/locklab/locklab/service/zookeeper/ensemble"
 )
 
 const (
@@ -44,12 +45,12 @@ const (
 // container of its own under locklab-init, which kills and restarts it in
 // place as it does redis-server. The servers reach each other by name on
 // the run's network; clients reach each through its published port.
-// Without the image it says so in one line wrapping cluster.ErrNoZooKeeper,
+// Without the image it says so in one line wrapping ensemble.ErrNoZooKeeper,
 // so that the run is skipped.
-func (r *dockerRun) StartZooKeeper(ctx context.Context, _ string, n int) (_ cluster.ZooKeeperSet, err error) {
+func (r *dockerRun) StartZooKeeper(ctx context.Context, _ string, n int) (_ ensemble.Set, err error) {
 	image, err := r.docker.image(r.pool, r.docker.ZooKeeperImage, dockerZooKeeperRepo)
 	if err != nil {
-		return nil, fmt.Errorf("%w on the docker backend: %v", cluster.ErrNoZooKeeper, err)
+		return nil, fmt.Errorf("%w on the docker backend: %v", ensemble.ErrNoZooKeeper, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, dockerZooKeeperStartCap)
 	defer cancel()
@@ -79,7 +80,7 @@ func (r *dockerRun) StartZooKeeper(ctx context.Context, _ string, n int) (_ clus
 		s.ready = func(ctx context.Context) error { return awaitZooKeeperServer(ctx, s.Addr()) }
 	}
 	err = backendkit.PollEvery(ctx, dockerZooKeeperPoll, "zookeeper leader", func(ctx context.Context) (string, error) {
-		if _, _, err := cluster.ZooKeeperLeader(ctx, set); err != nil {
+		if _, _, err := ensemble.Leader(ctx, set); err != nil {
 			return err.Error(), nil
 		}
 		return "", nil
@@ -121,7 +122,7 @@ func awaitZooKeeperServer(ctx context.Context, addr string) error {
 	ctx, cancel := context.WithTimeout(ctx, dockerZooKeeperStartCap)
 	defer cancel()
 	return backendkit.PollEvery(ctx, dockerZooKeeperPoll, "zookeeper server at "+addr+" rejoins", func(ctx context.Context) (string, error) {
-		mode, err := cluster.ZooKeeperMode(ctx, addr)
+		mode, err := ensemble.Mode(ctx, addr)
 		if err != nil {
 			return err.Error(), nil
 		}

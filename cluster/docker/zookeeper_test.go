@@ -16,9 +16,10 @@ import (
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/pitfalls"
-	"github.com/locklab/locklab/reference"
 	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/service/zookeeper"
+	"github.com/locklab/locklab/service/zookeeper/ensemble"
 )
 
 // TestDockerZooKeeper: the zookeeper topology on docker has a leader; its
@@ -30,7 +31,7 @@ func TestDockerZooKeeper(t *testing.T) {
 	c, _ := startDockerCluster(t, cluster.Config{Topology: cluster.ZooKeeperTopology})
 	t.Logf("zookeeper topology (3 servers and the inventory) started in %s", time.Since(start).Round(time.Millisecond))
 	ctx := within(t, 2*time.Minute)
-	set := c.ZooKeeperEnsemble()
+	set := zookeeper.SetOf(c)
 	if set == nil || len(set.Endpoints()) != cluster.ZooKeeperServers {
 		t.Fatalf("zookeeper ensemble %v", set)
 	}
@@ -90,7 +91,7 @@ func TestDockerZooKeeper(t *testing.T) {
 	if err := follower.Pause(); err != nil {
 		t.Fatal(err)
 	}
-	if mode, err := cluster.ZooKeeperMode(ctx, follower.Addr()); err == nil {
+	if mode, err := ensemble.Mode(ctx, follower.Addr()); err == nil {
 		t.Errorf("a paused server answers srvr: mode %s", mode)
 	}
 	if err := follower.Resume(); err != nil {
@@ -149,7 +150,7 @@ func TestDockerZooKeeperClockJump(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, locker := range map[string]harness.NewLocker{"zk-lock": reference.NewZKLock, "zk-fenced": reference.NewZKLockFenced} {
+	for name, locker := range map[string]harness.NewLocker{"zk-lock": zookeeper.NewLock, "zk-fenced": zookeeper.NewLockFenced} {
 		t.Run(name, func(t *testing.T) {
 			ref := locks.Reference(s.Topology, s.Workload.Nested)
 			opts := runner.Options{Lock: name, Reference: ref.New, Backend: backend}

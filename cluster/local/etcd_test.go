@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/service/etcd"
 )
 
 // TestEtcdTopology starts the etcd topology, writes through the cluster,
@@ -15,7 +16,7 @@ import (
 func TestEtcdTopology(t *testing.T) {
 	ctx := t.Context()
 	start := time.Now()
-	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.EtcdTopology, Backend: Local{}})
+	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.EtcdTopology, Backend: Local{}, Service: etcd.Service{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,11 +26,11 @@ func TestEtcdTopology(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	set := cl.EtcdCluster()
+	set := etcd.SetOf(cl)
 	if _, err := set.Admin().Put(ctx, "/probe", "1"); err != nil {
 		t.Fatal(err)
 	}
-	leader, i, err := cl.EtcdLeader(ctx)
+	leader, i, err := cl.Leader(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +59,7 @@ func waitNewLeader(ctx context.Context, cl *cluster.Cluster, old int) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	for {
-		_, i, err := cl.EtcdLeader(ctx)
+		_, i, err := cl.Leader(ctx)
 		if err == nil && i != old {
 			return nil
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/service/zookeeper"
 )
 
 // TestZooKeeperTopology starts the zookeeper topology, writes through the
@@ -17,7 +18,7 @@ import (
 func TestZooKeeperTopology(t *testing.T) {
 	ctx := t.Context()
 	start := time.Now()
-	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.ZooKeeperTopology, Backend: Local{}})
+	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.ZooKeeperTopology, Backend: Local{}, Service: zookeeper.Service{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +28,7 @@ func TestZooKeeperTopology(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	admin := cl.ZooKeeperEnsemble().Admin()
+	admin := zookeeper.SetOf(cl).Admin()
 	if _, err := admin.Create("/probe", []byte("1"), 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func waitNewZKLeader(ctx context.Context, cl *cluster.Cluster, old int) error {
 // monotonic clock. Without libfaketime it is skipped with one line.
 func TestZooKeeperClockJump(t *testing.T) {
 	ctx := t.Context()
-	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.ZooKeeperTopology, Backend: Local{}})
+	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.ZooKeeperTopology, Backend: Local{}, Service: zookeeper.Service{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +90,7 @@ func TestZooKeeperClockJump(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	set := cl.ZooKeeperEnsemble()
+	set := zookeeper.SetOf(cl)
 	conn, events, err := zk.Connect(set.Endpoints(), time.Second, zk.WithLogInfo(false))
 	if err != nil {
 		t.Fatal(err)

@@ -24,6 +24,7 @@ import (
 	"github.com/locklab/locklab/cluster/internal/backendkit"
 	"github.com/locklab/locklab/cluster/local/proc"
 	"github.com/locklab/locklab/network"
+	"github.com/locklab/locklab/service/etcd/members"
 )
 
 const (
@@ -49,13 +50,14 @@ func Path() (string, error) {
 	}
 	path, err := exec.LookPath(name)
 	if err != nil {
-		return "", fmt.Errorf("%w: run `make deps` (Debian/Ubuntu: apt-get install -y etcd-server; macOS: brew install etcd) or set ETCD", cluster.ErrNoEtcd)
+		return "", fmt.Errorf("%w: run `make deps` (Debian/Ubuntu: apt-get install -y etcd-server; macOS: brew install etcd) or set ETCD", members.ErrNoEtcd)
 	}
 	return filepath.Abs(path)
 }
 
 // Cluster is n etcd processes on 127.0.0.1 that form one cluster, each
-// with its own data directory under the run's directory.
+// with its own data directory under the run's directory: service/etcd's
+// members.Set.
 type Cluster struct {
 	members []*Member
 	admin   *clientv3.Client
@@ -132,7 +134,7 @@ func (c *Cluster) waitLeader(ctx context.Context) error {
 				return "", fmt.Errorf("etcd member %s exited", m.Name())
 			}
 		}
-		if _, _, err := cluster.EtcdLeader(ctx, c); err != nil {
+		if _, _, err := members.Leader(ctx, c); err != nil {
 			return err.Error(), nil
 		}
 		return "", nil

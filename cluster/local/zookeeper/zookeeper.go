@@ -23,6 +23,7 @@ import (
 	"github.com/locklab/locklab/cluster/internal/backendkit"
 	"github.com/locklab/locklab/cluster/local/proc"
 	"github.com/locklab/locklab/network"
+	"github.com/locklab/locklab/service/zookeeper/ensemble"
 )
 
 const (
@@ -62,7 +63,7 @@ func Path() (java, jar string, err error) {
 	}
 	java, jerr := exec.LookPath(name)
 	if _, serr := os.Stat(jar); jerr != nil || serr != nil {
-		return "", "", fmt.Errorf("%w: run `make deps` (Debian/Ubuntu: apt-get install -y zookeeper) or set JAVA and ZOOKEEPER_JAR", cluster.ErrNoZooKeeper)
+		return "", "", fmt.Errorf("%w: run `make deps` (Debian/Ubuntu: apt-get install -y zookeeper) or set JAVA and ZOOKEEPER_JAR", ensemble.ErrNoZooKeeper)
 	}
 	return java, jar, nil
 }
@@ -162,7 +163,7 @@ func (e *Ensemble) waitLeader(ctx context.Context) error {
 				return "", fmt.Errorf("zookeeper server %s exited", s.Name())
 			}
 		}
-		if _, _, err := cluster.ZooKeeperLeader(ctx, e); err != nil {
+		if _, _, err := ensemble.Leader(ctx, e); err != nil {
 			return err.Error(), nil
 		}
 		return "", nil
@@ -293,7 +294,7 @@ func (s *Server) awaitRejoin(ctx context.Context) error {
 		if s.Process().Exited() {
 			return "", fmt.Errorf("exited; log tail:\n%s", proc.LogTail(s.LogPath(), 0, logTailLines))
 		}
-		mode, err := cluster.ZooKeeperMode(ctx, s.Addr())
+		mode, err := ensemble.Mode(ctx, s.Addr())
 		if err != nil {
 			return err.Error(), nil
 		}

@@ -1,4 +1,4 @@
-package harness
+package zookeeper_test
 
 import (
 	"context"
@@ -9,7 +9,9 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/local"
-	"github.com/locklab/locklab/cluster/local/zookeeper"
+	localzk "github.com/locklab/locklab/cluster/local/zookeeper"
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/service/zookeeper"
 )
 
 // TestZooKeeperService: on the zookeeper topology a client reaches the
@@ -20,33 +22,33 @@ import (
 // no goodbye. One ensemble for the three.
 func TestZooKeeperService(t *testing.T) {
 	ctx := context.Background()
-	if _, _, err := zookeeper.Path(); err != nil {
+	if _, _, err := localzk.Path(); err != nil {
 		t.Skip(err)
 	}
-	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.ZooKeeperTopology, Backend: local.Local{}})
+	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.ZooKeeperTopology, Backend: local.Local{}, Service: zookeeper.Service{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
 	const ttl = 500 * time.Millisecond
-	c, err := Connect(ctx, cl, ClientOptions{TTL: ttl})
+	c, err := harness.Connect(ctx, cl, harness.ClientOptions{TTL: ttl, Service: zookeeper.Service{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if c.Redis() != nil || c.ZooKeeper() == nil {
-		t.Fatalf("Redis %v, ZooKeeper %v: want only ZooKeeper on the zookeeper topology", c.Redis(), c.ZooKeeper())
+	if c.Redis() != nil || zookeeper.Of(c) == nil {
+		t.Fatalf("Redis %v, ZooKeeper %v: want only ZooKeeper on the zookeeper topology", c.Redis(), zookeeper.Of(c))
 	}
-	lock := func(c *Client, name string) {
+	lock := func(c *harness.Client, name string) {
 		t.Helper()
 		acl := zk.WorldACL(zk.PermAll)
-		if _, err := c.ZooKeeper().Create(cluster.ZooKeeperLockRoot, nil, 0, acl); err != nil && err != zk.ErrNodeExists {
+		if _, err := zookeeper.Of(c).Create(zookeeper.LockRoot, nil, 0, acl); err != nil && err != zk.ErrNodeExists {
 			t.Fatal(err)
 		}
-		if _, err := c.ZooKeeper().Create(cluster.ZooKeeperLockRoot+"/"+name, nil, 0, acl); err != nil && err != zk.ErrNodeExists {
+		if _, err := zookeeper.Of(c).Create(zookeeper.LockRoot+"/"+name, nil, 0, acl); err != nil && err != zk.ErrNodeExists {
 			t.Fatal(err)
 		}
-		if _, err := c.ZooKeeper().Create(cluster.ZooKeeperLockRoot+"/"+name+"/me", nil, zk.FlagEphemeral, acl); err != nil {
+		if _, err := zookeeper.Of(c).Create(zookeeper.LockRoot+"/"+name+"/me", nil, zk.FlagEphemeral, acl); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -60,12 +62,12 @@ func TestZooKeeperService(t *testing.T) {
 	}
 	lock(c, "k")
 	for _, n := range cl.LockNodes() {
-		if c.ZooKeeper().Server() == n.Addr() {
+		if zookeeper.Of(c).Server() == n.Addr() {
 			t.Errorf("the client dials server %s directly, not through its link", n.Name())
 		}
 	}
-	session := c.ZooKeeper().SessionID()
-	if silence := c.ZooKeeperSilence(); silence > ttl {
+	session := zookeeper.Of(c).SessionID()
+	if silence := zookeeper.Silence(c); silence > ttl {
 		t.Errorf("a live session heard nothing for %s", silence)
 	}
 	// Kept alive, the node outlives four session timeouts: the time
@@ -82,14 +84,14 @@ func TestZooKeeperService(t *testing.T) {
 	// Woken, the client knows its session is lost: it heard nothing for
 	// the pause, or has already been told of the expiry and holds a new
 	// session (which zk-fenced's release checks).
-	if silence := c.ZooKeeperSilence(); silence < 2*ttl && c.ZooKeeper().SessionID() == session {
+	if silence := zookeeper.Silence(c); silence < 2*ttl && zookeeper.Of(c).SessionID() == session {
 		t.Errorf("after a pause of %s: silence %s and the same session: the loss goes unseen", 3*ttl, silence)
 	}
 	if got := state("k"); got != -2 {
 		t.Errorf("after a pause past the session timeout: lock state %v; want -2 (no node)", got)
 	}
 	zkWaitFor(t, "a new session after the expiry", 5*time.Second, func() bool {
-		return c.ZooKeeper().State() == zk.StateHasSession && c.ZooKeeper().SessionID() != session
+		return zookeeper.Of(c).State() == zk.StateHasSession && zookeeper.Of(c).SessionID() != session
 	})
 
 	// A longer session here: with 500 ms, a machine busy enough to hold
@@ -99,7 +101,7 @@ func TestZooKeeperService(t *testing.T) {
 	// detector's stage under load was later traced to a stale read, which
 	// LockState's sync now prevents.)
 	const crashTTL = 2 * time.Second
-	crashed, err := Connect(ctx, cl, ClientOptions{ID: 1, TTL: crashTTL})
+	crashed, err := harness.Connect(ctx, cl, harness.ClientOptions{ID: 1, TTL: crashTTL, Service: zookeeper.Service{}})
 	if err != nil {
 		t.Fatal(err)
 	}

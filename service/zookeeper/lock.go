@@ -1,4 +1,4 @@
-package reference
+package zookeeper
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	"github.com/locklab/locklab/harness"
 )
 
-// ZKLock is go-zookeeper's lock recipe (zk.NewLock) on the zookeeper
+// Lock is go-zookeeper's lock recipe (zk.NewLock) on the zookeeper
 // topology: each acquire creates an ephemeral sequential node under the
 // lock's parent, the lowest holds the lock, and each waiter watches the
 // node just before its own. Zab commits the node on a quorum before
@@ -28,32 +28,36 @@ import (
 // which grows with every holder, as a fencing token, and tries an unlock
 // again when a leader change lost it: the recipe's Unlock gives up, and
 // its node, with the lock, then lives as long as the session.
-type ZKLock struct {
+type Lock struct {
 	c      *harness.Client
 	fenced bool
 	// acquires counts this client's acquires, to name each one's node.
 	acquires atomic.Int64
 }
 
-// NewZKLock is zk.Lock as its documentation uses it: the reference lock of
+// NewLock is zk.Lock as its documentation uses it: the reference lock of
 // the zookeeper topology.
-func NewZKLock(c *harness.Client) harness.Locker { return &ZKLock{c: c} }
+func NewLock(c *harness.Client) harness.Locker { return &Lock{c: c} }
 
-// NewZKLockFenced is zk.Lock whose holder checks its session and fences
-// the resource with its node's Czxid.
-func NewZKLockFenced(c *harness.Client) harness.Locker { return &ZKLock{c: c, fenced: true} }
+// NewLockFenced is zk.Lock whose holder checks its session and fences the
+// resource with its node's Czxid.
+func NewLockFenced(c *harness.Client) harness.Locker { return &Lock{c: c, fenced: true} }
+
+// Reference is go-zookeeper's Lock, called "zk-lock" in `check list`: the
+// correct lock of the zookeeper topology.
+func (Service) Reference() (string, harness.NewLocker) { return "zk-lock", NewLock }
 
 // Acquire locks a fresh zk.Lock on the key's parent node, its node's data
 // naming this acquire, waiting at most the client's timeout. Lock itself
 // cannot be cancelled: past the timeout it goes on in the background, gives
 // the lock back at once if it ever gets it, and deletes its node if it
 // fails (giveUp).
-func (l *ZKLock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
-	conn := l.c.ZooKeeper()
+func (l *Lock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
+	conn := Of(l.c)
 	if conn == nil {
 		return nil, errors.New("zk lock: no ZooKeeper session (the lock runs on topology " + string(cluster.ZooKeeperTopology) + ")")
 	}
-	parent := cluster.ZooKeeperLockRoot + "/" + key
+	parent := LockRoot + "/" + key
 	id := fmt.Sprintf("client %d, acquire %d", l.c.ID(), l.acquires.Add(1))
 	lock := zk.NewLock(conn, parent, zk.WorldACL(zk.PermAll))
 	done := make(chan error, 1)
@@ -96,7 +100,7 @@ func (l *ZKLock) Acquire(ctx context.Context, key string) (harness.Lease, error)
 // the client ends. So the node whose data is id is deleted, retried within
 // the client's timeout; once it is gone the lock is surely not this
 // acquire's, else the outcome is unknown.
-func (l *ZKLock) giveUp(conn *zk.Conn, parent, id string, lockErr error) error {
+func (l *Lock) giveUp(conn *zk.Conn, parent, id string, lockErr error) error {
 	var err error
 	for start := time.Now(); time.Since(start) < l.c.Timeout(); {
 		if err = dropNode(conn, parent, id); err == nil {
@@ -137,7 +141,7 @@ func dropNode(conn *zk.Conn, parent, id string) error {
 	return nil
 }
 
-// zkLease is one lock of a ZKLock; session and token are set when fenced.
+// zkLease is one lock of a Lock; session and token are set when fenced.
 type zkLease struct {
 	lock    *zk.Lock
 	conn    *zk.Conn
@@ -189,8 +193,8 @@ func (l *zkLease) Release(ctx context.Context) error {
 	case l.session == 0:
 	case l.conn.SessionID() != l.session || l.conn.State() == zk.StateExpired:
 		lost = "the session that held it expired"
-	case l.c.ZooKeeperSilence() > l.c.TTL():
-		lost = fmt.Sprintf("its session heard nothing for %s, past its timeout", l.c.ZooKeeperSilence().Round(time.Millisecond))
+	case Silence(l.c) > l.c.TTL():
+		lost = fmt.Sprintf("its session heard nothing for %s, past its timeout", Silence(l.c).Round(time.Millisecond))
 	}
 	err := l.lock.Unlock()
 	if l.session != 0 && lost == "" {

@@ -1,4 +1,4 @@
-package harness_test
+package etcd_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/local"
+	"github.com/locklab/locklab/service/etcd"
 )
 
 // BenchmarkStartEtcd is the start-up and tear-down of the etcd topology:
@@ -14,7 +15,7 @@ import (
 func BenchmarkStartEtcd(b *testing.B) {
 	ctx := context.Background()
 	for b.Loop() {
-		c, err := cluster.Start(ctx, cluster.Config{Topology: cluster.EtcdTopology, Backend: local.Local{}})
+		c, err := cluster.Start(ctx, cluster.Config{Topology: cluster.EtcdTopology, Backend: local.Local{}, Service: etcd.Service{}})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package reference
+package etcd
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/locklab/locklab/harness"
 )
 
-// EtcdMutex is etcd's own lock recipe on the etcd topology: a session (a
+// Mutex is etcd's own lock recipe on the etcd topology: a session (a
 // lease its client keeps alive) and concurrency.Mutex, which puts a key
 // under the lock's prefix attached to that lease; the oldest key holds the
 // lock, the others wait for the keys before theirs to go. Raft commits the
@@ -21,26 +21,26 @@ import (
 // a holder paused past its lease, which then expires, still believes it
 // holds the lock (Jepsen, etcd 3.4.3; etcd-io/etcd#11456). Guarded, its
 // lease lets the holder's writes to etcd be guarded by its lock key
-// (harness.EtcdGuarded), which keeps a stale holder's write out.
-type EtcdMutex struct {
+// (Guarded), which keeps a stale holder's write out.
+type Mutex struct {
 	c       *harness.Client
 	guarded bool
 }
 
-// NewEtcdMutex is concurrency.Mutex as its documentation uses it: the
+// NewMutex is concurrency.Mutex as its documentation uses it: the
 // reference lock of the etcd topology.
-func NewEtcdMutex(c *harness.Client) harness.Locker { return &EtcdMutex{c: c} }
+func NewMutex(c *harness.Client) harness.Locker { return &Mutex{c: c} }
 
-// NewEtcdMutexGuarded is concurrency.Mutex whose leases guard the holder's
+// NewMutexGuarded is concurrency.Mutex whose leases guard the holder's
 // writes to etcd by the lock key (Txn(If(mutex.IsOwner())).Then(...)).
-func NewEtcdMutexGuarded(c *harness.Client) harness.Locker {
-	return &EtcdMutex{c: c, guarded: true}
+func NewMutexGuarded(c *harness.Client) harness.Locker {
+	return &Mutex{c: c, guarded: true}
 }
 
 // ttlSeconds is the lease TTL etcd is asked for, in seconds
-// (cluster.EtcdLease).
-func (l *EtcdMutex) ttlSeconds() int {
-	return int(cluster.EtcdLease(l.c.TTL()) / time.Second)
+// (Lease).
+func (l *Mutex) ttlSeconds() int {
+	return int(Lease(l.c.TTL()) / time.Second)
 }
 
 // Acquire grants a lease, keeps it alive in a session and locks the mutex,
@@ -48,8 +48,8 @@ func (l *EtcdMutex) ttlSeconds() int {
 // renews the lease once. When it
 // does not get the lock it revokes the lease, which removes the key it
 // queued with; only when that revoke fails too is the outcome unknown.
-func (l *EtcdMutex) Acquire(ctx context.Context, key string) (harness.Lease, error) {
-	cli := l.c.Etcd()
+func (l *Mutex) Acquire(ctx context.Context, key string) (harness.Lease, error) {
+	cli := Of(l.c)
 	if cli == nil {
 		return nil, errors.New("etcd mutex: no etcd client (the lock runs on topology " + string(cluster.EtcdTopology) + ")")
 	}
@@ -66,7 +66,7 @@ func (l *EtcdMutex) Acquire(ctx context.Context, key string) (harness.Lease, err
 	if err != nil {
 		return nil, fmt.Errorf("%w: session: %w", harness.ErrNotAcquired, err)
 	}
-	mutex := concurrency.NewMutex(session, cluster.EtcdKeyPrefix+key)
+	mutex := concurrency.NewMutex(session, KeyPrefix+key)
 	lctx, cancel := context.WithTimeout(ctx, l.c.Timeout())
 	err = lockWithin(lctx, mutex)
 	cancel()
@@ -123,7 +123,7 @@ func closeSession(s *concurrency.Session, timeout time.Duration) error {
 	return err
 }
 
-// etcdLease is one lock of an EtcdMutex.
+// etcdLease is one lock of a Mutex.
 type etcdLease struct {
 	session *concurrency.Session
 	mutex   *concurrency.Mutex
@@ -151,3 +151,7 @@ type guardedLease struct{ *etcdLease }
 
 // Guard holds while the lease's key is the one that took the lock.
 func (l guardedLease) Guard() clientv3.Cmp { return l.mutex.IsOwner() }
+
+// Reference is etcd's concurrency.Mutex, called "etcd-mutex" in `check
+// list`: the correct lock of the etcd topology.
+func (Service) Reference() (string, harness.NewLocker) { return "etcd-mutex", NewMutex }

@@ -1,4 +1,4 @@
-package harness_test
+package zookeeper_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/local"
+	"github.com/locklab/locklab/service/zookeeper"
 )
 
 // BenchmarkStartZooKeeper is the start-up and tear-down of the zookeeper
@@ -14,7 +15,7 @@ import (
 func BenchmarkStartZooKeeper(b *testing.B) {
 	ctx := context.Background()
 	for b.Loop() {
-		c, err := cluster.Start(ctx, cluster.Config{Topology: cluster.ZooKeeperTopology, Backend: local.Local{}})
+		c, err := cluster.Start(ctx, cluster.Config{Topology: cluster.ZooKeeperTopology, Backend: local.Local{}, Service: zookeeper.Service{}})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package harness
+package etcd_test
 
 import (
 	"context"
@@ -11,10 +11,31 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/local"
-	"github.com/locklab/locklab/cluster/local/etcd"
+	localetcd "github.com/locklab/locklab/cluster/local/etcd"
 	"github.com/locklab/locklab/failpoint"
+	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/service/etcd"
 )
+
+// start starts the etcd topology on local processes, or skips when etcd
+// is not installed; it stops with the test.
+func start(t *testing.T) *cluster.Cluster {
+	t.Helper()
+	if _, err := localetcd.Path(); err != nil {
+		t.Skip(err)
+	}
+	cl, err := cluster.Start(t.Context(), cluster.Config{Topology: cluster.EtcdTopology, Backend: local.Local{}, Service: etcd.Service{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := cl.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return cl
+}
 
 // TestEtcdService: on the etcd topology a client reaches the members
 // through its own links and has no Redis; a lease its session keeps alive
@@ -23,36 +44,29 @@ import (
 // The lock's state reads as a Redis PTTL does.
 func TestEtcdService(t *testing.T) {
 	ctx := context.Background()
-	if _, err := etcd.Path(); err != nil {
-		t.Skip(err)
-	}
-	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.EtcdTopology, Backend: local.Local{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	c, err := Connect(ctx, cl, ClientOptions{})
+	cl := start(t)
+	c, err := harness.Connect(ctx, cl, harness.ClientOptions{Service: etcd.Service{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if c.Redis() != nil || c.Etcd() == nil {
-		t.Fatalf("Redis %v, Etcd %v: want only etcd on the etcd topology", c.Redis(), c.Etcd())
+	if c.Redis() != nil || etcd.Of(c) == nil {
+		t.Fatalf("Redis %v, Etcd %v: want only etcd on the etcd topology", c.Redis(), etcd.Of(c))
 	}
-	for _, ep := range c.Etcd().Endpoints() {
+	for _, ep := range etcd.Of(c).Endpoints() {
 		for _, n := range cl.LockNodes() {
 			if ep == n.Addr() {
 				t.Errorf("the client dials member %s directly, not through its link", n.Name())
 			}
 		}
 	}
-	s, err := concurrency.NewSession(c.Etcd(), concurrency.WithTTL(1))
+	s, err := concurrency.NewSession(etcd.Of(c), concurrency.WithTTL(1))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	key := cluster.EtcdKeyPrefix + "k/me"
-	if _, err := c.Etcd().Put(ctx, key, "", clientv3.WithLease(s.Lease())); err != nil {
+	key := etcd.KeyPrefix + "k/me"
+	if _, err := etcd.Of(c).Put(ctx, key, "", clientv3.WithLease(s.Lease())); err != nil {
 		t.Fatal(err)
 	}
 	// etcd tells a lease's time left in whole seconds, rounded down.
@@ -80,44 +94,37 @@ func TestEtcdService(t *testing.T) {
 // reaches it.
 func TestEtcdRequestsStrike(t *testing.T) {
 	ctx := context.Background()
-	if _, err := etcd.Path(); err != nil {
-		t.Skip(err)
-	}
-	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.EtcdTopology, Backend: local.Local{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	cl := start(t)
 	h, _ := history.New("")
 	points := failpoint.NewSet([]failpoint.Point{
 		{Name: failpoint.AfterCommand(failpoint.PhaseAcquire, 1), Client: 0, Action: failpoint.DropReply()},
 		{Name: failpoint.BeforeCommand(failpoint.PhaseRelease, 1), Client: 0, Action: failpoint.Crash()},
 	})
-	c, _, err := Join(ctx, cl, ClientOptions{Timeout: 200 * time.Millisecond}, h, points)
+	c, _, err := harness.Join(ctx, cl, harness.ClientOptions{Timeout: 200 * time.Millisecond, Service: etcd.Service{}}, h, points)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	key := cluster.EtcdKeyPrefix + "k/me"
+	key := etcd.KeyPrefix + "k/me"
 
 	actx, leave := c.Enter(ctx, failpoint.PhaseAcquire)
-	_, err = c.Etcd().Put(actx, key, "held")
+	_, err = etcd.Of(c).Put(actx, key, "held")
 	leave()
-	var dropped errReplyDropped
-	if !errors.As(err, &dropped) {
+	var dropped interface{ Timeout() bool } // the harness's dropped reply reads as a timeout
+	if !errors.As(err, &dropped) || !dropped.Timeout() {
 		t.Errorf("the acquire's PUT: %v, want its reply dropped", err)
 	}
-	if got, err := cl.EtcdCluster().Admin().Get(ctx, key); err != nil || len(got.Kvs) != 1 {
+	if got, err := etcd.SetOf(cl).Admin().Get(ctx, key); err != nil || len(got.Kvs) != 1 {
 		t.Errorf("after the dropped PUT the key reads %v (%v), want it written: it ran on the cluster", got, err)
 	}
 
 	rctx, leave := c.Enter(ctx, failpoint.PhaseRelease)
-	_, err = c.Etcd().Delete(rctx, key)
+	_, err = etcd.Of(c).Delete(rctx, key)
 	leave()
-	if !errors.Is(err, ErrNotSent) {
+	if !errors.Is(err, harness.ErrNotSent) {
 		t.Errorf("the release's DELETE: %v, want not sent (the client crashed before it)", err)
 	}
-	if got, err := cl.EtcdCluster().Admin().Get(ctx, key); err != nil || len(got.Kvs) != 1 {
+	if got, err := etcd.SetOf(cl).Admin().Get(ctx, key); err != nil || len(got.Kvs) != 1 {
 		t.Errorf("after the crash before the DELETE the key reads %v (%v), want it still there", got, err)
 	}
 	if lines := points.Unfired(); len(lines) > 0 {

@@ -1,0 +1,136 @@
+// Package zookeeper is locklab's ZooKeeper lock service: a three-server
+// ensemble that replicates every write through Zab, where a lock is an
+// ephemeral sequential node that lives as long as its holder's session
+// (go-zookeeper's Lock recipe). Service starts the ensemble on any backend
+// that can (cluster.LockService, through ensemble.Starter) and opens each
+// client's session through its links (harness.Dialer); the reference lock
+// (Lock) lives here too, so that no package outside the service, its locks
+// and the backends names ZooKeeper's client library.
+//
+// What sets ZooKeeper apart: a write is committed once a quorum has it,
+// so a failover loses no lock; but the recipe never tells its holder that
+// its session expired, so a holder paused past its session timeout still
+// believes it holds the lock (pitfalls/catalogue_zookeeper.go), which a
+// holder that watches its session and fences with its node's Czxid keeps
+// out (NewLockFenced). Its servers are JVMs under libfaketime, whose wall
+// clock fault.ClockJumpServer moves (Stamp proves it).
+package zookeeper
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/service/zookeeper/ensemble"
+)
+
+// LockRoot is where the ZooKeeper locks keep their nodes: the lock named
+// key is the parent LockRoot+"/"+key, with one ephemeral sequential child
+// per waiter or holder.
+const LockRoot = "/locklab"
+
+// ErrNoZooKeeper means a run on the zookeeper topology could not start
+// ZooKeeper (no Java or no jars, or a backend without ZooKeeper); a suite
+// skips such a run. It is ensemble.ErrNoZooKeeper, which the backends
+// wrap.
+var ErrNoZooKeeper = ensemble.ErrNoZooKeeper
+
+// Set is a running ZooKeeper ensemble, as a backend started it.
+type Set = ensemble.Set
+
+// Service is the ZooKeeper lock service: cluster.ZooKeeperServers
+// servers, each a lock node.
+type Service struct{}
+
+// Name is cluster.ZooKeeper.
+func (Service) Name() cluster.Service { return cluster.ZooKeeper }
+
+// Start starts the ensemble on run, which must be an ensemble.Starter,
+// and returns once it has a leader.
+func (Service) Start(ctx context.Context, run cluster.RunSession, dir string) (cluster.Deployment, error) {
+	starter, ok := run.(ensemble.Starter)
+	if !ok {
+		return nil, fmt.Errorf("%w: ZooKeeper is not available on the %s backend yet: use -backend local", ErrNoZooKeeper, run.Name())
+	}
+	set, err := starter.StartZooKeeper(ctx, dir, cluster.ZooKeeperServers)
+	if err != nil {
+		return nil, err
+	}
+	return &deployment{set: set}, nil
+}
+
+// SetOf is the ensemble cl runs, or nil on another topology: for the
+// tests and tools that read ZooKeeper past any link.
+func SetOf(cl *cluster.Cluster) Set {
+	d, _ := cl.Deployment().(*deployment)
+	if d == nil {
+		return nil
+	}
+	return d.set
+}
+
+// deployment is a running ensemble of one run. Besides a Deployment, it
+// is a cluster.Leader (fault.KillLeader) and a cluster.Stamper
+// (fault.ClockJumpServer's proof).
+type deployment struct{ set Set }
+
+// Nodes are the servers.
+func (d *deployment) Nodes() []cluster.Node { return d.set.Nodes() }
+
+// Stop stops every server.
+func (d *deployment) Stop() error { return d.set.Stop() }
+
+// Leader is the index of the server that says it leads, while a quorum
+// serves.
+func (d *deployment) Leader(ctx context.Context) (int, error) {
+	_, i, err := ensemble.Leader(ctx, d.set)
+	return i, err
+}
+
+// LockState is -2 when the lock has no node, else 0. The holder's node
+// lives as long as its session, whose time left the server does not tell
+// another session: 0 says "held, until a session expires", not a lease of
+// a known length.
+//
+// A server answers reads from its own copy, which may lag the leader's: a
+// node a client just made through another server was missing from 1–2% of
+// reads on a loaded machine. Sync first brings the admin's server up to
+// what the leader had committed when it asked.
+func (d *deployment) LockState(ctx context.Context, key string) (time.Duration, error) {
+	admin := d.set.Admin()
+	if _, err := admin.Sync("/"); err != nil {
+		return 0, fmt.Errorf("catch up with the leader (sync): %w", err)
+	}
+	children, _, err := admin.Children(LockRoot + "/" + key)
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return -2, nil
+	case err != nil:
+		return 0, fmt.Errorf("read the lock's nodes: %w", err)
+	case len(children) == 0:
+		return -2, nil
+	}
+	return 0, ctx.Err()
+}
+
+// Stamp writes an ephemeral znode of the admin's session and reads back
+// its mtime, which the leader stamps from its wall clock.
+func (d *deployment) Stamp(context.Context) (time.Time, error) {
+	admin := d.set.Admin()
+	path, err := admin.Create("/locklab-clock-", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	if err != nil {
+		return time.Time{}, fmt.Errorf("write a znode: %w", err)
+	}
+	_, stat, err := admin.Exists(path)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("read the znode back: %w", err)
+	}
+	if stat == nil {
+		return time.Time{}, fmt.Errorf("read the znode back: %s is gone", path)
+	}
+	return time.UnixMilli(stat.Mtime), nil
+}
