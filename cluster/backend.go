@@ -10,16 +10,17 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Node is one redis-server of a cluster, a data node or a Sentinel, however
-// its backend runs it. Its methods may be called from several goroutines.
+// Node is one server of a cluster, whatever it runs (a redis-server, an
+// etcd member, a memcached), however its backend runs it: what every node
+// operation of a fault needs. Its methods may be called from several
+// goroutines.
 type Node interface {
-	// Name is the node's name from its NodeConfig ("n1", "inventory", "s2").
+	// Name is the node's name from its NodeConfig or ServerSpec ("n1",
+	// "inventory", "s2", "m1").
 	Name() string
 	// Addr is the host:port the harness and its links dial; it stays the
 	// same across restarts.
 	Addr() string
-	// Admin is a direct client, past any link, for the harness's own use.
-	Admin() *redis.Client
 	// Running reports whether the node is up; a paused node is running.
 	Running() bool
 	// Kill stops the node at once, with no shutdown: a real crash.
@@ -33,6 +34,14 @@ type Node interface {
 	Resume() error
 	// Stop kills the node and removes what it left; it may be called twice.
 	Stop() error
+}
+
+// RedisNode is a Node that runs redis-server: a data node, a Sentinel or
+// the inventory, started by RunSession.StartNode.
+type RedisNode interface {
+	Node
+	// Admin is a direct client, past any link, for the harness's own use.
+	Admin() *redis.Client
 }
 
 // NodesOf is ns as Nodes, in order: a server set's Nodes.
@@ -121,7 +130,7 @@ type RunSession interface {
 	Name() string
 	// StartNode starts one redis-server as cfg says and returns once it
 	// answers. With cfg.Sentinel set it runs as a Sentinel.
-	StartNode(ctx context.Context, cfg NodeConfig) (Node, error)
+	StartNode(ctx context.Context, cfg NodeConfig) (RedisNode, error)
 	// StartMariaDB starts a MariaDB server whose files live under dir.
 	StartMariaDB(ctx context.Context, dir string) (Database, error)
 	// StartPostgres starts a PostgreSQL server whose files live under dir;

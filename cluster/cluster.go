@@ -78,7 +78,7 @@ type Cluster struct {
 	backend   Backend
 	dir       *RunDir
 	masters   []Node
-	inventory Node
+	inventory RedisNode
 	sqlStock  Database // the inventory, when it lives in MariaDB or PostgreSQL
 	lockDB    Database // the lock table's server, on the mariadb and postgres topologies
 	network   *network.Proxy
@@ -159,14 +159,14 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 		if c.replicated, err = StartReplicaSet(ctx, run, dir.Path(), c.network); err != nil {
 			return nil, err
 		}
-		c.masters = c.replicated.Nodes()
+		c.masters = NodesOf(c.replicated.Nodes())
 	}
 	var cfgs []NodeConfig
 	for i := range masters {
 		cfgs = append(cfgs, NodeConfig{Name: fmt.Sprintf("n%d", i+1), Dir: dir.Path(), Persistence: cfg.Persistence})
 	}
 	nodes, err := startNodes(ctx, run, cfgs)
-	c.masters = append(c.masters, nodes...)
+	c.masters = append(c.masters, NodesOf(nodes)...)
 	if err != nil {
 		return nil, err
 	}
@@ -218,8 +218,8 @@ func (c *Cluster) startSQL(ctx context.Context, run RunSession, cfg Config) erro
 // startNodes starts a node for each of cfgs at once, since each start
 // mostly waits for its server to answer. It returns them in cfgs' order;
 // after an error, those that did not start are nil.
-func startNodes(ctx context.Context, run RunSession, cfgs []NodeConfig) ([]Node, error) {
-	nodes := make([]Node, len(cfgs))
+func startNodes(ctx context.Context, run RunSession, cfgs []NodeConfig) ([]RedisNode, error) {
+	nodes := make([]RedisNode, len(cfgs))
 	errs := make([]error, len(cfgs))
 	var wg sync.WaitGroup
 	for i, cfg := range cfgs {
@@ -269,7 +269,7 @@ func (c *Cluster) Backend() Backend { return c.backend }
 func (c *Cluster) LockNodes() []Node { return c.masters }
 
 // Inventory is the node that holds the protected resource.
-func (c *Cluster) Inventory() Node { return c.inventory }
+func (c *Cluster) Inventory() RedisNode { return c.inventory }
 
 // SQLInventory is the server of the SQL inventory (MariaDB, or the postgres
 // topology's PostgreSQL), or nil when the cluster has none.
@@ -287,14 +287,16 @@ func (c *Cluster) ReplicaSet() *ReplicaSet { return c.replicated }
 
 // Master is the node that is master now: for the replicated topology the
 // one a majority of Sentinels names, otherwise the first lock node.
-func (c *Cluster) Master(ctx context.Context) (Node, error) {
+func (c *Cluster) Master(ctx context.Context) (RedisNode, error) {
 	if c.replicated != nil {
 		return c.replicated.Master(ctx)
 	}
-	if len(c.masters) == 0 {
-		return nil, fmt.Errorf("topology %s has no Redis lock node", c.topology)
+	if len(c.masters) > 0 {
+		if n, ok := c.masters[0].(RedisNode); ok {
+			return n, nil
+		}
 	}
-	return c.masters[0], nil
+	return nil, fmt.Errorf("topology %s has no Redis lock node", c.topology)
 }
 
 // Close stops every node and the network and removes the run's directory.

@@ -82,9 +82,9 @@ const (
 // Its methods may be called from several goroutines.
 type ReplicaSet struct {
 	proxy     *network.Proxy
-	net       Networked // nil for local processes, which replicate on 127.0.0.1
-	nodes     []Node    // the data nodes: the first master, then the replicas
-	sentinels []Node
+	net       Networked   // nil for local processes, which replicate on 127.0.0.1
+	nodes     []RedisNode // the data nodes: the first master, then the replicas
+	sentinels []RedisNode
 	links     map[replPair]*network.Link // the detour of each replica towards each possible master
 
 	// mu is held while a replication fault is applied or healed, so that
@@ -95,7 +95,7 @@ type ReplicaSet struct {
 }
 
 // replPair names the replication path from master to replica.
-type replPair struct{ replica, master Node }
+type replPair struct{ replica, master RedisNode }
 
 // StartReplicaSet starts the data nodes and the Sentinels as Dir/n1…n3 and
 // Dir/s1…s3, and returns once both replicas are in sync and every Sentinel
@@ -125,7 +125,7 @@ func StartReplicaSet(ctx context.Context, run RunSession, dir string, proxy *net
 	}
 	// The replicas and the Sentinels start once the master answers: a replica
 	// that finds no master dials again only a second later.
-	var master Node
+	var master RedisNode
 	var masterErr error
 	masterUp := make(chan struct{})
 	startMaster := func() {
@@ -267,7 +267,7 @@ func (r *ReplicaSet) dataNodeArgs(name string) []string {
 }
 
 // peerAddr is the address by which the other servers reach n.
-func (r *ReplicaSet) peerAddr(n Node) string {
+func (r *ReplicaSet) peerAddr(n RedisNode) string {
 	if r.net != nil {
 		return r.net.PeerAddr(n.Name())
 	}
@@ -278,7 +278,7 @@ func (r *ReplicaSet) peerAddr(n Node) string {
 // set, from their production values (seconds) to sentinelPeriod, so that a
 // failover takes seconds. It reads INFO and publishes its hellos every
 // learn, by which it learns of the replicas and the other Sentinels.
-func tuneSentinel(ctx context.Context, s Node, learn time.Duration) error {
+func tuneSentinel(ctx context.Context, s RedisNode, learn time.Duration) error {
 	period := strconv.FormatInt(sentinelPeriod.Milliseconds(), 10)
 	learnPeriod := strconv.FormatInt(learn.Milliseconds(), 10)
 	// Only options this redis-server knows: for an unknown one, redis 7.0
@@ -297,7 +297,7 @@ func tuneSentinel(ctx context.Context, s Node, learn time.Duration) error {
 func (r *ReplicaSet) awaitReady(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, replicatedReadyCap)
 	defer cancel()
-	nudged := make(map[Node]time.Time)
+	nudged := make(map[RedisNode]time.Time)
 	return backendkit.PollUntil(ctx, "await replicas and sentinels", func(ctx context.Context) (string, error) {
 		for _, n := range r.nodes[1:] {
 			status, err := infoField(ctx, n, "replication", "master_link_status")
@@ -357,10 +357,10 @@ func (r *ReplicaSet) awaitReady(ctx context.Context) error {
 
 // Nodes returns the data nodes, not the Sentinels: the first master, then the
 // replicas, in start order. Which is master now is for Master to say.
-func (r *ReplicaSet) Nodes() []Node { return slices.Clone(r.nodes) }
+func (r *ReplicaSet) Nodes() []RedisNode { return slices.Clone(r.nodes) }
 
 // Sentinels returns the Sentinel nodes.
-func (r *ReplicaSet) Sentinels() []Node { return slices.Clone(r.sentinels) }
+func (r *ReplicaSet) Sentinels() []RedisNode { return slices.Clone(r.sentinels) }
 
 // SentinelAddrs returns the Sentinels' addresses, as a failover client wants them.
 func (r *ReplicaSet) SentinelAddrs() []string {
@@ -374,7 +374,7 @@ func (r *ReplicaSet) SentinelAddrs() []string {
 // Master returns the node that a majority of the Sentinels name as master now
 // (SENTINEL GET-MASTER-ADDR-BY-NAME). It fails when no majority agrees, as in
 // the middle of a failover.
-func (r *ReplicaSet) Master(ctx context.Context) (Node, error) {
+func (r *ReplicaSet) Master(ctx context.Context) (RedisNode, error) {
 	addr, err := r.namedMaster(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("master: %w", err)
@@ -412,7 +412,7 @@ func (r *ReplicaSet) namedMaster(ctx context.Context) (string, error) {
 
 // dataNode returns the data node at addr, as clients or the Sentinels know
 // it, or nil.
-func (r *ReplicaSet) dataNode(addr string) Node {
+func (r *ReplicaSet) dataNode(addr string) RedisNode {
 	for _, n := range r.nodes {
 		if n.Addr() == addr || r.peerAddr(n) == addr {
 			return n
@@ -425,7 +425,7 @@ func (r *ReplicaSet) dataNode(addr string) Node {
 // than from, and returns it with the time taken since the call. It polls the
 // Sentinels every few milliseconds, so took is observed, not slept; it gives
 // up when ctx ends or after 30 s.
-func (r *ReplicaSet) AwaitFailover(ctx context.Context, from Node) (to Node, took time.Duration, err error) {
+func (r *ReplicaSet) AwaitFailover(ctx context.Context, from Node) (to RedisNode, took time.Duration, err error) {
 	start := time.Now()
 	if from == nil {
 		return nil, 0, errors.New("await failover: from is nil")
@@ -437,7 +437,7 @@ func (r *ReplicaSet) AwaitFailover(ctx context.Context, from Node) (to Node, too
 		switch {
 		case err != nil:
 			return err.Error(), nil
-		case r.dataNode(addr) == from:
+		case Node(r.dataNode(addr)) == from:
 			return "the Sentinels still name " + from.Name(), nil
 		}
 		if to = r.dataNode(addr); to == nil {
@@ -460,7 +460,8 @@ func (r *ReplicaSet) AwaitFailover(ctx context.Context, from Node) (to Node, too
 // overlap. The fault ends early if Sentinel re-points the replica, which it
 // does once the detour has lasted 10 s while the master is up (see the top
 // of this file; the heal then returns an error), or at a failover.
-func (r *ReplicaSet) CutReplication(ctx context.Context, replica Node) (network.Heal, error) {
+func (r *ReplicaSet) CutReplication(ctx context.Context, node Node) (network.Heal, error) {
+	replica := r.member(node)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.net != nil {
@@ -485,7 +486,8 @@ func (r *ReplicaSet) CutReplication(ctx context.Context, replica Node) (network.
 // current master (toxiproxy latency on its own link, as for CutReplication):
 // writes reach it d late, and its acknowledgements, which WAIT counts, 2d late.
 // The same limits as for CutReplication apply.
-func (r *ReplicaSet) DelayReplication(ctx context.Context, replica Node, d time.Duration) (network.Heal, error) {
+func (r *ReplicaSet) DelayReplication(ctx context.Context, node Node, d time.Duration) (network.Heal, error) {
+	replica := r.member(node)
 	if r.net != nil {
 		return noHeal, fmt.Errorf("delay replication: not on the %s backend, whose network has no delay (its images have no tc); "+
 			"the local backend delays it", r.net.Name())
@@ -523,7 +525,7 @@ func (r *ReplicaSet) DelayReplication(ctx context.Context, replica Node, d time.
 // it until its replication times out, as in a real partition. The cut lasts
 // until the heal; a failover leaves it on the path to the old master. Called
 // with r.mu held.
-func (r *ReplicaSet) cutAtNetwork(ctx context.Context, replica Node) (network.Heal, error) {
+func (r *ReplicaSet) cutAtNetwork(ctx context.Context, replica RedisNode) (network.Heal, error) {
 	master, err := r.masterOf(ctx, replica)
 	if err != nil {
 		return noHeal, fmt.Errorf("cut replication: %w", err)
@@ -532,7 +534,7 @@ func (r *ReplicaSet) cutAtNetwork(ctx context.Context, replica Node) (network.He
 }
 
 // replicationLink returns the link from the current master to replica.
-func (r *ReplicaSet) replicationLink(ctx context.Context, replica Node) (*network.Link, error) {
+func (r *ReplicaSet) replicationLink(ctx context.Context, replica RedisNode) (*network.Link, error) {
 	master, err := r.masterOf(ctx, replica)
 	if err != nil {
 		return nil, err
@@ -540,9 +542,21 @@ func (r *ReplicaSet) replicationLink(ctx context.Context, replica Node) (*networ
 	return r.links[replPair{replica, master}], nil
 }
 
+// member is n as one of the set's data nodes, or nil when it is none of
+// them (masterOf then says so).
+func (r *ReplicaSet) member(n Node) RedisNode {
+	if n == nil {
+		return nil
+	}
+	if rn := r.dataNode(n.Addr()); rn != nil && Node(rn) == n {
+		return rn
+	}
+	return nil
+}
+
 // masterOf is the master that replica, a data node other than the master,
 // replicates from now.
-func (r *ReplicaSet) masterOf(ctx context.Context, replica Node) (Node, error) {
+func (r *ReplicaSet) masterOf(ctx context.Context, replica RedisNode) (RedisNode, error) {
 	if replica == nil || r.dataNode(replica.Addr()) != replica {
 		return nil, errors.New("not a data node of this topology")
 	}
@@ -561,7 +575,7 @@ func (r *ReplicaSet) masterOf(ctx context.Context, replica Node) (Node, error) {
 
 // detour points replica at link, unless it already replicates through it
 // for an earlier fault; fresh says whether this call did. Called with r.mu held.
-func (r *ReplicaSet) detour(ctx context.Context, replica Node, link *network.Link) (fresh bool, err error) {
+func (r *ReplicaSet) detour(ctx context.Context, replica RedisNode, link *network.Link) (fresh bool, err error) {
 	r.detours[link]++
 	// Looked up rather than assumed from the count: Sentinel may have ended
 	// the earlier fault's detour.
@@ -582,7 +596,7 @@ func (r *ReplicaSet) detour(ctx context.Context, replica Node, link *network.Lin
 
 // undetour points replica back at the master when the last fault on link
 // ends. It reports a detour that Sentinel ended early. Called with r.mu held.
-func (r *ReplicaSet) undetour(replica Node, link *network.Link) error {
+func (r *ReplicaSet) undetour(replica RedisNode, link *network.Link) error {
 	if r.detours[link]--; r.detours[link] > 0 {
 		return nil
 	}
@@ -618,7 +632,7 @@ func (r *ReplicaSet) undetour(replica Node, link *network.Link) error {
 // pointed back at the master, once. In that order because toxiproxy takes
 // seconds to remove a latency toxic from a connection that closed under it,
 // and pointing the replica away closes its connection through the link.
-func (r *ReplicaSet) replicationHeal(replica Node, link *network.Link, undo network.Heal) network.Heal {
+func (r *ReplicaSet) replicationHeal(replica RedisNode, link *network.Link, undo network.Heal) network.Heal {
 	var mu sync.Mutex
 	undetoured := false
 	return func() error {
@@ -636,7 +650,7 @@ func (r *ReplicaSet) replicationHeal(replica Node, link *network.Link, undo netw
 }
 
 // replicaMasterAddr returns the address n replicates from, "" when n is a master.
-func replicaMasterAddr(ctx context.Context, n Node) (string, error) {
+func replicaMasterAddr(ctx context.Context, n RedisNode) (string, error) {
 	info, err := n.Admin().Info(ctx, "replication").Result()
 	if err != nil {
 		return "", err
@@ -648,7 +662,7 @@ func replicaMasterAddr(ctx context.Context, n Node) (string, error) {
 }
 
 // awaitLinkUp polls until replica reports its link to its master up.
-func awaitLinkUp(ctx context.Context, replica Node) error {
+func awaitLinkUp(ctx context.Context, replica RedisNode) error {
 	ctx, cancel := context.WithTimeout(ctx, repointTimeout)
 	defer cancel()
 	return backendkit.PollUntil(ctx, "await replication link of "+replica.Name(), func(ctx context.Context) (string, error) {
@@ -754,7 +768,7 @@ func (r *ReplicaSet) Close() error {
 }
 
 // infoField returns one field of one INFO section of n.
-func infoField(ctx context.Context, n Node, section, field string) (string, error) {
+func infoField(ctx context.Context, n RedisNode, section, field string) (string, error) {
 	info, err := n.Admin().Info(ctx, section).Result()
 	if err != nil {
 		return "", fmt.Errorf("%s: INFO %s: %w", n.Name(), section, err)

@@ -53,7 +53,7 @@ func localRunOf(tb testing.TB) cluster.RunSession {
 // awaitValue polls n until key holds want ("" for absent), within 3 s.
 func awaitValue(t *testing.T, n cluster.Node, key, want string) {
 	t.Helper()
-	if err := backendkit.AwaitValue(within(t, 3*time.Second), n.Admin(), n.Name(), key, want); err != nil {
+	if err := backendkit.AwaitValue(within(t, 3*time.Second), n.(cluster.RedisNode).Admin(), n.Name(), key, want); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -63,14 +63,14 @@ func awaitReplicaOf(t *testing.T, n, master cluster.Node) {
 	t.Helper()
 	ctx := within(t, 10*time.Second)
 	err := backendkit.PollUntil(ctx, n.Name()+" becomes a replica of "+master.Name(), func(ctx context.Context) (string, error) {
-		from, err := cluster.ReplicaMasterAddr(ctx, n)
+		from, err := cluster.ReplicaMasterAddr(ctx, n.(cluster.RedisNode))
 		if err != nil {
 			return err.Error(), nil
 		}
 		if from != master.Addr() {
 			return "replicates from " + from, nil
 		}
-		status, err := cluster.InfoField(ctx, n, "replication", "master_link_status")
+		status, err := cluster.InfoField(ctx, n.(cluster.RedisNode), "replication", "master_link_status")
 		if err != nil || status != "up" {
 			return "master_link_status " + status, nil
 		}
@@ -101,7 +101,7 @@ func awaitAllSentinelsName(t *testing.T, r *cluster.ReplicaSet, master cluster.N
 // set writes key=value on n.
 func set(t *testing.T, n cluster.Node, key, value string) {
 	t.Helper()
-	if err := n.Admin().Set(within(t, 2*time.Second), key, value, 0).Err(); err != nil {
+	if err := n.(cluster.RedisNode).Admin().Set(within(t, 2*time.Second), key, value, 0).Err(); err != nil {
 		t.Fatalf("SET %s on %s: %v", key, n.Name(), err)
 	}
 }
@@ -109,7 +109,7 @@ func set(t *testing.T, n cluster.Node, key, value string) {
 // waitReplicas runs WAIT on n: how many replicas acknowledged its writes within timeout.
 func waitReplicas(t *testing.T, n cluster.Node, replicas int, timeout time.Duration) int64 {
 	t.Helper()
-	acked, err := n.Admin().Wait(within(t, timeout+2*time.Second), replicas, timeout).Result()
+	acked, err := n.(cluster.RedisNode).Admin().Wait(within(t, timeout+2*time.Second), replicas, timeout).Result()
 	if err != nil {
 		t.Fatalf("WAIT on %s: %v", n.Name(), err)
 	}

@@ -3,6 +3,7 @@ package fault
 import (
 	"context"
 	"fmt"
+	"github.com/locklab/locklab/cluster"
 	"time"
 
 	"github.com/locklab/locklab/network"
@@ -49,12 +50,13 @@ func (f ClockJump) Inject(ctx context.Context, env *Env) (network.Heal, error) {
 	if err != nil {
 		return nil, err
 	}
-	if n.Admin() == nil {
+	rn, ok := n.(cluster.RedisNode)
+	if !ok {
 		// The kind strikes ZooKeeper too, by ClockJumpServer: this fault
 		// moves a Redis node's TTLs, which another server has not.
 		return nil, fmt.Errorf("%s needs a Redis lock node; %s is not one (a ZooKeeper server's clock: ClockJumpServer)", f, n.Name())
 	}
-	if err := jumpScript.Run(ctx, n.Admin(), nil, f.By.Milliseconds()).Err(); err != nil {
+	if err := jumpScript.Run(ctx, rn.Admin(), nil, f.By.Milliseconds()).Err(); err != nil {
 		return nil, fmt.Errorf("clock jump on %s: %w", n.Name(), err)
 	}
 	return once(func() error { return nil }), nil

@@ -3,6 +3,7 @@ package fault
 import (
 	"context"
 	"fmt"
+	"github.com/locklab/locklab/cluster"
 	"time"
 
 	"github.com/locklab/locklab/network"
@@ -28,9 +29,13 @@ func (f PreferReplica) Inject(ctx context.Context, env *Env) (network.Heal, erro
 	if _, err := env.replicaSet("PreferReplica"); err != nil {
 		return nil, err
 	}
-	n, err := env.node(f.Node)
+	node, err := env.node(f.Node)
 	if err != nil {
 		return nil, err
+	}
+	n, ok := node.(cluster.RedisNode)
+	if !ok {
+		return nil, fmt.Errorf("%s needs a Redis node; %s is not one", f, node.Name())
 	}
 	if err := n.Admin().ConfigSet(ctx, "replica-priority", "1").Err(); err != nil {
 		return nil, fmt.Errorf("prefer %s: %w", n.Name(), err)

@@ -47,7 +47,7 @@ func TestClientCrash(t *testing.T) {
 		t.Errorf("failpoint after crash: %v", err)
 	}
 	// A crash runs no cleanup: what the client set stays.
-	if v, err := n.Admin().Get(ctx, "k").Result(); err != nil || v != "v" {
+	if v, err := n.(cluster.RedisNode).Admin().Get(ctx, "k").Result(); err != nil || v != "v" {
 		t.Errorf("key after crash = %q, %v", v, err)
 	}
 	ops := c.history.Ops()

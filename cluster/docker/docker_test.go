@@ -101,7 +101,7 @@ const failoverBudget = 5 * time.Second
 // set writes key=value on n.
 func set(t *testing.T, n cluster.Node, key, value string) {
 	t.Helper()
-	if err := n.Admin().Set(within(t, 2*time.Second), key, value, 0).Err(); err != nil {
+	if err := n.(cluster.RedisNode).Admin().Set(within(t, 2*time.Second), key, value, 0).Err(); err != nil {
 		t.Fatalf("SET %s on %s: %v", key, n.Name(), err)
 	}
 }
@@ -109,7 +109,7 @@ func set(t *testing.T, n cluster.Node, key, value string) {
 // awaitValue polls n until key holds want ("" for absent), within 3 s.
 func awaitValue(t *testing.T, n cluster.Node, key, want string) {
 	t.Helper()
-	if err := backendkit.AwaitValue(within(t, 3*time.Second), n.Admin(), n.Name(), key, want); err != nil {
+	if err := backendkit.AwaitValue(within(t, 3*time.Second), n.(cluster.RedisNode).Admin(), n.Name(), key, want); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -208,7 +208,7 @@ func TestDockerNodeFaults(t *testing.T) {
 	if n.Running() {
 		t.Error("Running after Kill")
 	}
-	if err := n.Admin().Ping(within(t, time.Second)).Err(); err == nil {
+	if err := n.(cluster.RedisNode).Admin().Ping(within(t, time.Second)).Err(); err == nil {
 		t.Error("a killed node answers PING")
 	}
 	if err := n.Restart(ctx, true); err != nil {
@@ -223,7 +223,7 @@ func TestDockerNodeFaults(t *testing.T) {
 	if err := n.Pause(); err != nil {
 		t.Fatal(err)
 	}
-	if err := n.Admin().Ping(within(t, 300*time.Millisecond)).Err(); err == nil {
+	if err := n.(cluster.RedisNode).Admin().Ping(within(t, 300*time.Millisecond)).Err(); err == nil {
 		t.Error("a paused node answers PING")
 	}
 	if !n.Running() {
@@ -232,7 +232,7 @@ func TestDockerNodeFaults(t *testing.T) {
 	if err := n.Resume(); err != nil {
 		t.Fatal(err)
 	}
-	if err := n.Admin().Ping(within(t, 2*time.Second)).Err(); err != nil {
+	if err := n.(cluster.RedisNode).Admin().Ping(within(t, 2*time.Second)).Err(); err != nil {
 		t.Errorf("PING after Resume: %v", err)
 	}
 }
@@ -291,7 +291,7 @@ func TestDockerCutReplication(t *testing.T) {
 func awaitValueWithin(t *testing.T, n cluster.Node, key, want string, d time.Duration) {
 	t.Helper()
 	err := backendkit.PollUntil(within(t, d), "await "+key+" on "+n.Name(), func(ctx context.Context) (string, error) {
-		got, err := n.Admin().Get(ctx, key).Result()
+		got, err := n.(cluster.RedisNode).Admin().Get(ctx, key).Result()
 		if err != nil || got != want {
 			return fmt.Sprintf("GET %s = %q, %v", key, got, err), nil
 		}
@@ -368,7 +368,7 @@ func awaitReplicaOfWithin(t *testing.T, n, master cluster.Node, d time.Duration)
 	t.Helper()
 	rs := "" // the address n reports, for the error
 	err := backendkit.PollUntil(within(t, d), "await "+n.Name()+" replica of "+master.Name(), func(ctx context.Context) (string, error) {
-		info, err := n.Admin().Info(ctx, "replication").Result()
+		info, err := n.(cluster.RedisNode).Admin().Info(ctx, "replication").Result()
 		if err != nil {
 			return err.Error(), nil
 		}

@@ -134,7 +134,7 @@ func (s *dockerEtcd) awaitMember(ctx context.Context, ep string) error {
 }
 
 // Nodes are the members, each a cluster.Node whose Admin is nil.
-func (s *dockerEtcd) Nodes() []cluster.Node { return cluster.NodesOf(s.members) }
+func (s *dockerEtcd) Nodes() []cluster.Node { return asServers(s.members...) }
 
 // Endpoints are the members' published client ports.
 func (s *dockerEtcd) Endpoints() []string { return cluster.Addrs(s.members) }

@@ -60,7 +60,7 @@ func (r *dockerRun) StartServer(ctx context.Context, spec cluster.ServerSpec) (c
 		err = fmt.Errorf("start server %s: %w; log tail:\n%s", spec.Name, err, n.logTail())
 		return nil, errors.Join(err, n.Stop())
 	}
-	return n, nil
+	return asServers(n)[0], nil
 }
 
 // awaitServer polls spec.Ready at the node's published port until the
@@ -76,3 +76,35 @@ func (n *dockerNode) awaitServer(ctx context.Context, spec cluster.ServerSpec) e
 		return "", nil
 	})
 }
+
+// serverNode is a dockerNode that runs no redis-server (memcached, an etcd
+// member, a ZooKeeper server): a cluster.Node, and no cluster.RedisNode,
+// since it has no Redis to administer.
+type serverNode struct{ n *dockerNode }
+
+// asServers are ns as the Nodes of servers that run no Redis.
+func asServers(ns ...*dockerNode) []cluster.Node {
+	nodes := make([]cluster.Node, len(ns))
+	for i, n := range ns {
+		nodes[i] = serverNode{n}
+	}
+	return nodes
+}
+
+func (s serverNode) Name() string  { return s.n.Name() }
+func (s serverNode) Addr() string  { return s.n.Addr() }
+func (s serverNode) Running() bool { return s.n.Running() }
+func (s serverNode) Kill() error   { return s.n.Kill() }
+func (s serverNode) Restart(ctx context.Context, keepData bool) error {
+	return s.n.Restart(ctx, keepData)
+}
+func (s serverNode) Pause() error  { return s.n.Pause() }
+func (s serverNode) Resume() error { return s.n.Resume() }
+func (s serverNode) Stop() error   { return s.n.Stop() }
+
+// Pid is the node's (cluster.ServerProcess).
+func (s serverNode) Pid() int { return s.n.Pid() }
+
+// JumpClock moves the node's wall clock, where its image has libfaketime
+// (cluster.ClockJumper: the ZooKeeper image).
+func (s serverNode) JumpClock(d time.Duration) error { return s.n.JumpClock(d) }

@@ -148,7 +148,7 @@ type dockerZooKeeper struct {
 }
 
 // Nodes are the servers, each a cluster.Node whose Admin is nil.
-func (s *dockerZooKeeper) Nodes() []cluster.Node { return cluster.NodesOf(s.servers) }
+func (s *dockerZooKeeper) Nodes() []cluster.Node { return asServers(s.servers...) }
 
 // Endpoints are the servers' published client ports.
 func (s *dockerZooKeeper) Endpoints() []string { return cluster.Addrs(s.servers) }

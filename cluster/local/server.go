@@ -14,7 +14,6 @@ import (
 	"github.com/locklab/locklab/cluster/internal/backendkit"
 	"github.com/locklab/locklab/cluster/local/proc"
 	"github.com/locklab/locklab/network"
-	"github.com/redis/go-redis/v9"
 )
 
 // serverStartCap bounds a generic server's start, from its spawn to
@@ -81,9 +80,6 @@ func (s *server) spawn(ctx context.Context) error {
 
 // Addr is where the server listens; it stays the same across restarts.
 func (s *server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
-
-// Admin is nil: the server speaks no Redis.
-func (s *server) Admin() *redis.Client { return nil }
 
 // Restart runs the program again on the same port. The server keeps what
 // its program keeps on disk, whatever keepData says: a server that keeps

@@ -16,7 +16,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
@@ -173,8 +172,8 @@ func (c *Cluster) Stop() error {
 	return c.err
 }
 
-// Member is one etcd process of a Cluster: a cluster.Node whose Admin is
-// nil. Its methods may be called from several goroutines.
+// Member is one etcd process of a Cluster: a cluster.Node (the Cluster's
+// Admin is its client). Its methods may be called from several goroutines.
 type Member struct {
 	// Its directory holds the member's data and its log.
 	*proc.Member
@@ -203,10 +202,6 @@ func (m *Member) argsFor(peers, token string) []string {
 func (m *Member) Addr() string {
 	return net.JoinHostPort("127.0.0.1", strconv.Itoa(m.clientPort))
 }
-
-// Admin is nil: an etcd member speaks no Redis (the cluster's Admin is
-// its client).
-func (m *Member) Admin() *redis.Client { return nil }
 
 // Restart starts the member again on the same ports with the data it had
 // on disk, and returns once it serves. Without its data it would need to

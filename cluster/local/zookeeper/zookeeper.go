@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/internal/backendkit"
@@ -202,8 +201,8 @@ func (e *Ensemble) Stop() error {
 	return e.err
 }
 
-// Server is one ZooKeeper JVM of an Ensemble: a cluster.Node whose Admin
-// is nil. Its methods may be called from several goroutines.
+// Server is one ZooKeeper JVM of an Ensemble: a cluster.Node (the
+// Ensemble's Admin is its session). Its methods may be called from several goroutines.
 type Server struct {
 	// Its directory holds zoo.cfg, the data directory and the log.
 	*proc.Member
@@ -265,10 +264,6 @@ func (s *Server) spawn() error {
 func (s *Server) Addr() string {
 	return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.clientPort))
 }
-
-// Admin is nil: a ZooKeeper server speaks no Redis (the ensemble's Admin
-// is its session).
-func (s *Server) Admin() *redis.Client { return nil }
 
 // Restart starts the server again on the same ports, with the data it had
 // on disk or without (it then takes a snapshot from the leader as it
