@@ -176,7 +176,7 @@ func (l *Lock) Warm(ctx context.Context) error {
 		return nil
 	}
 	if l.p.relay != nil {
-		return l.p.relay.cmds.Warmup(ask)
+		return l.p.relay.Warmup(ask)
 	}
 	return ask()
 }
