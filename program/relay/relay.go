@@ -13,9 +13,9 @@
 //
 // Package program starts one relay per lock program and hands the program
 // the relay's addresses in place of the service's; this package knows
-// nothing of programs, only of the protocols it reads: RESP (relay.go),
-// PostgreSQL's simple queries (pg.go), MariaDB's statements (mysql.go) and
-// memcached's text protocol (memcached.go).
+// nothing of the line protocol nor of processes, only of the protocols it
+// reads: RESP (relay.go), PostgreSQL's simple queries (pg.go), MariaDB's
+// statements (mysql.go) and memcached's text protocol (memcached.go).
 package relay
 
 import (
