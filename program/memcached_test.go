@@ -18,6 +18,7 @@ import (
 	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/program/relay"
 	"github.com/locklab/locklab/service/memcached"
 )
 
@@ -81,7 +82,7 @@ func TestMemcachedEnvironment(t *testing.T) {
 		t.Errorf("Unrelayed: %q, want memcached relayed", why)
 	}
 	upstream, proto, err := relayed(c.Endpoints())
-	if err != nil || proto != protoMemcached || !slices.Equal(upstream, []string{own}) {
+	if err != nil || proto != relay.Memcached || !slices.Equal(upstream, []string{own}) {
 		t.Fatalf("relayed: %q %v %v, want the link %s and memcached's protocol", upstream, proto, err, own)
 	}
 
@@ -95,13 +96,13 @@ func TestMemcachedEnvironment(t *testing.T) {
 		t.Errorf("environment without a relay %v", env)
 	}
 
-	r, err := listen(c, upstream, proto)
+	r, err := relay.Listen(c, upstream, proto)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.close()
-	if got := envOf(environment(c, r))[EnvMemcached]; got != r.addrs()[0] {
-		t.Errorf("with a relay %s=%q, want the relay's %s", EnvMemcached, got, r.addrs()[0])
+	defer r.Close()
+	if got := envOf(environment(c, r))[EnvMemcached]; got != r.Addrs()[0] {
+		t.Errorf("with a relay %s=%q, want the relay's %s", EnvMemcached, got, r.Addrs()[0])
 	}
 	if got := envOf(c.Endpoints().Env)[EnvMemcached]; got != own {
 		t.Errorf("the client's own %s became %q", EnvMemcached, got)
@@ -131,12 +132,12 @@ func TestMemcachedRelay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := listen(c, upstream, proto)
+	r, err := relay.Listen(c, upstream, proto)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.close()
-	addr := r.addrs()[0]
+	defer r.Close()
+	addr := r.Addrs()[0]
 	server := cl.LockNodes()[0].Addr()
 
 	conn, err := net.Dial("tcp", addr)
@@ -214,7 +215,7 @@ func TestMemcachedRelay(t *testing.T) {
 		t.Errorf("after the crash the item reads %q %v: a request sent after the crash reached memcached", reply, err)
 	}
 
-	r.close()
+	r.Close()
 	if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 		conn.Close()
 		t.Errorf("the relay still listens on %s after close", addr)

@@ -12,6 +12,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/program/relay"
 )
 
 // TestMySQLRelay puts a relay between real clients and a real MariaDB, as a
@@ -24,14 +25,14 @@ func TestMySQLRelay(t *testing.T) {
 	ctx := context.Background()
 	cl, c, _ := joinTopology(t, cluster.MariaDBTopology, 1, 2*time.Second)
 	upstream, proto, err := relayed(c.Endpoints())
-	if err != nil || proto != protoMySQL {
+	if err != nil || proto != relay.MySQL {
 		t.Fatalf("relayed: %v %v", proto, err)
 	}
-	r, err := listen(c, upstream, proto)
+	r, err := relay.Listen(c, upstream, proto)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.close()
+	defer r.Close()
 	var dsn string
 	for _, kv := range environment(c, r) {
 		if v, ok := strings.CutPrefix(kv, EnvMySQL+"="); ok {
@@ -39,8 +40,8 @@ func TestMySQLRelay(t *testing.T) {
 		}
 	}
 	u, err := url.Parse(dsn)
-	if err != nil || u.Host != r.addrs()[0] || u.Scheme != "mysql" {
-		t.Fatalf("%s=%q, want a mysql:// URL of the relay %s", EnvMySQL, dsn, r.addrs()[0])
+	if err != nil || u.Host != r.Addrs()[0] || u.Scheme != "mysql" {
+		t.Fatalf("%s=%q, want a mysql:// URL of the relay %s", EnvMySQL, dsn, r.Addrs()[0])
 	}
 
 	// Bounds, should the relay misread a reply and leave a client waiting.

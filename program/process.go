@@ -20,6 +20,7 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/local/proc"
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/program/relay"
 )
 
 // firstAnswer is how long a program may take to start and answer its first
@@ -38,7 +39,7 @@ type process struct {
 	stdin   io.WriteCloser
 	dir     *cluster.RunDir // holds the clock file
 	clock   string          // libfaketime's timestamp file; "" without libfaketime
-	relay   *relay          // between the program and Redis; nil on replicated
+	relay   *relay.Relay    // between the program and its service; nil when unrelayed
 	stderr  tail
 
 	mu      sync.Mutex
@@ -70,7 +71,7 @@ func start(c *harness.Client, command string) (*process, error) {
 	if e := c.Endpoints(); e.Unrelayed() == "" {
 		upstream, proto, err := relayed(e)
 		if err == nil {
-			p.relay, err = listen(c, upstream, proto)
+			p.relay, err = relay.Listen(c, upstream, proto)
 		}
 		if err != nil {
 			dir.Remove()
@@ -79,7 +80,7 @@ func start(c *harness.Client, command string) (*process, error) {
 	}
 	cleanup := func() {
 		if p.relay != nil {
-			p.relay.close()
+			p.relay.Close()
 		}
 		dir.Remove()
 	}
@@ -138,7 +139,7 @@ func start(c *harness.Client, command string) (*process, error) {
 }
 
 // relayed is where a relay for endpoints e forwards, and what it reads.
-func relayed(e harness.Endpoints) ([]string, protocol, error) {
+func relayed(e harness.Endpoints) ([]string, relay.Protocol, error) {
 	if len(e.Env) > 0 {
 		for _, kv := range e.Env {
 			name, addrs, _ := strings.Cut(kv, "=")
@@ -150,8 +151,8 @@ func relayed(e harness.Endpoints) ([]string, protocol, error) {
 	}
 	for _, db := range []struct {
 		url   string
-		proto protocol
-	}{{e.Postgres, protoPostgres}, {e.MySQL, protoMySQL}} {
+		proto relay.Protocol
+	}{{e.Postgres, relay.Postgres}, {e.MySQL, relay.MySQL}} {
 		if db.url == "" {
 			continue
 		}
@@ -162,35 +163,35 @@ func relayed(e harness.Endpoints) ([]string, protocol, error) {
 		return []string{u.Host}, db.proto, nil
 	}
 	if len(e.Nodes) > 0 {
-		return e.Nodes, protoRedis, nil
+		return e.Nodes, relay.Redis, nil
 	}
-	return []string{e.Redis}, protoRedis, nil
+	return []string{e.Redis}, relay.Redis, nil
 }
 
 // seamProtocol is the protocol a relay reads at the addresses that
 // variable name of a seam service's environment (harness.Dialer.Env)
 // gives, and false when no relay reads that service's protocol, or name
 // gives none. harness.Endpoints.Unrelayed says the same of the service.
-func seamProtocol(name string) (protocol, bool) {
+func seamProtocol(name string) (relay.Protocol, bool) {
 	switch name {
 	case EnvMemcached:
-		return protoMemcached, true
+		return relay.Memcached, true
 	}
 	return 0, false
 }
 
 // environment is what a lock program learns of its client: the addresses
 // of its relay r, or the Sentinels' when there is none.
-func environment(c *harness.Client, r *relay) []string {
+func environment(c *harness.Client, r *relay.Relay) []string {
 	e := c.Endpoints()
 	if r != nil {
-		addrs := r.addrs()
+		addrs := r.Addrs()
 		switch {
 		case len(e.Env) > 0:
-			e.Env = withRelay(e.Env, r.proto, addrs)
-		case r.proto == protoPostgres:
+			e.Env = withRelay(e.Env, r.Protocol(), addrs)
+		case r.Protocol() == relay.Postgres:
 			e.Postgres = withHost(e.Postgres, addrs[0])
-		case r.proto == protoMySQL:
+		case r.Protocol() == relay.MySQL:
 			e.MySQL = withHost(e.MySQL, addrs[0])
 		case len(e.Nodes) > 0:
 			e.Nodes = addrs
@@ -226,7 +227,7 @@ func environment(c *harness.Client, r *relay) []string {
 // withRelay is the environment env of a seam service with the variable
 // whose addresses a relay of proto reads naming addrs, the relay's, in
 // their place. env is the client's own: it is copied, not changed.
-func withRelay(env []string, proto protocol, addrs []string) []string {
+func withRelay(env []string, proto relay.Protocol, addrs []string) []string {
 	out := make([]string, len(env))
 	for i, kv := range env {
 		name, _, _ := strings.Cut(kv, "=")
@@ -392,7 +393,7 @@ func (p *process) Kill() error {
 	p.killed.Store(true)
 	err := signal(p.cmd.Process.Pid, syscall.SIGKILL)
 	if p.relay != nil {
-		p.relay.drop()
+		p.relay.Drop()
 	}
 	return err
 }
@@ -446,7 +447,7 @@ func (p *process) Close() error {
 	}
 	removeShm(p.cmd.Process.Pid)
 	if p.relay != nil {
-		p.relay.close()
+		p.relay.Close()
 	}
 	return errors.Join(err, p.dir.Remove())
 }

@@ -18,8 +18,9 @@
 // carries answers only; logs go to stderr.
 //
 // On single, redlock, mariadb, postgres and memcached, the addresses the
-// program gets are those of its relay, which forwards each connection to
-// the client's own link to the node and runs each command (each statement:
+// program gets are those of its relay (package program/relay), which
+// forwards each connection to the client's own link to the node and runs
+// each command (each statement:
 // MariaDB's COM_QUERY or COM_STMT_EXECUTE, PostgreSQL's simple query; TLS
 // is not read; each request of memcached's text protocol) through the
 // failpoints armed on the lock's own commands (harness.Relay), as for a Go
@@ -176,7 +177,7 @@ func (l *Lock) Warm(ctx context.Context) error {
 		return nil
 	}
 	if l.p.relay != nil {
-		return l.p.relay.cmds.Warmup(ask)
+		return l.p.relay.Warmup(ask)
 	}
 	return ask()
 }

@@ -1,4 +1,4 @@
-package program
+package relay
 
 import (
 	"bufio"
@@ -177,12 +177,12 @@ func TestRelay(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	r, err := listen(c, []string{c.Endpoints().Redis}, protoRedis)
+	r, err := Listen(c, []string{c.Endpoints().Redis}, Redis)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.close()
-	addr := r.addrs()[0]
+	defer r.Close()
+	addr := r.Addrs()[0]
 
 	for _, proto := range []int{2, 3} {
 		rc := redis.NewClient(&redis.Options{Addr: addr, Protocol: proto, MaxRetries: -1})
@@ -241,7 +241,7 @@ func TestRelay(t *testing.T) {
 
 	// After a crash no command reaches Redis: the relay closes the
 	// connection instead. (A program's crash also kills the process, whose
-	// connections its relay drops: process.Kill.)
+	// connections its relay drops: Drop, from package program.)
 	conn, err = net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -265,7 +265,7 @@ func TestRelay(t *testing.T) {
 	}
 
 	// Closed, the relay has waited for all its goroutines and listens no more.
-	r.close()
+	r.Close()
 	if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 		conn.Close()
 		t.Errorf("the relay still listens on %s after close", addr)

@@ -1,4 +1,4 @@
-package program
+package relay
 
 import (
 	"bufio"
@@ -74,7 +74,7 @@ type myCaps struct {
 // other command (COM_CHANGE_USER, a cursor…) makes the relay a plain pipe
 // for the rest of that connection, striking nothing, as it does after
 // Redis's SUBSCRIBE; so do TLS and compression, which it cannot read.
-func (r *relay) serveMySQL(down net.Conn, in *bufio.Reader, upConn net.Conn, out *bufio.Reader) {
+func (r *Relay) serveMySQL(down net.Conn, in *bufio.Reader, upConn net.Conn, out *bufio.Reader) {
 	caps, ok := myHandshake(down, in, upConn, out)
 	if !ok {
 		return
@@ -110,7 +110,7 @@ const (
 
 // myConn is one relayed connection after its handshake.
 type myConn struct {
-	r        *relay
+	r        *Relay
 	up       net.Conn
 	out      *bufio.Reader
 	caps     myCaps

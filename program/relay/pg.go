@@ -1,4 +1,4 @@
-package program
+package relay
 
 import (
 	"bufio"
@@ -31,7 +31,7 @@ const pgMaxMessage = 1 << 30
 // Execute: prepared statements) pairs no request with one reply: the relay
 // becomes a plain pipe for the rest of that connection, striking nothing,
 // as it does after Redis's SUBSCRIBE; so does an encrypted connection.
-func (r *relay) servePG(down net.Conn, in *bufio.Reader, upConn net.Conn, out *bufio.Reader) {
+func (r *Relay) servePG(down net.Conn, in *bufio.Reader, upConn net.Conn, out *bufio.Reader) {
 	if !pgStartup(down, in, upConn, out) {
 		return
 	}
@@ -59,7 +59,7 @@ func (r *relay) servePG(down net.Conn, in *bufio.Reader, upConn net.Conn, out *b
 
 // query sends one simple query, raw, through the failpoints and returns
 // every message of its reply, or false when it must not be handed on.
-func (r *relay) query(raw []byte, upConn net.Conn, out *bufio.Reader) ([]byte, bool) {
+func (r *Relay) query(raw []byte, upConn net.Conn, out *bufio.Reader) ([]byte, bool) {
 	text := string(bytes.TrimRight(raw[5:], "\x00"))
 	var reply []byte
 	var sendErr error

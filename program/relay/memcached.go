@@ -1,4 +1,4 @@
-package program
+package relay
 
 import (
 	"bufio"
@@ -56,7 +56,7 @@ type mcRequest struct {
 // and requests whose replies pair with nothing (watch, the LRU crawler's
 // dumps, quit), make the relay a plain pipe for the rest of the
 // connection, striking nothing, as it does after Redis's SUBSCRIBE.
-func (r *relay) serveMemcached(down net.Conn, in *bufio.Reader, upConn net.Conn, out *bufio.Reader) {
+func (r *Relay) serveMemcached(down net.Conn, in *bufio.Reader, upConn net.Conn, out *bufio.Reader) {
 	if b, err := in.Peek(1); err != nil || b[0] == mcBinaryMagic {
 		if err == nil {
 			pipe(down, in, upConn, out)
@@ -94,7 +94,7 @@ func (r *relay) serveMemcached(down net.Conn, in *bufio.Reader, upConn net.Conn,
 // names a request by its first word and counts it on no lock node, as the
 // Go handle's requests pass Client.Request: the Redis relay's Command
 // would read its words as a Redis command's and watch a Redis key.
-func (r *relay) mcRequest(req mcRequest, upConn net.Conn, out *bufio.Reader) ([]byte, bool) {
+func (r *Relay) mcRequest(req mcRequest, upConn net.Conn, out *bufio.Reader) ([]byte, bool) {
 	var reply []byte
 	var sendErr error
 	send := func() (any, error) {

@@ -1,4 +1,22 @@
-package program
+// Package relay stands between one lock program and its lock service
+// (Redis, PostgreSQL, MariaDB, memcached), so that faults at the lock's own
+// commands strike a program as they strike a go-redis lock (or a Go lock's
+// statements and requests). A relay listens on 127.0.0.1, one listener per
+// lock node, and forwards each connection to the client's own network link
+// to that node (network faults still reach the program). It reads each
+// command the program sends and each reply, and runs the command through
+// the client's failpoints (harness.Relay): a pause or sleep holds the
+// command or its reply, a crash kills the process and drops its
+// connections, a dropped reply ends the connection once the client's
+// timeout has passed, so that the program sees a timeout and never a reply
+// out of step.
+//
+// Package program starts one relay per lock program and hands the program
+// the relay's addresses in place of the service's; this package knows
+// nothing of the line protocol nor of processes, only of the protocols it
+// reads: RESP (relay.go), PostgreSQL's simple queries (pg.go), MariaDB's
+// statements (mysql.go) and memcached's text protocol (memcached.go).
+package relay
 
 import (
 	"bufio"
@@ -14,21 +32,11 @@ import (
 	"github.com/locklab/locklab/harness"
 )
 
-// relay stands between one lock program and Redis (or PostgreSQL,
-// MariaDB, memcached), so that faults at the lock's own commands strike a
-// program as they strike a go-redis lock (or a Go lock's statements and
-// requests). It
-// listens on 127.0.0.1, one listener per lock node, and forwards each
-// connection to the client's own network link to that node (network faults
-// still reach the program). It reads each command the program sends and
-// each reply, and runs the command through the client's failpoints
-// (harness.Relay): a pause or sleep holds the command or its reply, a crash
-// kills the process and drops its connections, a dropped reply ends the
-// connection once the client's timeout has passed, so that the program sees
-// a timeout and never a reply out of step.
-type relay struct {
+// Relay is the relay of one client: its listeners, one per lock node, and
+// the connections the program opened through them.
+type Relay struct {
 	cmds      *harness.Relay
-	proto     protocol      // what it reads
+	proto     Protocol      // what it reads
 	timeout   time.Duration // dial timeout to the link
 	listeners []net.Listener
 
@@ -38,24 +46,25 @@ type relay struct {
 	wg     sync.WaitGroup
 }
 
-// protocol is the protocol a relay reads.
-type protocol int
+// Protocol is the protocol a relay reads.
+type Protocol int
 
+// The protocols a relay reads.
 const (
-	protoRedis     protocol = iota // RESP (relay.go)
-	protoPostgres                  // PostgreSQL's simple queries (relay_pg.go)
-	protoMySQL                     // MariaDB's COM_QUERY (relay_mysql.go)
-	protoMemcached                 // memcached's text protocol (relay_memcached.go)
+	Redis     Protocol = iota // RESP2 and RESP3 (relay.go)
+	Postgres                  // PostgreSQL's simple queries (pg.go)
+	MySQL                     // MariaDB's COM_QUERY and COM_STMT_EXECUTE (mysql.go)
+	Memcached                 // memcached's text protocol (memcached.go)
 )
 
-// listen starts a relay of proto for client c with one listener per
-// address of upstream, each forwarding there.
-func listen(c *harness.Client, upstream []string, proto protocol) (*relay, error) {
-	r := &relay{cmds: harness.NewRelay(c), proto: proto, timeout: c.Timeout(), conns: map[net.Conn]struct{}{}}
+// Listen starts a relay of proto for client c with one listener per
+// address of upstream, each forwarding there. Close stops it.
+func Listen(c *harness.Client, upstream []string, proto Protocol) (*Relay, error) {
+	r := &Relay{cmds: harness.NewRelay(c), proto: proto, timeout: c.Timeout(), conns: map[net.Conn]struct{}{}}
 	for node, up := range upstream {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			r.close()
+			r.Close()
 			return nil, fmt.Errorf("relay to %s: %w", up, err)
 		}
 		r.listeners = append(r.listeners, ln)
@@ -65,8 +74,9 @@ func listen(c *harness.Client, upstream []string, proto protocol) (*relay, error
 	return r, nil
 }
 
-// addrs are the relay's listeners, in the order of upstream.
-func (r *relay) addrs() []string {
+// Addrs are the relay's listeners, host:port, in the order of upstream:
+// the addresses the program dials in place of the service's.
+func (r *Relay) Addrs() []string {
 	var a []string
 	for _, ln := range r.listeners {
 		a = append(a, ln.Addr().String())
@@ -74,9 +84,17 @@ func (r *relay) addrs() []string {
 	return a
 }
 
+// Protocol is what the relay reads, as Listen was given it.
+func (r *Relay) Protocol() Protocol { return r.proto }
+
+// Warmup runs ask, which waits for the program's first answer, with the
+// commands the relay reads meanwhile struck by no fault
+// (harness.Relay.Warmup): an interpreter's start is not the lock's.
+func (r *Relay) Warmup(ask func() error) error { return r.cmds.Warmup(ask) }
+
 // accept serves the connections of one listener, to lock node node (its
 // index in the client's Nodes) at up.
-func (r *relay) accept(ln net.Listener, up string, node int) {
+func (r *Relay) accept(ln net.Listener, up string, node int) {
 	defer r.wg.Done()
 	for {
 		down, err := ln.Accept()
@@ -100,11 +118,11 @@ func (r *relay) accept(ln net.Listener, up string, node int) {
 			defer r.untrack(upConn)
 			in, out := bufio.NewReaderSize(down, 64<<10), bufio.NewReaderSize(upConn, 64<<10)
 			switch r.proto {
-			case protoPostgres:
+			case Postgres:
 				r.servePG(down, in, upConn, out)
-			case protoMySQL:
+			case MySQL:
 				r.serveMySQL(down, in, upConn, out)
-			case protoMemcached:
+			case Memcached:
 				r.serveMemcached(down, in, upConn, out)
 			default:
 				r.serve(down, in, upConn, out, node)
@@ -115,7 +133,7 @@ func (r *relay) accept(ln net.Listener, up string, node int) {
 
 // track registers conn to be closed by drop and close; it refuses, and
 // closes conn, once the relay is closed.
-func (r *relay) track(conn net.Conn) bool {
+func (r *Relay) track(conn net.Conn) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -126,16 +144,16 @@ func (r *relay) track(conn net.Conn) bool {
 	return true
 }
 
-func (r *relay) untrack(conn net.Conn) {
+func (r *Relay) untrack(conn net.Conn) {
 	r.mu.Lock()
 	delete(r.conns, conn)
 	r.mu.Unlock()
 	conn.Close()
 }
 
-// drop closes every connection, as the death of the process does: the
-// client crashed.
-func (r *relay) drop() {
+// Drop closes every connection, as the death of the process does: the
+// client crashed. The relay still listens: Close stops it.
+func (r *Relay) Drop() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for conn := range r.conns {
@@ -143,17 +161,17 @@ func (r *relay) drop() {
 	}
 }
 
-// close stops listening, closes every connection and waits for the relay's
+// Close stops listening, closes every connection and waits for the relay's
 // goroutines. A command held by a failpoint is released by the end of the
 // client's context, which the client ends before it closes its process.
-func (r *relay) close() {
+func (r *Relay) Close() {
 	for _, ln := range r.listeners {
 		ln.Close()
 	}
 	r.mu.Lock()
 	r.closed = true
 	r.mu.Unlock()
-	r.drop()
+	r.Drop()
 	r.wg.Wait()
 }
 
@@ -161,7 +179,7 @@ func (r *relay) close() {
 // upConn (read through out), its link to the node, command by command:
 // a pipeline's commands wait in the connection, in order, each for the
 // reply of the one before.
-func (r *relay) serve(down net.Conn, in *bufio.Reader, upConn net.Conn, out *bufio.Reader, node int) {
+func (r *Relay) serve(down net.Conn, in *bufio.Reader, upConn net.Conn, out *bufio.Reader, node int) {
 	for {
 		args, raw, err := readCommand(in)
 		if err != nil {
@@ -464,4 +482,13 @@ func unexpected(err error) error {
 		return io.ErrUnexpectedEOF
 	}
 	return err
+}
+
+// clip shortens what a program sent to fit in one line of an error. It is
+// program's own, copied: this package imports nothing of program.
+func clip(s string) string {
+	if len(s) > 120 {
+		return s[:120] + "…"
+	}
+	return s
 }
