@@ -108,7 +108,7 @@ type linearization struct {
 }
 
 // Run runs every checker on ops. A run that did not happen as written (its
-// End names what was not exercised) gets unknown from every checker, and a
+// End names why it was spoiled) gets unknown from every checker, and a
 // violation that a stall of the machine explains gets unknown too: the
 // verdicts speak only of what the scenario did to the lock.
 func Run(ops []history.Op, opts Options) Result {
@@ -125,8 +125,8 @@ func Run(ops []history.Op, opts Options) Result {
 		lock:   lockLin,
 		stock:  stockLin,
 	}
-	if e := history.EndOf(ops); e != nil && len(e.NotExercised) > 0 {
-		why := "not exercised: " + strings.Join(e.NotExercised, "; ")
+	if e := history.EndOf(ops); e != nil && len(e.Spoiled) > 0 {
+		why := "spoiled: " + strings.Join(e.Spoiled, "; ")
 		for i := range r.Checks {
 			r.Checks[i] = Check{Checker: r.Checks[i].Checker, Verdict: Unknown, Detail: why}
 		}

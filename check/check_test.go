@@ -236,11 +236,11 @@ func TestRun(t *testing.T) {
 		},
 		want: map[string]Verdict{CheckLock: Illegal, CheckResource: Illegal, CheckLiveness: OK},
 	}, {
-		name: "not exercised: every verdict unknown",
+		name: "spoiled: every verdict unknown",
 		ops: []history.Op{
 			acq(0, 0, 1, models.OK), sec(0, 2, 5, 10, 9), rel(0, 6, 7),
 			endOp(20, history.End{Initial: 10, Stock: 9, Probe: true, PTTL: -2,
-				NotExercised: []string{"failpoint before-del never fired"}}),
+				Spoiled: []string{"failpoint before-del never fired"}}),
 		},
 		want: map[string]Verdict{CheckLock: Unknown, CheckResource: Unknown, CheckLiveness: Unknown, CheckHandover: Unknown},
 	}, {

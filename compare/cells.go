@@ -37,7 +37,7 @@ func fill(row *RowResult, runs []reports.Run, opts Options) {
 			}
 			r := runs[j]
 			c.Runs = append(c.Runs, runOf(k, r, opts.Suite.Out))
-			if r.Result == nil || r.Skipped != "" || len(r.NotExercised) > 0 {
+			if r.Result == nil || r.Skipped != "" || len(r.Spoiled) > 0 {
 				continue
 			}
 			measured++
@@ -113,7 +113,7 @@ func runOf(k int, r reports.Run, out string) RunResult {
 	rr := RunResult{Run: k, Seed: r.Seed, Verdicts: r.Verdicts, Kinds: r.Kinds,
 		Text: one.Text, Verdict: one.Verdict, Why: one.Why, Page: one.Page, Alone: r.Alone}
 	rr.rank = []int{rankOf(check.Verdict(one.Verdict))}
-	if r.Skipped != "" || len(r.NotExercised) > 0 {
+	if r.Skipped != "" || len(r.Spoiled) > 0 {
 		return rr
 	}
 	var data, own, failing, unknown, unmet int
@@ -158,8 +158,8 @@ func cellOf(c Cell, r reports.Run, out string) Cell {
 		// It could not start, or failed midway: either way not made.
 		c.Text, c.Verdict, c.Why = "not made", string(check.Unknown), r.Skipped
 		return c
-	case len(r.NotExercised) > 0:
-		c.Text, c.Verdict, c.Why = "not exercised", string(check.Unknown), strings.Join(r.NotExercised, "; ")
+	case len(r.Spoiled) > 0:
+		c.Text, c.Verdict, c.Why = "spoiled", string(check.Unknown), strings.Join(r.Spoiled, "; ")
 		return c
 	}
 	var failing, unknown []string

@@ -280,10 +280,11 @@ type End struct {
 	// refuses a lease whose grant came after the lease ran out, so a late
 	// grant excuses no overlap.
 	Timed bool `json:"timed,omitempty"`
-	// NotExercised says why the scenario did not happen as written: a
+	// Spoiled says why the scenario did not happen as written: a
 	// failpoint that never fired, a fault never injected. Any entry makes
-	// every verdict unknown.
-	NotExercised []string `json:"not_exercised,omitempty"`
+	// every verdict unknown. Histories written before the word was
+	// spoiled call it not_exercised (UnmarshalJSON).
+	Spoiled []string `json:"spoiled,omitempty"`
 	// Unmet says why the fault the scenario is about never struck the
 	// lock, though the run happened as written: a correct lock kept the
 	// workload from ever reaching it (e.g. it refused every acquire).
@@ -299,6 +300,23 @@ type End struct {
 	// handover checker excuses by them a handover slow only by a starved
 	// server, as ZooKeeper's JVMs are on a loaded machine.
 	Queued []Span `json:"queued,omitempty"`
+}
+
+// UnmarshalJSON reads an End also under the names its fields had before
+// the words spoiled and missed: every version-1 history, and version-2
+// ones written before the rename, say not_exercised.
+func (e *End) UnmarshalJSON(b []byte) error {
+	type fields End // End's fields, without this method
+	var v struct {
+		fields
+		NotExercised []string `json:"not_exercised"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*e = End(v.fields)
+	e.Spoiled = append(e.Spoiled, v.NotExercised...)
+	return nil
 }
 
 // Span is a stretch of a run's time.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -24,7 +25,7 @@ func TestWriteThenRead(t *testing.T) {
 		{Client: 1, Kind: KindFault, Call: 6, Return: 7, Fault: "client pause", FaultKind: "pause", Target: &Target{Type: TargetClient},
 			Failpoint: "before release command 1", Phase: "release", Command: "DEL"},
 		{Client: -1, Kind: KindFault, Call: 6, Return: 8, FaultKind: "kill-master", Part: PartFailover, Target: &Target{Type: TargetNode, Nodes: []int{1, 2}, Role: "master"}},
-		{Client: -1, Kind: KindEnd, Call: 9, Return: 9, End: &End{Stock: 5, NotExercised: []string{"x"}}},
+		{Client: -1, Kind: KindEnd, Call: 9, Return: 9, End: &End{Stock: 5, Spoiled: []string{"x"}}},
 	}
 	for _, op := range want {
 		h.Add(op)
@@ -126,5 +127,39 @@ func TestReadVersion1(t *testing.T) {
 	}
 	if e := EndOf(ops); e == nil || e.Stock != 9 {
 		t.Errorf("end record %+v", e)
+	}
+}
+
+// TestReadOldNames reads end records under the names End's fields had
+// before the words spoiled and missed, in both versions, and under the
+// new ones.
+func TestReadOldNames(t *testing.T) {
+	tests := []struct {
+		name    string
+		version int
+		end     string
+		spoiled []string
+	}{
+		{"version 1, not_exercised", 1, `{"not_exercised":["failpoint x never fired"]}`, []string{"failpoint x never fired"}},
+		{"version 2, not_exercised", 2, `{"not_exercised":["failpoint x never fired"]}`, []string{"failpoint x never fired"}},
+		{"version 2, spoiled", 2, `{"spoiled":["failpoint x never fired"]}`, []string{"failpoint x never fired"}},
+		{"version 2, neither", 2, `{"stock":3}`, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := `{"format":"` + Format + `","version":` + strconv.Itoa(tt.version) + "}\n" +
+				`{"client":-1,"kind":"end","call_ns":1,"return_ns":1,"end":` + tt.end + "}\n"
+			ops, err := Read(strings.NewReader(in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := EndOf(ops)
+			if e == nil {
+				t.Fatal("no end record")
+			}
+			if !reflect.DeepEqual(e.Spoiled, tt.spoiled) {
+				t.Errorf("spoiled %q, want %q", e.Spoiled, tt.spoiled)
+			}
+		})
 	}
 }

@@ -190,14 +190,29 @@ func loadRun(folder string) (*Run, time.Time, error) {
 		return &r, info.ModTime(), nil
 	}
 	if err == nil {
-		var res runner.Result
-		if err = json.Unmarshal(b, &res); err == nil {
-			r.Result = &res
+		var res *runner.Result
+		if res, err = resultOf(b); err == nil {
+			r.Result = res
 			return &r, info.ModTime(), nil
 		}
 		err = fmt.Errorf("%s: %w", resultPath, err)
 	}
 	return &r, info.ModTime(), err
+}
+
+// resultOf reads a run's result.json, also under the name a field had
+// before the word spoiled (not_exercised), which report folders saved
+// before it hold.
+func resultOf(b []byte) (*runner.Result, error) {
+	var v struct {
+		runner.Result
+		NotExercised []string `json:"not_exercised"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, err
+	}
+	v.Spoiled = append(v.Spoiled, v.NotExercised...)
+	return &v.Result, nil
 }
 
 // loadErrors are the folders LoadRuns could not read fully, in one line.

@@ -71,10 +71,10 @@ type Result struct {
 	Duration time.Duration  `json:"duration_ns"`
 	Stats    check.Stats    `json:"stats"`
 	Faults   []string       `json:"faults"` // honest labels of what was injected
-	// NotExercised says what of the scenario did not happen (a failpoint
+	// Spoiled says what of the scenario did not happen (a failpoint
 	// that never fired, a fault never injected); every verdict is then
-	// unknown.
-	NotExercised []string `json:"not_exercised,omitempty"`
+	// unknown. Saved as not_exercised before (reports reads both).
+	Spoiled []string `json:"spoiled,omitempty"`
 	// Unmet says why the fault the scenario is about (its Crux failpoint)
 	// never struck the lock; the verdicts stand, but a pass is not a pass
 	// of that fault.
@@ -113,7 +113,7 @@ const (
 // returns, also when ctx is cancelled (then it returns ctx's error). A run
 // that ran returns its result and a nil error, also when the scenario did
 // not happen as written: then every verdict is unknown and
-// Result.NotExercised says what did not happen. An error means the run
+// Result.Spoiled says what did not happen. An error means the run
 // could not run or could not be judged, and comes with no result.
 func Run(ctx context.Context, s Scenario, newLocker harness.NewLocker, opts Options) (*Result, error) {
 	res, _, err := runOps(ctx, s, newLocker, opts)
@@ -196,7 +196,7 @@ func runOps(ctx context.Context, s Scenario, newLocker harness.NewLocker, opts O
 	res.Checks, res.Verdicts, res.Detect = checked.Checks, checked.Verdicts(), checked.Detect()
 	res.Stats = check.Measure(ops)
 	if e := history.EndOf(ops); e != nil {
-		res.NotExercised, res.Unmet = e.NotExercised, e.Unmet
+		res.Spoiled, res.Unmet = e.Spoiled, e.Unmet
 	}
 	closeCluster()
 	if err := classify(ctx, s, opts, res, ops, checked); err != nil {
@@ -306,10 +306,10 @@ func (r *run) execute(ctx context.Context, newLocker harness.NewLocker) error {
 
 	logf(r.opts.Log, "%s: probing liveness (bound %s)", r.s.Name, bound)
 	end := &history.End{Initial: r.w.Stock, Stuck: stuck, Bound: bound, Waited: waited, WaitLate: waitLate, TTL: r.w.TTL, Work: r.w.Work,
-		Timed:        r.cluster.Topology() == cluster.Redlock,
-		NotExercised: append(r.points.Unfired(), notInjected()...)}
+		Timed:   r.cluster.Topology() == cluster.Redlock,
+		Spoiled: append(r.points.Unfired(), notInjected()...)}
 	r.probe(runCtx, lag, probe, newLocker, bound, end)
-	end.NotExercised = append(end.NotExercised, r.points.SpoiledBy()...)
+	end.Spoiled = append(end.Spoiled, r.points.SpoiledBy()...)
 	end.Unmet = r.points.Unmet(func(client int) string { return refusals(r.h.Ops(), client) })
 	// A drawn fault at a program's requests that no relay reads: said so,
 	// never passed over as if it had struck.

@@ -72,8 +72,8 @@ func TestCrashAfterSetNXGet(t *testing.T) {
 		}
 		t.Logf("try 1: liveness %s", res.Checks[i].Detail)
 	}
-	if len(res.NotExercised) > 0 {
-		t.Fatalf("not exercised: %v", res.NotExercised)
+	if len(res.Spoiled) > 0 {
+		t.Fatalf("spoiled: %v", res.Spoiled)
 	}
 	ops := readHistory(t, res.Dir)
 	var crashes []string

@@ -75,7 +75,7 @@ func TestKazooIsZkLock(t *testing.T) {
 // postgres service: its session killed by the server (found by the port
 // its link dials from) frees the lock while it works on. busy-pool's
 // fault is another user of the harness's pool, which a program does not
-// use: that run is not exercised, and says so.
+// use: that run is spoiled, and says so.
 func TestPgAdvisoryPyIsAdvisoryPinned(t *testing.T) {
 	t.Parallel()
 	needPython(t, "psycopg2", "python3-psycopg2")
@@ -89,7 +89,7 @@ func TestPgAdvisoryPyIsAdvisoryPinned(t *testing.T) {
 // its statements struck through the relay as get-lock's are: a holder
 // whose connection the server kills loses the lock unaware. busy-pool's
 // fault is another user of the harness's pool, which a program does not
-// use: that run is not exercised, and says so.
+// use: that run is spoiled, and says so.
 func TestGetLockPHPIsGetLock(t *testing.T) {
 	t.Parallel()
 	needPDOMySQL(t)
@@ -127,8 +127,8 @@ func sameVerdicts(t *testing.T, service cluster.Service, golock, command string,
 			}
 			if ok {
 				got := runProgram(t, s.Name, command)
-				if len(got.NotExercised) == 0 || !strings.Contains(strings.Join(got.NotExercised, "; "), why) {
-					t.Errorf("not exercised: %q, want a line with %q", got.NotExercised, why)
+				if len(got.Spoiled) == 0 || !strings.Contains(strings.Join(got.Spoiled, "; "), why) {
+					t.Errorf("spoiled: %q, want a line with %q", got.Spoiled, why)
 				}
 				return
 			}
@@ -149,8 +149,8 @@ func sameVerdicts(t *testing.T, service cluster.Service, golock, command string,
 				}
 				t.Logf("try %d: the machine stalled a client; running again", try)
 			}
-			if len(got.NotExercised) > 0 {
-				t.Fatalf("program: not exercised: %q", got.NotExercised)
+			if len(got.Spoiled) > 0 {
+				t.Fatalf("program: spoiled: %q", got.Spoiled)
 			}
 			for _, c := range []string{check.CheckLock, check.CheckResource, check.CheckLiveness} {
 				if got.Verdicts[c] == check.Unknown {
@@ -226,8 +226,8 @@ func TestProgramQuietFault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.NotExercised) > 0 {
-		t.Fatalf("not exercised: %q", res.NotExercised)
+	if len(res.Spoiled) > 0 {
+		t.Fatalf("spoiled: %q", res.Spoiled)
 	}
 	if len(res.Unmet) != 1 || !strings.HasPrefix(res.Unmet[0], "quiet (") || !strings.Contains(res.Unmet[0], "gRPC") {
 		t.Errorf("unmet %q, want one line: quiet, because etcd's gRPC is read by no relay", res.Unmet)
@@ -253,8 +253,8 @@ func TestProgramDrawnFaultOnMariaDB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.NotExercised) > 0 || len(res.Unmet) > 0 {
-		t.Fatalf("not exercised %q, unmet %q: want the fault met", res.NotExercised, res.Unmet)
+	if len(res.Spoiled) > 0 || len(res.Unmet) > 0 {
+		t.Fatalf("spoiled %q, unmet %q: want the fault met", res.Spoiled, res.Unmet)
 	}
 	if got := struck(t, res.Dir); len(got) != 1 || !strings.HasSuffix(got[0], "at SELECT (release command 1)") {
 		t.Errorf("struck %q, want the pause at the release's SELECT", got)
@@ -321,8 +321,8 @@ func statementFaults(t *testing.T, scenario, golock, command string) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(got.NotExercised) > 0 || len(want.NotExercised) > 0 {
-				t.Fatalf("not exercised: program %q, %s %q", got.NotExercised, golock, want.NotExercised)
+			if len(got.Spoiled) > 0 || len(want.Spoiled) > 0 {
+				t.Fatalf("spoiled: program %q, %s %q", got.Spoiled, golock, want.Spoiled)
 			}
 			for _, c := range []string{check.CheckLock, check.CheckResource, check.CheckLiveness} {
 				if got.Verdicts[c] != want.Verdicts[c] {
