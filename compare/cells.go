@@ -116,7 +116,7 @@ func runOf(k int, r reports.Run, out string) RunResult {
 	if r.Skipped != "" || len(r.Spoiled) > 0 {
 		return rr
 	}
-	var data, own, failing, unknown, unmet int
+	var data, own, failing, unknown, missed int
 	for _, name := range check.Checkers {
 		v := r.Verdicts[name]
 		switch {
@@ -131,13 +131,13 @@ func runOf(k int, r reports.Run, out string) RunResult {
 			own++
 		}
 	}
-	if len(r.Unmet) > 0 {
-		unmet = 1
+	if len(r.Missed) > 0 {
+		missed = 1
 	}
 	// Worse first by the worst verdict, then by harm to the data, by
 	// failures not inherent to the fault, and by how many failed or could
 	// not tell.
-	rr.rank = append(rr.rank, data, own, failing, unknown, unmet)
+	rr.rank = append(rr.rank, data, own, failing, unknown, missed)
 	return rr
 }
 
@@ -191,10 +191,10 @@ func cellOf(c Cell, r reports.Run, out string) Cell {
 	default:
 		c.Text = "ok"
 	}
-	if len(r.Unmet) > 0 {
+	if len(r.Missed) > 0 {
 		// Its verdicts stand, but a pass is not a pass of the fault.
-		c.Text += " (fault unmet)"
-		c.Why = strings.Join(r.Unmet, "; ")
+		c.Text += " (missed)"
+		c.Why = strings.Join(r.Missed, "; ")
 	}
 	return c
 }

@@ -100,7 +100,7 @@ type Cell struct {
 	// Verdict is the cell's colour: the worst verdict of its worst run,
 	// unknown above ok; "" for "—".
 	Verdict string `json:"verdict,omitempty"`
-	Why     string `json:"why,omitempty"` // for "—", or the worst run's: spoiled, skipped, an unmet fault
+	Why     string `json:"why,omitempty"` // for "—", or the worst run's: spoiled, skipped, a missed fault
 	// Page is the worst run's page, relative to the report folder.
 	Page string `json:"page,omitempty"`
 	// Folder is the worst run's folder, relative to the report folder.

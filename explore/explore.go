@@ -9,6 +9,7 @@ package explore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -130,9 +131,11 @@ type Report struct {
 	// Unknown counts runs with no failing verdict and an unknown one: the
 	// machine stalled, or the run did not happen as drawn.
 	Unknown int `json:"unknown"`
-	// Quiet counts runs that no drawn fault struck: the lock never reached
+	// Missed counts runs that no drawn fault struck: the lock never reached
 	// their failpoints. Their verdicts are counted above all the same.
-	Quiet int `json:"quiet"`
+	// Reports written before the word was missed call it quiet
+	// (UnmarshalJSON), as older shards do.
+	Missed int `json:"missed"`
 	// Flaky counts runs with an own violation that a rerun of the same
 	// schedule did not show: counted apart, not as own.
 	Flaky int `json:"flaky"`
@@ -168,6 +171,22 @@ type Report struct {
 	First     *Found `json:"first_own,omitempty"`
 	// Bugs are the distinct own failures found, first found first.
 	Bugs []Bug `json:"bugs"`
+}
+
+// UnmarshalJSON reads a Report also under the name Missed had before the
+// word was missed, quiet, so that `check merge` reads older shards.
+func (r *Report) UnmarshalJSON(b []byte) error {
+	type fields Report // Report's fields, without this method
+	var v struct {
+		fields
+		Quiet int `json:"quiet"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*r = Report(v.fields)
+	r.Missed += v.Quiet
+	return nil
 }
 
 // Found is an own violation after its shrink.
@@ -280,7 +299,7 @@ func (o outcome) summary() string {
 		}
 	}
 	if !o.struck {
-		parts = append(parts, "(no drawn fault struck)")
+		parts = append(parts, "(missed: no drawn fault struck)")
 	}
 	return strings.Join(parts, ", ")
 }
@@ -906,7 +925,7 @@ func (e *explorer) count(o outcome) {
 		e.rep.Unknown++
 	}
 	if !o.struck {
-		e.rep.Quiet++
+		e.rep.Missed++
 	}
 }
 

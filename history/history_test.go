@@ -135,15 +135,15 @@ func TestReadVersion1(t *testing.T) {
 // new ones.
 func TestReadOldNames(t *testing.T) {
 	tests := []struct {
-		name    string
-		version int
-		end     string
-		spoiled []string
+		name            string
+		version         int
+		end             string
+		spoiled, missed []string
 	}{
-		{"version 1, not_exercised", 1, `{"not_exercised":["failpoint x never fired"]}`, []string{"failpoint x never fired"}},
-		{"version 2, not_exercised", 2, `{"not_exercised":["failpoint x never fired"]}`, []string{"failpoint x never fired"}},
-		{"version 2, spoiled", 2, `{"spoiled":["failpoint x never fired"]}`, []string{"failpoint x never fired"}},
-		{"version 2, neither", 2, `{"stock":3}`, nil},
+		{"version 1, old names", 1, `{"not_exercised":["a"],"unmet":["b"]}`, []string{"a"}, []string{"b"}},
+		{"version 2, old names", 2, `{"not_exercised":["a"],"unmet":["b"]}`, []string{"a"}, []string{"b"}},
+		{"version 2, new names", 2, `{"spoiled":["a"],"missed":["b"]}`, []string{"a"}, []string{"b"}},
+		{"version 2, neither", 2, `{"stock":3}`, nil, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -157,8 +157,8 @@ func TestReadOldNames(t *testing.T) {
 			if e == nil {
 				t.Fatal("no end record")
 			}
-			if !reflect.DeepEqual(e.Spoiled, tt.spoiled) {
-				t.Errorf("spoiled %q, want %q", e.Spoiled, tt.spoiled)
+			if !reflect.DeepEqual(e.Spoiled, tt.spoiled) || !reflect.DeepEqual(e.Missed, tt.missed) {
+				t.Errorf("spoiled %q, missed %q; want %q, %q", e.Spoiled, e.Missed, tt.spoiled, tt.missed)
 			}
 		})
 	}

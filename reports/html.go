@@ -103,7 +103,7 @@ type row struct {
 	// Spoiled is what of the scenario did not happen; Skipped is why
 	// the run could not start.
 	Spoiled []string
-	Unmet   []string // why the scenario's own fault never came
+	Missed  []string // why the scenario's own fault never came
 	Skipped string
 	Page    string // the run's page, when it has one
 }
@@ -168,7 +168,7 @@ type variant struct {
 	Seed       int64
 	Mismatches []string
 	Spoiled    []string
-	Unmet      []string // why the scenario's own fault never came
+	Missed     []string // why the scenario's own fault never came
 	Skipped    string
 	Alone      string // what the run showed in parallel, when it was made again alone
 	HasResult  bool
@@ -283,7 +283,7 @@ func newLockRow(r Run, v variant) lockRow {
 	case skipped:
 		lr.Notes = []string{r.Skipped}
 	}
-	lr.Notes = append(lr.Notes, r.unmetNotes()...)
+	lr.Notes = append(lr.Notes, r.missedNotes()...)
 	for _, c := range check.Checkers {
 		lr.Cells = append(lr.Cells, newCell(r, c))
 	}
@@ -332,7 +332,7 @@ func newRow(r Run, s *section, mismatches []string, runPage string) row {
 	rw := row{Anchor: s.Anchor, Pitfall: name, Variant: r.Variant, Scenario: r.Scenario,
 		Detect: detectText(r), Duration: runDurationText(r),
 		AsExpected: r.status() == asExpected, Mismatches: mismatches,
-		Spoiled: r.Spoiled, Unmet: r.Unmet, Skipped: r.Skipped, Page: runPage}
+		Spoiled: r.Spoiled, Missed: r.Missed, Skipped: r.Skipped, Page: runPage}
 	for _, c := range check.Checkers {
 		ce := newCell(r, c)
 		ce.Want, ce.Expected = r.Expected[c]
@@ -346,7 +346,7 @@ func newRow(r Run, s *section, mismatches []string, runPage string) row {
 // went wrong: the catalogue's mismatches, or a lock run's own failures.
 func newVariant(dir string, r Run, mismatches []string, st runStory) variant {
 	v := variant{Variant: r.Variant, Scenario: r.Scenario, Seed: r.Seed, Mismatches: mismatches,
-		Spoiled: r.Spoiled, Unmet: r.Unmet, Skipped: r.Skipped, Alone: r.Alone, Links: runLinks(dir, r.ReportDir)}
+		Spoiled: r.Spoiled, Missed: r.Missed, Skipped: r.Skipped, Alone: r.Alone, Links: runLinks(dir, r.ReportDir)}
 	v.Status, v.Class = statusText(r)
 	if info, err := os.Stat(r.ReportDir); err == nil && info.IsDir() {
 		v.Page = path.Join(relativeTo(dir, r.ReportDir), RunPageFile)

@@ -9,17 +9,18 @@ import (
 	"github.com/locklab/locklab/runner"
 )
 
-// TestLoadRunOldNames loads run folders saved before the word spoiled,
-// whose run.json and result.json say not_exercised, and ones saved after.
+// TestLoadRunOldNames loads run folders saved before the words spoiled and
+// missed, whose run.json and result.json say not_exercised and unmet, and
+// ones saved after.
 func TestLoadRunOldNames(t *testing.T) {
 	tests := []struct {
-		name    string
-		in      string
-		spoiled []string
+		name            string
+		in              string
+		spoiled, missed []string
 	}{
-		{"not_exercised", `{"lock":"redislock","scenario":"s","not_exercised":["failpoint x never fired"]}`, []string{"failpoint x never fired"}},
-		{"spoiled", `{"lock":"redislock","scenario":"s","spoiled":["failpoint x never fired"]}`, []string{"failpoint x never fired"}},
-		{"neither", `{"lock":"redislock","scenario":"s"}`, nil},
+		{"old names", `{"lock":"redislock","scenario":"s","not_exercised":["a"],"unmet":["b"]}`, []string{"a"}, []string{"b"}},
+		{"new names", `{"lock":"redislock","scenario":"s","spoiled":["a"],"missed":["b"]}`, []string{"a"}, []string{"b"}},
+		{"neither", `{"lock":"redislock","scenario":"s"}`, nil, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -33,11 +34,11 @@ func TestLoadRunOldNames(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r.Lock != "redislock" || !reflect.DeepEqual(r.Spoiled, tt.spoiled) {
-				t.Errorf("run.json: lock %q, spoiled %q; want redislock, %q", r.Lock, r.Spoiled, tt.spoiled)
+			if r.Lock != "redislock" || !reflect.DeepEqual(r.Spoiled, tt.spoiled) || !reflect.DeepEqual(r.Missed, tt.missed) {
+				t.Errorf("run.json: lock %q, spoiled %q, missed %q; want redislock, %q, %q", r.Lock, r.Spoiled, r.Missed, tt.spoiled, tt.missed)
 			}
-			if res := r.Result; res == nil || res.Scenario != "s" || !reflect.DeepEqual(res.Spoiled, tt.spoiled) {
-				t.Errorf("result.json: %+v; want scenario s, spoiled %q", res, tt.spoiled)
+			if res := r.Result; res == nil || res.Scenario != "s" || !reflect.DeepEqual(res.Spoiled, tt.spoiled) || !reflect.DeepEqual(res.Missed, tt.missed) {
+				t.Errorf("result.json: %+v; want scenario s, spoiled %q, missed %q", res, tt.spoiled, tt.missed)
 			}
 		})
 	}

@@ -50,10 +50,11 @@ type Run struct {
 	// are then all unknown and the run does not pass. Runs saved before
 	// the word was spoiled call it not_exercised (UnmarshalJSON).
 	Spoiled []string `json:"spoiled,omitempty"`
-	// Unmet says why the fault the scenario is about never struck the lock
+	// Missed says why the fault the scenario is about never struck the lock
 	// (a fix that refused every acquire): its verdicts stand, but a pass
-	// is not a pass of that fault.
-	Unmet []string `json:"unmet,omitempty"`
+	// is not a pass of that fault. Runs saved before the word was missed
+	// call it unmet (UnmarshalJSON).
+	Missed []string `json:"missed,omitempty"`
 	// Skipped is why the run could not start (a missing redis-server or
 	// MariaDB, with how to install it); it then has no verdicts and does
 	// not pass.
@@ -70,18 +71,20 @@ type Run struct {
 
 // UnmarshalJSON reads a Run also under the names its fields had before the
 // words spoiled and missed, as saved report folders hold them (run.json):
-// not_exercised.
+// not_exercised and unmet.
 func (r *Run) UnmarshalJSON(b []byte) error {
 	type fields Run // Run's fields, without this method
 	var v struct {
 		fields
 		NotExercised []string `json:"not_exercised"`
+		Unmet        []string `json:"unmet"`
 	}
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
 	*r = Run(v.fields)
 	r.Spoiled = append(r.Spoiled, v.NotExercised...)
+	r.Missed = append(r.Missed, v.Unmet...)
 	return nil
 }
 
@@ -110,7 +113,7 @@ func fromResult(res *runner.Result) Run {
 	r := Run{Scenario: res.Scenario, Seed: res.Seed, Verdicts: res.Verdicts,
 		DurationMS: millis(res.Duration), ReportDir: res.Dir,
 		Reference: res.Reference, ReferenceRuns: res.ReferenceRuns,
-		Spoiled: res.Spoiled, Unmet: res.Unmet, Result: res}
+		Spoiled: res.Spoiled, Missed: res.Missed, Result: res}
 	for _, c := range res.Checks {
 		if !check.Failing(c.Verdict) {
 			continue

@@ -200,18 +200,20 @@ func loadRun(folder string) (*Run, time.Time, error) {
 	return &r, info.ModTime(), err
 }
 
-// resultOf reads a run's result.json, also under the name a field had
-// before the word spoiled (not_exercised), which report folders saved
-// before it hold.
+// resultOf reads a run's result.json, also under the names its fields had
+// before the words spoiled and missed (not_exercised, unmet), which report
+// folders saved before them hold.
 func resultOf(b []byte) (*runner.Result, error) {
 	var v struct {
 		runner.Result
 		NotExercised []string `json:"not_exercised"`
+		Unmet        []string `json:"unmet"`
 	}
 	if err := json.Unmarshal(b, &v); err != nil {
 		return nil, err
 	}
 	v.Spoiled = append(v.Spoiled, v.NotExercised...)
+	v.Missed = append(v.Missed, v.Unmet...)
 	return &v.Result, nil
 }
 

@@ -125,7 +125,7 @@ func ownFailuresText(r Run) string {
 	case undecided:
 		return "unknown: " + strings.Join(r.unknowns(), ", ")
 	}
-	return strings.Join(append([]string{"none"}, r.unmetNotes()...), "; ")
+	return strings.Join(append([]string{"none"}, r.missedNotes()...), "; ")
 }
 
 // detectText is the time to the first violation, or "-" when none was seen.
@@ -163,7 +163,7 @@ func asExpectedText(r Run) string {
 	case notAsExpected:
 		return "NO: " + strings.Join(check.Mismatches(r.Expected, r.Verdicts), "; ")
 	}
-	return strings.Join(append([]string{"yes"}, r.unmetNotes()...), "; ")
+	return strings.Join(append([]string{"yes"}, r.missedNotes()...), "; ")
 }
 
 // Outcome says how r turned out, as the end of its progress line: one line
@@ -204,7 +204,7 @@ func (r Run) Outcome() string {
 		}
 	}
 	if notes {
-		for _, note := range r.unmetNotes() {
+		for _, note := range r.missedNotes() {
 			lines = append(lines, "    "+note)
 		}
 	}
@@ -214,12 +214,12 @@ func (r Run) Outcome() string {
 	return strings.Join(lines, "\n") + "\n"
 }
 
-// unmetNotes say, one each, why the fault r's scenario is about never
+// missedNotes say, one each, why the fault r's scenario is about never
 // struck its lock.
-func (r Run) unmetNotes() []string {
+func (r Run) missedNotes() []string {
 	var notes []string
-	for _, why := range r.Unmet {
-		notes = append(notes, "not struck by its fault: "+why)
+	for _, why := range r.Missed {
+		notes = append(notes, "missed: "+why)
 	}
 	return notes
 }

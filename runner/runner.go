@@ -75,11 +75,11 @@ type Result struct {
 	// that never fired, a fault never injected); every verdict is then
 	// unknown. Saved as not_exercised before (reports reads both).
 	Spoiled []string `json:"spoiled,omitempty"`
-	// Unmet says why the fault the scenario is about (its Crux failpoint)
-	// never struck the lock; the verdicts stand, but a pass is not a pass
-	// of that fault.
-	Unmet []string `json:"unmet,omitempty"`
-	Dir   string   `json:"dir,omitempty"`
+	// Missed says why the fault the scenario is about (its Crux failpoint),
+	// or a drawn one, never struck the lock; the verdicts stand, but say
+	// nothing of that fault. Saved as unmet before (reports reads both).
+	Missed []string `json:"missed,omitempty"`
+	Dir    string   `json:"dir,omitempty"`
 	// Reference holds the verdicts of Options.Reference in the same
 	// scenario and seed, when a failing verdict made it run: those of its
 	// last run, the one that failed if one did.
@@ -196,7 +196,7 @@ func runOps(ctx context.Context, s Scenario, newLocker harness.NewLocker, opts O
 	res.Checks, res.Verdicts, res.Detect = checked.Checks, checked.Verdicts(), checked.Detect()
 	res.Stats = check.Measure(ops)
 	if e := history.EndOf(ops); e != nil {
-		res.Spoiled, res.Unmet = e.Spoiled, e.Unmet
+		res.Spoiled, res.Missed = e.Spoiled, e.Missed
 	}
 	closeCluster()
 	if err := classify(ctx, s, opts, res, ops, checked); err != nil {
@@ -310,10 +310,10 @@ func (r *run) execute(ctx context.Context, newLocker harness.NewLocker) error {
 		Spoiled: append(r.points.Unfired(), notInjected()...)}
 	r.probe(runCtx, lag, probe, newLocker, bound, end)
 	end.Spoiled = append(end.Spoiled, r.points.SpoiledBy()...)
-	end.Unmet = r.points.Unmet(func(client int) string { return refusals(r.h.Ops(), client) })
+	end.Missed = r.points.Missed(func(client int) string { return refusals(r.h.Ops(), client) })
 	// A drawn fault at a program's requests that no relay reads: said so,
 	// never passed over as if it had struck.
-	end.Unmet = append(end.Unmet, r.points.Quiet()...)
+	end.Missed = append(end.Missed, r.points.MissedDrawn()...)
 	if err := r.readEnd(ctx, end); err != nil {
 		return err
 	}

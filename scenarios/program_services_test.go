@@ -192,7 +192,7 @@ func TestExploreFindsAProgramsBug(t *testing.T) {
 		t.Fatal(err)
 	}
 	if rep.FirstOwnS == nil {
-		t.Fatalf("no failure of the program's own in %d runs (inherent %d, untold %d, unknown %d, quiet %d)", rep.Runs, rep.Inherent, rep.Untold, rep.Unknown, rep.Quiet)
+		t.Fatalf("no failure of the program's own in %d runs (inherent %d, untold %d, unknown %d, missed %d)", rep.Runs, rep.Inherent, rep.Untold, rep.Unknown, rep.Missed)
 	}
 	// A Python program's handover may be slow on a loaded machine, its own
 	// too; the herd's bug is the lock's.
@@ -207,10 +207,10 @@ func TestExploreFindsAProgramsBug(t *testing.T) {
 	t.Errorf("no bug found is an own illegal lock: %+v", rep.Bugs)
 }
 
-// TestProgramQuietFault: a drawn fault at the lock's own requests, which no
+// TestProgramMissedFault: a drawn fault at the lock's own requests, which no
 // relay reads on etcd, never strikes a program there; its run says so,
-// quiet with the reason, rather than pass over it.
-func TestProgramQuietFault(t *testing.T) {
+// missed with the reason, rather than pass over it.
+func TestProgramMissedFault(t *testing.T) {
 	needPython(t, "etcd3", "python3-etcd3")
 	t.Parallel()
 	s, err := scenarios.Lookup("contention-etcd")
@@ -229,14 +229,14 @@ func TestProgramQuietFault(t *testing.T) {
 	if len(res.Spoiled) > 0 {
 		t.Fatalf("spoiled: %q", res.Spoiled)
 	}
-	if len(res.Unmet) != 1 || !strings.HasPrefix(res.Unmet[0], "quiet (") || !strings.Contains(res.Unmet[0], "gRPC") {
-		t.Errorf("unmet %q, want one line: quiet, because etcd's gRPC is read by no relay", res.Unmet)
+	if len(res.Missed) != 1 || !strings.HasPrefix(res.Missed[0], "a drawn fault never came (") || !strings.Contains(res.Missed[0], "gRPC") {
+		t.Errorf("missed %q, want one line: a drawn fault never came, because etcd's gRPC is read by no relay", res.Missed)
 	}
 }
 
 // TestProgramDrawnFaultOnMariaDB: the same drawn fault, on mariadb, where
 // the relay reads the program's statements, strikes its release's SELECT
-// RELEASE_LOCK and is met: not quiet.
+// RELEASE_LOCK and is met: not missed.
 func TestProgramDrawnFaultOnMariaDB(t *testing.T) {
 	needPDOMySQL(t)
 	t.Parallel()
@@ -253,8 +253,8 @@ func TestProgramDrawnFaultOnMariaDB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Spoiled) > 0 || len(res.Unmet) > 0 {
-		t.Fatalf("spoiled %q, unmet %q: want the fault met", res.Spoiled, res.Unmet)
+	if len(res.Spoiled) > 0 || len(res.Missed) > 0 {
+		t.Fatalf("spoiled %q, missed %q: want the fault met", res.Spoiled, res.Missed)
 	}
 	if got := struck(t, res.Dir); len(got) != 1 || !strings.HasSuffix(got[0], "at SELECT (release command 1)") {
 		t.Errorf("struck %q, want the pause at the release's SELECT", got)

@@ -374,8 +374,8 @@ func exploreSummary(w io.Writer, rep *explore.Report, cfg explore.Config) {
 	if rep.Faults != "" {
 		space = ", faults: " + rep.Faults
 	}
-	fmt.Fprintf(w, "%s on %s, seed %d%s: %d runs; own %d, inherent %d, untold %d, unknown %d; no drawn fault struck in %d",
-		rep.Lock, rep.Topology, rep.Seed, space, rep.Runs, rep.Own, rep.Inherent, rep.Untold, rep.Unknown, rep.Quiet)
+	fmt.Fprintf(w, "%s on %s, seed %d%s: %d runs; own %d, inherent %d, untold %d, unknown %d; missed %d (no drawn fault struck)",
+		rep.Lock, rep.Topology, rep.Seed, space, rep.Runs, rep.Own, rep.Inherent, rep.Untold, rep.Unknown, rep.Missed)
 	if rep.Flaky > 0 {
 		fmt.Fprintf(w, "; %d own violation(s) not shown again by the same schedule", rep.Flaky)
 	}
