@@ -60,14 +60,15 @@ type Check struct {
 }
 
 // runAgain ends what the detail of an unknown verdict says when the
-// machine, not the scenario, made it unknown (MachineLate).
+// machine, not the scenario, made it unknown (Late).
 const runAgain = "; run again"
 
-// MachineLate reports whether c is unknown because the machine ran the
+// Late reports whether c is unknown because the machine ran the
 // harness late: a holder stalled past its TTL, a fault's injection that
 // held a client too long, handovers slow only by the harness's lateness.
-// Such a run says nothing of the lock; it is worth making again.
-func (c Check) MachineLate() bool {
+// Such a run says nothing of the lock; it is worth making again. The
+// history's End.Late holds the stretches the machine ran late.
+func (c Check) Late() bool {
 	return c.Verdict == Unknown && strings.Contains(c.Detail, runAgain)
 }
 

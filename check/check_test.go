@@ -59,7 +59,7 @@ func TestRun(t *testing.T) {
 		ops  []history.Op
 		want map[string]Verdict
 		// late are the checkers whose unknown the machine made
-		// (Check.MachineLate); no other unknown may say so.
+		// (Check.Late); no other unknown may say so.
 		late []string
 	}{{
 		name: "two clean cycles",
@@ -273,8 +273,8 @@ func TestRun(t *testing.T) {
 				t.Error(m)
 			}
 			for _, c := range r.Checks {
-				if want := slices.Contains(tt.late, c.Checker); c.MachineLate() != want {
-					t.Errorf("%s %s (%s): MachineLate = %v, want %v", c.Checker, c.Verdict, c.Detail, c.MachineLate(), want)
+				if want := slices.Contains(tt.late, c.Checker); c.Late() != want {
+					t.Errorf("%s %s (%s): Late = %v, want %v", c.Checker, c.Verdict, c.Detail, c.Late(), want)
 				}
 			}
 		})

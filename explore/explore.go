@@ -103,7 +103,7 @@ const maxShrink = 8
 const maxErrors = 3
 
 // lateTries is how many times in all a run is made while the machine, not
-// the lock, leaves the verdict it needs unknown (check.Check.MachineLate):
+// the lock, leaves the verdict it needs unknown (check.Check.Late):
 // such a run says nothing of the lock, so a loaded machine would otherwise
 // hide bugs an idle one finds.
 const lateTries = 3
@@ -276,9 +276,9 @@ func (o outcome) showsOwn(f failure) bool {
 }
 
 // lateAt reports whether the machine left o's verdict of f's checker
-// unknown (check.Check.MachineLate).
+// unknown (check.Check.Late).
 func (o outcome) lateAt(f failure) bool {
-	return slices.ContainsFunc(o.res.Checks, func(c check.Check) bool { return c.Checker == f.checker && c.MachineLate() })
+	return slices.ContainsFunc(o.res.Checks, func(c check.Check) bool { return c.Checker == f.checker && c.Late() })
 }
 
 // summary is the outcome in a few words, for the progress line.
@@ -706,7 +706,7 @@ func (e *explorer) one(ctx context.Context, plan schedule.Plan, shrink bool) err
 // judge counts the first run of plan, made with o or err, and goes on as
 // one says.
 func (e *explorer) judge(ctx context.Context, plan schedule.Plan, o outcome, err error, shrink bool) error {
-	o, err = e.tryWhileLate(ctx, plan, true, o, err, func(o outcome) bool { return len(o.own) == 0 && o.res.MachineLate() != nil })
+	o, err = e.tryWhileLate(ctx, plan, true, o, err, func(o outcome) bool { return len(o.own) == 0 && o.res.Late() != nil })
 	if err != nil {
 		if ctx.Err() == nil {
 			e.rep.Errors++
@@ -778,7 +778,7 @@ func (e *explorer) judge(ctx context.Context, plan schedule.Plan, o outcome, err
 func (e *explorer) tryWhileLate(ctx context.Context, plan schedule.Plan, reference bool, o outcome, err error, late func(outcome) bool) (outcome, error) {
 	for tries := 1; err == nil && tries < lateTries && late(o); tries++ {
 		e.rep.Again++
-		e.progress(plan, o.summary()+"; the machine ran late, so made again")
+		e.progress(plan, o.summary()+"; late (the machine ran late): made again")
 		os.RemoveAll(o.dir)
 		o, err = e.try(ctx, plan, reference)
 	}

@@ -219,7 +219,7 @@ func runSettled(t *testing.T, s runner.Scenario, c pitfalls.Case, opts runner.Op
 			t.Fatal(err)
 		}
 		why, stalled := undecided(res)
-		if late := res.MachineLate(); late != nil {
+		if late := res.Late(); late != nil {
 			why, stalled = late.Checker+": "+late.Detail, true
 		}
 		if !stalled || try == 3 {

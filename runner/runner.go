@@ -88,12 +88,12 @@ type Result struct {
 	ReferenceRuns int `json:"reference_runs,omitempty"`
 }
 
-// MachineLate is the first verdict of r that the machine made unknown by
-// running the harness late (check.Check.MachineLate), or nil: such a run
+// Late is the first verdict of r that the machine made unknown by
+// running the harness late (check.Check.Late), or nil: such a run
 // says nothing of the lock and is worth making again.
-func (r *Result) MachineLate() *check.Check {
+func (r *Result) Late() *check.Check {
 	for i, c := range r.Checks {
-		if c.MachineLate() {
+		if c.Late() {
 			return &r.Checks[i]
 		}
 	}

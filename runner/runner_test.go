@@ -346,7 +346,7 @@ func TestRunWatched(t *testing.T) {
 	}
 }
 
-func TestResultMachineLate(t *testing.T) {
+func TestResultLate(t *testing.T) {
 	stalled := check.Check{Checker: check.CheckLock, Verdict: check.Unknown, Detail: "the machine stalled client 0 for 900 ms; run again"}
 	tests := []struct {
 		name   string
@@ -360,12 +360,12 @@ func TestResultMachineLate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := (&runner.Result{Checks: tt.checks}).MachineLate()
+			got := (&runner.Result{Checks: tt.checks}).Late()
 			switch {
 			case tt.want == "" && got != nil:
-				t.Errorf("MachineLate = %+v, want none", *got)
+				t.Errorf("Late = %+v, want none", *got)
 			case tt.want != "" && (got == nil || got.Checker != tt.want):
-				t.Errorf("MachineLate = %v, want the %s verdict", got, tt.want)
+				t.Errorf("Late = %v, want the %s verdict", got, tt.want)
 			}
 		})
 	}

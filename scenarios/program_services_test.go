@@ -144,7 +144,7 @@ func sameVerdicts(t *testing.T, service cluster.Service, golock, command string,
 				if got, err = runner.Run(context.Background(), s, program.New(command), opts()); err != nil {
 					t.Fatalf("program: %v", err)
 				}
-				if try == 3 || got.MachineLate() == nil && want.MachineLate() == nil {
+				if try == 3 || got.Late() == nil && want.Late() == nil {
 					break
 				}
 				t.Logf("try %d: the machine stalled a client; running again", try)

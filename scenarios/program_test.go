@@ -95,7 +95,7 @@ func settled(t *testing.T, run func() (*runner.Result, error)) *runner.Result {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if try == 3 || res.MachineLate() == nil {
+		if try == 3 || res.Late() == nil {
 			return res
 		}
 		t.Logf("try %d: the machine stalled a client; running again", try)
@@ -169,7 +169,7 @@ func TestRedisPyIsTheTokenLock(t *testing.T) {
 				if err != nil {
 					t.Fatalf("redis-py: %v (spoiled: %q)", err, got.Spoiled)
 				}
-				if try == 3 || got.MachineLate() == nil && want.MachineLate() == nil {
+				if try == 3 || got.Late() == nil && want.Late() == nil {
 					break
 				}
 				t.Logf("try %d: the machine stalled a client; running again", try)

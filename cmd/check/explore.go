@@ -380,7 +380,7 @@ func exploreSummary(w io.Writer, rep *explore.Report, cfg explore.Config) {
 		fmt.Fprintf(w, "; %d own violation(s) not shown again by the same schedule", rep.Flaky)
 	}
 	if rep.Again > 0 {
-		fmt.Fprintf(w, "; %d made again, the machine having run late", rep.Again)
+		fmt.Fprintf(w, "; late %d (the machine ran late: made again)", rep.Again)
 	}
 	if rep.Errors > 0 {
 		fmt.Fprintf(w, "; %d could not run", rep.Errors)
