@@ -429,13 +429,13 @@ func (r *run) schedule(ctx context.Context, env *fault.Env) (healAll func() erro
 		return errors.Join(errs...)
 	}
 	notInjected = func() []string {
-		var missed []string
+		var never []string
 		for i, sf := range r.s.Faults {
 			if !injected[i] {
-				missed = append(missed, fmt.Sprintf("fault %q, due at %s, was never injected: the run ended first", sf.Fault, sf.At))
+				never = append(never, fmt.Sprintf("fault %q, due at %s, was never injected: the run ended first", sf.Fault, sf.At))
 			}
 		}
-		return missed
+		return never
 	}
 	return healAll, notInjected
 }
