@@ -60,14 +60,15 @@ type Check struct {
 }
 
 // runAgain ends what the detail of an unknown verdict says when the
-// machine, not the scenario, made it unknown (MachineLate).
+// machine, not the scenario, made it unknown (Late).
 const runAgain = "; run again"
 
-// MachineLate reports whether c is unknown because the machine ran the
+// Late reports whether c is unknown because the machine ran the
 // harness late: a holder stalled past its TTL, a fault's injection that
 // held a client too long, handovers slow only by the harness's lateness.
-// Such a run says nothing of the lock; it is worth making again.
-func (c Check) MachineLate() bool {
+// Such a run says nothing of the lock; it is worth making again. The
+// history's End.Late holds the stretches the machine ran late.
+func (c Check) Late() bool {
 	return c.Verdict == Unknown && strings.Contains(c.Detail, runAgain)
 }
 
@@ -108,7 +109,7 @@ type linearization struct {
 }
 
 // Run runs every checker on ops. A run that did not happen as written (its
-// End names what was not exercised) gets unknown from every checker, and a
+// End names why it was spoiled) gets unknown from every checker, and a
 // violation that a stall of the machine explains gets unknown too: the
 // verdicts speak only of what the scenario did to the lock.
 func Run(ops []history.Op, opts Options) Result {
@@ -125,8 +126,8 @@ func Run(ops []history.Op, opts Options) Result {
 		lock:   lockLin,
 		stock:  stockLin,
 	}
-	if e := history.EndOf(ops); e != nil && len(e.NotExercised) > 0 {
-		why := "not exercised: " + strings.Join(e.NotExercised, "; ")
+	if e := history.EndOf(ops); e != nil && len(e.Spoiled) > 0 {
+		why := "spoiled: " + strings.Join(e.Spoiled, "; ")
 		for i := range r.Checks {
 			r.Checks[i] = Check{Checker: r.Checks[i].Checker, Verdict: Unknown, Detail: why}
 		}

@@ -59,7 +59,7 @@ func TestRun(t *testing.T) {
 		ops  []history.Op
 		want map[string]Verdict
 		// late are the checkers whose unknown the machine made
-		// (Check.MachineLate); no other unknown may say so.
+		// (Check.Late); no other unknown may say so.
 		late []string
 	}{{
 		name: "two clean cycles",
@@ -236,11 +236,11 @@ func TestRun(t *testing.T) {
 		},
 		want: map[string]Verdict{CheckLock: Illegal, CheckResource: Illegal, CheckLiveness: OK},
 	}, {
-		name: "not exercised: every verdict unknown",
+		name: "spoiled: every verdict unknown",
 		ops: []history.Op{
 			acq(0, 0, 1, models.OK), sec(0, 2, 5, 10, 9), rel(0, 6, 7),
 			endOp(20, history.End{Initial: 10, Stock: 9, Probe: true, PTTL: -2,
-				NotExercised: []string{"failpoint before-del never fired"}}),
+				Spoiled: []string{"failpoint before-del never fired"}}),
 		},
 		want: map[string]Verdict{CheckLock: Unknown, CheckResource: Unknown, CheckLiveness: Unknown, CheckHandover: Unknown},
 	}, {
@@ -273,8 +273,8 @@ func TestRun(t *testing.T) {
 				t.Error(m)
 			}
 			for _, c := range r.Checks {
-				if want := slices.Contains(tt.late, c.Checker); c.MachineLate() != want {
-					t.Errorf("%s %s (%s): MachineLate = %v, want %v", c.Checker, c.Verdict, c.Detail, c.MachineLate(), want)
+				if want := slices.Contains(tt.late, c.Checker); c.Late() != want {
+					t.Errorf("%s %s (%s): Late = %v, want %v", c.Checker, c.Verdict, c.Detail, c.Late(), want)
 				}
 			}
 		})

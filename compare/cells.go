@@ -37,7 +37,7 @@ func fill(row *RowResult, runs []reports.Run, opts Options) {
 			}
 			r := runs[j]
 			c.Runs = append(c.Runs, runOf(k, r, opts.Suite.Out))
-			if r.Result == nil || r.Skipped != "" || len(r.NotExercised) > 0 {
+			if r.Result == nil || r.Skipped != "" || len(r.Spoiled) > 0 {
 				continue
 			}
 			measured++
@@ -113,10 +113,10 @@ func runOf(k int, r reports.Run, out string) RunResult {
 	rr := RunResult{Run: k, Seed: r.Seed, Verdicts: r.Verdicts, Kinds: r.Kinds,
 		Text: one.Text, Verdict: one.Verdict, Why: one.Why, Page: one.Page, Alone: r.Alone}
 	rr.rank = []int{rankOf(check.Verdict(one.Verdict))}
-	if r.Skipped != "" || len(r.NotExercised) > 0 {
+	if r.Skipped != "" || len(r.Spoiled) > 0 {
 		return rr
 	}
-	var data, own, failing, unknown, unmet int
+	var data, own, failing, unknown, missed int
 	for _, name := range check.Checkers {
 		v := r.Verdicts[name]
 		switch {
@@ -131,13 +131,13 @@ func runOf(k int, r reports.Run, out string) RunResult {
 			own++
 		}
 	}
-	if len(r.Unmet) > 0 {
-		unmet = 1
+	if len(r.Missed) > 0 {
+		missed = 1
 	}
 	// Worse first by the worst verdict, then by harm to the data, by
 	// failures not inherent to the fault, and by how many failed or could
 	// not tell.
-	rr.rank = append(rr.rank, data, own, failing, unknown, unmet)
+	rr.rank = append(rr.rank, data, own, failing, unknown, missed)
 	return rr
 }
 
@@ -158,8 +158,8 @@ func cellOf(c Cell, r reports.Run, out string) Cell {
 		// It could not start, or failed midway: either way not made.
 		c.Text, c.Verdict, c.Why = "not made", string(check.Unknown), r.Skipped
 		return c
-	case len(r.NotExercised) > 0:
-		c.Text, c.Verdict, c.Why = "not exercised", string(check.Unknown), strings.Join(r.NotExercised, "; ")
+	case len(r.Spoiled) > 0:
+		c.Text, c.Verdict, c.Why = "spoiled", string(check.Unknown), strings.Join(r.Spoiled, "; ")
 		return c
 	}
 	var failing, unknown []string
@@ -191,10 +191,10 @@ func cellOf(c Cell, r reports.Run, out string) Cell {
 	default:
 		c.Text = "ok"
 	}
-	if len(r.Unmet) > 0 {
+	if len(r.Missed) > 0 {
 		// Its verdicts stand, but a pass is not a pass of the fault.
-		c.Text += " (fault unmet)"
-		c.Why = strings.Join(r.Unmet, "; ")
+		c.Text += " (missed)"
+		c.Why = strings.Join(r.Missed, "; ")
 	}
 	return c
 }

@@ -17,8 +17,8 @@ func TestSummarize(t *testing.T) {
 	run := func(dir string, v map[string]check.Verdict, k map[string]check.Kind) reports.Run {
 		return reports.Run{Lock: "l", Scenario: "s", Verdicts: v, Kinds: k, ReportDir: "/out/" + dir}
 	}
-	notExercised := run("x", nil, nil)
-	notExercised.NotExercised = []string{"failpoint never fired"}
+	spoiled := run("x", nil, nil)
+	spoiled.Spoiled = []string{"failpoint never fired"}
 	for _, tc := range []struct {
 		name         string
 		runs         []reports.Run
@@ -28,8 +28,8 @@ func TestSummarize(t *testing.T) {
 		{"one run", []reports.Run{run("a", ok, nil)}, "ok", "ok", nil},
 		{"worst first", []reports.Run{run("a", ok, nil), run("b", lost, inherent), run("c", ok, nil)},
 			"lock illegal (inherent), resource illegal (inherent) 1/3", "illegal", []string{"ok 2/3"}},
-		{"unknown is not ok", []reports.Run{run("a", ok, nil), notExercised},
-			"not exercised 1/2", "unknown", []string{"ok 1/2"}},
+		{"unknown is not ok", []reports.Run{run("a", ok, nil), spoiled},
+			"spoiled 1/2", "unknown", []string{"ok 1/2"}},
 		{"all alike", []reports.Run{run("a", lost, inherent), run("b", lost, inherent)},
 			"lock illegal (inherent), resource illegal (inherent) 2/2", "illegal", nil},
 	} {

@@ -93,14 +93,14 @@ type Cell struct {
 	Class    string `json:"class"`
 	Scenario string `json:"scenario,omitempty"`
 	// Text is the worst run's verdicts with their kinds ("ok", "lock
-	// illegal (inherent)"), "not exercised" or "not made", followed, when
+	// illegal (inherent)"), "spoiled" or "not made", followed, when
 	// the cell has several runs, by how many gave it ("2/3"); or "—". A
 	// run that could not start or failed midway is "not made", with why.
 	Text string `json:"text"`
 	// Verdict is the cell's colour: the worst verdict of its worst run,
 	// unknown above ok; "" for "—".
 	Verdict string `json:"verdict,omitempty"`
-	Why     string `json:"why,omitempty"` // for "—", or the worst run's: not exercised, skipped, an unmet fault
+	Why     string `json:"why,omitempty"` // for "—", or the worst run's: spoiled, skipped, a missed fault
 	// Page is the worst run's page, relative to the report folder.
 	Page string `json:"page,omitempty"`
 	// Folder is the worst run's folder, relative to the report folder.

@@ -9,6 +9,7 @@ package explore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -102,7 +103,7 @@ const maxShrink = 8
 const maxErrors = 3
 
 // lateTries is how many times in all a run is made while the machine, not
-// the lock, leaves the verdict it needs unknown (check.Check.MachineLate):
+// the lock, leaves the verdict it needs unknown (check.Check.Late):
 // such a run says nothing of the lock, so a loaded machine would otherwise
 // hide bugs an idle one finds.
 const lateTries = 3
@@ -130,9 +131,11 @@ type Report struct {
 	// Unknown counts runs with no failing verdict and an unknown one: the
 	// machine stalled, or the run did not happen as drawn.
 	Unknown int `json:"unknown"`
-	// Quiet counts runs that no drawn fault struck: the lock never reached
+	// Missed counts runs that no drawn fault struck: the lock never reached
 	// their failpoints. Their verdicts are counted above all the same.
-	Quiet int `json:"quiet"`
+	// Reports written before the word was missed call it quiet
+	// (UnmarshalJSON), as older shards do.
+	Missed int `json:"missed"`
 	// Flaky counts runs with an own violation that a rerun of the same
 	// schedule did not show: counted apart, not as own.
 	Flaky int `json:"flaky"`
@@ -168,6 +171,22 @@ type Report struct {
 	First     *Found `json:"first_own,omitempty"`
 	// Bugs are the distinct own failures found, first found first.
 	Bugs []Bug `json:"bugs"`
+}
+
+// UnmarshalJSON reads a Report also under the name Missed had before the
+// word was missed, quiet, so that `check merge` reads older shards.
+func (r *Report) UnmarshalJSON(b []byte) error {
+	type fields Report // Report's fields, without this method
+	var v struct {
+		fields
+		Quiet int `json:"quiet"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*r = Report(v.fields)
+	r.Missed += v.Quiet
+	return nil
 }
 
 // Found is an own violation after its shrink.
@@ -257,9 +276,9 @@ func (o outcome) showsOwn(f failure) bool {
 }
 
 // lateAt reports whether the machine left o's verdict of f's checker
-// unknown (check.Check.MachineLate).
+// unknown (check.Check.Late).
 func (o outcome) lateAt(f failure) bool {
-	return slices.ContainsFunc(o.res.Checks, func(c check.Check) bool { return c.Checker == f.checker && c.MachineLate() })
+	return slices.ContainsFunc(o.res.Checks, func(c check.Check) bool { return c.Checker == f.checker && c.Late() })
 }
 
 // summary is the outcome in a few words, for the progress line.
@@ -280,7 +299,7 @@ func (o outcome) summary() string {
 		}
 	}
 	if !o.struck {
-		parts = append(parts, "(no drawn fault struck)")
+		parts = append(parts, "(missed: no drawn fault struck)")
 	}
 	return strings.Join(parts, ", ")
 }
@@ -687,7 +706,7 @@ func (e *explorer) one(ctx context.Context, plan schedule.Plan, shrink bool) err
 // judge counts the first run of plan, made with o or err, and goes on as
 // one says.
 func (e *explorer) judge(ctx context.Context, plan schedule.Plan, o outcome, err error, shrink bool) error {
-	o, err = e.tryWhileLate(ctx, plan, true, o, err, func(o outcome) bool { return len(o.own) == 0 && o.res.MachineLate() != nil })
+	o, err = e.tryWhileLate(ctx, plan, true, o, err, func(o outcome) bool { return len(o.own) == 0 && o.res.Late() != nil })
 	if err != nil {
 		if ctx.Err() == nil {
 			e.rep.Errors++
@@ -759,7 +778,7 @@ func (e *explorer) judge(ctx context.Context, plan schedule.Plan, o outcome, err
 func (e *explorer) tryWhileLate(ctx context.Context, plan schedule.Plan, reference bool, o outcome, err error, late func(outcome) bool) (outcome, error) {
 	for tries := 1; err == nil && tries < lateTries && late(o); tries++ {
 		e.rep.Again++
-		e.progress(plan, o.summary()+"; the machine ran late, so made again")
+		e.progress(plan, o.summary()+"; late (the machine ran late): made again")
 		os.RemoveAll(o.dir)
 		o, err = e.try(ctx, plan, reference)
 	}
@@ -906,7 +925,7 @@ func (e *explorer) count(o outcome) {
 		e.rep.Unknown++
 	}
 	if !o.struck {
-		e.rep.Quiet++
+		e.rep.Missed++
 	}
 }
 

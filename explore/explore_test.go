@@ -185,10 +185,10 @@ func TestFlakyNotOwn(t *testing.T) {
 	}
 }
 
-// TestMachineLateMadeAgain checks that a run, or the rerun confirming a
+// TestLateMadeAgain checks that a run, or the rerun confirming a
 // bug, whose verdict the machine left unknown is made again, up to
 // lateTries times in all, and counted once.
-func TestMachineLateMadeAgain(t *testing.T) {
+func TestLateMadeAgain(t *testing.T) {
 	late := check.Check{Checker: check.CheckLock, Verdict: check.Unknown, Detail: "a holder stalled; run again"}
 	for _, tc := range []struct {
 		name   string

@@ -64,8 +64,8 @@ func TestShardsMakeTheRunsOfOne(t *testing.T) {
 	if !slices.EqualFunc(mergedRuns, wholeRuns, same) {
 		t.Errorf("the shards' runs differ from the whole's:\n%v\n%v", mergedRuns, wholeRuns)
 	}
-	if merged.Runs != whole.Runs || merged.Own != whole.Own || merged.Quiet != whole.Quiet {
-		t.Errorf("merged %d runs, %d own, %d quiet; whole %d, %d, %d", merged.Runs, merged.Own, merged.Quiet, whole.Runs, whole.Own, whole.Quiet)
+	if merged.Runs != whole.Runs || merged.Own != whole.Own || merged.Missed != whole.Missed {
+		t.Errorf("merged %d runs, %d own, %d missed; whole %d, %d, %d", merged.Runs, merged.Own, merged.Missed, whole.Runs, whole.Own, whole.Missed)
 	}
 	signatures := func(bugs []explore.Bug) []string {
 		var s []string

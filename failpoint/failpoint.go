@@ -123,7 +123,7 @@ type Point struct {
 	Optional bool
 	// Crux marks the fault the scenario is about (the master's kill in a
 	// failover). A run in which an optional crux never fired did not put the
-	// lock to that fault: its verdicts stand, and Result.Unmet says why the
+	// lock to that fault: its verdicts stand, and Result.Missed says why the
 	// fault never came, so that a pass is not read as a pass of that fault.
 	Crux bool
 }

@@ -81,10 +81,10 @@ func (f *Set) Unfired() []string {
 	return lines
 }
 
-// Unmet says, one line each, why a crux failpoint never fired; explain
+// Missed says, one line each, why a crux failpoint never fired; explain
 // says, from the run's history, what kept the client it is armed for from
 // getting there.
-func (f *Set) Unmet(explain func(client int) string) []string {
+func (f *Set) Missed(explain func(client int) string) []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var lines []string
@@ -302,7 +302,7 @@ func (f *Set) SpoiledBy() []string {
 // GiveUpCommands gives up on the failpoints at the lock's own commands,
 // which the requests of a program without a relay never reach (why says
 // why), so that the run does not wait for them; Unfired still names the
-// required ones, and Quiet the drawn ones.
+// required ones, and MissedDrawn the drawn ones.
 func (f *Set) GiveUpCommands(why string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -325,11 +325,11 @@ func (f *Set) GiveUpCommands(why string) {
 	}
 }
 
-// Quiet says, one line each, why a drawn (optional) failpoint at the lock's
+// MissedDrawn says, one line each, why a drawn (optional) failpoint at the lock's
 // own commands never struck: the lock is a program whose requests no relay
 // reads (GiveUpCommands). Its run's verdicts stand, but they say nothing
 // about that fault.
-func (f *Set) Quiet() []string {
+func (f *Set) MissedDrawn() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var lines []string
@@ -341,7 +341,7 @@ func (f *Set) Quiet() []string {
 		if fp.Action.Kind == ActionFault {
 			what = fp.Action.Fault.String()
 		}
-		line := fmt.Sprintf("quiet (%s, at %s, %s): %s", what, fp.Name, who(fp.Client), f.unreach)
+		line := fmt.Sprintf("a drawn fault never came (%s, at %s, %s): %s", what, fp.Name, who(fp.Client), f.unreach)
 		if !slices.Contains(lines, line) {
 			lines = append(lines, line)
 		}

@@ -280,14 +280,18 @@ type End struct {
 	// refuses a lease whose grant came after the lease ran out, so a late
 	// grant excuses no overlap.
 	Timed bool `json:"timed,omitempty"`
-	// NotExercised says why the scenario did not happen as written: a
+	// Spoiled says why the scenario did not happen as written: a
 	// failpoint that never fired, a fault never injected. Any entry makes
-	// every verdict unknown.
-	NotExercised []string `json:"not_exercised,omitempty"`
-	// Unmet says why the fault the scenario is about never struck the
-	// lock, though the run happened as written: a correct lock kept the
-	// workload from ever reaching it (e.g. it refused every acquire).
-	Unmet []string `json:"unmet,omitempty"`
+	// every verdict unknown. Histories written before the word was
+	// spoiled call it not_exercised (UnmarshalJSON).
+	Spoiled []string `json:"spoiled,omitempty"`
+	// Missed says why the fault the scenario is about (its crux), or a
+	// fault explore drew, never struck the lock, though the run happened
+	// as written: a correct lock kept the workload from ever reaching it
+	// (e.g. it refused every acquire), or no relay reads a program's
+	// requests. The verdicts stand, but say nothing of that fault. Older
+	// histories call it unmet (UnmarshalJSON).
+	Missed []string `json:"missed,omitempty"`
 	// Late are the stretches of the workload in which the harness's own
 	// timer, asked to wake every few milliseconds, woke late: time the
 	// machine gave to something other than the run. Checkers excuse by
@@ -299,6 +303,25 @@ type End struct {
 	// handover checker excuses by them a handover slow only by a starved
 	// server, as ZooKeeper's JVMs are on a loaded machine.
 	Queued []Span `json:"queued,omitempty"`
+}
+
+// UnmarshalJSON reads an End also under the names its fields had before
+// the words spoiled and missed: every version-1 history, and version-2
+// ones written before the rename, say not_exercised and unmet.
+func (e *End) UnmarshalJSON(b []byte) error {
+	type fields End // End's fields, without this method
+	var v struct {
+		fields
+		NotExercised []string `json:"not_exercised"`
+		Unmet        []string `json:"unmet"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*e = End(v.fields)
+	e.Spoiled = append(e.Spoiled, v.NotExercised...)
+	e.Missed = append(e.Missed, v.Unmet...)
+	return nil
 }
 
 // Span is a stretch of a run's time.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -24,7 +25,7 @@ func TestWriteThenRead(t *testing.T) {
 		{Client: 1, Kind: KindFault, Call: 6, Return: 7, Fault: "client pause", FaultKind: "pause", Target: &Target{Type: TargetClient},
 			Failpoint: "before release command 1", Phase: "release", Command: "DEL"},
 		{Client: -1, Kind: KindFault, Call: 6, Return: 8, FaultKind: "kill-master", Part: PartFailover, Target: &Target{Type: TargetNode, Nodes: []int{1, 2}, Role: "master"}},
-		{Client: -1, Kind: KindEnd, Call: 9, Return: 9, End: &End{Stock: 5, NotExercised: []string{"x"}}},
+		{Client: -1, Kind: KindEnd, Call: 9, Return: 9, End: &End{Stock: 5, Spoiled: []string{"x"}}},
 	}
 	for _, op := range want {
 		h.Add(op)
@@ -126,5 +127,39 @@ func TestReadVersion1(t *testing.T) {
 	}
 	if e := EndOf(ops); e == nil || e.Stock != 9 {
 		t.Errorf("end record %+v", e)
+	}
+}
+
+// TestReadOldNames reads end records under the names End's fields had
+// before the words spoiled and missed, in both versions, and under the
+// new ones.
+func TestReadOldNames(t *testing.T) {
+	tests := []struct {
+		name            string
+		version         int
+		end             string
+		spoiled, missed []string
+	}{
+		{"version 1, old names", 1, `{"not_exercised":["a"],"unmet":["b"]}`, []string{"a"}, []string{"b"}},
+		{"version 2, old names", 2, `{"not_exercised":["a"],"unmet":["b"]}`, []string{"a"}, []string{"b"}},
+		{"version 2, new names", 2, `{"spoiled":["a"],"missed":["b"]}`, []string{"a"}, []string{"b"}},
+		{"version 2, neither", 2, `{"stock":3}`, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := `{"format":"` + Format + `","version":` + strconv.Itoa(tt.version) + "}\n" +
+				`{"client":-1,"kind":"end","call_ns":1,"return_ns":1,"end":` + tt.end + "}\n"
+			ops, err := Read(strings.NewReader(in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := EndOf(ops)
+			if e == nil {
+				t.Fatal("no end record")
+			}
+			if !reflect.DeepEqual(e.Spoiled, tt.spoiled) || !reflect.DeepEqual(e.Missed, tt.missed) {
+				t.Errorf("spoiled %q, missed %q; want %q, %q", e.Spoiled, e.Missed, tt.spoiled, tt.missed)
+			}
+		})
 	}
 }

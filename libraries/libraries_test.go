@@ -30,7 +30,7 @@ func run(t *testing.T, scenario string, l libraries.Lock) *runner.Result {
 		if err != nil {
 			t.Fatal(err)
 		}
-		late := res.MachineLate()
+		late := res.Late()
 		if late == nil || try == 3 {
 			return res
 		}
@@ -105,10 +105,10 @@ func TestHooklessExercised(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.NotExercised) > 0 {
-		t.Fatalf("not exercised: %v", res.NotExercised)
+	if len(res.Spoiled) > 0 {
+		t.Fatalf("spoiled: %v", res.Spoiled)
 	}
-	if res.MachineLate() != nil {
+	if res.Late() != nil {
 		t.Skip("the machine stalled the run")
 	}
 	for checker, v := range res.Verdicts {

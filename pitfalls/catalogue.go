@@ -82,10 +82,10 @@ type Case struct {
 	// bug, and the catalogue's test does not ask its history to be free of
 	// them.
 	ExcludesNothing bool
-	// Unmet says the lock passes by keeping the workload from ever meeting
-	// the scenario's crux (it refuses service instead), as Result.Unmet
+	// Missed says the lock passes by keeping the workload from ever meeting
+	// the scenario's crux (it refuses service instead), as Result.Missed
 	// then explains; otherwise a run the crux never struck is a mistake.
-	Unmet bool
+	Missed bool
 }
 
 // Cases are the runs of a pitfall: its broken lock, then each fix.
@@ -244,7 +244,7 @@ func Catalogue() []Pitfall {
 			Broken:   NewReentrantLock,
 			// WAIT refuses every acquire once replication is cut, so the
 			// master is never killed under a holder: safe by refusing service.
-			Fixes:    []Case{{Locker: NewWaitReplicasLock, Unmet: true}},
+			Fixes:    []Case{{Locker: NewWaitReplicasLock, Missed: true}},
 			Controls: []Case{{Scenario: "failover-replicated"}},
 		},
 		{

@@ -86,7 +86,7 @@ func expectCaught(t *testing.T, name string) {
 // without its fault (pitfall 8 loses updates under plain contention, the
 // slow COMMIT only makes it certain). A run
 // that passes was struck by a crux, unless its case says the lock keeps
-// the workload from it (Case.Unmet) and the result says why. A scenario
+// the workload from it (Case.Missed) and the result says why. A scenario
 // without a crux has no fault at all: its violation is the lock's alone.
 func struck(t *testing.T, s runner.Scenario, c pitfalls.Case, res *runner.Result) {
 	t.Helper()
@@ -110,14 +110,14 @@ func struck(t *testing.T, s runner.Scenario, c pitfalls.Case, res *runner.Result
 	}
 	if c.Variant != pitfalls.Broken {
 		switch {
-		case len(res.Unmet) > 0 && !c.Unmet:
-			t.Errorf("%s in %s passed without meeting its crux: %v", c.Variant, s.Name, res.Unmet)
-		case len(res.Unmet) == 0 && c.Unmet:
-			t.Errorf("%s in %s was expected to keep clear of its crux (Case.Unmet), and met it", c.Variant, s.Name)
-		case len(res.Unmet) == 0 && len(cruxes) == 0:
+		case len(res.Missed) > 0 && !c.Missed:
+			t.Errorf("%s in %s passed without meeting its crux: %v", c.Variant, s.Name, res.Missed)
+		case len(res.Missed) == 0 && c.Missed:
+			t.Errorf("%s in %s was expected to keep clear of its crux (Case.Missed), and met it", c.Variant, s.Name)
+		case len(res.Missed) == 0 && len(cruxes) == 0:
 			t.Errorf("%s in %s: no crux in the history", c.Variant, s.Name)
-		case len(res.Unmet) > 0:
-			t.Logf("unmet: %v", res.Unmet)
+		case len(res.Missed) > 0:
+			t.Logf("missed: %v", res.Missed)
 		}
 		return
 	}
@@ -219,7 +219,7 @@ func runSettled(t *testing.T, s runner.Scenario, c pitfalls.Case, opts runner.Op
 			t.Fatal(err)
 		}
 		why, stalled := undecided(res)
-		if late := res.MachineLate(); late != nil {
+		if late := res.Late(); late != nil {
 			why, stalled = late.Checker+": "+late.Detail, true
 		}
 		if !stalled || try == 3 {

@@ -28,7 +28,7 @@
 // (harness.Endpoints.Unrelayed says why: Sentinel's real addresses on
 // replicated; etcd's gRPC and ZooKeeper's jute, which the relay does not
 // speak), so a scenario that strikes them is unknown for a program, and a
-// fault explore drew there is reported quiet, with that reason.
+// fault explore drew there is reported missed, with that reason.
 //
 // The process is the client (harness.Process): its crash is a SIGKILL of
 // its process group, its stop-the-world pause is SIGSTOP then SIGCONT, its

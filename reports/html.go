@@ -100,12 +100,12 @@ type row struct {
 	Duration   string
 	AsExpected bool
 	Mismatches []string
-	// NotExercised is what of the scenario did not happen; Skipped is why
+	// Spoiled is what of the scenario did not happen; Skipped is why
 	// the run could not start.
-	NotExercised []string
-	Unmet        []string // why the scenario's own fault never came
-	Skipped      string
-	Page         string // the run's page, when it has one
+	Spoiled []string
+	Missed  []string // why the scenario's own fault never came
+	Skipped string
+	Page    string // the run's page, when it has one
 }
 
 // cell is one checker's verdict in the matrix.
@@ -160,25 +160,25 @@ type section struct {
 // variant is what one run found: a variant of a pitfall, or a lock's run of
 // one scenario.
 type variant struct {
-	Anchor       string
-	Variant      pitfalls.Variant // "" for a lock run
-	Scenario     string
-	Status       string // as expected, NOT as expected, no own failures, …
-	Class        string // colours Status
-	Seed         int64
-	Mismatches   []string
-	NotExercised []string
-	Unmet        []string // why the scenario's own fault never came
-	Skipped      string
-	Alone        string // what the run showed in parallel, when it was made again alone
-	HasResult    bool
-	Checks       []checkView
-	Faults       []string // in plain words with times, from the history when it can be read
-	Page         string   // the run's page, run.html
-	Sections     string   // "40 critical sections"
-	Stats        check.Stats
-	Phases       []phase
-	Links        []link
+	Anchor     string
+	Variant    pitfalls.Variant // "" for a lock run
+	Scenario   string
+	Status     string // as expected, NOT as expected, no own failures, …
+	Class      string // colours Status
+	Seed       int64
+	Mismatches []string
+	Spoiled    []string
+	Missed     []string // why the scenario's own fault never came
+	Skipped    string
+	Alone      string // what the run showed in parallel, when it was made again alone
+	HasResult  bool
+	Checks     []checkView
+	Faults     []string // in plain words with times, from the history when it can be read
+	Page       string   // the run's page, run.html
+	Sections   string   // "40 critical sections"
+	Stats      check.Stats
+	Phases     []phase
+	Links      []link
 }
 
 type checkView struct {
@@ -278,12 +278,12 @@ func newLockRow(r Run, v variant) lockRow {
 		lr.Notes = r.ownFailures()
 	case undecided:
 		lr.Notes = []string{"unknown: " + strings.Join(r.unknowns(), ", ")}
-	case notExercised:
-		lr.Notes = r.NotExercised
+	case spoiled:
+		lr.Notes = r.Spoiled
 	case skipped:
 		lr.Notes = []string{r.Skipped}
 	}
-	lr.Notes = append(lr.Notes, r.unmetNotes()...)
+	lr.Notes = append(lr.Notes, r.missedNotes()...)
 	for _, c := range check.Checkers {
 		lr.Cells = append(lr.Cells, newCell(r, c))
 	}
@@ -332,7 +332,7 @@ func newRow(r Run, s *section, mismatches []string, runPage string) row {
 	rw := row{Anchor: s.Anchor, Pitfall: name, Variant: r.Variant, Scenario: r.Scenario,
 		Detect: detectText(r), Duration: runDurationText(r),
 		AsExpected: r.status() == asExpected, Mismatches: mismatches,
-		NotExercised: r.NotExercised, Unmet: r.Unmet, Skipped: r.Skipped, Page: runPage}
+		Spoiled: r.Spoiled, Missed: r.Missed, Skipped: r.Skipped, Page: runPage}
 	for _, c := range check.Checkers {
 		ce := newCell(r, c)
 		ce.Want, ce.Expected = r.Expected[c]
@@ -346,7 +346,7 @@ func newRow(r Run, s *section, mismatches []string, runPage string) row {
 // went wrong: the catalogue's mismatches, or a lock run's own failures.
 func newVariant(dir string, r Run, mismatches []string, st runStory) variant {
 	v := variant{Variant: r.Variant, Scenario: r.Scenario, Seed: r.Seed, Mismatches: mismatches,
-		NotExercised: r.NotExercised, Unmet: r.Unmet, Skipped: r.Skipped, Alone: r.Alone, Links: runLinks(dir, r.ReportDir)}
+		Spoiled: r.Spoiled, Missed: r.Missed, Skipped: r.Skipped, Alone: r.Alone, Links: runLinks(dir, r.ReportDir)}
 	v.Status, v.Class = statusText(r)
 	if info, err := os.Stat(r.ReportDir); err == nil && info.IsDir() {
 		v.Page = path.Join(relativeTo(dir, r.ReportDir), RunPageFile)
@@ -395,8 +395,8 @@ func statusText(r Run) (text, class string) {
 	switch r.status() {
 	case skipped:
 		return "skipped", "skipped"
-	case notExercised:
-		return "not exercised", "no"
+	case spoiled:
+		return "spoiled", "no"
 	case notAsExpected:
 		return "NOT as expected", "no"
 	case ownFailure:

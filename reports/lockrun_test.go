@@ -30,7 +30,7 @@ func withKinds(res *runner.Result, kinds map[string]check.Kind) *runner.Result {
 // lockRuns builds, without Redis, the runs of a lock named redislock: one
 // with no failure, one whose illegal lock verdict is inherent, one whose
 // illegal verdicts are own and untold, one a checker could not judge, one
-// not exercised and one skipped.
+// spoiled and one skipped.
 func lockRuns(t *testing.T, reportDir string) []Run {
 	t.Helper()
 	verdicts := func(lock, resource check.Verdict) map[string]check.Verdict {
@@ -50,7 +50,7 @@ func lockRuns(t *testing.T, reportDir string) []Run {
 		unknown[c] = check.Unknown
 	}
 	notRun := newResult(t, reportDir, "crash-holder", unknown)
-	notRun.NotExercised = []string{"failpoint critical-section never fired"}
+	notRun.Spoiled = []string{"failpoint critical-section never fired"}
 	return []Run{
 		LockRun("redislock", clean),
 		LockRun("redislock", inherent),
@@ -133,7 +133,7 @@ func TestLockRunTable(t *testing.T) {
 		{" illegal (inherent) ", "none"},
 		{" illegal (own) ", "lock illegal, resource illegal (untold)"},
 		{" unknown ", "unknown: resource"},
-		{" unknown ", "not exercised: failpoint critical-section never fired"},
+		{" unknown ", "spoiled: failpoint critical-section never fired"},
 		{" - ", "skipped: MariaDB not found: run `make deps`"},
 	} {
 		if !strings.Contains(rows[i], want.contains) || !strings.HasSuffix(rows[i], want.suffix) || strings.Contains(rows[i], "!") {
@@ -143,7 +143,7 @@ func TestLockRunTable(t *testing.T) {
 	if !strings.Contains(rows[1], "250 ms") {
 		t.Errorf("row %q lacks its detect time", rows[1])
 	}
-	want := "7 runs, 1 with own failures: redislock/pause-before-del; 1 with unknown verdicts: redislock/slow-work; 1 not exercised: redislock/crash-holder; 1 skipped: redislock/unlock-before-commit"
+	want := "7 runs, 1 with own failures: redislock/pause-before-del; 1 with unknown verdicts: redislock/slow-work; 1 spoiled: redislock/crash-holder; 1 skipped: redislock/unlock-before-commit"
 	if got := lines[len(lines)-1]; got != want {
 		t.Errorf("summary = %q, want %q", got, want)
 	}

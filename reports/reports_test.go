@@ -232,7 +232,7 @@ func TestRunLinks(t *testing.T) {
 	}
 }
 
-// oddRuns are a run that was not exercised and one that was skipped, as
+// oddRuns are a run that was spoiled and one that was skipped, as
 // setnx-expire would give them.
 func oddRuns(t *testing.T, reportDir string) []Run {
 	t.Helper()
@@ -242,7 +242,7 @@ func oddRuns(t *testing.T, reportDir string) []Run {
 		unknown[c] = check.Unknown
 	}
 	res := newResult(t, reportDir, first.Scenario, unknown)
-	res.NotExercised = []string{"failpoint after-setnx never fired"}
+	res.Spoiled = []string{"failpoint after-setnx never fired"}
 	skippedDir := filepath.Join(reportDir, "skipped-run")
 	return []Run{
 		NewRun(first, first.Cases()[0], res),
@@ -250,7 +250,7 @@ func oddRuns(t *testing.T, reportDir string) []Run {
 	}
 }
 
-// TestOddRunsInTable: a run that was not exercised or skipped says so in its
+// TestOddRunsInTable: a run that was spoiled or skipped says so in its
 // last column and in the summary, and is not a pass.
 func TestOddRunsInTable(t *testing.T) {
 	runs := oddRuns(t, t.TempDir())
@@ -267,15 +267,15 @@ func TestOddRunsInTable(t *testing.T) {
 	if len(lines) != 4 {
 		t.Fatalf("want header, 2 rows and a summary:\n%s", buf.String())
 	}
-	if row := lines[1]; !strings.HasSuffix(row, "not exercised: failpoint after-setnx never fired") ||
+	if row := lines[1]; !strings.HasSuffix(row, "spoiled: failpoint after-setnx never fired") ||
 		!strings.Contains(row, " unknown ") || strings.Contains(row, "!") {
-		t.Errorf("not exercised row = %q", row)
+		t.Errorf("spoiled row = %q", row)
 	}
 	if row := lines[2]; !strings.HasSuffix(row, "skipped: MariaDB not found: run `make deps`") ||
 		strings.Contains(row, "!") || strings.Count(row, " - ") < 5 {
 		t.Errorf("skipped row = %q", row)
 	}
-	want := "2 runs, 1 not exercised: setnx-expire/broken; 1 skipped: setnx-expire/fixed"
+	want := "2 runs, 1 spoiled: setnx-expire/broken; 1 skipped: setnx-expire/fixed"
 	if got := lines[3]; got != want {
 		t.Errorf("summary = %q, want %q", got, want)
 	}
@@ -288,12 +288,12 @@ func TestOddRunsInTable(t *testing.T) {
 	if err := json.Unmarshal(js.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}
-	if got[0]["not_exercised"] == nil || got[1]["skipped"] != "MariaDB not found: run `make deps`" || got[1]["pass"] != false {
+	if got[0]["spoiled"] == nil || got[1]["skipped"] != "MariaDB not found: run `make deps`" || got[1]["pass"] != false {
 		t.Errorf("JSON = %v", got)
 	}
 }
 
-// TestOddRunsInIndex: the page shows skipped and not exercised runs for what
+// TestOddRunsInIndex: the page shows skipped and spoiled runs for what
 // they are.
 func TestOddRunsInIndex(t *testing.T) {
 	dir := t.TempDir()
@@ -304,8 +304,8 @@ func TestOddRunsInIndex(t *testing.T) {
 	for _, want := range []string{
 		`<span class="skipped">skipped</span>: MariaDB not found: run `,
 		"The run could not start: MariaDB not found",
-		`<span class="no">not exercised</span><br>failpoint after-setnx never fired`,
-		"1 not exercised: setnx-expire/broken; 1 skipped: setnx-expire/fixed",
+		`<span class="no">spoiled</span><br>failpoint after-setnx never fired`,
+		"1 spoiled: setnx-expire/broken; 1 skipped: setnx-expire/fixed",
 		`class="summary fail"`,
 	} {
 		if !strings.Contains(page, want) {

@@ -3,6 +3,7 @@
 package reports
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -45,13 +46,15 @@ type Run struct {
 	// when the history alone could not tell a failing verdict's kind.
 	Reference     map[string]check.Verdict `json:"reference,omitempty"`
 	ReferenceRuns int                      `json:"reference_runs,omitempty"`
-	// NotExercised says what of the scenario did not happen; the verdicts
-	// are then all unknown and the run does not pass.
-	NotExercised []string `json:"not_exercised,omitempty"`
-	// Unmet says why the fault the scenario is about never struck the lock
+	// Spoiled says what of the scenario did not happen; the verdicts
+	// are then all unknown and the run does not pass. Runs saved before
+	// the word was spoiled call it not_exercised (UnmarshalJSON).
+	Spoiled []string `json:"spoiled,omitempty"`
+	// Missed says why the fault the scenario is about never struck the lock
 	// (a fix that refused every acquire): its verdicts stand, but a pass
-	// is not a pass of that fault.
-	Unmet []string `json:"unmet,omitempty"`
+	// is not a pass of that fault. Runs saved before the word was missed
+	// call it unmet (UnmarshalJSON).
+	Missed []string `json:"missed,omitempty"`
 	// Skipped is why the run could not start (a missing redis-server or
 	// MariaDB, with how to install it); it then has no verdicts and does
 	// not pass.
@@ -64,6 +67,25 @@ type Run struct {
 	Entry     pitfalls.Pitfall `json:"-"` // the catalogue entry of a catalogue case
 	LockEntry locks.Lock       `json:"-"` // the registry's entry of a lock run, when it has one
 	Result    *runner.Result   `json:"-"` // everything the run found
+}
+
+// UnmarshalJSON reads a Run also under the names its fields had before the
+// words spoiled and missed, as saved report folders hold them (run.json):
+// not_exercised and unmet.
+func (r *Run) UnmarshalJSON(b []byte) error {
+	type fields Run // Run's fields, without this method
+	var v struct {
+		fields
+		NotExercised []string `json:"not_exercised"`
+		Unmet        []string `json:"unmet"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*r = Run(v.fields)
+	r.Spoiled = append(r.Spoiled, v.NotExercised...)
+	r.Missed = append(r.Missed, v.Unmet...)
+	return nil
 }
 
 // NewRun compares the result of one case of p with what the catalogue expects.
@@ -91,7 +113,7 @@ func fromResult(res *runner.Result) Run {
 	r := Run{Scenario: res.Scenario, Seed: res.Seed, Verdicts: res.Verdicts,
 		DurationMS: millis(res.Duration), ReportDir: res.Dir,
 		Reference: res.Reference, ReferenceRuns: res.ReferenceRuns,
-		NotExercised: res.NotExercised, Unmet: res.Unmet, Result: res}
+		Spoiled: res.Spoiled, Missed: res.Missed, Result: res}
 	for _, c := range res.Checks {
 		if !check.Failing(c.Verdict) {
 			continue
@@ -157,7 +179,7 @@ const (
 	notAsExpected               // a catalogue case whose verdicts differ from the expected ones
 	ownFailure                  // a lock run with a failing verdict that is not inherent
 	undecided                   // a lock run with an unknown verdict, and no own failure
-	notExercised
+	spoiled
 	skipped
 )
 
@@ -165,8 +187,8 @@ func (r Run) status() status {
 	switch {
 	case r.Skipped != "":
 		return skipped
-	case len(r.NotExercised) > 0:
-		return notExercised
+	case len(r.Spoiled) > 0:
+		return spoiled
 	case r.Lock != "" && len(r.ownFailures()) > 0:
 		return ownFailure
 	case r.Lock != "" && len(r.unknowns()) > 0:
@@ -178,11 +200,11 @@ func (r Run) status() status {
 }
 
 // Unsettled reports whether r's outcome may owe to the load of the runs
-// made beside it: not exercised, not as expected, or with unknown
+// made beside it: spoiled, not as expected, or with unknown
 // verdicts. A suite made in parallel makes such a run again alone.
 func (r Run) Unsettled() bool {
 	s := r.status()
-	return s == notExercised || s == notAsExpected || s == undecided
+	return s == spoiled || s == notAsExpected || s == undecided
 }
 
 // ownFailures lists, in checker order, the failing verdicts of r that are

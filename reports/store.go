@@ -190,14 +190,31 @@ func loadRun(folder string) (*Run, time.Time, error) {
 		return &r, info.ModTime(), nil
 	}
 	if err == nil {
-		var res runner.Result
-		if err = json.Unmarshal(b, &res); err == nil {
-			r.Result = &res
+		var res *runner.Result
+		if res, err = resultOf(b); err == nil {
+			r.Result = res
 			return &r, info.ModTime(), nil
 		}
 		err = fmt.Errorf("%s: %w", resultPath, err)
 	}
 	return &r, info.ModTime(), err
+}
+
+// resultOf reads a run's result.json, also under the names its fields had
+// before the words spoiled and missed (not_exercised, unmet), which report
+// folders saved before them hold.
+func resultOf(b []byte) (*runner.Result, error) {
+	var v struct {
+		runner.Result
+		NotExercised []string `json:"not_exercised"`
+		Unmet        []string `json:"unmet"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, err
+	}
+	v.Spoiled = append(v.Spoiled, v.NotExercised...)
+	v.Missed = append(v.Missed, v.Unmet...)
+	return &v.Result, nil
 }
 
 // loadErrors are the folders LoadRuns could not read fully, in one line.

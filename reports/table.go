@@ -92,7 +92,7 @@ func WriteJSON(w io.Writer, runs []Run) error {
 
 // verdictCell is checker c's verdict in the table: "-" when the run has
 // none, with its kind when it has one, and with a leading "!" when it is not
-// what the catalogue expects. A run that was skipped or not exercised has no
+// what the catalogue expects. A run that was skipped or spoiled has no
 // verdict to hold against the catalogue, so it gets no "!"; its last column
 // says why.
 func verdictCell(r Run, c string) string {
@@ -112,20 +112,20 @@ func differs(r Run, c string) bool {
 
 // ownFailuresText is the last column of a lock run: "none"; its failing
 // verdicts that are not inherent; "unknown: " and the checkers that could
-// not judge; "not exercised: " and what did not happen; or "skipped: " and
+// not judge; "spoiled: " and what did not happen; or "skipped: " and
 // why.
 func ownFailuresText(r Run) string {
 	switch r.status() {
 	case skipped:
 		return "skipped: " + r.Skipped
-	case notExercised:
-		return "not exercised: " + strings.Join(r.NotExercised, "; ")
+	case spoiled:
+		return "spoiled: " + strings.Join(r.Spoiled, "; ")
 	case ownFailure:
 		return strings.Join(r.ownFailures(), ", ")
 	case undecided:
 		return "unknown: " + strings.Join(r.unknowns(), ", ")
 	}
-	return strings.Join(append([]string{"none"}, r.unmetNotes()...), "; ")
+	return strings.Join(append([]string{"none"}, r.missedNotes()...), "; ")
 }
 
 // detectText is the time to the first violation, or "-" when none was seen.
@@ -152,18 +152,18 @@ func durationText(ms float64) string {
 	return d.Round(time.Millisecond).String()
 }
 
-// asExpectedText is "yes"; "NO: " and every mismatch; "not exercised: "
+// asExpectedText is "yes"; "NO: " and every mismatch; "spoiled: "
 // and what did not happen; or "skipped: " and why.
 func asExpectedText(r Run) string {
 	switch r.status() {
 	case skipped:
 		return "skipped: " + r.Skipped
-	case notExercised:
-		return "not exercised: " + strings.Join(r.NotExercised, "; ")
+	case spoiled:
+		return "spoiled: " + strings.Join(r.Spoiled, "; ")
 	case notAsExpected:
 		return "NO: " + strings.Join(check.Mismatches(r.Expected, r.Verdicts), "; ")
 	}
-	return strings.Join(append([]string{"yes"}, r.unmetNotes()...), "; ")
+	return strings.Join(append([]string{"yes"}, r.missedNotes()...), "; ")
 }
 
 // Outcome says how r turned out, as the end of its progress line: one line
@@ -176,10 +176,10 @@ func (r Run) Outcome() string {
 	switch r.status() {
 	case skipped:
 		lines = append(lines, "skipped: "+r.Skipped)
-	case notExercised:
-		lines = append(lines, fmt.Sprintf("not exercised (%s)", took))
-		for _, why := range r.NotExercised {
-			lines = append(lines, "    not exercised: "+why)
+	case spoiled:
+		lines = append(lines, fmt.Sprintf("spoiled (%s)", took))
+		for _, why := range r.Spoiled {
+			lines = append(lines, "    spoiled: "+why)
 		}
 	case notAsExpected:
 		lines = append(lines, fmt.Sprintf("NOT as expected: %s (%s)", strings.Join(check.Mismatches(r.Expected, r.Verdicts), "; "), took))
@@ -204,7 +204,7 @@ func (r Run) Outcome() string {
 		}
 	}
 	if notes {
-		for _, note := range r.unmetNotes() {
+		for _, note := range r.missedNotes() {
 			lines = append(lines, "    "+note)
 		}
 	}
@@ -214,12 +214,12 @@ func (r Run) Outcome() string {
 	return strings.Join(lines, "\n") + "\n"
 }
 
-// unmetNotes say, one each, why the fault r's scenario is about never
+// missedNotes say, one each, why the fault r's scenario is about never
 // struck its lock.
-func (r Run) unmetNotes() []string {
+func (r Run) missedNotes() []string {
 	var notes []string
-	for _, why := range r.Unmet {
-		notes = append(notes, "not struck by its fault: "+why)
+	for _, why := range r.Missed {
+		notes = append(notes, "missed: "+why)
 	}
 	return notes
 }
@@ -227,13 +227,13 @@ func (r Run) unmetNotes() []string {
 // summary is the line under the table and at the top of the HTML report:
 // how many runs, and which of them did not turn out as expected, had
 // failures of the lock's own (not inherent), had checkers that could not
-// judge, were not exercised or were skipped.
+// judge, were spoiled or were skipped.
 func summary(runs []Run) string {
 	noun := "runs"
 	if len(runs) == 1 {
 		noun = "run"
 	}
-	var failed, own, unknown, unexercised, skips []string
+	var failed, own, unknown, spoiledRuns, skips []string
 	lockRuns := 0
 	for _, r := range runs {
 		if r.Lock != "" {
@@ -246,13 +246,13 @@ func summary(runs []Run) string {
 			own = append(own, r.Name())
 		case undecided:
 			unknown = append(unknown, r.Name())
-		case notExercised:
-			unexercised = append(unexercised, r.Name())
+		case spoiled:
+			spoiledRuns = append(spoiledRuns, r.Name())
 		case skipped:
 			skips = append(skips, r.Name())
 		}
 	}
-	if len(failed)+len(own)+len(unknown)+len(unexercised)+len(skips) == 0 {
+	if len(failed)+len(own)+len(unknown)+len(spoiledRuns)+len(skips) == 0 {
 		switch lockRuns {
 		case 0:
 			return fmt.Sprintf("%d %s, %d as expected", len(runs), noun, len(runs))
@@ -265,7 +265,7 @@ func summary(runs []Run) string {
 	for _, p := range []struct {
 		what  string
 		names []string
-	}{{"NOT as expected", failed}, {"with own failures", own}, {"with unknown verdicts", unknown}, {"not exercised", unexercised}, {"skipped", skips}} {
+	}{{"NOT as expected", failed}, {"with own failures", own}, {"with unknown verdicts", unknown}, {"spoiled", spoiledRuns}, {"skipped", skips}} {
 		if len(p.names) > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s: %s", len(p.names), p.what, strings.Join(p.names, ", ")))
 		}

@@ -191,7 +191,7 @@ func verifyRun(folder string) ([]Change, error) {
 	}
 	res.Verdicts, res.Detect = checked.Verdicts(), checked.Detect()
 	res.Stats = check.Measure(ops)
-	res.NotExercised, res.Unmet = end.NotExercised, end.Unmet
+	res.Spoiled, res.Missed = end.Spoiled, end.Missed
 
 	var changes []Change
 	for _, c := range check.Checkers {

@@ -5,7 +5,7 @@
 // (package check).
 //
 // [Run] returns the result of every run that ran, a run that did not happen
-// as written included (its verdicts unknown, Result.NotExercised saying
+// as written included (its verdicts unknown, Result.Spoiled saying
 // why); an error means the run could not run. Each failing verdict no
 // history explains is marked own or inherent (check.Kind) by putting a
 // correct lock of the same kind through the same scenario: Options.Reference,

@@ -71,15 +71,15 @@ type Result struct {
 	Duration time.Duration  `json:"duration_ns"`
 	Stats    check.Stats    `json:"stats"`
 	Faults   []string       `json:"faults"` // honest labels of what was injected
-	// NotExercised says what of the scenario did not happen (a failpoint
+	// Spoiled says what of the scenario did not happen (a failpoint
 	// that never fired, a fault never injected); every verdict is then
-	// unknown.
-	NotExercised []string `json:"not_exercised,omitempty"`
-	// Unmet says why the fault the scenario is about (its Crux failpoint)
-	// never struck the lock; the verdicts stand, but a pass is not a pass
-	// of that fault.
-	Unmet []string `json:"unmet,omitempty"`
-	Dir   string   `json:"dir,omitempty"`
+	// unknown. Saved as not_exercised before (reports reads both).
+	Spoiled []string `json:"spoiled,omitempty"`
+	// Missed says why the fault the scenario is about (its Crux failpoint),
+	// or a drawn one, never struck the lock; the verdicts stand, but say
+	// nothing of that fault. Saved as unmet before (reports reads both).
+	Missed []string `json:"missed,omitempty"`
+	Dir    string   `json:"dir,omitempty"`
 	// Reference holds the verdicts of Options.Reference in the same
 	// scenario and seed, when a failing verdict made it run: those of its
 	// last run, the one that failed if one did.
@@ -88,12 +88,12 @@ type Result struct {
 	ReferenceRuns int `json:"reference_runs,omitempty"`
 }
 
-// MachineLate is the first verdict of r that the machine made unknown by
-// running the harness late (check.Check.MachineLate), or nil: such a run
+// Late is the first verdict of r that the machine made unknown by
+// running the harness late (check.Check.Late), or nil: such a run
 // says nothing of the lock and is worth making again.
-func (r *Result) MachineLate() *check.Check {
+func (r *Result) Late() *check.Check {
 	for i, c := range r.Checks {
-		if c.MachineLate() {
+		if c.Late() {
 			return &r.Checks[i]
 		}
 	}
@@ -113,7 +113,7 @@ const (
 // returns, also when ctx is cancelled (then it returns ctx's error). A run
 // that ran returns its result and a nil error, also when the scenario did
 // not happen as written: then every verdict is unknown and
-// Result.NotExercised says what did not happen. An error means the run
+// Result.Spoiled says what did not happen. An error means the run
 // could not run or could not be judged, and comes with no result.
 func Run(ctx context.Context, s Scenario, newLocker harness.NewLocker, opts Options) (*Result, error) {
 	res, _, err := runOps(ctx, s, newLocker, opts)
@@ -196,7 +196,7 @@ func runOps(ctx context.Context, s Scenario, newLocker harness.NewLocker, opts O
 	res.Checks, res.Verdicts, res.Detect = checked.Checks, checked.Verdicts(), checked.Detect()
 	res.Stats = check.Measure(ops)
 	if e := history.EndOf(ops); e != nil {
-		res.NotExercised, res.Unmet = e.NotExercised, e.Unmet
+		res.Spoiled, res.Missed = e.Spoiled, e.Missed
 	}
 	closeCluster()
 	if err := classify(ctx, s, opts, res, ops, checked); err != nil {
@@ -306,14 +306,14 @@ func (r *run) execute(ctx context.Context, newLocker harness.NewLocker) error {
 
 	logf(r.opts.Log, "%s: probing liveness (bound %s)", r.s.Name, bound)
 	end := &history.End{Initial: r.w.Stock, Stuck: stuck, Bound: bound, Waited: waited, WaitLate: waitLate, TTL: r.w.TTL, Work: r.w.Work,
-		Timed:        r.cluster.Topology() == cluster.Redlock,
-		NotExercised: append(r.points.Unfired(), notInjected()...)}
+		Timed:   r.cluster.Topology() == cluster.Redlock,
+		Spoiled: append(r.points.Unfired(), notInjected()...)}
 	r.probe(runCtx, lag, probe, newLocker, bound, end)
-	end.NotExercised = append(end.NotExercised, r.points.SpoiledBy()...)
-	end.Unmet = r.points.Unmet(func(client int) string { return refusals(r.h.Ops(), client) })
+	end.Spoiled = append(end.Spoiled, r.points.SpoiledBy()...)
+	end.Missed = r.points.Missed(func(client int) string { return refusals(r.h.Ops(), client) })
 	// A drawn fault at a program's requests that no relay reads: said so,
 	// never passed over as if it had struck.
-	end.Unmet = append(end.Unmet, r.points.Quiet()...)
+	end.Missed = append(end.Missed, r.points.MissedDrawn()...)
 	if err := r.readEnd(ctx, end); err != nil {
 		return err
 	}
@@ -429,13 +429,13 @@ func (r *run) schedule(ctx context.Context, env *fault.Env) (healAll func() erro
 		return errors.Join(errs...)
 	}
 	notInjected = func() []string {
-		var missed []string
+		var never []string
 		for i, sf := range r.s.Faults {
 			if !injected[i] {
-				missed = append(missed, fmt.Sprintf("fault %q, due at %s, was never injected: the run ended first", sf.Fault, sf.At))
+				never = append(never, fmt.Sprintf("fault %q, due at %s, was never injected: the run ended first", sf.Fault, sf.At))
 			}
 		}
-		return missed
+		return never
 	}
 	return healAll, notInjected
 }

@@ -178,18 +178,18 @@ func TestRunWaitsForItsFailpoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.NotExercised) != 0 {
-		t.Errorf("not exercised: %v", res.NotExercised)
+	if len(res.Spoiled) != 0 {
+		t.Errorf("spoiled: %v", res.Spoiled)
 	}
 	if res.Stats.Sections < 16 {
 		t.Errorf("%d sections: the run stopped before client 0's 16th", res.Stats.Sections)
 	}
 }
 
-// TestRunNotExercised: a failpoint the lock never reaches, and a fault due
+// TestRunSpoiled: a failpoint the lock never reaches, and a fault due
 // after the run ended, make every verdict unknown and the result say why;
 // the run ran, so Run returns no error.
-func TestRunNotExercised(t *testing.T) {
+func TestRunSpoiled(t *testing.T) {
 	work := runner.Workload{TTL: 200 * time.Millisecond, Work: 5 * time.Millisecond, Duration: 100 * time.Millisecond}
 	tests := []struct {
 		name string
@@ -210,8 +210,8 @@ func TestRunNotExercised(t *testing.T) {
 			if err != nil {
 				t.Fatalf("error %v: a run that ran returns its result and no error", err)
 			}
-			if len(res.NotExercised) != 1 || !strings.Contains(res.NotExercised[0], tt.want) {
-				t.Errorf("not exercised: %q, want one line naming %q", res.NotExercised, tt.want)
+			if len(res.Spoiled) != 1 || !strings.Contains(res.Spoiled[0], tt.want) {
+				t.Errorf("spoiled: %q, want one line naming %q", res.Spoiled, tt.want)
 			}
 			for _, c := range res.Checks {
 				if c.Verdict != check.Unknown || !strings.Contains(c.Detail, tt.want) {
@@ -346,7 +346,7 @@ func TestRunWatched(t *testing.T) {
 	}
 }
 
-func TestResultMachineLate(t *testing.T) {
+func TestResultLate(t *testing.T) {
 	stalled := check.Check{Checker: check.CheckLock, Verdict: check.Unknown, Detail: "the machine stalled client 0 for 900 ms; run again"}
 	tests := []struct {
 		name   string
@@ -360,12 +360,12 @@ func TestResultMachineLate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := (&runner.Result{Checks: tt.checks}).MachineLate()
+			got := (&runner.Result{Checks: tt.checks}).Late()
 			switch {
 			case tt.want == "" && got != nil:
-				t.Errorf("MachineLate = %+v, want none", *got)
+				t.Errorf("Late = %+v, want none", *got)
 			case tt.want != "" && (got == nil || got.Checker != tt.want):
-				t.Errorf("MachineLate = %v, want the %s verdict", got, tt.want)
+				t.Errorf("Late = %v, want the %s verdict", got, tt.want)
 			}
 		})
 	}

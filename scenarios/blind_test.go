@@ -282,8 +282,8 @@ func TestDroppedConnection(t *testing.T) {
 		res := settled(t, func() (*runner.Result, error) {
 			return scenarios.Run(context.Background(), "dropped-connection", pitfalls.NewWatchdogLock, runner.Options{Dir: t.TempDir()})
 		})
-		if len(res.NotExercised) > 0 || len(res.Unmet) > 0 {
-			t.Errorf("the drop did not strike: %q %q", res.NotExercised, res.Unmet)
+		if len(res.Spoiled) > 0 || len(res.Missed) > 0 {
+			t.Errorf("the drop did not strike: %q %q", res.Spoiled, res.Missed)
 		}
 		return notOK(t, res, "correct lock")
 	})

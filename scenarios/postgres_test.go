@@ -83,8 +83,8 @@ func TestPgrowProgram(t *testing.T) {
 			// can make a waiter look stuck.
 			expect(t, func() []string {
 				res := runProgram(t, name, programPath("pgrow.sh"))
-				if len(res.NotExercised) > 0 {
-					t.Fatalf("not exercised: %v", res.NotExercised)
+				if len(res.Spoiled) > 0 {
+					t.Fatalf("spoiled: %v", res.Spoiled)
 				}
 				var missed []string
 				for _, checker := range []string{check.CheckLock, check.CheckResource, check.CheckLiveness} {

@@ -105,7 +105,7 @@ func BenchmarkExploreProgram(b *testing.B) {
 			b.ReportMetric(float64(rep.Runs)/time.Since(start).Minutes(), "runs/min")
 			b.ReportMetric(float64(rep.Own), "own")
 			b.ReportMetric(float64(rep.Inherent), "inherent")
-			b.ReportMetric(float64(rep.Quiet), "quiet")
+			b.ReportMetric(float64(rep.Missed), "missed")
 			b.ReportMetric(float64(rep.Unknown), "unknown")
 		})
 	}

@@ -76,7 +76,7 @@ func TestKazooIsZkLock(t *testing.T) {
 // postgres service: its session killed by the server (found by the port
 // its link dials from) frees the lock while it works on. busy-pool's
 // fault is another user of the harness's pool, which a program does not
-// use: that run is not exercised, and says so.
+// use: that run is spoiled, and says so.
 func TestPgAdvisoryPyIsAdvisoryPinned(t *testing.T) {
 	t.Parallel()
 	needPython(t, "psycopg2", "python3-psycopg2")
@@ -90,7 +90,7 @@ func TestPgAdvisoryPyIsAdvisoryPinned(t *testing.T) {
 // its statements struck through the relay as get-lock's are: a holder
 // whose connection the server kills loses the lock unaware. busy-pool's
 // fault is another user of the harness's pool, which a program does not
-// use: that run is not exercised, and says so.
+// use: that run is spoiled, and says so.
 func TestGetLockPHPIsGetLock(t *testing.T) {
 	t.Parallel()
 	needPDOMySQL(t)
@@ -128,8 +128,8 @@ func sameVerdicts(t *testing.T, service cluster.Service, golock, command string,
 			}
 			if ok {
 				got := runProgram(t, s.Name, command)
-				if len(got.NotExercised) == 0 || !strings.Contains(strings.Join(got.NotExercised, "; "), why) {
-					t.Errorf("not exercised: %q, want a line with %q", got.NotExercised, why)
+				if len(got.Spoiled) == 0 || !strings.Contains(strings.Join(got.Spoiled, "; "), why) {
+					t.Errorf("spoiled: %q, want a line with %q", got.Spoiled, why)
 				}
 				return
 			}
@@ -145,13 +145,13 @@ func sameVerdicts(t *testing.T, service cluster.Service, golock, command string,
 				if got, err = runner.Run(context.Background(), s, program.New(command), opts()); err != nil {
 					t.Fatalf("program: %v", err)
 				}
-				if try == 3 || got.MachineLate() == nil && want.MachineLate() == nil {
+				if try == 3 || got.Late() == nil && want.Late() == nil {
 					break
 				}
 				t.Logf("try %d: the machine stalled a client; running again", try)
 			}
-			if len(got.NotExercised) > 0 {
-				t.Fatalf("program: not exercised: %q", got.NotExercised)
+			if len(got.Spoiled) > 0 {
+				t.Fatalf("program: spoiled: %q", got.Spoiled)
 			}
 			for _, c := range []string{check.CheckLock, check.CheckResource, check.CheckLiveness} {
 				if got.Verdicts[c] == check.Unknown {
@@ -193,7 +193,7 @@ func TestExploreFindsAProgramsBug(t *testing.T) {
 		t.Fatal(err)
 	}
 	if rep.FirstOwnS == nil {
-		t.Fatalf("no failure of the program's own in %d runs (inherent %d, untold %d, unknown %d, quiet %d)", rep.Runs, rep.Inherent, rep.Untold, rep.Unknown, rep.Quiet)
+		t.Fatalf("no failure of the program's own in %d runs (inherent %d, untold %d, unknown %d, missed %d)", rep.Runs, rep.Inherent, rep.Untold, rep.Unknown, rep.Missed)
 	}
 	// A Python program's handover may be slow on a loaded machine, its own
 	// too; the herd's bug is the lock's.
@@ -208,10 +208,10 @@ func TestExploreFindsAProgramsBug(t *testing.T) {
 	t.Errorf("no bug found is an own illegal lock: %+v", rep.Bugs)
 }
 
-// TestProgramQuietFault: a drawn fault at the lock's own requests, which no
+// TestProgramMissedFault: a drawn fault at the lock's own requests, which no
 // relay reads on etcd, never strikes a program there; its run says so,
-// quiet with the reason, rather than pass over it.
-func TestProgramQuietFault(t *testing.T) {
+// missed with the reason, rather than pass over it.
+func TestProgramMissedFault(t *testing.T) {
 	needPython(t, "etcd3", "python3-etcd3")
 	t.Parallel()
 	s, err := scenarios.Lookup("contention-etcd")
@@ -227,17 +227,17 @@ func TestProgramQuietFault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.NotExercised) > 0 {
-		t.Fatalf("not exercised: %q", res.NotExercised)
+	if len(res.Spoiled) > 0 {
+		t.Fatalf("spoiled: %q", res.Spoiled)
 	}
-	if len(res.Unmet) != 1 || !strings.HasPrefix(res.Unmet[0], "quiet (") || !strings.Contains(res.Unmet[0], "gRPC") {
-		t.Errorf("unmet %q, want one line: quiet, because etcd's gRPC is read by no relay", res.Unmet)
+	if len(res.Missed) != 1 || !strings.HasPrefix(res.Missed[0], "a drawn fault never came (") || !strings.Contains(res.Missed[0], "gRPC") {
+		t.Errorf("missed %q, want one line: a drawn fault never came, because etcd's gRPC is read by no relay", res.Missed)
 	}
 }
 
 // TestProgramDrawnFaultOnMariaDB: the same drawn fault, on mariadb, where
 // the relay reads the program's statements, strikes its release's SELECT
-// RELEASE_LOCK and is met: not quiet.
+// RELEASE_LOCK and is met: not missed.
 func TestProgramDrawnFaultOnMariaDB(t *testing.T) {
 	needPDOMySQL(t)
 	t.Parallel()
@@ -254,8 +254,8 @@ func TestProgramDrawnFaultOnMariaDB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.NotExercised) > 0 || len(res.Unmet) > 0 {
-		t.Fatalf("not exercised %q, unmet %q: want the fault met", res.NotExercised, res.Unmet)
+	if len(res.Spoiled) > 0 || len(res.Missed) > 0 {
+		t.Fatalf("spoiled %q, missed %q: want the fault met", res.Spoiled, res.Missed)
 	}
 	if got := struck(t, res.Dir); len(got) != 1 || !strings.HasSuffix(got[0], "at SELECT (release command 1)") {
 		t.Errorf("struck %q, want the pause at the release's SELECT", got)
@@ -322,8 +322,8 @@ func statementFaults(t *testing.T, scenario, golock, command string) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(got.NotExercised) > 0 || len(want.NotExercised) > 0 {
-				t.Fatalf("not exercised: program %q, %s %q", got.NotExercised, golock, want.NotExercised)
+			if len(got.Spoiled) > 0 || len(want.Spoiled) > 0 {
+				t.Fatalf("spoiled: program %q, %s %q", got.Spoiled, golock, want.Spoiled)
 			}
 			for _, c := range []string{check.CheckLock, check.CheckResource, check.CheckLiveness} {
 				if got.Verdicts[c] != want.Verdicts[c] {

@@ -95,7 +95,7 @@ func settled(t *testing.T, run func() (*runner.Result, error)) *runner.Result {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if try == 3 || res.MachineLate() == nil {
+		if try == 3 || res.Late() == nil {
 			return res
 		}
 		t.Logf("try %d: the machine stalled a client; running again", try)
@@ -123,8 +123,8 @@ func TestSeed004ClockSkew(t *testing.T) {
 	needPHP(t)
 	needFaketime(t)
 	res := runProgram(t, "clock-skew-seconds", seed004PHP)
-	if len(res.NotExercised) > 0 {
-		t.Fatalf("not exercised: %v", res.NotExercised)
+	if len(res.Spoiled) > 0 {
+		t.Fatalf("spoiled: %v", res.Spoiled)
 	}
 	if res.Verdicts[check.CheckLock] != check.Illegal {
 		t.Errorf("lock: %s, want illegal: %+v", res.Verdicts[check.CheckLock], res.Checks)
@@ -167,9 +167,9 @@ func TestRedisPyIsTheTokenLock(t *testing.T) {
 				}
 				got, err = runner.Run(context.Background(), s, program.New(redisPy), opts())
 				if err != nil {
-					t.Fatalf("redis-py: %v (not exercised: %q)", err, got.NotExercised)
+					t.Fatalf("redis-py: %v (spoiled: %q)", err, got.Spoiled)
 				}
-				if try == 3 || got.MachineLate() == nil && want.MachineLate() == nil {
+				if try == 3 || got.Late() == nil && want.Late() == nil {
 					break
 				}
 				t.Logf("try %d: the machine stalled a client; running again", try)
@@ -278,8 +278,8 @@ func TestBadPrograms(t *testing.T) {
 			if err != nil {
 				t.Fatalf("err %v: a run that ran returns its result and no error", err)
 			}
-			if len(res.NotExercised) != 1 || !strings.Contains(res.NotExercised[0], tc.want) {
-				t.Errorf("not exercised: %q, want one line with %q", res.NotExercised, tc.want)
+			if len(res.Spoiled) != 1 || !strings.Contains(res.Spoiled[0], tc.want) {
+				t.Errorf("spoiled: %q, want one line with %q", res.Spoiled, tc.want)
 			}
 			for c, v := range res.Verdicts {
 				if v != check.Unknown {
@@ -400,8 +400,8 @@ func TestShippedPrograms(t *testing.T) {
 			t.Parallel()
 			tc.need(t)
 			res := runProgram(t, tc.scenario, tc.command)
-			if len(res.NotExercised) > 0 {
-				t.Fatalf("not exercised: %v", res.NotExercised)
+			if len(res.Spoiled) > 0 {
+				t.Fatalf("spoiled: %v", res.Spoiled)
 			}
 			if tc.lock != "" && res.Verdicts[check.CheckLock] != tc.lock {
 				t.Errorf("lock: %s, want %s: %+v", res.Verdicts[check.CheckLock], tc.lock, res.Checks)

@@ -102,8 +102,8 @@ func gradeRun(ctx context.Context, p pitfalls.Pitfall, c pitfalls.Case, name str
 	}
 	g := Grade{Scenario: c.Scenario, Page: filepath.Join(dir, reports.RunPageFile),
 		Mismatches: check.Mismatches(c.Expected, res.Verdicts)}
-	for _, why := range res.NotExercised {
-		g.Mismatches = append(g.Mismatches, "not exercised: "+why)
+	for _, why := range res.Spoiled {
+		g.Mismatches = append(g.Mismatches, "spoiled: "+why)
 	}
 	if opts.Progress != nil {
 		fmt.Fprintln(opts.Progress, g)

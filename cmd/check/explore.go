@@ -374,13 +374,13 @@ func exploreSummary(w io.Writer, rep *explore.Report, cfg explore.Config) {
 	if rep.Faults != "" {
 		space = ", faults: " + rep.Faults
 	}
-	fmt.Fprintf(w, "%s on %s, seed %d%s: %d runs; own %d, inherent %d, untold %d, unknown %d; no drawn fault struck in %d",
-		rep.Lock, rep.Topology, rep.Seed, space, rep.Runs, rep.Own, rep.Inherent, rep.Untold, rep.Unknown, rep.Quiet)
+	fmt.Fprintf(w, "%s on %s, seed %d%s: %d runs; own %d, inherent %d, untold %d, unknown %d; missed %d (no drawn fault struck)",
+		rep.Lock, rep.Topology, rep.Seed, space, rep.Runs, rep.Own, rep.Inherent, rep.Untold, rep.Unknown, rep.Missed)
 	if rep.Flaky > 0 {
 		fmt.Fprintf(w, "; %d own violation(s) not shown again by the same schedule", rep.Flaky)
 	}
 	if rep.Again > 0 {
-		fmt.Fprintf(w, "; %d made again, the machine having run late", rep.Again)
+		fmt.Fprintf(w, "; late %d (the machine ran late: made again)", rep.Again)
 	}
 	if rep.Errors > 0 {
 		fmt.Fprintf(w, "; %d could not run", rep.Errors)

@@ -96,7 +96,7 @@ func TestExploreStopFlags(t *testing.T) {
 
 func TestExploreSummary(t *testing.T) {
 	illegal := check.Check{Checker: check.CheckLock, Verdict: check.Illegal, Kind: check.Own, Detail: "two holders", KindWhy: "the reference lock stays ok"}
-	rep := &explore.Report{Lock: "blind", Topology: cluster.Single, Seed: 7, Runs: 40, Own: 12, Inherent: 3, WallS: 120, RunsPerMin: 20,
+	rep := &explore.Report{Lock: "blind", Topology: cluster.Single, Seed: 7, Runs: 40, Own: 12, Inherent: 3, Missed: 5, Again: 2, WallS: 120, RunsPerMin: 20,
 		Bugs: []explore.Bug{
 			{Signature: "lock illegal · slow work in critical section", FirstS: 4.25, Runs: 10, Replay: "99:1", ReportDir: "out/explore-blind-single-1",
 				Found: explore.Found{Drawn: 2, Kept: 1, Shrinks: 2, Plan: "4 clients; [1] slow work", Checks: []check.Check{illegal}}},
@@ -108,6 +108,8 @@ func TestExploreSummary(t *testing.T) {
 	out := b.String()
 	for _, want := range []string{
 		"blind on single, seed 7: 40 runs; own 12, inherent 3",
+		"; missed 5 (no drawn fault struck)",
+		"; late 2 (the machine ran late: made again)",
 		"bug  signature",
 		"1    lock illegal · slow work in critical section    4.2      10    99:1    out/explore-blind-single-1",
 		"2    lock illegal · lost reply of release command 1  61.0     2     123     out/explore-blind-single-2",

@@ -33,7 +33,7 @@
 // second check on the same folder stops at once.
 //
 // A run that did not happen as written (a failpoint never fired, a fault
-// was never injected) is reported as "not exercised", its verdicts unknown.
+// was never injected) is reported as "spoiled", its verdicts unknown.
 // A run that cannot start because redis-server or MariaDB is missing is
 // reported as "skipped" with how to install it, and the other runs go on.
 //
@@ -48,7 +48,7 @@
 // it should be when none of its failing verdicts is the lock's own or untold.
 //
 // Exit codes: 0 when every run was as expected; 1 when a run was not (a lock
-// run: had a failing verdict that is not inherent), was not exercised, was
+// run: had a failing verdict that is not inherent), was spoiled, was
 // skipped or failed, or redis-server is missing; 2 for
 // bad flags or arguments, an unusable -out, or an -out in use by another
 // check; 130 when interrupted. Every error is one line on stderr.
@@ -308,7 +308,7 @@ the folder holds. A run that cannot start because redis-server or MariaDB
 is missing is skipped. A -lock run is judged against a correct reference
 lock: each failing verdict is own (the lock's bug) or inherent (the fault
 beats any such lock). Exit codes: 0 every run as expected (with -lock: no
-failing verdict of the lock's own), 1 a run was not (or was not exercised,
+failing verdict of the lock's own), 1 a run was not (or was spoiled,
 was skipped, failed), 2 bad input or -out unusable or in use by another check.
 `)
 }

@@ -331,7 +331,7 @@ func TestWatch(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	// -watch must not change a verdict. A verdict the machine made unknown
-	// (a stall, check.Check.MachineLate) in either run is the machine's, so
+	// (a stall, check.Check.Late) in either run is the machine's, so
 	// the pair is made again once for it.
 	for try := 1; ; try++ {
 		watchedDir, plainDir := t.TempDir(), t.TempDir()
@@ -363,7 +363,7 @@ func TestWatch(t *testing.T) {
 		if slices.Equal(got, want) {
 			return
 		}
-		stalls := append(machineLate(t, watchedDir), machineLate(t, plainDir)...)
+		stalls := append(lateVerdicts(t, watchedDir), lateVerdicts(t, plainDir)...)
 		if len(stalls) == 0 || try == 2 {
 			t.Fatalf("verdicts with -watch:\n%s\nwithout:\n%s\nmade unknown by the machine: %q",
 				strings.Join(got, "\n"), strings.Join(want, "\n"), stalls)
@@ -372,9 +372,9 @@ func TestWatch(t *testing.T) {
 	}
 }
 
-// machineLate lists the verdicts that the machine made unknown
-// (check.Check.MachineLate) in the runs saved under dir.
-func machineLate(t *testing.T, dir string) []string {
+// lateVerdicts lists the verdicts that the machine made unknown
+// (check.Check.Late) in the runs saved under dir.
+func lateVerdicts(t *testing.T, dir string) []string {
 	t.Helper()
 	runs, err := reports.LoadRuns(dir)
 	if err != nil || len(runs) == 0 {
@@ -391,11 +391,11 @@ func machineLate(t *testing.T, dir string) []string {
 }
 
 // lateChecks names each of checks the machine made unknown
-// (check.Check.MachineLate), after the run's name.
+// (check.Check.Late), after the run's name.
 func lateChecks(run string, checks []check.Check) []string {
 	var late []string
 	for _, c := range checks {
-		if c.MachineLate() {
+		if c.Late() {
 			late = append(late, run+" "+c.Checker+": "+c.Detail)
 		}
 	}

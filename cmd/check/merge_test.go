@@ -190,7 +190,7 @@ func TestShardsAsProcesses(t *testing.T) {
 		// shrink's rerun, names it otherwise. Its kept run says so.
 		var late []string
 		if !slices.Equal(got, want) {
-			late = append(bugsMachineLate(t, whole), bugsMachineLate(t, merged)...)
+			late = append(bugsLate(t, whole), bugsLate(t, merged)...)
 		}
 		if unsettled == 0 && len(late) == 0 {
 			if !slices.Equal(got, want) || len(want) == 0 {
@@ -276,9 +276,9 @@ func shardsAndWhole(t *testing.T) (whole, merged *explore.Report, unsettled int)
 	return whole, merged, unsettled
 }
 
-// bugsMachineLate lists the verdicts the machine made unknown
-// (check.Check.MachineLate) in the kept run of each bug of rep.
-func bugsMachineLate(t *testing.T, rep *explore.Report) []string {
+// bugsLate lists the verdicts the machine made unknown
+// (check.Check.Late) in the kept run of each bug of rep.
+func bugsLate(t *testing.T, rep *explore.Report) []string {
 	t.Helper()
 	var late []string
 	for _, b := range rep.Bugs {

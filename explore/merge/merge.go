@@ -46,7 +46,7 @@ func Shards(shards []*explore.Report, runs []explore.RunRecord) (rep *explore.Re
 		rep.Inherent += s.Inherent
 		rep.Untold += s.Untold
 		rep.Unknown += s.Unknown
-		rep.Quiet += s.Quiet
+		rep.Missed += s.Missed
 		rep.Flaky += s.Flaky
 		rep.Again += s.Again
 		rep.Errors += s.Errors

@@ -1,6 +1,8 @@
 package merge
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -55,5 +57,46 @@ func TestShardsFold(t *testing.T) {
 	}
 	if _, _, _, err := Shards([]*explore.Report{a, b}, []explore.RunRecord{{Run: 3}, {Run: 3}}); err == nil {
 		t.Error("a run listed twice merged")
+	}
+}
+
+// TestReadReportOldNames reads shard reports written before the word was
+// missed, which count such runs as quiet, and ones written after, and
+// merges an old shard with a new one.
+func TestReadReportOldNames(t *testing.T) {
+	tests := []struct {
+		name   string
+		shard  string
+		missed int
+	}{
+		{"quiet", `{"lock":"l","shard":"0/2","runs":10,"quiet":3}`, 3},
+		{"missed", `{"lock":"l","shard":"1/2","runs":10,"missed":4}`, 4},
+		{"neither", `{"lock":"l","runs":10}`, 0},
+	}
+	var shards []*explore.Report
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "report.json")
+			if err := os.WriteFile(file, []byte(tt.shard), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			rep, err := ReadReport(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Runs != 10 || rep.Missed != tt.missed {
+				t.Errorf("%d runs, %d missed; want 10, %d", rep.Runs, rep.Missed, tt.missed)
+			}
+			if rep.Shard != "" {
+				shards = append(shards, rep)
+			}
+		})
+	}
+	rep, _, _, err := Shards(shards, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Missed != 7 {
+		t.Errorf("merged %d missed, want 7", rep.Missed)
 	}
 }
