@@ -75,7 +75,7 @@ func TestFamilies(t *testing.T) {
 	var order []pitfalls.Family
 	for _, p := range pitfalls.Catalogue() {
 		switch p.Family {
-		case pitfalls.InProcess, pitfalls.Redis, pitfalls.Database, pitfalls.Consensus:
+		case pitfalls.InProcess, pitfalls.Redis, pitfalls.Database, pitfalls.Consensus, pitfalls.Cache:
 		default:
 			t.Errorf("%s: family %q", p.Name, p.Family)
 		}
