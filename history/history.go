@@ -312,16 +312,28 @@ func (e *End) UnmarshalJSON(b []byte) error {
 	type fields End // End's fields, without this method
 	var v struct {
 		fields
-		NotExercised []string `json:"not_exercised"`
-		Unmet        []string `json:"unmet"`
+		Renamed
 	}
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
 	*e = End(v.fields)
-	e.Spoiled = append(e.Spoiled, v.NotExercised...)
-	e.Missed = append(e.Missed, v.Unmet...)
+	v.Renamed.Into(&e.Spoiled, &e.Missed)
 	return nil
+}
+
+// Renamed are the names that the fields Spoiled and Missed had before
+// those words (not_exercised, unmet), which saved histories and report
+// folders still use: a reader of such a file embeds it beside its fields.
+type Renamed struct {
+	NotExercised []string `json:"not_exercised"`
+	Unmet        []string `json:"unmet"`
+}
+
+// Into appends what r read to the fields of today's names.
+func (r Renamed) Into(spoiled, missed *[]string) {
+	*spoiled = append(*spoiled, r.NotExercised...)
+	*missed = append(*missed, r.Unmet...)
 }
 
 // Span is a stretch of a run's time.

@@ -5,6 +5,7 @@ package reports
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/locklab/locklab/history"
 	"strings"
 	"time"
 
@@ -76,15 +77,13 @@ func (r *Run) UnmarshalJSON(b []byte) error {
 	type fields Run // Run's fields, without this method
 	var v struct {
 		fields
-		NotExercised []string `json:"not_exercised"`
-		Unmet        []string `json:"unmet"`
+		history.Renamed
 	}
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
 	*r = Run(v.fields)
-	r.Spoiled = append(r.Spoiled, v.NotExercised...)
-	r.Missed = append(r.Missed, v.Unmet...)
+	v.Renamed.Into(&r.Spoiled, &r.Missed)
 	return nil
 }
 

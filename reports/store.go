@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/locklab/locklab/history"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -206,14 +207,12 @@ func loadRun(folder string) (*Run, time.Time, error) {
 func resultOf(b []byte) (*runner.Result, error) {
 	var v struct {
 		runner.Result
-		NotExercised []string `json:"not_exercised"`
-		Unmet        []string `json:"unmet"`
+		history.Renamed
 	}
 	if err := json.Unmarshal(b, &v); err != nil {
 		return nil, err
 	}
-	v.Spoiled = append(v.Spoiled, v.NotExercised...)
-	v.Missed = append(v.Missed, v.Unmet...)
+	v.Renamed.Into(&v.Spoiled, &v.Missed)
 	return &v.Result, nil
 }
 
