@@ -24,6 +24,7 @@ import (
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/reference"
+	"github.com/locklab/locklab/runner/lag"
 	"github.com/locklab/locklab/service"
 )
 
@@ -262,8 +263,8 @@ func (r *run) execute(ctx context.Context, newLocker harness.NewLocker) error {
 			c.Spoil(fmt.Sprintf("client %d is a lock program, with connections of its own: it cannot share the service's pool of %d", id, r.w.Pool))
 		}
 	}
-	lag := meterLag(runCtx, r.h.Now, r.pids(slices.Concat(clients, []*harness.Client{probe})))
-	defer lag.Stop()
+	meter := lag.Start(runCtx, r.h.Now, r.pids(slices.Concat(clients, []*harness.Client{probe})))
+	defer meter.Stop()
 	warm(runCtx, workers...)
 	var wg sync.WaitGroup
 	for id := range workers {
@@ -290,7 +291,7 @@ func (r *run) execute(ctx context.Context, newLocker harness.NewLocker) error {
 		wg.Wait()
 		close(stopped)
 	}()
-	finished, waited, waitLate := lag.wait(ctx, stopped, bound)
+	finished, waited, waitLate := meter.Wait(ctx, stopped, bound)
 	var stuck []int
 	if !finished {
 		for _, wk := range workers {
@@ -308,7 +309,7 @@ func (r *run) execute(ctx context.Context, newLocker harness.NewLocker) error {
 	end := &history.End{Initial: r.w.Stock, Stuck: stuck, Bound: bound, Waited: waited, WaitLate: waitLate, TTL: r.w.TTL, Work: r.w.Work,
 		Timed:   r.cluster.Topology() == cluster.Redlock,
 		Spoiled: append(r.points.Unfired(), notInjected()...)}
-	r.probe(runCtx, lag, probe, newLocker, bound, end)
+	r.probe(runCtx, meter, probe, newLocker, bound, end)
 	end.Spoiled = append(end.Spoiled, r.points.SpoiledBy()...)
 	end.Missed = r.points.Missed(func(client int) string { return refusals(r.h.Ops(), client) })
 	// A drawn fault at a program's requests that no relay reads: said so,
@@ -317,7 +318,7 @@ func (r *run) execute(ctx context.Context, newLocker harness.NewLocker) error {
 	if err := r.readEnd(ctx, end); err != nil {
 		return err
 	}
-	end.Late, end.Queued = lag.Stop(), lag.Queued()
+	end.Late, end.Queued = meter.Stop(), meter.Queued()
 	r.h.Add(history.Op{Client: -1, Kind: history.KindEnd, Call: r.h.Now(), Return: r.h.Now(), End: end})
 
 	cancel()
@@ -455,8 +456,8 @@ func (r *run) inject(ctx context.Context, env *fault.Env, sf ScheduledFault) (bo
 }
 
 // probe lets a fresh client try to take and give back the lock within bound
-// of the machine's time (lagMeter.wait).
-func (r *run) probe(ctx context.Context, lag *lagMeter, c *harness.Client, newLocker harness.NewLocker, bound time.Duration, end *history.End) {
+// of the machine's time (lag.Meter.Wait).
+func (r *run) probe(ctx context.Context, meter *lag.Meter, c *harness.Client, newLocker harness.NewLocker, bound time.Duration, end *history.End) {
 	if len(r.points.SpoiledBy()) > 0 {
 		// Every verdict is unknown already; a broken lock program would
 		// only make the probe wait for it.
@@ -477,7 +478,7 @@ func (r *run) probe(ctx context.Context, lag *lagMeter, c *harness.Client, newLo
 	// it once fell 7 ms short under load, and a stuck lock was unknown.)
 	start := time.Now()
 	go func() {
-		ok, _, l := lag.wait(ctx, got, bound)
+		ok, _, l := meter.Wait(ctx, got, bound)
 		if !ok {
 			cancel()
 		}

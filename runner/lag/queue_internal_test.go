@@ -1,4 +1,4 @@
-package runner
+package lag
 
 import (
 	"context"
@@ -67,7 +67,7 @@ func TestMeterQueued(t *testing.T) {
 			last = d
 			return d
 		}
-		m := meterLag(context.Background(), now, func() []int { return pids })
+		m := Start(context.Background(), now, func() []int { return pids })
 		deadline := time.Now().Add(30 * time.Second)
 		for {
 			mu.Lock()

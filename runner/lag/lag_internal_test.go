@@ -1,4 +1,4 @@
-package runner
+package lag
 
 import (
 	"context"
@@ -24,7 +24,7 @@ func TestMeterLag(t *testing.T) {
 		}
 		return time.Since(start) + skew
 	}
-	m := meterLag(context.Background(), now, func() []int { return nil })
+	m := Start(context.Background(), now, func() []int { return nil })
 	for {
 		mu.Lock()
 		n := calls
@@ -76,7 +76,7 @@ func TestWaitMachineTime(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			// No meter runs: the lateness is only what the test adds,
 			// when the wait first looks at the clock again.
-			m := &lagMeter{}
+			m := &Meter{}
 			samples := 0
 			m.queue = func() map[int]time.Duration {
 				if samples++; samples == 1 {
@@ -95,7 +95,7 @@ func TestWaitMachineTime(t *testing.T) {
 			if tt.done {
 				close(done)
 			}
-			ok, waited, late := m.wait(context.Background(), done, bound)
+			ok, waited, late := m.Wait(context.Background(), done, bound)
 			switch {
 			case ok != tt.done:
 				t.Fatalf("wait reported done %v, want %v", ok, tt.done)

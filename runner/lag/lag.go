@@ -1,4 +1,10 @@
-package runner
+// Package lag measures how late a loaded machine runs one run: how late
+// the harness's timers wake and how long the run's own processes (its
+// servers, its lock programs) and the harness's threads wait for a core.
+// A run's checkers excuse what the machine, not the lock, made late: a
+// liveness wait stretches by it (Meter.Wait), and the handover check
+// subtracts its stretches (history.End.Late, Queued).
+package lag
 
 import (
 	"bytes"
@@ -22,8 +28,8 @@ const (
 	lagAbove = 2 * time.Millisecond
 )
 
-// lagMeter measures how late the machine runs the run.
-type lagMeter struct {
+// Meter measures how late the machine runs one run.
+type Meter struct {
 	now  func() time.Duration
 	stop func() []history.Span
 	// late is how much of the run so far the machine ran late, in
@@ -51,14 +57,14 @@ type lagMeter struct {
 // costs about 0.5% of a core.
 const queueEvery = 50 * time.Millisecond
 
-// meterLag measures, until Stop is first called, how late the machine runs
+// Start measures, until Stop is first called, how late the machine runs
 // the harness's timers and how crowded its cores are; its waits also read
 // how long the threads of this process, and of the run's own processes
 // (pids and every process below them), waited for a core (queueWaits).
 // Another run's processes are never read, so that each run's reading costs
 // what its own processes number, however many runs share the machine.
-func meterLag(ctx context.Context, now func() time.Duration, pids func() []int) *lagMeter {
-	m := &lagMeter{now: now}
+func Start(ctx context.Context, now func() time.Duration, pids func() []int) *Meter {
+	m := &Meter{now: now}
 	listed := childrenListed()
 	// The harness's own threads are left out of queued: its timer speaks
 	// for them (late), and they serve every run of this process.
@@ -120,17 +126,17 @@ func meterLag(ctx context.Context, now func() time.Duration, pids func() []int) 
 
 // Stop ends the measure and returns the stretches in which the harness's
 // timer woke late, in the run's time, each time it is called.
-func (m *lagMeter) Stop() []history.Span { return m.stop() }
+func (m *Meter) Stop() []history.Span { return m.stop() }
 
 // Queued ends the measure and returns, in the run's time, a stretch for
 // each queueEvery in which a thread of the servers or lock programs waited
 // for a core, as long as the longest such wait.
-func (m *lagMeter) Queued() []history.Span {
+func (m *Meter) Queued() []history.Span {
 	m.stop()
 	return m.queued
 }
 
-// maxStretch bounds a wait in the machine's time (wait): at most this many
+// maxStretch bounds a wait in the machine's time (Wait): at most this many
 // times its bound on the clock. The race-detector stage of make test keeps
 // the machine more than half late for minutes (58% by the share of the
 // cores), in bursts that could run a three-times wait out before a stuck
@@ -140,7 +146,7 @@ func (m *lagMeter) Queued() []history.Span {
 // left every stuck pitfall unknown, even alone; ten times reaches 90%.
 const maxStretch = 10
 
-// wait waits for done until bound of the machine's time has passed: time on
+// Wait waits for done until bound of the machine's time has passed: time on
 // the clock less what the machine ran late meanwhile, but never longer than
 // maxStretch times bound. What the machine ran late is the more of the
 // meter's count and the longest any one thread of the run's processes
@@ -149,7 +155,7 @@ const maxStretch = 10
 // and how much of that the machine ran late. A loaded machine thus gives a
 // lock the time it would have had on an idle one, and a stuck lock is found
 // stuck all the same, a little later.
-func (m *lagMeter) wait(ctx context.Context, done <-chan struct{}, bound time.Duration) (ok bool, waited, late time.Duration) {
+func (m *Meter) Wait(ctx context.Context, done <-chan struct{}, bound time.Duration) (ok bool, waited, late time.Duration) {
 	m.waiting.Add(1)
 	defer m.waiting.Add(-1)
 	start, late0 := m.now(), m.late.Load()
@@ -176,7 +182,7 @@ func (m *lagMeter) wait(ctx context.Context, done <-chan struct{}, bound time.Du
 
 // crowd is runnable while a wait is on, and false otherwise: outside a
 // wait only the timer's lateness counts.
-func (m *lagMeter) crowd() (int, bool) {
+func (m *Meter) crowd() (int, bool) {
 	if m.waiting.Load() == 0 {
 		return 0, false
 	}
