@@ -40,12 +40,12 @@ func stallThenProvedOverlap() []history.Op {
 		acq(1, 320, 321, models.OK), sec(1, 322, 330, 10, 9),
 		rel(0, 354, 355),
 		acq(2, 360, 361, models.OK), rel(2, 370, 371), rel(1, 380, 381),
-		endOp(400, history.End{Initial: 10, Stock: 9, Probe: true, PTTL: -2, TTL: 300 * msec, Work: 100 * msec}),
+		endOp(400, history.End{Initial: 10, Stock: 9, Probe: true, TTL: 300 * msec, Work: 100 * msec}),
 	}
 }
 
 func TestRun(t *testing.T) {
-	probeOK := history.End{Initial: 10, Stock: 8, Probe: true, KeyExists: false, PTTL: -2}
+	probeOK := history.End{Initial: 10, Stock: 8, Probe: true}
 	// slowHolds are four holders that never release: each waiter gets the
 	// lock only when the last lease runs out, about 300 ms later.
 	slowHolds := []history.Op{
@@ -75,7 +75,7 @@ func TestRun(t *testing.T) {
 			acq(0, 0, 1, models.OK), sec(0, 2, 50, 10, 9),
 			acq(1, 20, 21, models.OK), sec(1, 22, 30, 10, 9), rel(1, 31, 32),
 			rel(0, 51, 52),
-			endOp(60, history.End{Initial: 10, Stock: 9, Probe: true, PTTL: -2}),
+			endOp(60, history.End{Initial: 10, Stock: 9, Probe: true}),
 		},
 		want: map[string]Verdict{CheckLock: Illegal, CheckResource: Illegal, CheckLiveness: OK},
 	}, {
@@ -83,7 +83,7 @@ func TestRun(t *testing.T) {
 		ops: []history.Op{
 			acq(0, 0, 1, models.OK), {Client: 0, Kind: history.KindCrash, Call: 2 * msec, Return: 2 * msec},
 			acq(1, 3, 4, models.Failed),
-			endOp(20, history.End{Initial: 10, Stock: 10, KeyExists: true, PTTL: -1, Bound: 10 * msec}),
+			endOp(20, history.End{Initial: 10, Stock: 10, Held: true, Bound: 10 * msec}),
 		},
 		want: map[string]Verdict{CheckLock: OK, CheckResource: OK, CheckLiveness: Stuck, CheckHandover: OK},
 	}, {
@@ -100,24 +100,24 @@ func TestRun(t *testing.T) {
 		want: map[string]Verdict{CheckLock: OK, CheckHandover: Slow},
 	}, {
 		name: "slow handovers in which the machine ran the harness late: unknown",
-		ops: append(slices.Clone(slowHolds), endOp(1000, history.End{Initial: 10, Stock: 10, Probe: true, PTTL: -2,
+		ops: append(slices.Clone(slowHolds), endOp(1000, history.End{Initial: 10, Stock: 10, Probe: true,
 			Late: []history.Span{{From: 20 * msec, To: 280 * msec}, {From: 320 * msec, To: 580 * msec}, {From: 620 * msec, To: 880 * msec}}})),
 		want: map[string]Verdict{CheckLock: OK, CheckHandover: Unknown},
 		late: []string{CheckHandover},
 	}, {
 		name: "slow handovers in which a server's thread waited for a core: unknown",
-		ops: append(slices.Clone(slowHolds), endOp(1000, history.End{Initial: 10, Stock: 10, Probe: true, PTTL: -2,
+		ops: append(slices.Clone(slowHolds), endOp(1000, history.End{Initial: 10, Stock: 10, Probe: true,
 			Queued: []history.Span{{From: 100 * msec, To: 300 * msec}, {From: 400 * msec, To: 600 * msec}, {From: 700 * msec, To: 900 * msec}}})),
 		want: map[string]Verdict{CheckLock: OK, CheckHandover: Unknown},
 		late: []string{CheckHandover},
 	}, {
 		name: "a server's wait too short to explain the handovers: slow",
-		ops: append(slices.Clone(slowHolds), endOp(1000, history.End{Initial: 10, Stock: 10, Probe: true, PTTL: -2,
+		ops: append(slices.Clone(slowHolds), endOp(1000, history.End{Initial: 10, Stock: 10, Probe: true,
 			Queued: []history.Span{{From: 150 * msec, To: 300 * msec}, {From: 450 * msec, To: 600 * msec}, {From: 750 * msec, To: 900 * msec}}})),
 		want: map[string]Verdict{CheckLock: OK, CheckHandover: Slow},
 	}, {
 		name: "the machine late outside the handovers excuses none",
-		ops: append(slices.Clone(slowHolds), endOp(1000, history.End{Initial: 10, Stock: 10, Probe: true, PTTL: -2,
+		ops: append(slices.Clone(slowHolds), endOp(1000, history.End{Initial: 10, Stock: 10, Probe: true,
 			Late: []history.Span{{From: 906 * msec, To: 990 * msec}, {From: 1 * msec, To: 5 * msec}}})),
 		want: map[string]Verdict{CheckLock: OK, CheckHandover: Slow},
 	}, {
@@ -154,7 +154,7 @@ func TestRun(t *testing.T) {
 			acq(0, 0, 1, models.OK), sec(0, 2, 352, 10, 9),
 			acq(1, 320, 321, models.OK), sec(1, 322, 330, 10, 9), rel(1, 331, 332),
 			rel(0, 354, 355),
-			endOp(400, history.End{Initial: 10, Stock: 9, Probe: true, PTTL: -2, TTL: 300 * msec, Work: 100 * msec}),
+			endOp(400, history.End{Initial: 10, Stock: 9, Probe: true, TTL: 300 * msec, Work: 100 * msec}),
 		},
 		want: map[string]Verdict{CheckLock: Unknown, CheckResource: Unknown, CheckLiveness: OK},
 		late: []string{CheckLock, CheckResource},
@@ -169,7 +169,7 @@ func TestRun(t *testing.T) {
 			{Client: 0, Kind: history.KindFault, Call: 50 * msec, Return: 300 * msec, Fault: "client pause"},
 			acq(1, 320, 321, models.OK), sec(1, 322, 330, 10, 9), rel(1, 331, 332),
 			rel(0, 354, 355),
-			endOp(400, history.End{Initial: 10, Stock: 9, Probe: true, PTTL: -2, TTL: 300 * msec, Work: 100 * msec}),
+			endOp(400, history.End{Initial: 10, Stock: 9, Probe: true, TTL: 300 * msec, Work: 100 * msec}),
 		},
 		want: map[string]Verdict{CheckLock: Illegal, CheckResource: Illegal, CheckLiveness: OK},
 	}, {
@@ -181,7 +181,7 @@ func TestRun(t *testing.T) {
 			{Client: 0, Kind: history.KindAcquire, Key: "lock", Call: 100 * msec, Return: 295 * msec, Outcome: models.Failed, Nested: true},
 			acq(1, 320, 321, models.OK), sec(1, 322, 330, 10, 9), rel(1, 331, 332),
 			rel(0, 354, 355),
-			endOp(400, history.End{Initial: 10, Stock: 9, Probe: true, PTTL: -2, TTL: 300 * msec, Work: 100 * msec}),
+			endOp(400, history.End{Initial: 10, Stock: 9, Probe: true, TTL: 300 * msec, Work: 100 * msec}),
 		},
 		want: map[string]Verdict{CheckLock: Illegal, CheckResource: Illegal, CheckLiveness: OK},
 	}, {
@@ -192,7 +192,7 @@ func TestRun(t *testing.T) {
 			{Client: 0, Kind: history.KindFault, Call: 10 * msec, Return: 205 * msec, Fault: history.FaultSlowWork, FaultKind: "slow-work"},
 			acq(1, 320, 321, models.OK), sec(1, 322, 330, 10, 9), rel(1, 331, 332),
 			rel(0, 354, 355),
-			endOp(400, history.End{Initial: 10, Stock: 9, Probe: true, PTTL: -2, TTL: 300 * msec, Work: 100 * msec}),
+			endOp(400, history.End{Initial: 10, Stock: 9, Probe: true, TTL: 300 * msec, Work: 100 * msec}),
 		},
 		want: map[string]Verdict{CheckLock: Illegal, CheckResource: Illegal, CheckLiveness: OK},
 	}, {
@@ -202,7 +202,7 @@ func TestRun(t *testing.T) {
 			{Client: 2, Kind: history.KindFault, Call: 50 * msec, Return: 300 * msec, Fault: "client pause"},
 			acq(1, 320, 321, models.OK), sec(1, 322, 330, 10, 9), rel(1, 331, 332),
 			rel(0, 354, 355),
-			endOp(400, history.End{Initial: 10, Stock: 9, Probe: true, PTTL: -2, TTL: 300 * msec, Work: 100 * msec}),
+			endOp(400, history.End{Initial: 10, Stock: 9, Probe: true, TTL: 300 * msec, Work: 100 * msec}),
 		},
 		want: map[string]Verdict{CheckLock: Unknown, CheckResource: Unknown},
 		late: []string{CheckLock, CheckResource},
@@ -218,7 +218,7 @@ func TestRun(t *testing.T) {
 			{Client: 0, Kind: history.KindFault, Call: 50 * msec, Return: 300 * msec, Fault: history.FaultInjecting, Effect: history.EffectHarness},
 			acq(1, 320, 321, models.OK), sec(1, 322, 330, 10, 9), rel(1, 331, 332),
 			rel(0, 354, 355),
-			endOp(400, history.End{Initial: 10, Stock: 9, Probe: true, PTTL: -2, TTL: 300 * msec, Work: 100 * msec}),
+			endOp(400, history.End{Initial: 10, Stock: 9, Probe: true, TTL: 300 * msec, Work: 100 * msec}),
 		},
 		want: map[string]Verdict{CheckLock: Unknown, CheckResource: Unknown, CheckLiveness: OK},
 		late: []string{CheckLock, CheckResource},
@@ -232,14 +232,14 @@ func TestRun(t *testing.T) {
 			{Client: 0, Kind: history.KindFault, Call: 50 * msec, Return: 52 * msec, Fault: history.FaultInjecting, Effect: history.EffectHarness},
 			acq(1, 320, 321, models.OK), sec(1, 322, 330, 10, 9), rel(1, 331, 332),
 			rel(0, 354, 355),
-			endOp(400, history.End{Initial: 10, Stock: 9, Probe: true, PTTL: -2, TTL: 300 * msec, Work: 100 * msec}),
+			endOp(400, history.End{Initial: 10, Stock: 9, Probe: true, TTL: 300 * msec, Work: 100 * msec}),
 		},
 		want: map[string]Verdict{CheckLock: Illegal, CheckResource: Illegal, CheckLiveness: OK},
 	}, {
 		name: "spoiled: every verdict unknown",
 		ops: []history.Op{
 			acq(0, 0, 1, models.OK), sec(0, 2, 5, 10, 9), rel(0, 6, 7),
-			endOp(20, history.End{Initial: 10, Stock: 9, Probe: true, PTTL: -2,
+			endOp(20, history.End{Initial: 10, Stock: 9, Probe: true,
 				Spoiled: []string{"failpoint before-del never fired"}}),
 		},
 		want: map[string]Verdict{CheckLock: Unknown, CheckResource: Unknown, CheckLiveness: Unknown, CheckHandover: Unknown},
@@ -247,7 +247,7 @@ func TestRun(t *testing.T) {
 		name: "a client unfinished when the machine gave it too little time: unknown",
 		ops: []history.Op{
 			acq(0, 0, 1, models.OK), rel(0, 2, 3), acq(1, 2, 4, models.OK),
-			endOp(3400, history.End{Initial: 10, Stock: 10, Probe: true, PTTL: -2, Stuck: []int{1},
+			endOp(3400, history.End{Initial: 10, Stock: 10, Probe: true, Stuck: []int{1},
 				Bound: 1120 * msec, Waited: 3360 * msec, WaitLate: 2900 * msec}),
 		},
 		want: map[string]Verdict{CheckLock: OK, CheckLiveness: Unknown},
@@ -256,7 +256,7 @@ func TestRun(t *testing.T) {
 		name: "stuck though the machine ran late: the bound of its time had passed",
 		ops: []history.Op{
 			acq(0, 0, 1, models.OK), rel(0, 2, 3), acq(1, 2, 4, models.OK),
-			endOp(3400, history.End{Initial: 10, Stock: 10, KeyExists: true, PTTL: -1, Stuck: []int{1},
+			endOp(3400, history.End{Initial: 10, Stock: 10, Held: true, Stuck: []int{1},
 				Bound: 1120 * msec, Waited: 2400 * msec, WaitLate: 1200 * msec,
 				ProbeWait: 3360 * msec, ProbeLate: 2900 * msec}),
 		},
@@ -285,7 +285,7 @@ func TestStallIsNamed(t *testing.T) {
 	ops := []history.Op{
 		acq(2, 0, 1, models.OK), sec(2, 2, 352, 10, 9),
 		acq(1, 320, 321, models.OK), rel(1, 331, 332), rel(2, 354, 355),
-		endOp(400, history.End{Initial: 10, Stock: 9, Probe: true, PTTL: -2, TTL: 300 * msec, Work: 100 * msec}),
+		endOp(400, history.End{Initial: 10, Stock: 9, Probe: true, TTL: 300 * msec, Work: 100 * msec}),
 	}
 	c := Run(ops, Options{Initial: 10}).Checks[0]
 	if c.Verdict != Unknown || !strings.Contains(c.Detail, "the machine stalled client 2 for 220 ms") ||
@@ -318,7 +318,7 @@ func TestLateReplyAgesTheLease(t *testing.T) {
 		ops := []history.Op{
 			late, sec(0, 131, 231, 10, 9),
 			acq(1, 259, 260, models.OK), rel(1, 270, 271), rel(0, 300, 301),
-			endOp(400, history.End{Initial: 10, Stock: 9, Probe: true, PTTL: -2, TTL: 200 * msec, Work: 100 * msec}),
+			endOp(400, history.End{Initial: 10, Stock: 9, Probe: true, TTL: 200 * msec, Work: 100 * msec}),
 		}
 		c := Run(ops, Options{Initial: 10}).Checks[0]
 		if c.Verdict != tc.want || (tc.want == Unknown && !strings.Contains(c.Detail, "the machine stalled client 0 for 150 ms")) {
@@ -333,7 +333,7 @@ func TestHarnessWaitIsNamed(t *testing.T) {
 		acq(0, 0, 1, models.OK), sec(0, 2, 352, 10, 9),
 		{Client: 0, Kind: history.KindFault, Call: 50 * msec, Return: 300 * msec, Fault: history.FaultInjecting, Effect: history.EffectHarness},
 		acq(1, 320, 321, models.OK), rel(1, 331, 332), rel(0, 354, 355),
-		endOp(400, history.End{Initial: 10, Stock: 9, Probe: true, PTTL: -2, TTL: 300 * msec, Work: 100 * msec}),
+		endOp(400, history.End{Initial: 10, Stock: 9, Probe: true, TTL: 300 * msec, Work: 100 * msec}),
 	}
 	c := Run(ops, Options{Initial: 10}).Checks[0]
 	if c.Verdict != Unknown || !strings.Contains(c.Detail, "the harness held client 0 for 250 ms") {

@@ -47,12 +47,12 @@ func checkLiveness(ops []history.Op) Check {
 	}
 	c.Verdict = Stuck
 	switch {
-	case !e.KeyExists:
-		why = append(why, "the lock key is gone")
-	case e.PTTL < 0:
-		why = append(why, "the lock key has no expiry (PTTL -1)")
+	case !e.Held:
+		why = append(why, "the servers hold the lock for nobody")
+	case !e.Expires:
+		why = append(why, "the servers still hold the lock, with no expiry")
 	default:
-		why = append(why, fmt.Sprintf("the lock key has PTTL %s", ms(e.PTTL)))
+		why = append(why, fmt.Sprintf("the servers still hold the lock, for %s more", ms(e.Left)))
 	}
 	c.Detail = strings.Join(why, "; ")
 	c.At = ptr(lastGrant(ops))

@@ -128,9 +128,8 @@ func setupLockTable(ctx context.Context, db Database) error {
 }
 
 // LockState reads the state of the lock named key where the topology keeps
-// it, as Redis's PTTL reports a key: -2 when there is none, -1 when it has
-// no expiry, else the time until it expires.
-func (c *Cluster) LockState(ctx context.Context, key string) (time.Duration, error) {
+// it.
+func (c *Cluster) LockState(ctx context.Context, key string) (State, error) {
 	if c.lockDB != nil {
 		d := Dialect(c.lockDB.Driver())
 		left := "TIMESTAMPDIFF(MICROSECOND, NOW(3), expires_at)"
@@ -144,27 +143,33 @@ func (c *Cluster) LockState(ctx context.Context, key string) (time.Duration, err
 		case errors.Is(err, sql.ErrNoRows):
 			return c.namedLockState(ctx, key)
 		case err != nil:
-			return 0, fmt.Errorf("read the lock row: %w", err)
+			return Free, fmt.Errorf("read the lock row: %w", err)
 		case !micros.Valid:
-			return -1, nil
+			return Unexpiring(), nil
 		}
 		// An expired row not yet deleted is no lock.
-		return max(time.Duration(micros.Int64)*time.Microsecond, 0), nil
+		return Until(time.Duration(micros.Int64) * time.Microsecond), nil
 	}
 	if c.deployment != nil {
 		return c.deployment.LockState(ctx, key)
 	}
 	master, err := c.Master(ctx)
 	if err != nil {
-		return 0, err
+		return Free, err
 	}
 	pttl, err := master.Admin().PTTL(ctx, key).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return 0, fmt.Errorf("read the lock's PTTL: %w", err)
+		return Free, fmt.Errorf("read the lock's PTTL: %w", err)
 	}
-	// go-redis reports -1 (no expiry) and -2 (no key) as those many
-	// nanoseconds.
-	return pttl, nil
+	// go-redis reports Redis's -1 (no expiry) and -2 (no key) as those
+	// many nanoseconds.
+	switch pttl {
+	case -2:
+		return Free, nil
+	case -1:
+		return Unexpiring(), nil
+	}
+	return Until(pttl), nil
 }
 
 // lockRow reads the lock row of key with query, uncommitted: the row a
@@ -191,32 +196,32 @@ func (c *Cluster) SQLDialect() Dialect {
 }
 
 // namedLockState is LockState of a MariaDB named lock (GET_LOCK(key), as
-// the locks of pitfalls d4 and d5 take it), which has no row: -1 while a
-// connection holds it, since it has no expiry, else -2.
-func (c *Cluster) namedLockState(ctx context.Context, key string) (time.Duration, error) {
+// the locks of pitfalls d4 and d5 take it), which has no row: held with no
+// expiry while a connection holds it, for as long as it lives.
+func (c *Cluster) namedLockState(ctx context.Context, key string) (State, error) {
 	var holder sql.NullInt64
 	if err := c.lockDB.Admin().QueryRowContext(ctx, "SELECT IS_USED_LOCK(?)", key).Scan(&holder); err != nil {
-		return 0, fmt.Errorf("read the named lock: %w", err)
+		return Free, fmt.Errorf("read the named lock: %w", err)
 	}
 	if holder.Valid {
-		return -1, nil // a connection holds it, for as long as it lives
+		return Unexpiring(), nil
 	}
-	return -2, nil
+	return Free, nil
 }
 
 // advisoryState is LockState of a PostgreSQL advisory lock on key's hash
 // (pg_advisory_lock(hashtext(key)), as the advisory locks of pitfall p1
-// take it), which has no row: -1 while a session holds it, since it has
-// no expiry, else -2. pg_locks shows a bigint key as its two halves.
-func (c *Cluster) advisoryState(ctx context.Context, key string) (time.Duration, error) {
+// take it), which has no row: held with no expiry while a session holds
+// it. pg_locks shows a bigint key as its two halves.
+func (c *Cluster) advisoryState(ctx context.Context, key string) (State, error) {
 	var held bool
 	err := c.lockDB.Admin().QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1 AND granted "+
 		"AND ((classid::bigint << 32) | objid::bigint) = hashtext($1)::bigint)", key).Scan(&held)
 	if err != nil {
-		return 0, fmt.Errorf("read the advisory locks: %w", err)
+		return Free, fmt.Errorf("read the advisory locks: %w", err)
 	}
 	if held {
-		return -1, nil
+		return Unexpiring(), nil
 	}
-	return -2, nil
+	return Free, nil
 }

@@ -28,8 +28,8 @@ type Deployment interface {
 	// link of its own, in the order the client's handle is dialled with.
 	Nodes() []Node
 	// LockState reads the lock named key on the servers, for the liveness
-	// check's detail, as Cluster.LockState reports it.
-	LockState(ctx context.Context, key string) (time.Duration, error)
+	// check's detail.
+	LockState(ctx context.Context, key string) (State, error)
 	// Stop stops every server and removes their files; it may be called
 	// twice.
 	Stop() error
@@ -155,4 +155,41 @@ type Stamper interface {
 	// Stamp makes a write of its own, past any link, and returns the time
 	// the leader stamped it with.
 	Stamp(ctx context.Context) (time.Time, error)
+}
+
+// State is what a lock service's servers show of one lock, read past any
+// link: for the liveness check's detail and the timeline's last word on a
+// stuck lock.
+type State struct {
+	// Held says the servers hold the lock for someone.
+	Held bool
+	// Expires says the hold ends by itself: a key's TTL, a lease, a row's
+	// expiry. A hold without one lasts until it is released or its
+	// session or connection ends (GET_LOCK, an advisory lock, an
+	// ephemeral node).
+	Expires bool
+	// Left is the time until it expires, when it Expires, in the service's
+	// own unit (whole seconds on etcd and memcached).
+	Left time.Duration
+}
+
+// Free is the State of a lock nobody holds.
+var Free = State{}
+
+// Until is the State of a lock held for left more.
+func Until(left time.Duration) State { return State{Held: true, Expires: true, Left: max(left, 0)} }
+
+// Unexpiring is the State of a lock held with no expiry.
+func Unexpiring() State { return State{Held: true} }
+
+// String says s in a few words: "free", "held, no expiry", "held, 150 ms
+// left".
+func (s State) String() string {
+	switch {
+	case !s.Held:
+		return "free"
+	case !s.Expires:
+		return "held, no expiry"
+	}
+	return fmt.Sprintf("held, %s left", s.Left.Round(time.Millisecond))
 }

@@ -16,7 +16,7 @@ import (
 
 // TestSQLService: on the SQL topologies (MariaDB and PostgreSQL) a client
 // reaches the lock table's server through its own link, the lock's state
-// reads as a Redis PTTL does, the client's SQL stops while the client is
+// reads as a cluster.State, the client's SQL stops while the client is
 // paused, and a black-holed link fails a query after the client's
 // timeout rather than hanging.
 func TestSQLService(t *testing.T) {
@@ -57,13 +57,13 @@ func testSQLService(t *testing.T, topology cluster.Topology, dialect cluster.Dia
 	for _, tc := range []struct {
 		stmt      string
 		args      []any
-		min, max  time.Duration
+		want      cluster.State // Left: the most it may be
 		duplicate bool
 	}{
-		{"DELETE FROM " + cluster.LockTable, nil, -2, -2, false},
-		{"INSERT INTO " + cluster.LockTable + " (name, owner) VALUES (?, ?)", []any{"k", "me"}, -1, -1, false},
-		{"UPDATE " + cluster.LockTable + " SET expires_at = " + d.NowPlus(), []any{time.Second.Microseconds()}, 1, time.Second, false},
-		{"INSERT INTO " + cluster.LockTable + " (name, owner) VALUES (?, ?)", []any{"k", "you"}, 1, time.Second, true},
+		{"DELETE FROM " + cluster.LockTable, nil, cluster.Free, false},
+		{"INSERT INTO " + cluster.LockTable + " (name, owner) VALUES (?, ?)", []any{"k", "me"}, cluster.Unexpiring(), false},
+		{"UPDATE " + cluster.LockTable + " SET expires_at = " + d.NowPlus(), []any{time.Second.Microseconds()}, cluster.Until(time.Second), false},
+		{"INSERT INTO " + cluster.LockTable + " (name, owner) VALUES (?, ?)", []any{"k", "you"}, cluster.Until(time.Second), true},
 	} {
 		_, err := c.SQL().ExecContext(ctx, d.Query(tc.stmt), tc.args...)
 		if tc.duplicate {
@@ -74,14 +74,14 @@ func testSQLService(t *testing.T, topology cluster.Topology, dialect cluster.Dia
 		} else if err != nil {
 			t.Fatalf("%s: %v", tc.stmt, err)
 		}
-		if got, err := cl.LockState(ctx, "k"); err != nil || got < tc.min || got > tc.max {
-			t.Errorf("after %s: lock state %v, %v; want %v to %v", tc.stmt, got, err, tc.min, tc.max)
+		if got, err := cl.LockState(ctx, "k"); err != nil || got.Held != tc.want.Held || got.Expires != tc.want.Expires || got.Left > tc.want.Left {
+			t.Errorf("after %s: lock state %v, %v; want %v or less", tc.stmt, got, err, tc.want)
 		}
 	}
 
 	if dialect == cluster.Pgx {
-		// An advisory lock has no row and no expiry: -1 while a session
-		// holds it, -2 once it is unlocked. Keys whose hash is negative
+		// An advisory lock has no row and no expiry: held while a session
+		// holds it, free once it is unlocked. Keys whose hash is negative
 		// and positive both: pg_locks shows the key in two halves.
 		conn, err := c.SQL().Conn(ctx)
 		if err != nil {
@@ -96,8 +96,8 @@ func testSQLService(t *testing.T, topology cluster.Topology, dialect cluster.Dia
 			signs[negative] = true
 			for _, step := range []struct {
 				fn   string
-				want time.Duration
-			}{{"pg_advisory_lock", -1}, {"pg_advisory_unlock", -2}} {
+				want cluster.State
+			}{{"pg_advisory_lock", cluster.Unexpiring()}, {"pg_advisory_unlock", cluster.Free}} {
 				if _, err := conn.ExecContext(ctx, "SELECT "+step.fn+"(hashtext($1))", key); err != nil {
 					t.Fatal(err)
 				}
@@ -230,8 +230,8 @@ func TestSQLStatementsStrike(t *testing.T) {
 	if !errors.As(err, &dropped) {
 		t.Errorf("the acquire's INSERT: %v, want its reply dropped", err)
 	}
-	if got, _ := cl.LockState(ctx, "k"); got != -1 {
-		t.Errorf("after the dropped INSERT the row's state is %v, want -1: it ran on the server", got)
+	if got, _ := cl.LockState(ctx, "k"); got != cluster.Unexpiring() {
+		t.Errorf("after the dropped INSERT the row's state is %v, want held with no expiry: it ran on the server", got)
 	}
 
 	rctx, leave := c.Enter(ctx, failpoint.PhaseRelease)
@@ -240,8 +240,8 @@ func TestSQLStatementsStrike(t *testing.T) {
 	if !errors.Is(err, ErrNotSent) {
 		t.Errorf("the release's DELETE: %v, want not sent (the client crashed before it)", err)
 	}
-	if got, _ := cl.LockState(ctx, "k"); got != -1 {
-		t.Errorf("after the crash before the DELETE the row's state is %v, want -1", got)
+	if got, _ := cl.LockState(ctx, "k"); got != cluster.Unexpiring() {
+		t.Errorf("after the crash before the DELETE the row's state is %v, want held with no expiry", got)
 	}
 	if lines := points.Unfired(); len(lines) > 0 {
 		t.Errorf("failpoints did not fire: %v", lines)

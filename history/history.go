@@ -253,8 +253,9 @@ type Op struct {
 type End struct {
 	Stock     int64         `json:"stock"`               // inventory left
 	Initial   int64         `json:"initial"`             // inventory at the start
-	KeyExists bool          `json:"key_exists"`          // the lock key still exists
-	PTTL      time.Duration `json:"pttl_ns"`             // its PTTL; -1 when it has no expiry
+	Held      bool          `json:"held"`                // the servers still hold the lock
+	Expires   bool          `json:"expires,omitempty"`   // the hold ends by itself (a TTL, a lease, a row's expiry)
+	Left      time.Duration `json:"left_ns,omitempty"`   // its time left, when it expires
 	Stuck     []int         `json:"stuck,omitempty"`     // clients that did not finish their cycle in time
 	Probe     bool          `json:"probe"`               // the liveness probe got the lock
 	ProbeWait time.Duration `json:"probe_wait_ns"`       // how long the probe waited
@@ -306,19 +307,31 @@ type End struct {
 }
 
 // UnmarshalJSON reads an End also under the names its fields had before
-// the words spoiled and missed: every version-1 history, and version-2
-// ones written before the rename, say not_exercised and unmet.
+// the words spoiled and missed (not_exercised, unmet), and the lock's
+// state as Redis says it (key_exists, pttl_ns): every version-1 history,
+// and version-2 ones written before the renames.
 func (e *End) UnmarshalJSON(b []byte) error {
 	type fields End // End's fields, without this method
 	var v struct {
 		fields
 		Renamed
+		// Before the lock's state was said alike for every service, it
+		// was Redis's: whether the key existed and its PTTL (-1: no
+		// expiry).
+		KeyExists *bool          `json:"key_exists"`
+		PTTL      *time.Duration `json:"pttl_ns"`
 	}
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
 	*e = End(v.fields)
 	v.Renamed.Into(&e.Spoiled, &e.Missed)
+	if v.KeyExists != nil {
+		e.Held = *v.KeyExists
+	}
+	if v.PTTL != nil && e.Held && *v.PTTL >= 0 {
+		e.Expires, e.Left = true, *v.PTTL
+	}
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/locklab/locklab/models"
 )
@@ -161,5 +162,33 @@ func TestReadOldNames(t *testing.T) {
 				t.Errorf("spoiled %q, missed %q; want %q, %q", e.Spoiled, e.Missed, tt.spoiled, tt.missed)
 			}
 		})
+	}
+}
+
+// TestReadOldLockState: the lock's state as Redis said it (key_exists,
+// pttl_ns, -1 for no expiry), which saved histories hold, reads as Held,
+// Expires and Left.
+func TestReadOldLockState(t *testing.T) {
+	tests := []struct {
+		end     string
+		held    bool
+		expires bool
+		left    time.Duration
+	}{
+		{`{"key_exists":false,"pttl_ns":-2}`, false, false, 0},
+		{`{"key_exists":true,"pttl_ns":-1}`, true, false, 0},
+		{`{"key_exists":true,"pttl_ns":150000000}`, true, true, 150 * time.Millisecond},
+		{`{"held":true,"expires":true,"left_ns":2000000000}`, true, true, 2 * time.Second},
+	}
+	for _, tt := range tests {
+		in := `{"format":"` + Format + `","version":1}` + "\n" +
+			`{"client":-1,"kind":"end","call_ns":1,"return_ns":1,"end":` + tt.end + "}\n"
+		ops, err := Read(strings.NewReader(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := EndOf(ops); e == nil || e.Held != tt.held || e.Expires != tt.expires || e.Left != tt.left {
+			t.Errorf("%s: read %+v; want held %v, expires %v, left %v", tt.end, e, tt.held, tt.expires, tt.left)
+		}
 	}
 }

@@ -36,8 +36,8 @@ func TestAdvisoryTx(t *testing.T) {
 	lockA, lockB := reference.NewAdvisoryTx(a), reference.NewAdvisoryTx(b)
 
 	lease := acquire(ctx, t, lockA)
-	if state, err := cl.LockState(ctx, "k"); err != nil || state != -1 {
-		t.Fatalf("lock state while held = %v, %v; want -1 (held, no expiry)", state, err)
+	if state, err := cl.LockState(ctx, "k"); err != nil || state != cluster.Unexpiring() {
+		t.Fatalf("lock state while held = %v, %v; want held, no expiry", state, err)
 	}
 	start := time.Now()
 	if _, err := lockB.Acquire(ctx, "k"); !errors.Is(err, harness.ErrNotAcquired) {
@@ -76,8 +76,8 @@ func TestAdvisoryTx(t *testing.T) {
 	if stock, err := inv.Stock(ctx); err != nil || stock != 8 {
 		t.Fatalf("stock = %d, %v; want 8: the killed holder's write must be lost", stock, err)
 	}
-	if state, err := cl.LockState(ctx, "k"); err != nil || state != -2 {
-		t.Fatalf("lock state after the commits = %v, %v; want -2 (free)", state, err)
+	if state, err := cl.LockState(ctx, "k"); err != nil || state.Held {
+		t.Fatalf("lock state after the commits = %v, %v; want free", state, err)
 	}
 }
 

@@ -496,19 +496,18 @@ func (r *run) probe(ctx context.Context, meter *lag.Meter, c *harness.Client, ne
 	wk.release(ctx, lease, false)
 }
 
-// readEnd records the stock left and the lock key's expiry.
+// readEnd records the stock left and the lock's state on its servers.
 func (r *run) readEnd(ctx context.Context, end *history.End) error {
 	stock, err := r.stock(ctx)
 	if err != nil {
 		return fmt.Errorf("read stock: %w", err)
 	}
 	end.Stock = stock
-	pttl, err := r.cluster.LockState(ctx, r.w.Key)
+	state, err := r.cluster.LockState(ctx, r.w.Key)
 	if err != nil {
 		return err
 	}
-	end.KeyExists = pttl != -2
-	end.PTTL = pttl
+	end.Held, end.Expires, end.Left = state.Held, state.Expires, state.Left
 	return nil
 }
 

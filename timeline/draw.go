@@ -690,8 +690,8 @@ func (s *scene) stuckWords() string {
 	if k.holder >= 0 {
 		who = fmt.Sprintf("held by client %d from %s, never again free", k.holder, msText(k.from))
 	}
-	if e := s.end; e != nil && e.KeyExists && e.PTTL < 0 {
-		who += "; the key has no TTL"
+	if e := s.end; e != nil && e.Held && !e.Expires {
+		who += "; the servers hold it with no expiry"
 	}
 	return fmt.Sprintf("%s; %d acquires refused", who, k.refused)
 }

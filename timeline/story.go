@@ -273,12 +273,12 @@ func (s *scene) stuckStory() []Event {
 	if e := s.end; e != nil {
 		var why []string
 		switch {
-		case !e.KeyExists:
-			why = append(why, "the lock key is gone")
-		case e.PTTL < 0:
-			why = append(why, "the lock key is still there with no TTL")
+		case !e.Held:
+			why = append(why, "the servers hold the lock for nobody")
+		case !e.Expires:
+			why = append(why, "the servers still hold the lock, with no expiry")
 		default:
-			why = append(why, fmt.Sprintf("the lock key is still there (PTTL %s)", msText(e.PTTL)))
+			why = append(why, fmt.Sprintf("the servers still hold the lock, for %s more", msText(e.Left)))
 		}
 		if !e.Probe {
 			why = append(why, fmt.Sprintf("a fresh client gets no lock within %s", msText(e.Bound)))

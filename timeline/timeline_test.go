@@ -129,7 +129,7 @@ func TestDraw(t *testing.T) {
 			labels: []string{"clients 0 and 2 both hold it (11 ms)", "write with token 8 refused", "paused 501 ms"},
 			lanes:  []string{"network"}, forbid: []string{"violation"}},
 		{run: "3-no-ttl-broken", clients: 4, mark: "stuck",
-			labels: []string{"held by client 0 from 71 ms, never again free; the key has no TTL; 877 acquires refused", "crash"},
+			labels: []string{"held by client 0 from 71 ms, never again free; the servers hold it with no expiry; 877 acquires refused", "crash"},
 			lanes:  []string{"network"}},
 		{run: "4-no-release-broken", clients: 4, zoomed: true, labels: []string{"idle 188 ms"}, lanes: []string{"network"},
 			forbid: []string{"violation"}},
@@ -282,7 +282,7 @@ func TestStory(t *testing.T) {
 			"client 0 crashes (failpoint critical-section)",
 			"client 1 asks for the lock: refused",
 			"877 acquires refused since 71 ms",
-			"!the run ends: the lock key is still there with no TTL; a fresh client gets no lock within 1120 ms",
+			"!the run ends: the servers still hold the lock, with no expiry; a fresh client gets no lock within 1120 ms",
 		}},
 		{"4-no-release-broken", []string{
 			"client 3 acquires the lock",

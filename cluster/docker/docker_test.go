@@ -412,7 +412,7 @@ func TestDockerPostgres(t *testing.T) {
 	if _, err := db.Admin().ExecContext(ctx, "INSERT INTO "+cluster.LockTable+" (name, owner, expires_at) VALUES ('k', 'me', now() + INTERVAL '1 minute')"); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := c.LockState(ctx, "k"); err != nil || got <= 50*time.Second || got > time.Minute {
+	if got, err := c.LockState(ctx, "k"); err != nil || !got.Expires || got.Left <= 50*time.Second || got.Left > time.Minute {
 		t.Errorf("LockState = %v, %v; want about a minute", got, err)
 	}
 	if err := db.SetupInventory(ctx, 7); err != nil {

@@ -57,7 +57,7 @@ func TestDockerMemcached(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A lease of 2 s asks the server for 3 (memcached.Lease).
-	if left, err := cl.LockState(ctx, "k"); err != nil || left < memcached.MinLease || left > memcached.Lease(memcached.MinLease) {
+	if left, err := cl.LockState(ctx, "k"); err != nil || !left.Expires || left.Left < memcached.MinLease || left.Left > memcached.Lease(memcached.MinLease) {
 		t.Fatalf("lock state %v, %v: want 2-3 s", left, err)
 	}
 
@@ -75,7 +75,7 @@ func TestDockerMemcached(t *testing.T) {
 	if !n.Running() || n.Addr() != addr {
 		t.Errorf("restarted node running %v at %s, want running at %s", n.Running(), n.Addr(), addr)
 	}
-	if left, err := cl.LockState(ctx, "k"); err != nil || left != -2 {
+	if left, err := cl.LockState(ctx, "k"); err != nil || left.Held {
 		t.Fatalf("lock state after restart %v, %v: want -2: memcached keeps nothing", left, err)
 	}
 	// A client's link reaches the restarted server at the same address.
@@ -95,14 +95,14 @@ func TestDockerMemcached(t *testing.T) {
 	if err := n.Resume(); err != nil {
 		t.Fatal(err)
 	}
-	if left, err := cl.LockState(ctx, "k"); err != nil || left < time.Second {
+	if left, err := cl.LockState(ctx, "k"); err != nil || left.Left < time.Second {
 		t.Errorf("lock state after resume %v, %v: want the second client's lock", left, err)
 	}
 	// A restart without data, and of a running server, is as empty.
 	if err := n.Restart(ctx, false); err != nil {
 		t.Fatal(err)
 	}
-	if left, err := cl.LockState(ctx, "k"); err != nil || left != -2 {
+	if left, err := cl.LockState(ctx, "k"); err != nil || left.Held {
 		t.Errorf("lock state after a restart without data %v, %v: want -2", left, err)
 	}
 }

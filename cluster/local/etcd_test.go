@@ -49,8 +49,8 @@ func TestEtcdTopology(t *testing.T) {
 	if err != nil || len(resp.Kvs) != 1 {
 		t.Fatalf("the write did not survive the leader's kill: %v %v", resp, err)
 	}
-	if st, err := cl.LockState(ctx, "lock"); err != nil || st != -2 {
-		t.Fatalf("LockState with no lock = %v, %v; want -2", st, err)
+	if st, err := cl.LockState(ctx, "lock"); err != nil || st.Held {
+		t.Fatalf("LockState with no lock = %v, %v; want free", st, err)
 	}
 }
 

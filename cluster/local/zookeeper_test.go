@@ -52,8 +52,8 @@ func TestZooKeeperTopology(t *testing.T) {
 	if data, _, err := admin.Get("/probe"); err != nil || string(data) != "1" {
 		t.Fatalf("the write did not survive the leader's kill: %q %v", data, err)
 	}
-	if st, err := cl.LockState(ctx, "lock"); err != nil || st != -2 {
-		t.Fatalf("LockState with no lock = %v, %v; want -2", st, err)
+	if st, err := cl.LockState(ctx, "lock"); err != nil || st.Held {
+		t.Fatalf("LockState with no lock = %v, %v; want free", st, err)
 	}
 }
 

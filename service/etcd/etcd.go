@@ -101,31 +101,30 @@ func (d *deployment) Leader(ctx context.Context) (int, error) {
 }
 
 // LockState is the lease time left of the oldest key under the lock's
-// prefix, which is the holder's, as Redis's PTTL reports a key: -2 when
-// there is none, -1 when it has no lease.
-func (d *deployment) LockState(ctx context.Context, key string) (time.Duration, error) {
+// prefix, which is the holder's.
+func (d *deployment) LockState(ctx context.Context, key string) (cluster.State, error) {
 	admin := d.set.Admin()
 	resp, err := admin.Get(ctx, KeyPrefix+key+"/", clientv3.WithPrefix(),
 		clientv3.WithSort(clientv3.SortByCreateRevision, clientv3.SortAscend), clientv3.WithLimit(1))
 	if err != nil {
-		return 0, fmt.Errorf("read the lock's keys: %w", err)
+		return cluster.Free, fmt.Errorf("read the lock's keys: %w", err)
 	}
 	if len(resp.Kvs) == 0 {
-		return -2, nil
+		return cluster.Free, nil
 	}
 	lease := resp.Kvs[0].Lease
 	if lease == 0 {
-		return -1, nil
+		return cluster.Unexpiring(), nil
 	}
 	ttl, err := admin.TimeToLive(ctx, clientv3.LeaseID(lease))
 	if err != nil {
-		return 0, fmt.Errorf("read the lock's lease: %w", err)
+		return cluster.Free, fmt.Errorf("read the lock's lease: %w", err)
 	}
 	if ttl.TTL < 0 {
-		return -2, nil // the lease expired: the key goes with it
+		return cluster.Free, nil // the lease expired: the key goes with it
 	}
 	// In whole seconds, rounded down: a key in its last second reads 0.
-	return time.Duration(ttl.TTL) * time.Second, nil
+	return cluster.Until(time.Duration(ttl.TTL) * time.Second), nil
 }
 
 // SetStock puts the starting stock in StockKey, past any link.

@@ -41,7 +41,7 @@ func start(t *testing.T) *cluster.Cluster {
 // through its own links and has no Redis; a lease its session keeps alive
 // outlives its TTL, and expires once the client is paused past it, since
 // a paused client's connections send nothing, its keep-alives included.
-// The lock's state reads as a Redis PTTL does.
+// The lock's state reads as a cluster.State.
 func TestEtcdService(t *testing.T) {
 	ctx := context.Background()
 	cl := start(t)
@@ -70,12 +70,12 @@ func TestEtcdService(t *testing.T) {
 		t.Fatal(err)
 	}
 	// etcd tells a lease's time left in whole seconds, rounded down.
-	if got, err := cl.LockState(ctx, "k"); err != nil || got < 0 || got > time.Second {
+	if got, err := cl.LockState(ctx, "k"); err != nil || !got.Expires || got.Left > time.Second {
 		t.Fatalf("lock state %v, %v; want up to 1 s", got, err)
 	}
 	// Kept alive, the key outlives two TTLs: the time passing is the test.
 	time.Sleep(2 * time.Second)
-	if got, err := cl.LockState(ctx, "k"); err != nil || got < 0 {
+	if got, err := cl.LockState(ctx, "k"); err != nil || !got.Held {
 		t.Fatalf("after 2 s kept alive: lock state %v, %v; want the key", got, err)
 	}
 	// Paused for 2.5 s, the client's keep-alives stop: etcd revokes the
@@ -83,8 +83,8 @@ func TestEtcdService(t *testing.T) {
 	if err := c.Pause(ctx, 2500*time.Millisecond, "test"); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := cl.LockState(ctx, "k"); err != nil || got != -2 {
-		t.Errorf("after a pause past the lease: lock state %v, %v; want -2 (no key)", got, err)
+	if got, err := cl.LockState(ctx, "k"); err != nil || got.Held {
+		t.Errorf("after a pause past the lease: lock state %v, %v; want free (no key)", got, err)
 	}
 }
 

@@ -75,34 +75,33 @@ func (d *deployment) Nodes() []cluster.Node { return []cluster.Node{d.node} }
 func (d *deployment) Stop() error { return d.node.Stop() }
 
 // LockState reads the lock's item without bumping it in the LRU (meta get
-// with u), as Redis's PTTL reports a key: -2 when there is none, -1 when
-// it never expires, else its time left in whole seconds, the server's
-// unit.
-func (d *deployment) LockState(ctx context.Context, key string) (time.Duration, error) {
+// with u): its time left in whole seconds, the server's unit.
+func (d *deployment) LockState(ctx context.Context, key string) (cluster.State, error) {
 	reply, err := Ask(ctx, d.node.Addr(), "mg "+key+" t u")
 	if err != nil {
-		return 0, fmt.Errorf("read the lock's item: %w", err)
+		return cluster.Free, fmt.Errorf("read the lock's item: %w", err)
 	}
-	return ttlOf(reply)
+	return stateOf(reply)
 }
 
-// ttlOf reads a meta get's reply: "EN" (no item) or "HD t<seconds>".
-func ttlOf(reply string) (time.Duration, error) {
+// stateOf reads a meta get's reply: "EN" (no item) or "HD t<seconds>",
+// -1 seconds for an item that never expires.
+func stateOf(reply string) (cluster.State, error) {
 	fields := strings.Fields(reply)
 	switch {
 	case len(fields) > 0 && fields[0] == "EN":
-		return -2, nil
+		return cluster.Free, nil
 	case len(fields) < 2 || fields[0] != "HD" || !strings.HasPrefix(fields[1], "t"):
-		return 0, fmt.Errorf("unexpected reply %q", reply)
+		return cluster.Free, fmt.Errorf("unexpected reply %q", reply)
 	}
 	secs, err := strconv.Atoi(fields[1][1:])
 	if err != nil {
-		return 0, fmt.Errorf("unexpected reply %q", reply)
+		return cluster.Free, fmt.Errorf("unexpected reply %q", reply)
 	}
 	if secs < 0 {
-		return -1, nil
+		return cluster.Unexpiring(), nil
 	}
-	return time.Duration(secs) * time.Second, nil
+	return cluster.Until(time.Duration(secs) * time.Second), nil
 }
 
 // Ask sends one command line to the server at addr on a connection of its

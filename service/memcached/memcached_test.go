@@ -46,7 +46,7 @@ func join(t *testing.T, cl *cluster.Cluster, id int) *harness.Client {
 
 // TestService: a client reaches the server through its own handle, the
 // correct lock excludes a second client and releases, and the lock's
-// state reads as a Redis PTTL does; a restart loses the lock.
+// state reads as a cluster.State; a restart loses the lock.
 func TestService(t *testing.T) {
 	ctx := context.Background()
 	cl := start(t)
@@ -64,13 +64,13 @@ func TestService(t *testing.T) {
 	if _, err := memcached.NewLock(b).Acquire(ctx, "k"); !errors.Is(err, harness.ErrNotAcquired) {
 		t.Fatalf("second acquire: %v, want ErrNotAcquired", err)
 	}
-	if left, err := cl.LockState(ctx, "k"); err != nil || left < memcached.MinLease || left > memcached.Lease(2*time.Second) {
+	if left, err := cl.LockState(ctx, "k"); err != nil || !left.Expires || left.Left < memcached.MinLease || left.Left > memcached.Lease(2*time.Second) {
 		t.Fatalf("lock state %v, %v: want 2-3 s: a lease of 2 s asks for 3", left, err)
 	}
 	if err := la.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if left, err := cl.LockState(ctx, "k"); err != nil || left != -2 {
+	if left, err := cl.LockState(ctx, "k"); err != nil || left.Held {
 		t.Fatalf("lock state after release %v, %v: want -2", left, err)
 	}
 	if _, err := memcached.NewLock(b).Acquire(ctx, "k"); err != nil {
@@ -79,7 +79,7 @@ func TestService(t *testing.T) {
 	if err := cl.LockNodes()[0].Restart(ctx, true); err != nil {
 		t.Fatal(err)
 	}
-	if left, err := cl.LockState(ctx, "k"); err != nil || left != -2 {
+	if left, err := cl.LockState(ctx, "k"); err != nil || left.Held {
 		t.Fatalf("lock state after restart %v, %v: want -2: memcached keeps nothing", left, err)
 	}
 }
@@ -108,7 +108,7 @@ func TestReleaseOfAnother(t *testing.T) {
 	if err := la.Release(ctx); !errors.Is(err, harness.ErrNotHeld) {
 		t.Errorf("release of an expired hold: %v, want ErrNotHeld", err)
 	}
-	if left, _ := cl.LockState(ctx, "k"); left == -2 {
+	if left, _ := cl.LockState(ctx, "k"); !left.Held {
 		t.Error("the release of an expired hold removed the other's item")
 	}
 	if err := lb.Release(ctx); err != nil {

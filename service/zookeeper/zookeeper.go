@@ -91,30 +91,29 @@ func (d *deployment) Leader(ctx context.Context) (int, error) {
 	return i, err
 }
 
-// LockState is -2 when the lock has no node, else 0. The holder's node
-// lives as long as its session, whose time left the server does not tell
-// another session: 0 says "held, until a session expires", not a lease of
-// a known length.
+// LockState is free when the lock has no node, else held with no
+// expiry: the holder's node lives as long as its session, whose time left
+// the server does not tell another session.
 //
 // A server answers reads from its own copy, which may lag the leader's: a
 // node a client just made through another server was missing from 1–2% of
 // reads on a loaded machine. Sync first brings the admin's server up to
 // what the leader had committed when it asked.
-func (d *deployment) LockState(ctx context.Context, key string) (time.Duration, error) {
+func (d *deployment) LockState(ctx context.Context, key string) (cluster.State, error) {
 	admin := d.set.Admin()
 	if _, err := admin.Sync("/"); err != nil {
-		return 0, fmt.Errorf("catch up with the leader (sync): %w", err)
+		return cluster.Free, fmt.Errorf("catch up with the leader (sync): %w", err)
 	}
 	children, _, err := admin.Children(LockRoot + "/" + key)
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
-		return -2, nil
+		return cluster.Free, nil
 	case err != nil:
-		return 0, fmt.Errorf("read the lock's nodes: %w", err)
+		return cluster.Free, fmt.Errorf("read the lock's nodes: %w", err)
 	case len(children) == 0:
-		return -2, nil
+		return cluster.Free, nil
 	}
-	return 0, ctx.Err()
+	return cluster.Unexpiring(), ctx.Err()
 }
 
 // Stamp writes an ephemeral znode of the admin's session and reads back

@@ -52,13 +52,13 @@ func TestZooKeeperService(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	state := func(name string) time.Duration {
+	held := func(name string) bool {
 		t.Helper()
 		got, err := cl.LockState(ctx, name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return got
+		return got.Held
 	}
 	lock(c, "k")
 	for _, n := range cl.LockNodes() {
@@ -73,7 +73,7 @@ func TestZooKeeperService(t *testing.T) {
 	// Kept alive, the node outlives four session timeouts: the time
 	// passing is the test.
 	time.Sleep(4 * ttl)
-	if got := state("k"); got == -2 {
+	if !held("k") {
 		t.Fatal("after 2 s with its session alive: the node is gone")
 	}
 	// Paused for three timeouts, the client's heartbeats stop: the
@@ -87,8 +87,8 @@ func TestZooKeeperService(t *testing.T) {
 	if silence := zookeeper.Silence(c); silence < 2*ttl && zookeeper.Of(c).SessionID() == session {
 		t.Errorf("after a pause of %s: silence %s and the same session: the loss goes unseen", 3*ttl, silence)
 	}
-	if got := state("k"); got != -2 {
-		t.Errorf("after a pause past the session timeout: lock state %v; want -2 (no node)", got)
+	if held("k") {
+		t.Error("after a pause past the session timeout: the lock is held; want free (no node)")
 	}
 	zkWaitFor(t, "a new session after the expiry", 5*time.Second, func() bool {
 		return zookeeper.Of(c).State() == zk.StateHasSession && zookeeper.Of(c).SessionID() != session
@@ -108,10 +108,10 @@ func TestZooKeeperService(t *testing.T) {
 	defer crashed.Close()
 	lock(crashed, "crash")
 	crashed.Crash("test")
-	if got := state("crash"); got == -2 {
+	if !held("crash") {
 		t.Error("a crashed client's node went at once: the crash ended its session")
 	}
-	zkWaitFor(t, "the crashed client's session to expire", 3*crashTTL, func() bool { return state("crash") == -2 })
+	zkWaitFor(t, "the crashed client's session to expire", 3*crashTTL, func() bool { return !held("crash") })
 }
 
 // zkWaitFor polls cond for up to limit.
