@@ -15,7 +15,9 @@ import (
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/pitfalls"
 	"github.com/locklab/locklab/reference"
+	"github.com/locklab/locklab/service/etcd"
 	"github.com/locklab/locklab/service/memcached"
+	"github.com/locklab/locklab/service/zookeeper"
 )
 
 // maxExcerpt is the most lines of code a page quotes; a class reads a
@@ -32,7 +34,9 @@ type excerpt struct {
 var sources = map[string]fs.FS{
 	"github.com/locklab/locklab/pitfalls":          pitfalls.Source,
 	"github.com/locklab/locklab/reference":         reference.Source,
+	"github.com/locklab/locklab/service/etcd":      etcd.Source,
 	"github.com/locklab/locklab/service/memcached": memcached.Source,
+	"github.com/locklab/locklab/service/zookeeper": zookeeper.Source,
 }
 
 // lockExcerpt quotes the lock newLocker builds: its constructor, and the
