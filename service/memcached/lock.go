@@ -75,8 +75,11 @@ func (l *Lock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
 		}
 		return nil, err
 	}
-	lease := &lease{conn: conn, key: key, token: token, seconds: seconds, plainDelete: l.PlainDelete, stop: make(chan struct{})}
-	if !l.NoRenewal {
+	lease := &lease{conn: conn, key: key, token: token, seconds: seconds, plainDelete: l.PlainDelete,
+		stop: make(chan struct{}), renewed: make(chan struct{})}
+	if l.NoRenewal {
+		close(lease.renewed)
+	} else {
 		l.c.Go(lease.renew)
 	}
 	return lease, nil
@@ -89,14 +92,23 @@ type lease struct {
 	seconds     int32
 	plainDelete bool
 	stop        chan struct{} // closed by Release: the renewal ends
+	renewed     chan struct{} // closed once the renewal has ended
 }
 
 // Token is 0: the lock hands out no fencing token.
 func (l *lease) Token() uint64 { return 0 }
 
 // Release ends the renewal and removes the item while it holds the token.
+// It waits for a renewal under way to end first: the renewal's cas gives
+// the item a new CAS id, and a release that read the old one would fail
+// its own cas, and say the lock was not held while it was.
 func (l *lease) Release(ctx context.Context) error {
 	close(l.stop)
+	select {
+	case <-l.renewed:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 	item, err := l.mine(ctx)
 	if err != nil {
 		return err
@@ -133,6 +145,7 @@ func (l *lease) mine(ctx context.Context) (*Item, error) {
 // item it read, until Release, the client's end, or the item is no longer
 // this lease's.
 func (l *lease) renew(ctx context.Context) {
+	defer close(l.renewed)
 	tick := time.NewTicker(time.Duration(l.seconds) * time.Second / 3)
 	defer tick.Stop()
 	for {
