@@ -23,14 +23,18 @@ const (
 // killLeader is kill-leader-etcd's (and kill-leader-zk's) story: while a client holds the lock,
 // the leader is killed, restarted at once or after a lease; the holder
 // works on briefly meanwhile, then writes and releases.
-func (d *drawer) killLeader() Fault {
+func (d *drawer) killLeader() Fault { return d.killWhileHeld(fault.KillLeader{}) }
+
+// killWhileHeld kills what f kills while a client holds the lock and lets
+// the heal restart it, at once or after a lease; the holder works on
+// briefly meanwhile, then writes and releases.
+func (d *drawer) killWhileHeld(f fault.Fault) Fault {
 	c, skip := failpoint.AnyClient, d.anySkip()
 	restart := time.Duration(0)
 	if d.rng.IntN(2) == 0 {
 		restart = d.ttl + 500*time.Millisecond
 	}
 	work := d.between(100*time.Millisecond, d.ttl/2)
-	f := fault.KillLeader{}
 	return Fault{What: fmt.Sprintf("while %s holds the lock (%s): %s, after %s; the holder works %s more", who(c), hits(c, skip, 1), f, restart, work),
 		Failpoints: []failpoint.Point{
 			d.failpoint(failpoint.CriticalSection, c, skip, 1, failpoint.Inject(f, restart)),

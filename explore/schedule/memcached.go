@@ -36,17 +36,4 @@ func (d *drawer) evict() Fault {
 // killMemcached kills the server while a client holds the lock and
 // restarts it, at once or after a lease; it comes back empty, since
 // memcached keeps nothing on disk.
-func (d *drawer) killMemcached() Fault {
-	c, skip := failpoint.AnyClient, d.anySkip()
-	restart := time.Duration(0)
-	if d.rng.IntN(2) == 0 {
-		restart = d.ttl + 500*time.Millisecond
-	}
-	work := d.between(100*time.Millisecond, d.ttl/2)
-	f := fault.KillNode{}
-	return Fault{What: fmt.Sprintf("while %s holds the lock (%s): %s, after %s; the holder works %s more", who(c), hits(c, skip, 1), f, restart, work),
-		Failpoints: []failpoint.Point{
-			d.failpoint(failpoint.CriticalSection, c, skip, 1, failpoint.Inject(f, restart)),
-			d.failpoint(failpoint.CriticalSection, c, skip, 1, failpoint.Sleep(work)),
-		}}
-}
+func (d *drawer) killMemcached() Fault { return d.killWhileHeld(fault.KillNode{}) }
