@@ -7,6 +7,8 @@
 package service
 
 import (
+	"io/fs"
+
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/service/etcd"
@@ -21,6 +23,9 @@ type Service interface {
 	// Reference is the service's correct lock, which a failing lock is
 	// measured against, and its name in `check list`.
 	Reference() (name string, newLocker harness.NewLocker)
+	// Source is the service package's Go files, so that a workshop page
+	// can quote a lock written for it from its own code.
+	Source() fs.FS
 }
 
 // All lists the services behind the seam.

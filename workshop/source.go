@@ -15,9 +15,7 @@ import (
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/pitfalls"
 	"github.com/locklab/locklab/reference"
-	"github.com/locklab/locklab/service/etcd"
-	"github.com/locklab/locklab/service/memcached"
-	"github.com/locklab/locklab/service/zookeeper"
+	"github.com/locklab/locklab/service"
 )
 
 // maxExcerpt is the most lines of code a page quotes; a class reads a
@@ -30,13 +28,17 @@ type excerpt struct {
 	Code string
 }
 
-// sources are the packages whose locks a page can quote, by import path.
-var sources = map[string]fs.FS{
-	"github.com/locklab/locklab/pitfalls":          pitfalls.Source,
-	"github.com/locklab/locklab/reference":         reference.Source,
-	"github.com/locklab/locklab/service/etcd":      etcd.Source,
-	"github.com/locklab/locklab/service/memcached": memcached.Source,
-	"github.com/locklab/locklab/service/zookeeper": zookeeper.Source,
+// sources are the packages whose locks a page can quote, by import path:
+// the catalogue's, the reference locks', and each lock service's.
+func sources() map[string]fs.FS {
+	srcs := map[string]fs.FS{
+		"github.com/locklab/locklab/pitfalls":  pitfalls.Source,
+		"github.com/locklab/locklab/reference": reference.Source,
+	}
+	for _, s := range service.All() {
+		srcs[reflect.TypeOf(s).PkgPath()] = s.Source()
+	}
+	return srcs
 }
 
 // lockExcerpt quotes the lock newLocker builds: its constructor, and the
@@ -48,7 +50,7 @@ func lockExcerpt(newLocker harness.NewLocker) (excerpt, error) {
 	dot := strings.LastIndex(full, ".")
 	pkg, name := full[:dot], full[dot+1:]
 	for range 3 {
-		src, ok := sources[pkg]
+		src, ok := sources()[pkg]
 		if !ok {
 			return excerpt{}, fmt.Errorf("no source for %s", full)
 		}
@@ -81,7 +83,7 @@ func lockExcerpt(newLocker harness.NewLocker) (excerpt, error) {
 // (as memcached.Lock{PlainDelete: true}.For(c)): its constructor, ctor,
 // which shows the options, then the type's Acquire and Release.
 func typeExcerpt(pkg, typ, ctor string) (excerpt, error) {
-	src, ok := sources[pkg]
+	src, ok := sources()[pkg]
 	if !ok {
 		return excerpt{}, fmt.Errorf("no source for %s", pkg)
 	}
