@@ -58,6 +58,7 @@ func expectCaught(t *testing.T, name string) {
 				t.Errorf("%s %s in %s: %s", p.Name, c.Variant, c.Scenario, m)
 			}
 			struck(t, s, c, res)
+			faultsAsData(t, filepath.Join(res.Dir, runner.HistoryFile))
 			correct := []string{filepath.Join(res.Dir, runner.ReferenceDir, runner.HistoryFile)}
 			if c.Variant == pitfalls.Fixed && !c.ExcludesNothing {
 				correct = append(correct, filepath.Join(res.Dir, runner.HistoryFile))
@@ -187,6 +188,22 @@ func provesOwn(t *testing.T, path string) (string, bool) {
 		t.Fatal(err)
 	}
 	return check.ProvesOwn(ops)
+}
+
+// faultsAsData checks that every fault of the history at path says its
+// kind and what it struck as fields, which the timeline and the story draw
+// from (never from its label).
+func faultsAsData(t *testing.T, path string) {
+	t.Helper()
+	ops, err := history.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range ops {
+		if op.Kind == history.KindFault && (op.FaultKind == "" || op.Target.Type == "") {
+			t.Errorf("fault %q at %s has kind %q and target %+v: want both as fields", op.Fault, op.Call, op.FaultKind, op.Target)
+		}
+	}
 }
 
 // running lets a case be made again with no other run going: runs in
