@@ -68,15 +68,7 @@ func TestReadMCRequest(t *testing.T) {
 					}
 				}
 				_, err := readMCRequest(r)
-				var perr protocolError
-				switch {
-				case errors.As(tt.err, &perr):
-					if !errors.As(err, &perr) {
-						t.Errorf("end: %v, want a protocol error", err)
-					}
-				case !errors.Is(err, tt.err):
-					t.Errorf("end: %v, want %v", err, tt.err)
-				}
+				wantEnd(t, err, tt.err)
 			})
 		}
 	}

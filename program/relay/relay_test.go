@@ -74,15 +74,7 @@ func TestReadCommand(t *testing.T) {
 					}
 				}
 				_, _, err := readCommand(r)
-				var perr protocolError
-				switch {
-				case errors.As(tt.err, &perr):
-					if !errors.As(err, &perr) {
-						t.Errorf("end: %v, want a protocol error", err)
-					}
-				case !errors.Is(err, tt.err):
-					t.Errorf("end: %v, want %v", err, tt.err)
-				}
+				wantEnd(t, err, tt.err)
 			})
 		}
 	}
@@ -269,5 +261,20 @@ func TestRelay(t *testing.T) {
 	if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 		conn.Close()
 		t.Errorf("the relay still listens on %s after close", addr)
+	}
+}
+
+// wantEnd checks how a reading ended: with a protocol error when want is
+// one, else with want itself.
+func wantEnd(t *testing.T, err, want error) {
+	t.Helper()
+	var perr protocolError
+	switch {
+	case errors.As(want, &perr):
+		if !errors.As(err, &perr) {
+			t.Errorf("end: %v, want a protocol error", err)
+		}
+	case !errors.Is(err, want):
+		t.Errorf("end: %v, want %v", err, want)
 	}
 }
