@@ -71,7 +71,7 @@ func readStory(r Run) runStory {
 	st := runStory{
 		schedule:   timeline.Schedule(ops),
 		timeline:   template.HTML(timeline.Draw(ops, checks)),
-		throughput: template.HTML(timeline.Throughput(r.Result.Stats)),
+		throughput: template.HTML(throughputChart(r.Result.Stats)),
 		lesson:     timeline.Lesson(ops, checks),
 	}
 	if seq, ok := timeline.Sequence(ops, checks); ok {

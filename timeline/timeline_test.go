@@ -373,29 +373,6 @@ func TestSchedule(t *testing.T) {
 	}
 }
 
-func TestThroughput(t *testing.T) {
-	for _, tc := range []struct {
-		run  string
-		bars []string
-	}{
-		{"5-del-release-broken", []string{"before faults", "during faults", "after faults"}},
-		{"3-no-ttl-broken", []string{"before faults", "after faults"}}, // a crash has no length
-		{"4-no-release-broken", []string{"whole run (no fault)"}},
-	} {
-		ops, _ := load(t, tc.run)
-		doc := parse(t, Throughput(check.Measure(ops)))
-		var names []string
-		for i, s := range doc.texts() {
-			if i%2 == 0 {
-				names = append(names, s)
-			}
-		}
-		if !slices.Equal(names, tc.bars) {
-			t.Errorf("%s: bars %q, want %q", tc.run, names, tc.bars)
-		}
-	}
-}
-
 func TestNiceStep(t *testing.T) {
 	for span, want := range map[float64]float64{2391: 500, 126: 20, 7512: 1000, 9: 1} {
 		got := NiceStep(msDur(span), 10)
