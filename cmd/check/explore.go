@@ -93,17 +93,12 @@ flags:
 	f := newExploreFlags()
 	f.fs.SetOutput(w)
 	f.fs.PrintDefaults()
-	fmt.Fprint(w, "\nfault kinds (-faults):\n")
+	fmt.Fprint(w, "\nfault kinds (-faults), and the services (or topologies) each is drawn on:\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, k := range schedule.Kinds() {
-		only := ""
-		switch {
-		case k.Topologies != nil:
-			only = " (" + topologyList(k.Topologies) + " only)"
-		case k.Services != nil:
-			only = fmt.Sprintf(" (%s locks only)", k.Services[0])
-		}
-		fmt.Fprintf(w, "  %-14s %s%s\n", k.Name, k.About, only)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", k.Name, drawnOn(k), k.About)
 	}
+	tw.Flush()
 	fmt.Fprint(w, `
 Exit codes: 0 no bug, 1 a bug was found (or the exploration could not
 run), 2 bad input or -out unusable or in use.
@@ -291,12 +286,33 @@ func replayIn(replay string, space schedule.Space, t cluster.Topology, nested bo
 	return r, nil
 }
 
-func topologyList(ts []cluster.Topology) string {
-	names := make([]string, len(ts))
-	for i, t := range ts {
-		names[i] = string(t)
+// drawnOn names where explore draws k: "every service", or each service
+// it is drawn on, by its topologies when it is not drawn on all of them
+// ("redis: redlock, etcd, zookeeper").
+func drawnOn(k schedule.Kind) string {
+	var on []string
+	all := true
+	for _, s := range cluster.Services() {
+		var ts []string
+		for _, t := range cluster.TopologiesOf(s) {
+			if k.DrawnOn(t) {
+				ts = append(ts, string(t))
+			}
+		}
+		switch {
+		case len(ts) == 0:
+			all = false
+		case len(ts) == len(cluster.TopologiesOf(s)):
+			on = append(on, string(s))
+		default:
+			all = false
+			on = append(on, string(s)+": "+strings.Join(ts, ", "))
+		}
 	}
-	return strings.Join(names, " and ")
+	if all {
+		return "every service"
+	}
+	return strings.Join(on, ", ")
 }
 
 // runExplore is `check explore`: progress on stderr, the summary or the
@@ -440,4 +456,13 @@ func isTerminal(w io.Writer) bool {
 	}
 	info, err := f.Stat()
 	return err == nil && info.Mode()&os.ModeCharDevice != 0
+}
+
+// topologyList is "a and b".
+func topologyList(ts []cluster.Topology) string {
+	names := make([]string, len(ts))
+	for i, t := range ts {
+		names[i] = string(t)
+	}
+	return strings.Join(names, " and ")
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -128,3 +129,32 @@ func TestExploreSummary(t *testing.T) {
 
 // noEnv is an environment with nothing set.
 func noEnv(string) (string, bool) { return "", false }
+
+// TestExploreUsageSaysWhereEachKindIsDrawn: each kind's line in
+// `check explore -h` names every service it is drawn on, and no other.
+func TestExploreUsageSaysWhereEachKindIsDrawn(t *testing.T) {
+	var out strings.Builder
+	exploreUsage(&out)
+	lines := map[string]string{}
+	for line := range strings.Lines(out.String()) {
+		if f := strings.Fields(line); len(f) > 2 && strings.HasPrefix(line, "  ") && !strings.HasPrefix(line, "  -") {
+			lines[f[0]] = line
+		}
+	}
+	for _, k := range schedule.Kinds() {
+		line, ok := lines[k.Name]
+		if !ok {
+			t.Errorf("%s: no line in the usage", k.Name)
+			continue
+		}
+		where := strings.TrimSpace(strings.TrimPrefix(line, "  "+k.Name))
+		where = where[:len(where)-len(k.About)-1]
+		for _, s := range cluster.Services() {
+			drawn := slices.ContainsFunc(cluster.TopologiesOf(s), k.DrawnOn)
+			named := strings.Contains(where, "every service") || slices.Contains(strings.FieldsFunc(where, func(r rune) bool { return r == ',' || r == ':' || r == ' ' }), string(s))
+			if drawn != named {
+				t.Errorf("%s: drawn on %s: %v, but the usage says %q", k.Name, s, drawn, where)
+			}
+		}
+	}
+}

@@ -32,6 +32,11 @@ type Kind struct {
 	Services []cluster.Service
 }
 
+// DrawnOn reports whether explore draws k on topology t.
+func (k Kind) DrawnOn(t cluster.Topology) bool {
+	return (k.Topologies == nil || slices.Contains(k.Topologies, t)) && (k.Services == nil || slices.Contains(k.Services, t.Service()))
+}
+
 // Kinds lists every kind of fault explore draws, for a user to choose
 // from, in the order of the list (allKinds).
 func Kinds() []Kind {

@@ -407,7 +407,7 @@ func (s Space) Check(t cluster.Topology) error {
 func (s Space) kindsFor(list []kind, version int, t cluster.Topology) []kind {
 	var ks []kind
 	for _, k := range list {
-		if k.since <= version && s.Has(k.Name) && (k.Topologies == nil || slices.Contains(k.Topologies, t)) && (k.Services == nil || slices.Contains(k.Services, t.Service())) {
+		if k.since <= version && s.Has(k.Name) && k.DrawnOn(t) {
 			ks = append(ks, k)
 		}
 	}
