@@ -79,6 +79,12 @@ const (
 	EnvSession = "LOCKLAB_SESSION_MS"
 )
 
+// EnvStart, in locklab's own environment rather than the program's, is how
+// long a program may take to start and answer its first request, in
+// milliseconds, beyond any request's bound: for an interpreter that
+// starts slowly on a loaded machine. Unset, it is 12 s.
+const EnvStart = "LOCKLAB_START_MS"
+
 // Prefix starts a lock name that is a program: exec:COMMAND.
 const Prefix = "exec:"
 
@@ -99,10 +105,14 @@ func New(command string) harness.NewLocker {
 	}
 }
 
-// Check reports, in one line, why command cannot be run: it is empty, or
-// its program is not found or not executable. It looks at the first word
-// only; a command line that starts with a shell keyword is left to the run.
+// Check reports, in one line, why command cannot be run: EnvStart is not a
+// number of milliseconds, the command is empty, or its program is not found
+// or not executable. It looks at the first word only; a command line that
+// starts with a shell keyword is left to the run.
 func Check(command string) error {
+	if _, err := startWindow(); err != nil {
+		return err
+	}
 	fields := strings.Fields(command)
 	if len(fields) == 0 {
 		return errors.New("exec: names no command (exec:'php lock.php')")
