@@ -34,7 +34,12 @@ import (
 // Config says what to explore and for how long.
 type Config struct {
 	Lock string // the lock's name, for the report
-	New  harness.NewLocker
+	// Command is the command line that explores this lock on this
+	// topology and fault space, as a user pastes it: a bug's replay line
+	// is Command, then -replay and the bug's replay (Report.ReplayLine).
+	// "" leaves the lines to name the lock by Lock.
+	Command string
+	New     harness.NewLocker
 	// Reference is a correct lock of the same kind; a failing verdict it
 	// shares under the same schedule is inherent, not the lock's own. Nil
 	// means the reference lock of the topology (runner.Options.Reference).
@@ -111,7 +116,10 @@ const lateTries = 3
 // Report is what an exploration found. Its JSON form is what `check
 // explore -json` prints.
 type Report struct {
-	Lock     string           `json:"lock"`
+	Lock string `json:"lock"`
+	// Command explores the lock again on this topology and fault space
+	// (Config.Command); "" when not known.
+	Command  string           `json:"command,omitempty"`
 	Topology cluster.Topology `json:"topology"`
 	Seed     int64            `json:"seed"`
 	// Faults is the fault space the schedules were drawn from, in words
@@ -423,7 +431,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.fill(); err != nil {
 		return nil, err
 	}
-	rep := &Report{Lock: cfg.Lock, Topology: cfg.Topology, Seed: cfg.Seed, Faults: cfg.space.String(), Bugs: []Bug{}, Parallel: max(cfg.Parallel, 1)}
+	rep := &Report{Lock: cfg.Lock, Command: cfg.Command, Topology: cfg.Topology, Seed: cfg.Seed, Faults: cfg.space.String(), Bugs: []Bug{}, Parallel: max(cfg.Parallel, 1)}
 	if cfg.Shard.split() {
 		rep.Shard = cfg.Shard.String()
 	}
@@ -1038,4 +1046,12 @@ func (e *explorer) progressEnd() {
 	if e.cfg.Progress != nil && e.cfg.Terminal {
 		fmt.Fprintln(e.cfg.Progress)
 	}
+}
+
+// ReplayLine is the command line that replays b, to paste as it is.
+func (r *Report) ReplayLine(b Bug) string {
+	if r.Command == "" {
+		return fmt.Sprintf("check explore -lock %s -topology %s -replay %s", r.Lock, r.Topology, b.Replay)
+	}
+	return r.Command + " -replay " + b.Replay
 }

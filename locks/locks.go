@@ -5,6 +5,8 @@
 package locks
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
@@ -184,12 +186,16 @@ func Lookup(name string) (Lock, error) {
 
 // programName names the lock program run by command in a way that can
 // name a report folder: exec-, then the command's words joined by dashes.
+// A name cut to its first 50 characters ends in a hash of the whole
+// command, so that two commands that differ only past the cut (their
+// arguments, after a long path) name two folders.
 func programName(command string) string {
 	name := strings.Join(strings.FieldsFunc(command, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-')
 	}), "-")
 	if len(name) > 60 {
-		name = name[:60]
+		sum := sha256.Sum256([]byte(command))
+		name = name[:50] + "-" + hex.EncodeToString(sum[:])[:8]
 	}
 	return "exec-" + name
 }

@@ -1,6 +1,7 @@
 package locks
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/locklab/locklab/cluster"
@@ -87,6 +88,24 @@ func TestReferencesRun(t *testing.T) {
 			if got := l.ReferenceOn(topo); got.Name != l.Reference {
 				t.Errorf("%s on %s is measured against %s, want %s", l.Name, topo, got.Name, l.Reference)
 			}
+		}
+	}
+}
+
+// TestProgramNames: each program command line names a folder of its own,
+// also when two differ only past the cut of a long name.
+func TestProgramNames(t *testing.T) {
+	long := "python3 /home/someone/src/github.com/some-org/python-redis-lock/examples/lock.py"
+	commands := []string{"python3 lock.py --heart", "python3 lock.py --gw", long + " --heart", long + " --gw"}
+	seen := map[string]string{}
+	for _, c := range commands {
+		name := programName(c)
+		if other, ok := seen[name]; ok {
+			t.Errorf("%q and %q share the name %s", other, c, name)
+		}
+		seen[name] = c
+		if len(name) > 70 || strings.ContainsAny(name, " /'\"") {
+			t.Errorf("%q names %q: too long, or not a folder's name", c, name)
 		}
 	}
 }

@@ -234,8 +234,13 @@ func exploreConfig(f exploreFlags, given map[string]bool) (explore.Config, error
 	ref := l.ReferenceOn(t)
 	cfg := explore.Config{Lock: l.Name, New: l.New, Reference: ref.New, SelfReference: ref.Name == l.Name, Topology: t,
 		Nested: l.Nested, Runs: *f.runs, Time: *f.time, Seed: *f.seed, StopAtFirst: *f.stopAtFirst, StopAfter: *f.stopAfter, Dir: *f.out, Parallel: *f.parallel}
+	cfg.Command = "check explore -lock " + shellQuote(*f.lock) + " -topology " + string(t)
 	if *f.faults != "" {
 		cfg.Faults = []string{*f.faults}
+		cfg.Command += " -faults " + shellQuote(*f.faults)
+	}
+	if *f.backend != "local" {
+		cfg.Command += " -backend " + shellQuote(*f.backend)
 	}
 	space, err := faultSpace(cfg.Faults, t)
 	if err != nil {
@@ -431,7 +436,7 @@ func exploreSummary(w io.Writer, rep *explore.Report, cfg explore.Config) {
 			fmt.Fprintf(w, "  shrunk from %d faults to %d in %d reruns\n", b.Drawn, b.Kept, b.Shrinks)
 		}
 		fmt.Fprintf(w, "  schedule: %s\n", b.Plan)
-		fmt.Fprintf(w, "  replay: check explore -lock %s -topology %s -replay %s\n", rep.Lock, rep.Topology, b.Replay)
+		fmt.Fprintf(w, "  replay: %s\n", rep.ReplayLine(b))
 	}
 	if len(rep.Bugs) > 0 {
 		fmt.Fprintln(w)
@@ -465,4 +470,16 @@ func topologyList(ts []cluster.Topology) string {
 		names[i] = string(t)
 	}
 	return strings.Join(names, " and ")
+}
+
+// shellQuote is s as one word of a POSIX shell: itself when it needs no
+// quoting, else in single quotes ("exec:'php lock.php'" for exec:php
+// lock.php).
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_-.,:/=+@%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -158,3 +158,24 @@ func TestExploreUsageSaysWhereEachKindIsDrawn(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayLineCanBePasted: the replay line names the lock as the user
+// did, quoted for the shell, with the fault space, so that it can be
+// pasted as it is.
+func TestReplayLineCanBePasted(t *testing.T) {
+	in, err := parseExplore([]string{"-lock", "exec:python3 lock.py --it's", "-faults", "-slow-work", "-runs", "1", "-out", t.TempDir()}, &bytes.Buffer{}, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := &explore.Report{Lock: in.cfg.Lock, Command: in.cfg.Command, Topology: in.cfg.Topology}
+	got := rep.ReplayLine(explore.Bug{Replay: "v2:7"})
+	want := `check explore -lock 'exec:python3 lock.py --it'\''s' -topology single -faults -slow-work -replay v2:7`
+	if got != want {
+		t.Errorf("replay line\n  %s\nwant\n  %s", got, want)
+	}
+	for s, want := range map[string]string{"token-watchdog": "token-watchdog", "": "''", "a b": "'a b'", "-x,y": "-x,y"} {
+		if got := shellQuote(s); got != want {
+			t.Errorf("shellQuote(%q) = %s, want %s", s, got, want)
+		}
+	}
+}

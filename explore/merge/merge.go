@@ -35,7 +35,7 @@ func Shards(shards []*explore.Report, runs []explore.RunRecord) (rep *explore.Re
 		return nil, nil, nil, err
 	}
 	first := shards[0]
-	rep = &explore.Report{Lock: first.Lock, Topology: first.Topology, Seed: first.Seed, Faults: first.Faults, Shards: len(shards), Bugs: []explore.Bug{}}
+	rep = &explore.Report{Lock: first.Lock, Command: first.Command, Topology: first.Topology, Seed: first.Seed, Faults: first.Faults, Shards: len(shards), Bugs: []explore.Bug{}}
 	have := map[int]bool{}
 	var all []explore.Bug
 	for _, s := range shards {
