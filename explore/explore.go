@@ -174,7 +174,8 @@ type Report struct {
 	FirstOwnS *float64 `json:"first_own_s"`
 	// Replay replays the first bug, shrunk; "" when none.
 	Replay string `json:"replay"`
-	// ReportDir is the first bug's run folder; "" when none was written.
+	// ReportDir is the first bug's run folder, or a replay's whatever it
+	// showed; "" when none was written.
 	ReportDir string `json:"report_dir"`
 	First     *Found `json:"first_own,omitempty"`
 	// Bugs are the distinct own failures found, first found first.
@@ -729,8 +730,7 @@ func (e *explorer) judge(ctx context.Context, plan schedule.Plan, o outcome, err
 		e.count(o)
 		e.progress(plan, o.summary())
 		e.record(recordOf(plan, o, ""))
-		os.RemoveAll(o.dir)
-		return nil
+		return e.discard(o)
 	}
 	f := failureOf(o.own)
 	if n := e.knownBug(f, marksOf(plan.Kept())); n > 0 {
@@ -738,8 +738,7 @@ func (e *explorer) judge(ctx context.Context, plan schedule.Plan, o outcome, err
 		e.count(o)
 		e.progress(plan, fmt.Sprintf("%s: bug %d again", o.summary(), n))
 		e.record(recordOf(plan, o, e.rep.Bugs[n-1].Signature))
-		os.RemoveAll(o.dir)
-		return nil
+		return e.discard(o)
 	}
 	// An own violation the same schedule does not show again is not
 	// counted as the lock's: a stall of the machine that delays a watchdog
@@ -761,8 +760,7 @@ func (e *explorer) judge(ctx context.Context, plan schedule.Plan, o outcome, err
 		r := recordOf(plan, o, "")
 		r.Outcome = "flaky"
 		e.record(r)
-		os.RemoveAll(o.dir)
-		return nil
+		return e.discard(o)
 	}
 	e.count(o)
 	e.progress(plan, o.summary())
@@ -918,6 +916,19 @@ func (e *explorer) keep(o outcome, n int) (string, error) {
 		return "", fmt.Errorf("explore: %w", err)
 	}
 	return dir, nil
+}
+
+// discard removes the folder of a run that showed no new bug; a replay's
+// run is kept, as the replay's folder, whatever it showed, so that the user
+// who asked for it can read it (Report.ReportDir).
+func (e *explorer) discard(o outcome) error {
+	if e.cfg.Replay == nil || e.cfg.Dir == "" {
+		os.RemoveAll(o.dir)
+		return nil
+	}
+	dir, err := e.keep(o, 0)
+	e.rep.ReportDir = dir
+	return err
 }
 
 // count adds a run's outcome to the report.

@@ -586,3 +586,21 @@ func TestParallelJudgesLikeInTurn(t *testing.T) {
 			parallel.Runs, parallel.Own, len(parallel.Bugs), inTurn.Runs, inTurn.Own, len(inTurn.Bugs))
 	}
 }
+
+// TestReplayKeepsItsFolder: a replay's run folder is kept whatever the run
+// showed, since the user asked to see it.
+func TestReplayKeepsItsFolder(t *testing.T) {
+	dir := t.TempDir()
+	rep, err := Run(context.Background(), Config{Lock: "fake", New: locks.Reference(cluster.Single, false).New,
+		Replay: &schedule.Replay{Seed: 1}, Dir: dir, run: fakeRun()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Join(dir, ReplayFolderName("fake", cluster.Single))
+	if rep.Own != 0 || rep.ReportDir != want {
+		t.Fatalf("report %+v, want no bug and the folder %s", rep, want)
+	}
+	if _, err := os.Stat(filepath.Join(want, "result.json")); err != nil {
+		t.Errorf("the replay's folder was not kept: %v", err)
+	}
+}

@@ -360,6 +360,10 @@ func runExplore(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			err = errors.Join(err, suite.Keep(b.ReportDir, in.cfg.Lock))
 		}
 	}
+	if in.cfg.Replay != nil && len(rep.Bugs) == 0 && rep.ReportDir != "" {
+		// So does a replay's, whatever it showed.
+		err = errors.Join(err, suite.Keep(rep.ReportDir, in.cfg.Lock))
+	}
 	if in.json {
 		b, jerr := json.MarshalIndent(rep, "", "  ")
 		if jerr == nil {
@@ -440,6 +444,9 @@ func exploreSummary(w io.Writer, rep *explore.Report, cfg explore.Config) {
 	}
 	if len(rep.Bugs) > 0 {
 		fmt.Fprintln(w)
+	}
+	if cfg.Replay != nil && len(rep.Bugs) == 0 && rep.ReportDir != "" {
+		fmt.Fprintf(w, "run folder: %s\n", rep.ReportDir)
 	}
 	fmt.Fprintf(w, "%d runs in %.0fs, %.1f runs/min; %d distinct %s\n",
 		rep.Runs, rep.WallS, rep.RunsPerMin, len(rep.Bugs), plural(len(rep.Bugs), "bug", "bugs"))
