@@ -1034,7 +1034,9 @@ func (e *explorer) progress(plan schedule.Plan, what string) {
 		return
 	}
 	if !e.cfg.Terminal {
-		fmt.Fprintf(w, "run %d (replay %s): %s\n", e.rep.Runs, plan.Replay(), what)
+		// The run's number in the runs file and the bug table, whatever
+		// order parallel runs end in.
+		fmt.Fprintf(w, "run %d (replay %s): %s\n", plan.Run, plan.Replay(), what)
 		return
 	}
 	left := ""

@@ -232,7 +232,7 @@ func TestProgress(t *testing.T) {
 		terminal bool
 		want     []string
 	}{
-		{false, []string{"run 1 (replay ", "): ok\n", "run 2 (replay "}},
+		{false, []string{"run 0 (replay ", "): ok\n", "run 1 (replay "}}, // numbered as in the runs file
 		{true, []string{"\r\033[Kruns 1 of 2, bugs 0 (own runs 0), inherent 0, unknown 0", "\r\033[Kruns 2 of 2, bugs 0 (own runs 0), inherent 0, unknown 0\n"}},
 	} {
 		var b strings.Builder

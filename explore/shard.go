@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/explore/schedule"
 )
@@ -78,6 +79,13 @@ type RunRecord struct {
 	// faults).
 	Bug   string `json:"bug,omitempty"`
 	Error string `json:"error,omitempty"`
+	// Unknown says why each unknown verdict is unknown: what of the
+	// scenario did not happen, or the check's own detail.
+	Unknown []string `json:"unknown,omitempty"`
+	// Missed says why no drawn fault struck (Struck false), or why one of
+	// them did not: the lock never reached its failpoint, or no relay
+	// reads the program's requests.
+	Missed []string `json:"missed,omitempty"`
 }
 
 // recordOf is plan's run with outcome o, counted to the bug sig ("" for none).
@@ -89,6 +97,21 @@ func recordOf(plan schedule.Plan, o outcome, sig string) RunRecord {
 			kind = "untold"
 		}
 		r.Failing = append(r.Failing, fmt.Sprintf("%s %s (%s)", c.Checker, c.Verdict, kind))
+	}
+	if o.res == nil {
+		return r
+	}
+	if o.unknown {
+		r.Unknown = append(r.Unknown, o.res.Spoiled...)
+		for _, c := range o.res.Checks {
+			if c.Verdict == check.Unknown && len(o.res.Spoiled) == 0 {
+				r.Unknown = append(r.Unknown, fmt.Sprintf("%s: %s", c.Checker, c.Detail))
+			}
+		}
+	}
+	r.Missed = o.res.Missed
+	if !o.struck && len(r.Missed) == 0 {
+		r.Missed = []string{"no drawn fault struck: the run's history records none"}
 	}
 	return r
 }
