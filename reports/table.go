@@ -272,3 +272,34 @@ func summary(runs []Run) string {
 	}
 	return fmt.Sprintf("%d %s, %s", len(runs), noun, strings.Join(parts, "; "))
 }
+
+// LockPassed says whether a lock's runs (check -lock) found nothing wrong
+// with the lock: no run failed by a verdict that is not inherent, and at
+// least one run judged it. Runs that said nothing of the lock (spoiled,
+// with an unknown verdict, or skipped: a fault that could not reach a
+// program, a service that could not start) do not fail it; note then says
+// how many there were, in one line, and why the lock did not pass when it
+// did not.
+func LockPassed(runs []Run) (passed bool, note string) {
+	own, judged, silent := 0, 0, 0
+	for _, r := range runs {
+		switch r.status() {
+		case ownFailure, notAsExpected:
+			own++
+			judged++
+		case asExpected:
+			judged++
+		default:
+			silent++
+		}
+	}
+	switch {
+	case own > 0:
+		return false, ""
+	case judged == 0:
+		return false, fmt.Sprintf("no run judged the lock: all %d were spoiled, undecided or skipped", silent)
+	case silent > 0:
+		return true, fmt.Sprintf("no failure of the lock's own in %d judged runs; %d more said nothing of it (spoiled, undecided or skipped: their rows say why)", judged, silent)
+	}
+	return true, ""
+}

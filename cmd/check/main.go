@@ -47,9 +47,11 @@
 // verdict a kind, own or inherent; its folder is <lock>-<scenario>. It is as
 // it should be when none of its failing verdicts is the lock's own or untold.
 //
-// Exit codes: 0 when every run was as expected; 1 when a run was not (a lock
-// run: had a failing verdict that is not inherent), was spoiled, was
-// skipped or failed, or redis-server is missing; 2 for
+// Exit codes: 0 when every run was as expected (with -lock: no run had a
+// failing verdict that is not inherent, and one run at least judged the
+// lock: runs that said nothing of it, spoiled or skipped, do not fail it);
+// 1 when a run was not, was spoiled, was skipped or failed, or
+// redis-server is missing; 2 for
 // bad flags or arguments, an unusable -out, or an -out in use by another
 // check; 130 when interrupted. Every error is one line on stderr.
 package main
@@ -214,6 +216,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "check:", err)
 		return exitMismatch
 	}
+	if cfg.lock.Name != "" {
+		passed, note := reports.LockPassed(runs)
+		if note != "" && !cfg.json {
+			fmt.Fprintln(stdout, note)
+		}
+		if !passed {
+			return exitMismatch
+		}
+		return exitOK
+	}
 	for _, r := range runs {
 		if !r.Pass {
 			return exitMismatch
@@ -308,7 +320,9 @@ the folder holds. A run that cannot start because redis-server or MariaDB
 is missing is skipped. A -lock run is judged against a correct reference
 lock: each failing verdict is own (the lock's bug) or inherent (the fault
 beats any such lock). Exit codes: 0 every run as expected (with -lock: no
-failing verdict of the lock's own), 1 a run was not (or was spoiled,
+failing verdict of the lock's own, and a run at least that judged it; runs
+that said nothing of it, such as a fault no relay could bring to a program,
+are counted apart and do not fail it), 1 a run was not (or was spoiled,
 was skipped, failed), 2 bad input or -out unusable or in use by another check.
 `)
 }
