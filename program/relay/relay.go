@@ -14,7 +14,7 @@
 // Package program starts one relay per lock program and hands the program
 // the relay's addresses in place of the service's; this package knows
 // nothing of the line protocol nor of processes, only of the protocols it
-// reads: RESP (relay.go), PostgreSQL's simple queries (pg.go), MariaDB's
+// reads: RESP (relay.go), PostgreSQL's simple and extended queries (pg.go), MariaDB's
 // statements (mysql.go) and memcached's text protocol (memcached.go).
 package relay
 
@@ -52,7 +52,7 @@ type Protocol int
 // The protocols a relay reads.
 const (
 	Redis     Protocol = iota // RESP2 and RESP3 (relay.go)
-	Postgres                  // PostgreSQL's simple queries (pg.go)
+	Postgres                  // PostgreSQL's simple queries and extended protocol (pg.go)
 	MySQL                     // MariaDB's COM_QUERY and COM_STMT_EXECUTE (mysql.go)
 	Memcached                 // memcached's text protocol (memcached.go)
 )
