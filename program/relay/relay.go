@@ -55,6 +55,7 @@ const (
 	Postgres                  // PostgreSQL's simple queries and extended protocol (pg.go)
 	MySQL                     // MariaDB's COM_QUERY and COM_STMT_EXECUTE (mysql.go)
 	Memcached                 // memcached's text protocol (memcached.go)
+	ZooKeeper                 // ZooKeeper's jute frames (zookeeper.go)
 )
 
 // Listen starts a relay of proto for client c with one listener per
@@ -124,6 +125,8 @@ func (r *Relay) accept(ln net.Listener, up string, node int) {
 				r.serveMySQL(down, in, upConn, out)
 			case Memcached:
 				r.serveMemcached(down, in, upConn, out)
+			case ZooKeeper:
+				r.serveZK(down, in, upConn, out)
 			default:
 				r.serve(down, in, upConn, out, node)
 			}
