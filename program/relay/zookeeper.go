@@ -80,9 +80,10 @@ type zkConn struct {
 // serveZK relays one ZooKeeper connection of the program to upConn, as
 // serve does Redis's: it passes the connect exchange (the first frame each
 // way, which has no xid) through, then runs each request through the
-// client's failpoints, named by its opcode and the path it names
-// ("create /locklab/lock-", a multi by its first operation), with its
-// reply, paired by xid. Pings, watch events, auth and setWatches pass at
+// client's failpoints with its reply, paired by xid: its words are its
+// opcode and the path it names ("create /locklab/lock-"; a multi's, its
+// first operation's), and the harness names it by the first, CREATE, as
+// it names a statement. Pings, watch events, auth and setWatches pass at
 // once, struck by nothing, even while a request is held: a held reply
 // lets them by until the relay ends the connection. A frame too long to
 // be one (a four-letter word such as ruok) makes the relay a plain pipe.
