@@ -62,8 +62,7 @@ func TestPostgresRelay(t *testing.T) {
 	defer admin.Close(ctx)
 	// relayedPG is a pgx connection through a relay of client id, struck
 	// by points.
-	relayedPG := func(id int, points *failpoint.Set) (*harness.Client, *pgx.Conn) {
-		h, _ := history.New("")
+	relayedPG := func(id int, points *failpoint.Set, h *history.Recorder) (*harness.Client, *pgx.Conn) {
 		c, _, err := harness.Join(ctx, cl, harness.ClientOptions{ID: id, TTL: 300 * time.Millisecond, Timeout: 500 * time.Millisecond, Service: service.For(cluster.PostgresTopology)}, h, points)
 		if err != nil {
 			t.Fatal(err)
@@ -88,7 +87,8 @@ func TestPostgresRelay(t *testing.T) {
 	bounded, cancel := context.WithTimeout(ctx, 30*time.Second) // should the relay misread a reply
 	defer cancel()
 
-	_, conn := relayedPG(10, failpoint.NewSet(nil))
+	h, _ := history.New("")
+	_, conn := relayedPG(10, failpoint.NewSet(nil), h)
 	for _, v := range []int{41, 6} {
 		var n int
 		if err := conn.QueryRow(bounded, "SELECT $1::int + 1", v).Scan(&n); err != nil || n != v+1 {
@@ -117,7 +117,8 @@ func TestPostgresRelay(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			points := failpoint.NewSet([]failpoint.Point{tt.point})
-			c, conn := relayedPG(tt.point.Client, points)
+			h, _ := history.New("")
+			c, conn := relayedPG(tt.point.Client, points, h)
 			actx, leave := c.Enter(bounded, failpoint.PhaseAcquire)
 			_, err := conn.Exec(actx, "INSERT INTO relay_struck VALUES ($1)", tt.name)
 			leave()
@@ -130,6 +131,13 @@ func TestPostgresRelay(t *testing.T) {
 			}
 			if lines := points.Unfired(); len(lines) > 0 {
 				t.Errorf("failpoints did not fire: %v", lines)
+			}
+			struck := false
+			for _, op := range h.Ops() {
+				struck = struck || (op.Failpoint == tt.point.Name && op.Command == "INSERT")
+			}
+			if !struck {
+				t.Errorf("no fault at the INSERT in the history: %+v", h.Ops())
 			}
 		})
 	}

@@ -37,10 +37,10 @@ func startZooKeeper(t *testing.T) *cluster.Cluster {
 }
 
 // joinZooKeeper joins client id to cl, struck by points, with a TTL (its
-// session timeout) of ttl and a timeout of 500 ms; it ends with the test.
-func joinZooKeeper(t *testing.T, cl *cluster.Cluster, id int, ttl time.Duration, points *failpoint.Set) *harness.Client {
+// session timeout) of ttl and a timeout of 500 ms, recording into h; it
+// ends with the test.
+func joinZooKeeper(t *testing.T, cl *cluster.Cluster, id int, ttl time.Duration, points *failpoint.Set, h *history.Recorder) *harness.Client {
 	t.Helper()
-	h, _ := history.New("")
 	c, _, err := harness.Join(context.Background(), cl, harness.ClientOptions{ID: id, TTL: ttl, Timeout: 500 * time.Millisecond, Service: zookeeper.Service{}}, h, points)
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +60,8 @@ func TestZooKeeperRelay(t *testing.T) {
 	ctx := context.Background()
 	cl := startZooKeeper(t)
 	const ttl = time.Second
-	admin := zookeeper.Of(joinZooKeeper(t, cl, 9, ttl, failpoint.NewSet(nil)))
+	h, _ := history.New("")
+	admin := zookeeper.Of(joinZooKeeper(t, cl, 9, ttl, failpoint.NewSet(nil), h))
 	tests := []struct {
 		name  string
 		point failpoint.Point
@@ -74,7 +75,8 @@ func TestZooKeeperRelay(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			points := failpoint.NewSet([]failpoint.Point{tt.point})
-			c := joinZooKeeper(t, cl, tt.point.Client, ttl, points)
+			h, _ := history.New("")
+			c := joinZooKeeper(t, cl, tt.point.Client, ttl, points, h)
 			if why := c.Endpoints().Unrelayed(); why != "" {
 				t.Fatalf("Unrelayed: %q, want ZooKeeper relayed", why)
 			}
@@ -120,6 +122,13 @@ func TestZooKeeperRelay(t *testing.T) {
 			if lines := points.Unfired(); len(lines) > 0 {
 				t.Errorf("failpoints did not fire: %v", lines)
 			}
+			struck := false
+			for _, op := range h.Ops() {
+				struck = struck || (op.Failpoint == tt.point.Name && op.Command == "CREATE")
+			}
+			if !struck {
+				t.Errorf("no fault at the create in the history: %+v", h.Ops())
+			}
 			if tt.ok {
 				// The session outlived the pause: its pings passed.
 				if ok, _, err := admin.Exists(base); err != nil || !ok {
@@ -162,7 +171,8 @@ func TestZooKeeperProgram(t *testing.T) {
 	cl := startZooKeeper(t)
 	// Client 0's second acquire is the one struck.
 	points := failpoint.NewSet([]failpoint.Point{{Name: failpoint.AfterCommand(failpoint.PhaseAcquire, 1), Client: 0, Skip: 1, Action: failpoint.Crash()}})
-	a, b := joinZooKeeper(t, cl, 0, time.Second, points), joinZooKeeper(t, cl, 1, time.Second, points)
+	h, _ := history.New("")
+	a, b := joinZooKeeper(t, cl, 0, time.Second, points, h), joinZooKeeper(t, cl, 1, time.Second, points, h)
 	la, lb := New(cmd)(a).(*Lock), New(cmd)(b).(*Lock)
 	for _, l := range []*Lock{la, lb} {
 		if l.p == nil || l.p.relay == nil {
