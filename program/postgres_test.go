@@ -102,10 +102,17 @@ func TestPostgresRelay(t *testing.T) {
 	if err := conn.QueryRow(bounded, "SELECT $1::text || 'b'", pgx.QueryExecModeSimpleProtocol, "a").Scan(&s); err != nil || s != "ab" {
 		t.Errorf("a simple query after the error: %q %v", s, err)
 	}
-
-	if _, err := admin.Exec(ctx, "CREATE TABLE relay_struck (name text)"); err != nil {
+	// COPY FROM STDIN: the relay hands on CopyInResponse, and pipes.
+	if _, err := admin.Exec(ctx, "CREATE TABLE relay_copy (x int); CREATE TABLE relay_struck (name text)"); err != nil {
 		t.Fatal(err)
 	}
+	if n, err := conn.CopyFrom(bounded, pgx.Identifier{"relay_copy"}, []string{"x"}, pgx.CopyFromRows([][]any{{1}, {2}})); err != nil || n != 2 {
+		t.Errorf("copy: %d rows, %v", n, err)
+	}
+	if err := conn.QueryRow(bounded, "SELECT sum(x) FROM relay_copy").Scan(&s); err != nil || s != "3" {
+		t.Errorf("after the copy: %q %v", s, err)
+	}
+
 	tests := []struct {
 		name  string
 		point failpoint.Point

@@ -65,11 +65,15 @@ func (r *Relay) servePG(down net.Conn, in *bufio.Reader, upConn net.Conn, out *b
 			}
 			return
 		}
-		reply, ok := c.exchange(strings.Fields(text), raw, struck)
+		reply, ok, copyIn := c.exchange(strings.Fields(text), raw, struck)
 		if !ok {
 			return // crashed, dropped, the run ended, or the connection broke
 		}
 		if _, err := down.Write(reply); err != nil {
+			return
+		}
+		if copyIn {
+			pipe(down, in, upConn, out)
 			return
 		}
 	}
@@ -140,9 +144,11 @@ func pgFirst(b []byte) string {
 // exchange sends one request, raw (a simple query, or a batch up to its
 // Sync) with words words, through the failpoints when struck says so (else
 // past them, counted in no phase) and returns every message of its reply,
-// or false when it must not be handed on.
-func (c *pgConn) exchange(words []string, raw []byte, struck bool) ([]byte, bool) {
-	var reply []byte
+// or false when it must not be handed on. copyIn says the server waits
+// for the program's rows (COPY FROM STDIN: CopyInResponse, or
+// CopyBothResponse), which the relay does not read: it hands on the reply
+// so far, and pipes.
+func (c *pgConn) exchange(words []string, raw []byte, struck bool) (reply []byte, ok, copyIn bool) {
 	var sendErr error
 	done := false
 	send := func() (any, error) {
@@ -161,8 +167,8 @@ func (c *pgConn) exchange(words []string, raw []byte, struck bool) ([]byte, bool
 			if typ == 'E' && serverErr == nil {
 				serverErr = errors.New("server error: " + pgErrorText(m))
 			}
-			if typ == 'Z' {
-				done, sendErr = true, serverErr
+			if typ == 'Z' || typ == 'G' || typ == 'W' {
+				done, copyIn, sendErr = true, typ != 'Z', serverErr
 				return nil, serverErr
 			}
 		}
@@ -173,7 +179,7 @@ func (c *pgConn) exchange(words []string, raw []byte, struck bool) ([]byte, bool
 	} else {
 		_, err = send()
 	}
-	return reply, done && err == sendErr
+	return reply, done && err == sendErr, copyIn
 }
 
 // pgStartup relays the start-up and authentication of a connection until
