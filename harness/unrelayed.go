@@ -5,8 +5,8 @@ import "strings"
 // Unrelayed says why faults at a lock program's own requests cannot strike
 // it on the service e names, or "" when a relay can read its requests and
 // strike them (Redis on single and redlock: package program's relay reads
-// RESP; PostgreSQL's simple queries; MariaDB's COM_QUERY; memcached's text
-// protocol; a service behind the seam whose Dialer is Unrelayed says why
+// RESP; PostgreSQL's simple and extended queries; MariaDB's COM_QUERY;
+// memcached's text protocol; ZooKeeper's jute; a service behind the seam whose Dialer is Unrelayed says why
 // not). A program dials e itself, through the client's links, so
 // network faults and its process's crash, pause and clock skew still reach
 // it.
@@ -24,11 +24,12 @@ func (e Endpoints) Unrelayed() string {
 
 // relayedEnv reports whether the environment of a seam service (Dialer.Env)
 // names addresses whose protocol package program's relay reads: those of
-// LOCKLAB_MEMCACHED, memcached's text protocol. Package program keeps the
-// same list (seamProtocol), with the protocol of each.
+// LOCKLAB_MEMCACHED, memcached's text protocol, and LOCKLAB_ZOOKEEPER,
+// ZooKeeper's jute. Package program keeps the same list (seamProtocol),
+// with the protocol of each.
 func relayedEnv(env []string) bool {
 	for _, kv := range env {
-		if name, _, _ := strings.Cut(kv, "="); name == "LOCKLAB_MEMCACHED" {
+		if name, _, _ := strings.Cut(kv, "="); name == "LOCKLAB_MEMCACHED" || name == "LOCKLAB_ZOOKEEPER" {
 			return true
 		}
 	}
@@ -36,7 +37,7 @@ func relayedEnv(env []string) bool {
 }
 
 // Unrelayed is a Dialer whose service speaks a protocol no relay of
-// package program reads (etcd's gRPC, ZooKeeper's jute): it says why, in the words
+// package program reads (etcd's gRPC): it says why, in the words
 // Endpoints.Unrelayed gives a lock program's run.
 type Unrelayed interface {
 	Unrelayed() string

@@ -200,6 +200,8 @@ func seamProtocol(name string) (relay.Protocol, bool) {
 	switch name {
 	case EnvMemcached:
 		return relay.Memcached, true
+	case EnvZooKeeper:
+		return relay.ZooKeeper, true
 	}
 	return 0, false
 }

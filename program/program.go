@@ -17,17 +17,17 @@
 // `error` answer, or none within the bound, is an unknown outcome. stdout
 // carries answers only; logs go to stderr.
 //
-// On single, redlock, mariadb, postgres and memcached, the addresses the
-// program gets are those of its relay (package program/relay), which
-// forwards each connection to the client's own link to the node and runs
-// each command (each statement:
-// MariaDB's COM_QUERY or COM_STMT_EXECUTE, PostgreSQL's simple query; TLS
-// is not read; each request of memcached's text protocol) through the
-// failpoints armed on the lock's own commands (harness.Relay), as for a Go
-// lock. Elsewhere no relay reads the program's requests
-// (harness.Endpoints.Unrelayed says why: Sentinel's real addresses on
-// replicated; etcd's gRPC and ZooKeeper's jute, which the relay does not
-// speak), so a scenario that strikes them is unknown for a program, and a
+// On single, redlock, mariadb, postgres, memcached and zookeeper, the
+// addresses the program gets are those of its relay (package
+// program/relay), which forwards each connection to the client's own link
+// to the node and runs each command (each statement: MariaDB's COM_QUERY
+// or COM_STMT_EXECUTE, PostgreSQL's simple query or extended-protocol
+// batch; TLS is not read; each request of memcached's text protocol; each
+// ZooKeeper request but the session's pings) through the failpoints armed
+// on the lock's own commands (harness.Relay), as for a Go lock. Elsewhere
+// no relay reads the program's requests (harness.Endpoints.Unrelayed says
+// why: Sentinel's real addresses on replicated; etcd's gRPC, which the
+// relay does not speak), so a scenario that strikes them is unknown for a program, and a
 // fault explore drew there is reported missed, with that reason.
 //
 // The process is the client (harness.Process): its crash is a SIGKILL of

@@ -25,53 +25,140 @@ const pgMaxMessage = 1 << 30
 
 // servePG relays one PostgreSQL connection of the program to upConn, as serve
 // does Redis's: it passes the start-up and authentication through, then
-// runs each simple query ('Q') through the client's failpoints, named by
-// its first word as a Go lock's statements are, with every message of its
-// reply up to ReadyForQuery. The extended query protocol (Parse, Bind,
-// Execute: prepared statements) pairs no request with one reply: the relay
-// becomes a plain pipe for the rest of that connection, striking nothing,
-// as it does after Redis's SUBSCRIBE; so does an encrypted connection.
+// runs each statement through the client's failpoints, named by its first
+// word as a Go lock's statements are, with every message of its reply up
+// to ReadyForQuery: a simple query ('Q'), or a batch of the extended
+// protocol up to its Sync (Parse, Bind, Describe, Execute, Close), as
+// libpq's PQexecParams (PHP's PDO), pgx, psycopg 3 and JDBC send them,
+// named by the query its Execute runs (a statement prepared earlier by
+// name, or the batch's own Parse). A batch that executes nothing (a
+// prepare: Parse, Describe, Sync) counts in no phase, as MariaDB's
+// COM_STMT_PREPARE does. A Flush, which asks for replies before the Sync,
+// a COPY, a function call or an encrypted connection make the relay a
+// plain pipe for the rest of that connection, striking nothing, as it does
+// after Redis's SUBSCRIBE. The protocol:
+// https://www.postgresql.org/docs/current/protocol-flow.html#PROTOCOL-FLOW-EXT-QUERY
 func (r *Relay) servePG(down net.Conn, in *bufio.Reader, upConn net.Conn, out *bufio.Reader) {
 	if !pgStartup(down, in, upConn, out) {
 		return
 	}
+	c := &pgConn{r: r, up: upConn, out: out, stmts: map[string]string{}, portals: map[string]string{}}
 	for {
 		typ, raw, err := readPGMessage(in)
 		if err != nil {
 			return
 		}
-		if typ != 'Q' {
-			// Terminate, or a message of the extended protocol.
+		var text string
+		struck := typ == 'Q'
+		if struck {
+			text = string(bytes.TrimRight(raw[5:], "\x00"))
+		} else if pgExtended(typ) {
+			raw, text, struck, typ, err = c.batch(typ, raw, in)
+			if err != nil {
+				return
+			}
+		}
+		if typ != 'Q' && typ != 'S' {
+			// Terminate, or what the relay does not read.
 			if _, err := upConn.Write(raw); err == nil && typ != 'X' {
 				pipe(down, in, upConn, out)
 			}
 			return
 		}
-		reply, ok := r.query(raw, upConn, out)
+		reply, ok, copyIn := c.exchange(strings.Fields(text), raw, struck)
 		if !ok {
 			return // crashed, dropped, the run ended, or the connection broke
 		}
 		if _, err := down.Write(reply); err != nil {
 			return
 		}
+		if copyIn {
+			pipe(down, in, upConn, out)
+			return
+		}
 	}
 }
 
-// query sends one simple query, raw, through the failpoints and returns
-// every message of its reply, or false when it must not be handed on.
-func (r *Relay) query(raw []byte, upConn net.Conn, out *bufio.Reader) ([]byte, bool) {
-	text := string(bytes.TrimRight(raw[5:], "\x00"))
-	var reply []byte
+// pgConn is one relayed PostgreSQL connection after its start-up.
+type pgConn struct {
+	r       *Relay
+	up      net.Conn
+	out     *bufio.Reader
+	stmts   map[string]string // each prepared statement's query, by name ("" is the unnamed one)
+	portals map[string]string // each portal's query, by name
+}
+
+// pgExtended reports whether a message of type typ belongs in a batch of
+// the extended protocol that a Sync ends.
+func pgExtended(typ byte) bool { return strings.IndexByte("PBDECS", typ) >= 0 }
+
+// batch reads the messages of the extended protocol that follow first, raw,
+// up to its Sync, and returns all of them, the query of its first Execute,
+// whether there is one, and the type of the message that ended it: 'S',
+// or another one (a Flush) after which the relay pipes.
+func (c *pgConn) batch(first byte, raw []byte, in *bufio.Reader) (all []byte, text string, execute bool, last byte, err error) {
+	typ, m := first, raw
+	for {
+		all = append(all, m...)
+		name, rest := pgString(m[5:])
+		switch typ {
+		case 'P':
+			c.stmts[name], _ = pgString(rest)
+		case 'B':
+			c.portals[name] = c.stmts[pgFirst(rest)]
+		case 'C':
+			if len(m) > 5 && m[5] == 'S' {
+				delete(c.stmts, pgFirst(m[6:]))
+			} else if len(m) > 5 {
+				delete(c.portals, pgFirst(m[6:]))
+			}
+		case 'E':
+			if !execute {
+				text, execute = c.portals[name], true
+			}
+		}
+		if !pgExtended(typ) || typ == 'S' {
+			return all, text, execute, typ, nil
+		}
+		if typ, m, err = readPGMessage(in); err != nil {
+			return nil, "", false, 0, err
+		}
+	}
+}
+
+// pgString splits a NUL-terminated string off the front of b.
+func pgString(b []byte) (string, []byte) {
+	i := bytes.IndexByte(b, 0)
+	if i < 0 {
+		return string(b), nil
+	}
+	return string(b[:i]), b[i+1:]
+}
+
+// pgFirst is the NUL-terminated string at the front of b.
+func pgFirst(b []byte) string {
+	s, _ := pgString(b)
+	return s
+}
+
+// exchange sends one request, raw (a simple query, or a batch up to its
+// Sync) with words words, through the failpoints when struck says so (else
+// past them, counted in no phase) and returns every message of its reply,
+// or false when it must not be handed on. copyIn says the server waits
+// for the program's rows (COPY FROM STDIN: CopyInResponse, or
+// CopyBothResponse), which the relay does not read: it hands on the reply
+// so far, and pipes.
+func (c *pgConn) exchange(words []string, raw []byte, struck bool) (reply []byte, ok, copyIn bool) {
 	var sendErr error
 	done := false
-	err := r.cmds.Statement(strings.Fields(text), func() (any, error) {
-		if _, err := upConn.Write(raw); err != nil {
+	send := func() (any, error) {
+		if _, err := c.up.Write(raw); err != nil {
 			sendErr = err
 			return nil, err
 		}
 		var serverErr error
 		for {
-			typ, m, err := readPGMessage(out)
+			typ, m, err := readPGMessage(c.out)
 			if err != nil {
 				sendErr = err
 				return nil, err
@@ -80,13 +167,19 @@ func (r *Relay) query(raw []byte, upConn net.Conn, out *bufio.Reader) ([]byte, b
 			if typ == 'E' && serverErr == nil {
 				serverErr = errors.New("server error: " + pgErrorText(m))
 			}
-			if typ == 'Z' {
-				done, sendErr = true, serverErr
+			if typ == 'Z' || typ == 'G' || typ == 'W' {
+				done, copyIn, sendErr = true, typ != 'Z', serverErr
 				return nil, serverErr
 			}
 		}
-	})
-	return reply, done && err == sendErr
+	}
+	var err error
+	if struck {
+		err = c.r.cmds.Statement(words, send)
+	} else {
+		_, err = send()
+	}
+	return reply, done && err == sendErr, copyIn
 }
 
 // pgStartup relays the start-up and authentication of a connection until

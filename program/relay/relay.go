@@ -1,21 +1,24 @@
 // Package relay stands between one lock program and its lock service
-// (Redis, PostgreSQL, MariaDB, memcached), so that faults at the lock's own
-// commands strike a program as they strike a go-redis lock (or a Go lock's
-// statements and requests). A relay listens on 127.0.0.1, one listener per
-// lock node, and forwards each connection to the client's own network link
-// to that node (network faults still reach the program). It reads each
-// command the program sends and each reply, and runs the command through
-// the client's failpoints (harness.Relay): a pause or sleep holds the
-// command or its reply, a crash kills the process and drops its
-// connections, a dropped reply ends the connection once the client's
-// timeout has passed, so that the program sees a timeout and never a reply
-// out of step.
+// (Redis, PostgreSQL, MariaDB, memcached, ZooKeeper), so that faults at
+// the lock's own commands strike a program as they strike a go-redis lock
+// (or a Go lock's statements and requests). A relay listens on 127.0.0.1,
+// one listener per lock node, and forwards each connection to the client's
+// own network link to that node (network faults still reach the program).
+// It reads each command the program sends and each reply, and runs the
+// command through the client's failpoints (harness.Relay): a pause or
+// sleep holds the command or its reply, a crash kills the process and
+// drops its connections, a dropped reply ends the connection once the
+// client's timeout has passed, so that the program sees a timeout and
+// never a reply out of step.
 //
 // Package program starts one relay per lock program and hands the program
 // the relay's addresses in place of the service's; this package knows
 // nothing of the line protocol nor of processes, only of the protocols it
-// reads: RESP (relay.go), PostgreSQL's simple queries (pg.go), MariaDB's
-// statements (mysql.go) and memcached's text protocol (memcached.go).
+// reads: RESP (relay.go), PostgreSQL's simple queries and the batches of
+// its extended protocol (pg.go), MariaDB's statements (mysql.go),
+// memcached's text protocol (memcached.go) and ZooKeeper's jute frames
+// (zookeeper.go), whose pings and watch events pass beside the requests
+// so that a held request holds no session's heartbeat.
 package relay
 
 import (
@@ -52,9 +55,10 @@ type Protocol int
 // The protocols a relay reads.
 const (
 	Redis     Protocol = iota // RESP2 and RESP3 (relay.go)
-	Postgres                  // PostgreSQL's simple queries (pg.go)
+	Postgres                  // PostgreSQL's simple queries and extended protocol (pg.go)
 	MySQL                     // MariaDB's COM_QUERY and COM_STMT_EXECUTE (mysql.go)
 	Memcached                 // memcached's text protocol (memcached.go)
+	ZooKeeper                 // ZooKeeper's jute frames (zookeeper.go)
 )
 
 // Listen starts a relay of proto for client c with one listener per
@@ -124,6 +128,8 @@ func (r *Relay) accept(ln net.Listener, up string, node int) {
 				r.serveMySQL(down, in, upConn, out)
 			case Memcached:
 				r.serveMemcached(down, in, upConn, out)
+			case ZooKeeper:
+				r.serveZK(down, in, upConn, out)
 			default:
 				r.serve(down, in, upConn, out, node)
 			}

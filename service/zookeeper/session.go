@@ -162,9 +162,3 @@ func (Service) Env(c *harness.Client, addrs []string) []string {
 	return []string{"LOCKLAB_ZOOKEEPER=" + strings.Join(addrs, ","),
 		"LOCKLAB_SESSION_MS=" + strconv.FormatInt(c.TTL().Milliseconds(), 10)}
 }
-
-// Unrelayed says why no fault strikes a lock program's own requests on
-// ZooKeeper (harness.Endpoints.Unrelayed).
-func (Service) Unrelayed() string {
-	return "the lock is a program on the zookeeper topology: ZooKeeper speaks its own binary protocol (jute), which no relay of locklab's reads, so no fault can strike its requests (nor a Go lock's: the Go client has no request hook)"
-}

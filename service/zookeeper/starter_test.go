@@ -3,10 +3,10 @@ package zookeeper_test
 import (
 	"context"
 	"errors"
-	"strings"
 	"testing"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/service/zookeeper"
 )
 
@@ -37,10 +37,14 @@ func TestNeedsAStarter(t *testing.T) {
 	}
 }
 
-// TestUnrelayed: a lock program on ZooKeeper is told why no relay strikes
-// its requests.
-func TestUnrelayed(t *testing.T) {
-	if why := (zookeeper.Service{}).Unrelayed(); !strings.Contains(why, "jute") {
-		t.Errorf("unrelayed %q: want the reason, jute", why)
+// TestRelayed: a lock program on ZooKeeper is relayed: the service says
+// no reason why not (harness.Unrelayed), and its LOCKLAB_ZOOKEEPER names
+// addresses a relay reads.
+func TestRelayed(t *testing.T) {
+	if u, ok := any(zookeeper.Service{}).(harness.Unrelayed); ok {
+		t.Errorf("the service says it is unrelayed: %q", u.Unrelayed())
+	}
+	if why := (harness.Endpoints{Env: []string{"LOCKLAB_ZOOKEEPER=127.0.0.1:1", "LOCKLAB_SESSION_MS=300"}}).Unrelayed(); why != "" {
+		t.Errorf("a program on ZooKeeper is unrelayed: %q", why)
 	}
 }
