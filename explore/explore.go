@@ -249,7 +249,11 @@ type outcome struct {
 	untold   []check.Check
 	unknown  bool
 	struck   bool   // a drawn fault struck
-	dir      string // the run's folder, in the scratch folder
+	// fired says, per failpoint of the plan's scenario in its order,
+	// whether it fired (history.End.Fired); nil when the history does not
+	// say, and then every one counts as fired.
+	fired []bool
+	dir   string // the run's folder, in the scratch folder
 }
 
 // class is the outcome in one word, as the report counts it: own, untold,
@@ -362,18 +366,35 @@ func (m mark) String() string {
 	return w + " " + m.strike
 }
 
-// marksOf marks each of faults. A fault whose story adds other faults to
-// slow work (a renewal cut while the work outlives the lease) is marked
-// twice, the slow work apart: a lock that fails under the slow work alone
-// (it never renews) then shows one bug, whichever of the two found it.
-func marksOf(faults []schedule.Fault) []mark {
+// marksOf marks each of faults that struck. A fault whose story adds other
+// faults to slow work (a renewal cut while the work outlives the lease) is
+// marked twice, the slow work apart: a lock that fails under the slow work
+// alone (it never renews) then shows one bug, whichever of the two found
+// it. fired says, per failpoint of the faults in their order, whether it
+// fired (nil: all did); a fault none of whose failpoints fired is not
+// marked, since it did nothing to the lock, and neither is slow work that
+// never came. A fault with no failpoint (one at a drawn time) struck
+// when the run went as written.
+func marksOf(faults []schedule.Fault, fired []bool) []mark {
 	var ms []mark
+	next := 0 // the index in fired of the fault's first failpoint
 	for _, f := range faults {
+		hit := func(i int) bool { return fired == nil || next+i >= len(fired) || fired[next+i] }
 		m := mark{kind: f.Kind}
-		fps := f.Failpoints
+		fps := slices.Clone(f.Failpoints)
+		hits := make([]bool, len(fps))
+		for i := range fps {
+			hits[i] = hit(i)
+		}
+		next += len(fps)
 		if i := slices.IndexFunc(fps, slowSection); i >= 0 && len(fps)+len(f.Scheduled) > 1 {
-			ms = append(ms, mark{kind: "slow-work", strike: strikeWords(fps[i].Name, fps[i].Action.Kind)})
-			fps = slices.Delete(slices.Clone(fps), i, i+1)
+			if hits[i] {
+				ms = append(ms, mark{kind: "slow-work", strike: strikeWords(fps[i].Name, fps[i].Action.Kind)})
+			}
+			fps, hits = slices.Delete(fps, i, i+1), slices.Delete(hits, i, i+1)
+		}
+		if len(fps) > 0 && !slices.Contains(hits, true) && len(f.Scheduled) == 0 {
+			continue
 		}
 		if len(fps) > 0 && !slices.ContainsFunc(fps, func(o failpoint.Point) bool { return o.Name != fps[0].Name }) {
 			m.strike = strikeWords(fps[0].Name, fps[0].Action.Kind)
@@ -733,7 +754,7 @@ func (e *explorer) judge(ctx context.Context, plan schedule.Plan, o outcome, err
 		return e.discard(o)
 	}
 	f := failureOf(o.own)
-	if n := e.knownBug(f, marksOf(plan.Kept())); n > 0 {
+	if n := e.knownBug(f, marksOf(plan.Kept(), o.fired)); n > 0 {
 		e.rep.Bugs[n-1].Runs++
 		e.count(o)
 		e.progress(plan, fmt.Sprintf("%s: bug %d again", o.summary(), n))
@@ -771,7 +792,7 @@ func (e *explorer) judge(ctx context.Context, plan schedule.Plan, o outcome, err
 		found.Kept = len(plan.Kept())
 	}
 	found.Plan, found.Checks = plan.String(), o.failing()
-	marks := marksOf(plan.Kept())
+	marks := marksOf(plan.Kept(), o.fired)
 	sig := signature(f, marks)
 	rec.Bug = sig
 	e.record(rec)
@@ -961,7 +982,8 @@ func (e *explorer) try(ctx context.Context, plan schedule.Plan, reference bool) 
 		os.RemoveAll(dir)
 		return outcome{}, err
 	}
-	o := outcome{res: res, dir: dir, struck: struck(dir)}
+	o := outcome{res: res, dir: dir}
+	o.struck, o.fired = struck(dir)
 	for _, c := range res.Checks {
 		switch {
 		case c.Verdict == check.Unknown:
@@ -979,16 +1001,21 @@ func (e *explorer) try(ctx context.Context, plan schedule.Plan, reference bool) 
 }
 
 // struck reports whether the history in dir records a fault or a crash:
-// whether any drawn fault happened. Without a history it says yes, the
-// answer that hides nothing.
-func struck(dir string) bool {
+// whether any drawn fault happened; and which of the scenario's
+// failpoints fired, as its end says (nil when it does not). Without a
+// history it says yes, the answer that hides nothing.
+func struck(dir string) (bool, []bool) {
 	ops, err := history.ReadFile(filepath.Join(dir, runner.HistoryFile))
 	if err != nil {
-		return true
+		return true, nil
+	}
+	var fired []bool
+	if i := slices.IndexFunc(ops, func(op history.Op) bool { return op.Kind == history.KindEnd && op.End != nil }); i >= 0 {
+		fired = ops[i].End.Fired
 	}
 	return slices.ContainsFunc(ops, func(op history.Op) bool {
 		return op.Kind == history.KindFault || op.Kind == history.KindCrash
-	})
+	}), fired
 }
 
 // shrink drops the drawn faults of plan one at a time, last first, and

@@ -275,6 +275,34 @@ func handPlan(seed int64, faults ...schedule.Fault) schedule.Plan {
 	return schedule.Plan{Seed: seed, Topology: cluster.Single, Workload: schedule.Draw(cluster.Single, false, 1).Workload, Faults: faults}
 }
 
+// TestSignatureNamesOnlyWhatStruck: a drawn fault whose failpoints never
+// fired did nothing to the lock, and a bug's name leaves it out; so does
+// the slow work of a fault's story when it never came.
+func TestSignatureNamesOnlyWhatStruck(t *testing.T) {
+	lock := failure{check.CheckLock, check.Illegal}
+	cutRenewal := schedule.Fault{Kind: "cut-renewal", What: "cut renewal", Failpoints: []failpoint.Point{
+		{Name: failpoint.CriticalSection, Action: failpoint.Sleep(time.Second)},
+		{Name: failpoint.BeforeCommand(failpoint.PhaseBackground, 1), Action: failpoint.Crash()},
+	}}
+	for _, tc := range []struct {
+		faults []schedule.Fault
+		fired  []bool
+		want   string
+	}{
+		{[]schedule.Fault{slowWork, pauseRelease}, []bool{true, false}, "lock illegal · slow work in critical section"},
+		{[]schedule.Fault{slowWork, pauseRelease}, []bool{false, true}, "lock illegal · pause before release command 1"},
+		{[]schedule.Fault{skew, pauseRelease}, []bool{false}, "lock illegal · clock skew"},
+		{[]schedule.Fault{cutRenewal}, []bool{true, true}, "lock illegal · cut renewal before background command 1 + slow work in critical section"},
+		{[]schedule.Fault{cutRenewal}, []bool{true, false}, "lock illegal · slow work in critical section"},
+		{[]schedule.Fault{cutRenewal}, []bool{false, true}, "lock illegal · cut renewal before background command 1"},
+		{[]schedule.Fault{slowWork, pauseRelease}, []bool{true}, "lock illegal · pause before release command 1 + slow work in critical section"}, // an older history says less: what it does not say counts as fired
+	} {
+		if got := signature(lock, marksOf(tc.faults, tc.fired)); got != tc.want {
+			t.Errorf("signature(%v, fired %v) = %q, want %q", tc.faults, tc.fired, got, tc.want)
+		}
+	}
+}
+
 func TestSignature(t *testing.T) {
 	lock := failure{check.CheckLock, check.Illegal}
 	for _, tc := range []struct {
@@ -294,7 +322,7 @@ func TestSignature(t *testing.T) {
 		{lock, nil, "lock illegal · no fault"},
 		{failure{check.CheckLiveness, check.Stuck}, []schedule.Fault{crashTook}, "liveness stuck · crash after the acquire command that took the key"},
 	} {
-		if got := signature(tc.f, marksOf(tc.faults)); got != tc.want {
+		if got := signature(tc.f, marksOf(tc.faults, nil)); got != tc.want {
 			t.Errorf("signature(%s, %v) = %q, want %q", tc.f, tc.faults, got, tc.want)
 		}
 	}

@@ -53,6 +53,18 @@ func NewSet(armed []Point) *Set {
 	return f
 }
 
+// Fired says, for each armed failpoint in the order it was armed, whether
+// it fired: it was reached more than its Skip times.
+func (f *Set) Fired() []bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fired := make([]bool, len(f.armed))
+	for i, fp := range f.armed {
+		fired[i] = f.hits[i] > fp.Skip
+	}
+	return fired
+}
+
 // AllFired is closed once every required failpoint has fired.
 func (f *Set) AllFired() <-chan struct{} { return f.allFired }
 

@@ -293,6 +293,10 @@ type End struct {
 	// requests. The verdicts stand, but say nothing of that fault. Older
 	// histories call it unmet (UnmarshalJSON).
 	Missed []string `json:"missed,omitempty"`
+	// Fired says, for each of the scenario's failpoints in the order it
+	// armed them, whether it fired: which of the faults drawn at the
+	// lock's own points struck it. Histories before it have none.
+	Fired []bool `json:"fired,omitempty"`
 	// Late are the stretches of the workload in which the harness's own
 	// timer, asked to wake every few milliseconds, woke late: time the
 	// machine gave to something other than the run. Checkers excuse by

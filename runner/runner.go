@@ -315,6 +315,7 @@ func (r *run) execute(ctx context.Context, newLocker harness.NewLocker) error {
 	// A drawn fault at a program's requests that no relay reads: said so,
 	// never passed over as if it had struck.
 	end.Missed = append(end.Missed, r.points.MissedDrawn()...)
+	end.Fired = r.points.Fired()
 	if err := r.readEnd(ctx, end); err != nil {
 		return err
 	}
