@@ -153,6 +153,13 @@ type Report struct {
 	Again int `json:"again"`
 	// Errors counts runs that could not run at all.
 	Errors int `json:"errors"`
+	// CutShort counts runs under way when the exploration ended (its
+	// Config.Time ran out, or it stopped at a bug): they were stopped, so
+	// that the exploration ends on time, and are counted in no outcome and
+	// not in Runs, never as ok. So is an own violation whose confirming
+	// rerun was cut short; a bug whose shrink was cut short is reported
+	// as far as its shrink went.
+	CutShort int `json:"cut_short"`
 	// WallS is the exploration's wall time in seconds: every run, and every
 	// rerun that confirmed or shrank a bug.
 	WallS float64 `json:"wall_s"`
@@ -248,7 +255,7 @@ type outcome struct {
 	inherent []check.Check
 	untold   []check.Check
 	unknown  bool
-	struck   bool   // a drawn fault struck
+	struck   bool // a drawn fault struck
 	// fired says, per failpoint of the plan's scenario in its order,
 	// whether it fired (history.End.Fired); nil when the history does not
 	// say, and then every one counts as fired.
@@ -562,6 +569,23 @@ type explorer struct {
 
 func (e *explorer) explore(ctx context.Context) error {
 	defer e.progressEnd()
+	if e.cfg.Time > 0 && e.cfg.Replay == nil {
+		// The time's end stops the runs under way, so that the
+		// exploration ends on time; the end of ctx itself (Ctrl-C) is
+		// still an error.
+		budget, cancel := context.WithDeadline(ctx, e.start.Add(e.cfg.Time))
+		defer cancel()
+		err := e.exploreWithin(budget)
+		if err != nil && ctx.Err() == nil && budget.Err() != nil {
+			return nil // the time ran out, as it was meant to
+		}
+		return err
+	}
+	return e.exploreWithin(ctx)
+}
+
+// exploreWithin explores until ctx ends or the runs are spent.
+func (e *explorer) exploreWithin(ctx context.Context) error {
 	if r := e.cfg.Replay; r != nil {
 		plan, err := r.PlanIn(e.cfg.space, e.cfg.Topology, e.cfg.Nested)
 		if err != nil {
@@ -684,7 +708,7 @@ func (e *explorer) exploreParallel(ctx context.Context, draw func() schedule.Pla
 	var err error
 	for t := range results {
 		if done {
-			dropRun(t) // made after the end, or cut short by it
+			e.cutShort(t) // made after the end, or cut short by it
 			continue
 		}
 		pending[t.i] = t
@@ -702,7 +726,7 @@ func (e *explorer) exploreParallel(ctx context.Context, draw func() schedule.Pla
 		if done {
 			cancel()
 			for _, t := range pending {
-				dropRun(t)
+				e.cutShort(t)
 			}
 		}
 	}
@@ -712,11 +736,14 @@ func (e *explorer) exploreParallel(ctx context.Context, draw func() schedule.Pla
 	return err
 }
 
-// dropRun removes the folder of a run the exploration does not judge.
-func dropRun(t tried) {
+// cutShort drops a run the exploration does not judge, since it ended
+// first (its time ran out, or it stopped at a bug): its folder goes, and it
+// counts as cut short, in no outcome.
+func (e *explorer) cutShort(t tried) {
 	if t.err == nil {
 		os.RemoveAll(t.o.dir)
 	}
+	e.rep.CutShort++
 }
 
 // errStop says the exploration is done: a bug was found and the config
@@ -742,6 +769,8 @@ func (e *explorer) judge(ctx context.Context, plan schedule.Plan, o outcome, err
 			e.rep.Errors++
 			e.progress(plan, "could not run: "+err.Error())
 			e.record(RunRecord{Run: plan.Run, Seed: plan.Seed, Replay: plan.Replay().String(), Outcome: "error", Error: err.Error()})
+		} else {
+			e.rep.CutShort++
 		}
 		return err
 	}
@@ -769,6 +798,9 @@ func (e *explorer) judge(ctx context.Context, plan schedule.Plan, o outcome, err
 	again, err := e.try(ctx, plan, false)
 	again, err = e.tryWhileLate(ctx, plan, false, again, err, func(o outcome) bool { return o.lateAt(f) })
 	if err != nil && ctx.Err() != nil {
+		// Its confirming rerun was cut short: neither a bug nor flaky.
+		e.rep.Runs--
+		e.rep.CutShort++
 		os.RemoveAll(o.dir)
 		return ctx.Err()
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -630,5 +631,31 @@ func TestReplayKeepsItsFolder(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(want, "result.json")); err != nil {
 		t.Errorf("the replay's folder was not kept: %v", err)
+	}
+}
+
+// TestEndsOnTime: runs under way when the time runs out are stopped, not
+// waited for, and counted as cut short, in no outcome; the exploration
+// ends with no error.
+func TestEndsOnTime(t *testing.T) {
+	for _, parallel := range []int{1, 3} {
+		var stopped atomic.Int32
+		slow := func(ctx context.Context, s runner.Scenario, newLocker harness.NewLocker, opts runner.Options) (*runner.Result, error) {
+			select {
+			case <-ctx.Done():
+				stopped.Add(1)
+				return nil, ctx.Err()
+			case <-time.After(300 * time.Millisecond): // the run's own work
+			}
+			return fakeRun()(ctx, s, newLocker, opts)
+		}
+		rep, err := Run(context.Background(), Config{Lock: "fake", New: locks.Reference(cluster.Single, false).New,
+			Time: 500 * time.Millisecond, Parallel: parallel, run: slow})
+		if err != nil {
+			t.Fatalf("parallel %d: %v", parallel, err)
+		}
+		if stopped.Load() == 0 || int(stopped.Load()) != rep.CutShort || rep.Runs == 0 || rep.WallS > 2 {
+			t.Errorf("parallel %d: %d runs stopped; report: %d runs, %d cut short, %.1f s", parallel, stopped.Load(), rep.Runs, rep.CutShort, rep.WallS)
+		}
 	}
 }

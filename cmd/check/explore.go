@@ -410,6 +410,9 @@ func exploreSummary(w io.Writer, rep *explore.Report, cfg explore.Config) {
 	if rep.Errors > 0 {
 		fmt.Fprintf(w, "; %d could not run", rep.Errors)
 	}
+	if rep.CutShort > 0 {
+		fmt.Fprintf(w, "; cut short %d (under way at the end: stopped, not counted)", rep.CutShort)
+	}
 	fmt.Fprintln(w)
 	if len(rep.Bugs) > 0 {
 		fmt.Fprintln(w)
