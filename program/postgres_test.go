@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/service/sqldb"
 )
 
 // TestPostgresEnvironment: on the postgres topology a lock program gets
@@ -25,7 +26,7 @@ func TestPostgresEnvironment(t *testing.T) {
 			t.Errorf("%s=%s on postgres", k, v)
 		}
 	}
-	server, err := url.Parse(cl.LockDatabase().DSN())
+	server, err := url.Parse(sqldb.Server(cl).DSN())
 	if err != nil {
 		t.Fatal(err)
 	}

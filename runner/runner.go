@@ -26,6 +26,7 @@ import (
 	"github.com/locklab/locklab/reference"
 	"github.com/locklab/locklab/runner/lag"
 	"github.com/locklab/locklab/service"
+	"github.com/locklab/locklab/service/sqldb"
 )
 
 // Options tune one run.
@@ -160,7 +161,7 @@ func runOps(ctx context.Context, s Scenario, newLocker harness.NewLocker, opts O
 		backend = local.Local{}
 	}
 	cl, err := cluster.Start(ctx, cluster.Config{Topology: s.Topology, Persistence: s.Persistence,
-		MariaDB: w.Resource == MariaDBResource, PostgresInventory: w.Resource == PostgresResource, Backend: backend,
+		Resource: w.Resource.service(), Backend: backend,
 		Service: service.For(s.Topology)})
 	if err != nil {
 		return nil, nil, fmt.Errorf("run %s: %w", s.Name, err)
@@ -234,10 +235,10 @@ func (r *run) execute(ctx context.Context, newLocker harness.NewLocker) error {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	env := fault.NewEnv(r.cluster, r.h)
-	var shared *harness.SharedPool
+	var shared *sqldb.Conn
 	if r.w.Pool > 0 {
 		var err error
-		if shared, err = harness.OpenSharedPool(runCtx, r.cluster, r.w.Pool, r.w.Timeout); err != nil {
+		if shared, err = sqldb.OpenSharedPool(runCtx, r.cluster, r.w.Pool, r.w.Timeout); err != nil {
 			return err
 		}
 		defer shared.Close() // after every client closed: deferred first
@@ -332,11 +333,11 @@ func (r *run) execute(ctx context.Context, newLocker harness.NewLocker) error {
 // last the liveness probe, client r.w.Clients: a fresh process that only
 // comes to the lock after the workload stopped. It returns those it made,
 // also after an error, for the caller to close.
-func (r *run) join(ctx context.Context, env *fault.Env, shared *harness.SharedPool) ([]*harness.Client, error) {
+func (r *run) join(ctx context.Context, env *fault.Env, shared *sqldb.Conn) ([]*harness.Client, error) {
 	var clients []*harness.Client
 	for id := 0; id <= r.w.Clients; id++ {
 		opts := harness.ClientOptions{ID: id, TTL: r.w.TTL, Key: r.w.Key, Timeout: r.w.Timeout, Service: service.For(r.cluster.Topology())}
-		if id < r.w.Clients {
+		if id < r.w.Clients && shared != nil { // a nil *Conn is no Handle
 			opts.Pool = shared
 		}
 		c, links, err := harness.Join(ctx, r.cluster, opts, r.h, r.points)

@@ -70,7 +70,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/check"
@@ -84,6 +83,7 @@ import (
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/service/sqldb"
 	"github.com/locklab/locklab/suite"
 	"github.com/locklab/locklab/watch"
 )
@@ -100,7 +100,7 @@ func main() {
 	// connection; under injected faults those are expected and the history
 	// records them.
 	redis.SetLogger(quiet{})
-	mysql.SetLogger(quiet{})
+	sqldb.SetLogger(quiet{})
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
