@@ -35,7 +35,7 @@ const (
 )
 
 // Service is what a family of locks keeps its state on, and so what a
-// client is handed to reach it (harness.Client.Redis or .SQL, or the
+// client is handed to reach it (harness.Client.Redis, or the
 // handle of a service behind the seam: Client.Handle).
 type Service string
 
