@@ -54,6 +54,10 @@ func testSQLService(t *testing.T, topology cluster.Topology, dialect sqldb.Diale
 	if c.Redis() != nil || sqldb.Of(c).DB() == nil || len(links) != 1 {
 		t.Fatalf("Redis %v, SQL %v, %d links: want only SQL, through one link", c.Redis(), sqldb.Of(c).DB(), len(links))
 	}
+	// A lock program gets the server's URL through the client's link.
+	if e := c.Endpoints(); !strings.Contains(e.MySQL+e.Postgres, "@"+links[0].Addr()) || (e.Postgres != "") != (dialect == sqldb.Pgx) {
+		t.Errorf("endpoints %+v, want the %s server's URL through link %s", e, dialect, links[0].Addr())
+	}
 	if got := sqldb.Of(c).Dialect(); got != dialect || sqldb.DialectOf(cl) != dialect {
 		t.Fatalf("dialect: client %q, cluster %q; want %q", got, sqldb.DialectOf(cl), dialect)
 	}
