@@ -83,8 +83,10 @@ type ServerProcess interface {
 
 // Database is an SQL server: MariaDB, the SQL inventory of the
 // transaction pitfall or the lock table of the mariadb topology, or
-// PostgreSQL, the lock table of the postgres topology (and its inventory,
-// with Config.PostgresInventory).
+// PostgreSQL, the lock table of the postgres topology (and its inventory).
+// A backend starts one with its StartMariaDB or StartPostgres (dir string),
+// which the SQL services' package (service/sqldb) finds on the RunSession;
+// a backend without PostgreSQL returns an error wrapping ErrNoPostgres.
 type Database interface {
 	// Driver is the database/sql driver name its DSN is for: "mysql"
 	// (github.com/go-sql-driver/mysql) or "pgx"
@@ -131,11 +133,6 @@ type RunSession interface {
 	// StartNode starts one redis-server as cfg says and returns once it
 	// answers. With cfg.Sentinel set it runs as a Sentinel.
 	StartNode(ctx context.Context, cfg NodeConfig) (RedisNode, error)
-	// StartMariaDB starts a MariaDB server whose files live under dir.
-	StartMariaDB(ctx context.Context, dir string) (Database, error)
-	// StartPostgres starts a PostgreSQL server whose files live under dir;
-	// a backend that has none returns an error wrapping ErrNoPostgres.
-	StartPostgres(ctx context.Context, dir string) (Database, error)
 	// Close removes what the run left that its servers' Stop did not; it may
 	// be called twice.
 	Close() error

@@ -1,7 +1,8 @@
 // Package cluster starts and stops what a run talks to: the Redis topology
 // (single, replicated with Sentinels, or five Redlock masters), the inventory
-// node that no fault touches, MariaDB for the transaction pitfall, and the
-// in-process toxiproxy network every client link goes through. It holds what
+// node that no fault touches, the server of an SQL inventory
+// (Config.Resource), and the in-process toxiproxy network every client
+// link goes through. It holds what
 // every backend shares; the servers themselves are started by a Backend from
 // a package of its own, cluster/local (processes) or cluster/docker
 // (containers), which the caller names in Config.
@@ -25,8 +26,8 @@ const (
 	Replicated Topology = "replicated" // a master, two replicas, three Sentinels
 	Redlock    Topology = "redlock"    // five independent masters
 	// MariaDBTopology is one MariaDB server holding the lock table
-	// (LockTable): the lock is a row, a row lock or a named lock, and each
-	// client reaches the server through its own link.
+	// (service/sqldb): the lock is a row, a row lock or a named lock, and
+	// each client reaches the server through its own link.
 	MariaDBTopology Topology = "mariadb"
 	// PostgresTopology is one PostgreSQL server holding the same lock
 	// table, as MariaDBTopology does.
@@ -34,7 +35,7 @@ const (
 )
 
 // Service is what a family of locks keeps its state on, and so what a
-// client is handed to reach it (harness.Client.Redis or .SQL, or the
+// client is handed to reach it (harness.Client.Redis, or the
 // handle of a service behind the seam: Client.Handle).
 type Service string
 
@@ -53,7 +54,7 @@ var topologies = map[Topology]struct {
 	masters int
 	// seam: the service's own package starts it (Config.Service).
 	seam bool
-}{Single: {Redis, 1, false}, Replicated: {Redis, 0, false}, Redlock: {Redis, 5, false}, MariaDBTopology: {MariaDB, 0, false}, PostgresTopology: {PostgreSQL, 0, false},
+}{Single: {Redis, 1, false}, Replicated: {Redis, 0, false}, Redlock: {Redis, 5, false}, MariaDBTopology: {MariaDB, 0, true}, PostgresTopology: {PostgreSQL, 0, true},
 	EtcdTopology: {Etcd, 0, true}, ZooKeeperTopology: {ZooKeeper, 0, true}, MemcachedTopology: {Memcached, 0, true}}
 
 // Service is the lock service t deploys; "" counts as Single.
@@ -79,8 +80,7 @@ type Cluster struct {
 	dir       *RunDir
 	masters   []Node
 	inventory RedisNode
-	sqlStock  Database // the inventory, when it lives in MariaDB or PostgreSQL
-	lockDB    Database // the lock table's server, on the mariadb and postgres topologies
+	sqlStock  Database // the inventory, when it lives in MariaDB or PostgreSQL (Config.Resource)
 	network   *network.Proxy
 	// replicated runs the Sentinels of the replicated topology; its data
 	// nodes are masters, the first one the master at the start.
@@ -93,11 +93,11 @@ type Cluster struct {
 type Config struct {
 	Topology    Topology    // "" means Single
 	Persistence Persistence // what the lock nodes keep on disk across a restart
-	MariaDB     bool        // also start MariaDB for the inventory
-	// PostgresInventory keeps the inventory in the postgres topology's
-	// server, beside the lock: a lock's transaction can then write it.
-	PostgresInventory bool
-	Backend           Backend // starts the servers: local.Local{} or docker.Docker{}; required
+	// Resource, when not nil, starts the SQL server that keeps the
+	// inventory (SQLInventory): MariaDB beside the lock service, or the
+	// lock service's own server, where a lock's transaction can write it.
+	Resource ResourceService
+	Backend  Backend // starts the servers: local.Local{} or docker.Docker{}; required
 	// Service starts the topology's lock service when its own package
 	// does (LockService); nil for the services Start starts itself.
 	Service LockService
@@ -142,16 +142,18 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	}()
 	// Before Close, if the start fails.
 	defer func() { <-inventoryUp }()
-	// The SQL servers first: a backend that lacks MariaDB says so before
-	// any other node of the topology starts.
-	if err := c.startSQL(ctx, run, cfg); err != nil {
-		return nil, err
-	}
 	if c.network, err = network.Start(ctx); err != nil {
 		return nil, err
 	}
 	if spec.seam {
 		if err := c.startService(ctx, run, cfg.Service); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Resource != nil {
+		// Before the Redis nodes: a backend that lacks MariaDB says so
+		// before they start.
+		if c.sqlStock, err = cfg.Resource.StartResource(ctx, run, dir.Path(), c.deployment); err != nil {
 			return nil, err
 		}
 	}
@@ -174,45 +176,6 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 		return nil, inventoryErr
 	}
 	return c, nil
-}
-
-// startSQL starts the SQL servers cfg asks for: MariaDB for its inventory
-// or the mariadb topology's lock table (one server holds both), and
-// PostgreSQL for the postgres topology's, with its inventory when asked.
-func (c *Cluster) startSQL(ctx context.Context, run RunSession, cfg Config) error {
-	service := c.topology.Service()
-	if cfg.MariaDB || service == MariaDB {
-		db, err := run.StartMariaDB(ctx, c.dir.Path())
-		if err != nil {
-			return err
-		}
-		if cfg.MariaDB {
-			c.sqlStock = db
-		}
-		if service == MariaDB {
-			c.lockDB = db
-			if err := setupLockTable(ctx, db); err != nil {
-				db.Stop()
-				return err
-			}
-		}
-	}
-	if cfg.PostgresInventory && service != PostgreSQL {
-		return fmt.Errorf("cluster: an inventory in PostgreSQL needs topology %s, not %s", PostgresTopology, c.topology)
-	}
-	if service == PostgreSQL {
-		var err error
-		if c.lockDB, err = run.StartPostgres(ctx, c.dir.Path()); err != nil {
-			return err
-		}
-		if err := setupLockTable(ctx, c.lockDB); err != nil {
-			return err
-		}
-		if cfg.PostgresInventory {
-			c.sqlStock = c.lockDB
-		}
-	}
-	return nil
 }
 
 // startNodes starts a node for each of cfgs at once, since each start
@@ -240,7 +203,7 @@ func (c *Cluster) Topology() Topology { return c.topology }
 // servers (ServerProcess): its lock nodes, Sentinels, inventory and
 // databases, on either backend.
 func (c *Cluster) ServerPids() []int {
-	servers := []any{c.inventory, c.sqlStock, c.lockDB}
+	servers := []any{c.inventory, c.sqlStock}
 	for _, n := range c.masters {
 		servers = append(servers, n)
 	}
@@ -274,10 +237,6 @@ func (c *Cluster) Inventory() RedisNode { return c.inventory }
 // SQLInventory is the server of the SQL inventory (MariaDB, or the postgres
 // topology's PostgreSQL), or nil when the cluster has none.
 func (c *Cluster) SQLInventory() Database { return c.sqlStock }
-
-// LockDatabase is the server of the lock table on the mariadb and postgres
-// topologies, or nil.
-func (c *Cluster) LockDatabase() Database { return c.lockDB }
 
 // Network is the toxiproxy server every client link goes through.
 func (c *Cluster) Network() *network.Proxy { return c.network }
@@ -316,10 +275,8 @@ func (c *Cluster) Close() error {
 			errs = append(errs, n.Stop())
 		}
 	}
-	for _, db := range []Database{c.sqlStock, c.lockDB} {
-		if db != nil {
-			errs = append(errs, db.Stop()) // once or twice: Stop may be
-		}
+	if c.sqlStock != nil {
+		errs = append(errs, c.sqlStock.Stop()) // once or twice, when the lock's server keeps it: Stop may be
 	}
 	if c.session != nil {
 		errs = append(errs, c.session.Close())

@@ -10,9 +10,9 @@ import (
 // LockService is a lock service that plugs into a cluster through one
 // seam: its own package starts its deployment on any backend and reads the
 // lock's state there, so that adding a service touches no other package of
-// the cluster. memcached, etcd and ZooKeeper are behind it (service/...);
-// the services started by Start's own branches (Redis, MariaDB,
-// PostgreSQL) are to follow.
+// the cluster. memcached, etcd, ZooKeeper, MariaDB and PostgreSQL are
+// behind it (service/...); Redis, started by Start's own branches, is to
+// follow.
 type LockService interface {
 	// Name is the service, as its topologies name it.
 	Name() Service
@@ -146,6 +146,30 @@ type Stock interface {
 	SetStock(ctx context.Context, stock int64) error
 	// ReadStock reads what is left of the stock, past any link.
 	ReadStock(ctx context.Context) (int64, error)
+}
+
+// ResourceService starts the SQL server that keeps a run's inventory
+// (Config.Resource): MariaDB beside the lock service, or the lock
+// service's own server when it is one (service/sqldb).
+type ResourceService interface {
+	// StartResource starts the inventory's server on run, its files under
+	// dir, or finds it in lock, the run's deployment (nil when its service
+	// is not behind the seam).
+	StartResource(ctx context.Context, run RunSession, dir string, lock Deployment) (Database, error)
+}
+
+// ConnectionKiller is a Deployment whose server can end a client's
+// connections as an administrator does, rolling back what each held: what
+// fault.KillConnection does (the SQL services').
+type ConnectionKiller interface {
+	// KillConnection ends the server's connection id; one gone already is
+	// no error.
+	KillConnection(ctx context.Context, id int64) error
+	// ConnectionsFrom are the ids of the server's connections from local
+	// TCP port port of this machine: those a link made for its client
+	// (network.Link.UpstreamPorts), a lock program's, whose ids the harness
+	// never learns.
+	ConnectionsFrom(ctx context.Context, port int) ([]int64, error)
 }
 
 // Stamper is a Deployment whose leader stamps each write with its own

@@ -2,11 +2,9 @@ package fault
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
-	"github.com/go-sql-driver/mysql"
-
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/network"
 )
 
@@ -16,7 +14,8 @@ import (
 // timeout does. The server rolls back what each connection held: its open
 // transaction and row locks, its GET_LOCK locks. The client learns of it
 // only at its next request on that connection; new connections succeed.
-// SQL topologies only (pg_terminate_backend on PostgreSQL).
+// SQL topologies only (pg_terminate_backend on PostgreSQL): their
+// deployment is a cluster.ConnectionKiller.
 type KillConnection struct{ Client int }
 
 func (f KillConnection) String() string {
@@ -27,9 +26,6 @@ func (f KillConnection) String() string {
 // the server while its holder still believes it holds it.
 func (f KillConnection) About() About { return onConnections("kill-connection", f.Client) }
 
-// errUnknownThread is MariaDB's answer to KILL of a connection already gone.
-const errUnknownThread = 1094
-
 // Inject kills every connection the client opened that is still open;
 // there is nothing to heal.
 func (f KillConnection) Inject(ctx context.Context, env *Env) (network.Heal, error) {
@@ -37,8 +33,8 @@ func (f KillConnection) Inject(ctx context.Context, env *Env) (network.Heal, err
 	if err != nil {
 		return nil, err
 	}
-	db := env.Cluster.LockDatabase()
-	if db == nil {
+	killer, ok := env.Cluster.Deployment().(cluster.ConnectionKiller)
+	if !ok {
 		return nil, fmt.Errorf("%s needs an SQL topology, not %s", f, env.Cluster.Topology())
 	}
 	ids := c.SQLConnections()
@@ -46,7 +42,7 @@ func (f KillConnection) Inject(ctx context.Context, env *Env) (network.Heal, err
 		// A lock program dials its own connections, whose ids the harness
 		// never learns: the server knows them by the ports its links dial
 		// from.
-		if ids, err = programConnections(ctx, env, f.Client); err != nil {
+		if ids, err = programConnections(ctx, env, killer, f.Client); err != nil {
 			return nil, fmt.Errorf("%s: %w", f, err)
 		}
 		if len(ids) == 0 {
@@ -54,12 +50,8 @@ func (f KillConnection) Inject(ctx context.Context, env *Env) (network.Heal, err
 		}
 	}
 	for _, id := range ids {
-		// PostgreSQL answers false for a connection gone already.
-		_, err := db.Admin().ExecContext(ctx, env.Cluster.SQLDialect().KillConnection(id))
-		if me := (*mysql.MySQLError)(nil); errors.As(err, &me) && me.Number == errUnknownThread {
-			continue // closed already
-		}
-		if err != nil {
+		// One gone already is no error.
+		if err := killer.KillConnection(ctx, id); err != nil {
 			return nil, fmt.Errorf("kill connection %d of client %d: %w", id, f.Client, err)
 		}
 	}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/failpoint"
-	"github.com/locklab/locklab/harness/sqlpool"
 	"github.com/locklab/locklab/history"
 	"github.com/redis/go-redis/v9"
 )
@@ -34,9 +33,8 @@ type Client struct {
 	redis     *redis.Client
 	nodes     []*redis.Client
 	inventory *redis.Client
-	db        *sql.DB       // the inventory in MariaDB or PostgreSQL, when it lives there
-	pool      *sqlpool.Pool // the lock table's server on the SQL topologies, through the client's link
-	shared    bool          // pool (and db) are a SharedPool's, which the client does not close
+	db        *sql.DB // the inventory in MariaDB or PostgreSQL, when it lives there
+	shared    bool    // handle (and db) are the service's shared pool's, which the client does not close
 	history   *history.Recorder
 	points    *failpoint.Set
 
@@ -80,8 +78,7 @@ type clientConfig struct {
 	// stockDriver and stockDSN reach the SQL inventory (MariaDB or
 	// PostgreSQL), when it lives there, past any link.
 	stockDriver, stockDSN string
-	lockSQL               *sqlpool.Config // the lock table's server, through this client's link; nil but on the SQL topologies
-	shared                *SharedPool     // the service's pool, used in place of lockSQL and stockDSN when not nil
+	shared                Handle // the service's shared pool, used in place of a handle of its own and stockDSN when not nil
 	// service dials the handle of a service started through the seam, to
 	// the lock nodes at serviceAddrs (through this client's links).
 	service      Dialer
@@ -110,10 +107,6 @@ func newClient(ctx context.Context, cfg clientConfig) *Client {
 	c := &Client{id: cfg.id, ttl: cfg.ttl, timeout: cfg.timeout, key: cfg.key, history: cfg.history, points: cfg.points, dialled: cfg.dialled}
 	c.ctx, c.cancel = context.WithCancel(ctx)
 	switch {
-	case cfg.lockSQL != nil && cfg.lockSQL.Dialect() == cluster.Pgx:
-		c.endpoints = Endpoints{Postgres: cfg.lockSQL.URL()}
-	case cfg.lockSQL != nil:
-		c.endpoints = Endpoints{MySQL: cfg.lockSQL.URL()}
 	case cfg.failover != nil:
 		c.endpoints = Endpoints{Sentinels: cfg.sentinels, Master: cluster.SentinelMaster}
 	case len(cfg.nodes) > 1:
@@ -136,37 +129,43 @@ func newClient(ctx context.Context, cfg clientConfig) *Client {
 	}
 	c.inventory = c.dial(cfg.inventory, cfg.timeout, -1)
 	c.probes = cfg.probes()
-	switch {
-	case cfg.shared != nil:
-		// One service's one pool, for the lock and the inventory alike.
-		c.pool, c.shared = cfg.shared.pool, true
-		if cfg.stockDSN != "" {
-			c.db = c.pool.DB()
-		}
-	case cfg.lockSQL != nil:
-		var err error
-		if c.pool, err = sqlpool.Open(*cfg.lockSQL, owner{c}, 2); err != nil {
-			c.spoilf("client %d: %v", c.id, err)
-		}
+	if cfg.service != nil {
+		c.dialService(cfg)
 	}
 	if cfg.stockDSN != "" && c.db == nil {
 		c.db = openDB(cfg.stockDriver, cfg.stockDSN)
 	}
-	if cfg.service != nil {
-		c.endpoints = Endpoints{Env: cfg.service.Env(c, cfg.serviceAddrs)}
-		if u, ok := cfg.service.(Unrelayed); ok {
-			c.endpoints.unrelayed = u.Unrelayed()
-		}
-		var err error
-		if c.handle, err = cfg.service.Dial(c, cfg.serviceAddrs); err != nil {
-			c.spoilf("client %d: %v", c.id, err)
-		}
-	}
 	return c
 }
 
+// dialService gives the client its endpoints on the service started
+// through the seam, and its handle: the service's shared pool when it has
+// one, which also carries the SQL inventory's statements, or its own.
+func (c *Client) dialService(cfg clientConfig) {
+	c.endpoints = Endpoints{Env: cfg.service.Env(c, cfg.serviceAddrs)}
+	if e, ok := cfg.service.(Endpointed); ok {
+		c.endpoints = e.Endpoints(c, cfg.serviceAddrs)
+	}
+	if u, ok := cfg.service.(Unrelayed); ok {
+		c.endpoints.unrelayed = u.Unrelayed()
+	}
+	if cfg.shared != nil {
+		// One service's one pool, for the lock and the inventory alike.
+		c.handle, c.shared = cfg.shared, true
+		if p, ok := cfg.shared.(Pooled); ok && cfg.stockDSN != "" {
+			c.db = p.DB()
+		}
+		return
+	}
+	var err error
+	if c.handle, err = cfg.service.Dial(c, cfg.serviceAddrs); err != nil {
+		c.spoilf("client %d: %v", c.id, err)
+	}
+}
+
 // openDB opens a client's own connection pool to the SQL inventory; driver
-// is "mysql" or "pgx" (Database.Driver), both registered by sqlpool.
+// is "mysql" or "pgx" (Database.Driver), both registered by the SQL
+// services' package (service/sqldb), whose resource started the server.
 func openDB(driver, dsn string) *sql.DB {
 	db, _ := sql.Open(driver, dsn) // only fails for an unknown driver name
 	db.SetMaxOpenConns(2)
@@ -505,10 +504,7 @@ func (c *Client) closeConns() {
 	if c.redis != nil {
 		c.redis.Close()
 	}
-	if c.pool != nil && !c.shared {
-		c.pool.Close()
-	}
-	if c.handle != nil {
+	if c.handle != nil && !c.shared {
 		c.handle.Close()
 	}
 	for _, n := range c.nodes {

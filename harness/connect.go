@@ -11,7 +11,6 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/failpoint"
-	"github.com/locklab/locklab/harness/sqlpool"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/network"
 )
@@ -25,8 +24,9 @@ type ClientOptions struct {
 	// Direct dials the nodes without network links, so no fault reaches it.
 	Direct bool
 	// Pool, when not nil, is the service's pool the client shares with
-	// others as one of its request threads, in place of a pool of its own.
-	Pool *SharedPool
+	// others as one of its request threads, in place of a handle of its
+	// own (sqldb.OpenSharedPool).
+	Pool Handle
 	// Service dials the client's handle when the cluster's lock service
 	// was started through the seam (cluster.Config.Service); nil
 	// otherwise.
@@ -43,7 +43,7 @@ func Connect(ctx context.Context, cl *cluster.Cluster, opts ClientOptions) (*Cli
 		opts.Timeout = time.Second
 	}
 	h, _ := history.New("") // in memory: cannot fail
-	cfg := clientConfig{id: opts.ID, ttl: opts.TTL, key: opts.Key, timeout: opts.Timeout, history: h, points: failpoint.NewSet(nil), service: opts.Service}
+	cfg := clientConfig{id: opts.ID, ttl: opts.TTL, key: opts.Key, timeout: opts.Timeout, history: h, points: failpoint.NewSet(nil), service: bind(opts.Service, cl)}
 	if opts.Direct {
 		cfg.inventory = cl.Inventory().Addr()
 		for _, n := range cl.LockNodes() {
@@ -55,13 +55,6 @@ func Connect(ctx context.Context, cl *cluster.Cluster, opts ClientOptions) (*Cli
 		if len(cfg.nodes) > 0 {
 			cfg.master = cfg.nodes[0]
 		}
-		if db := cl.LockDatabase(); db != nil {
-			sqlCfg, err := sqlpool.ParseDSN(cluster.Dialect(db.Driver()), db.DSN(), cfg.timeout)
-			if err != nil {
-				return nil, err
-			}
-			cfg.lockSQL = &sqlCfg
-		}
 		return newClient(ctx, cfg), nil
 	}
 	client, _, err := connect(ctx, cl, cfg)
@@ -72,7 +65,15 @@ func Connect(ctx context.Context, cl *cluster.Cluster, opts ClientOptions) (*Cli
 // node, recording into h and struck by the run's failpoints. The runner
 // calls it; a test of a lock on its own calls Connect.
 func Join(ctx context.Context, cl *cluster.Cluster, opts ClientOptions, h *history.Recorder, points *failpoint.Set) (*Client, []*network.Link, error) {
-	return connect(ctx, cl, clientConfig{id: opts.ID, ttl: opts.TTL, key: opts.Key, timeout: opts.Timeout, history: h, points: points, shared: opts.Pool, service: opts.Service})
+	return connect(ctx, cl, clientConfig{id: opts.ID, ttl: opts.TTL, key: opts.Key, timeout: opts.Timeout, history: h, points: points, shared: opts.Pool, service: bind(opts.Service, cl)})
+}
+
+// bind is d bound to cl's deployment when it dials only so (Bound).
+func bind(d Dialer, cl *cluster.Cluster) Dialer {
+	if b, ok := d.(Bound); ok {
+		return b.Bind(cl.Deployment())
+	}
+	return d
 }
 
 // connect completes cfg with one link per lock master for client cfg.id and
@@ -87,22 +88,6 @@ func connect(ctx context.Context, cl *cluster.Cluster, cfg clientConfig) (*Clien
 		links = append(links, l)
 		cfg.nodes = append(cfg.nodes, l.Addr())
 		cfg.direct = append(cfg.direct, n.Addr())
-	}
-	if db := cl.LockDatabase(); db != nil {
-		// The SQL topologies' one lock node: the lock table's server.
-		sqlCfg, err := sqlpool.ParseDSN(cluster.Dialect(db.Driver()), db.DSN(), cfg.timeout)
-		if err != nil {
-			return nil, nil, err
-		}
-		l, err := cl.Network().Link(ctx, fmt.Sprintf("c%d-sql", cfg.id), sqlCfg.Addr())
-		if err != nil {
-			return nil, nil, err
-		}
-		links = append(links, l)
-		if sqlCfg, err = sqlCfg.Via(l.Addr()); err != nil {
-			return nil, nil, err
-		}
-		cfg.lockSQL = &sqlCfg
 	}
 	if cl.Deployment() != nil {
 		// A service's own package dials its nodes (Dialer).

@@ -19,7 +19,8 @@ const holdFault = "another user of the client's SQL pool"
 // client ends.
 func (c *Client) hold(ctx context.Context, at failpoint.At, a failpoint.Action) error {
 	name := at.Words
-	if c.pool == nil {
+	pool, ok := c.handle.(Pooled)
+	if !ok {
 		return fmt.Errorf("failpoint %s: %s: the client has no SQL pool", name, a)
 	}
 	if c.Program() {
@@ -29,7 +30,7 @@ func (c *Client) hold(ctx context.Context, at failpoint.At, a failpoint.Action) 
 		return nil
 	}
 	start := c.history.Now()
-	conn, err := c.pool.DB().Conn(ctx)
+	conn, err := pool.DB().Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("failpoint %s: take a connection of the pool: %w", name, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/harness/socket"
 )
 
@@ -27,6 +28,25 @@ type Dialer interface {
 	// reach the servers at addrs: one variable, LOCKLAB_ and the
 	// service's name, and whatever the service's locks need beside it.
 	Env(c *Client, addrs []string) []string
+}
+
+// Bound is a Dialer that dials the deployment it is bound to, which its
+// clients' addresses alone do not name (the SQL services': the server's
+// user and database): a client binds it to its cluster's deployment before
+// it dials.
+type Bound interface {
+	// Bind is the Dialer of d's clients.
+	Bind(d cluster.Deployment) Dialer
+}
+
+// Endpointed is a Dialer that gives a lock program its Endpoints itself,
+// rather than as Env: the SQL services', whose programs take the server's
+// URL (Endpoints.MySQL, Endpoints.Postgres), which package program's relay
+// rewrites.
+type Endpointed interface {
+	// Endpoints are what a lock program of c reaches the servers at addrs
+	// by.
+	Endpoints(c *Client, addrs []string) Endpoints
 }
 
 // Handle is the client's handle to a lock service started through the

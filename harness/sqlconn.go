@@ -4,56 +4,53 @@ import (
 	"context"
 	"database/sql"
 	"strings"
-
-	"github.com/locklab/locklab/cluster"
 )
 
 // The harness cannot read from an SQL statement whether it took the lock,
 // as it reads a Redis command's reply, so AfterTook never strikes on SQL.
 
-// SQL is the client's pool on the lock table's server (cluster.LockTable),
-// through its own link, on the mariadb and postgres topologies; nil on the
-// others. A crash closes it, so the server sees the client's connections
-// end. SQLDialect says how to write its queries.
-func (c *Client) SQL() *sql.DB {
-	if c.pool == nil {
-		return nil
-	}
-	return c.pool.DB()
-}
-
-// SQLDialect is how SQL() wants its queries written: cluster.MySQL on the
-// mariadb topology, cluster.Pgx on postgres; "" when the client has no
-// lock table's server.
-func (c *Client) SQLDialect() cluster.Dialect {
-	if c.pool == nil {
-		return ""
-	}
-	return c.pool.Dialect()
+// Pooled is a Handle that is a database/sql pool on the lock's server (the
+// SQL services', service/sqldb): what a HoldConn failpoint takes a
+// connection of, and whose connections kill-connection ends.
+type Pooled interface {
+	Handle
+	// DB is the pool.
+	DB() *sql.DB
+	// ConnectionIDs are the server-side ids of every connection the pool
+	// opened, in order; some may have closed since.
+	ConnectionIDs() []int64
 }
 
 // SQLConnections are the server-side ids (CONNECTION_ID(),
 // pg_backend_pid()) of every connection the client's SQL pool opened, in
 // order; some may have closed since. Nil but on the SQL topologies.
 func (c *Client) SQLConnections() []int64 {
-	if c.pool == nil {
-		return nil
+	if p, ok := c.handle.(Pooled); ok {
+		return p.ConnectionIDs()
 	}
-	return c.pool.ConnectionIDs()
+	return nil
 }
 
-// owner is the client as its connections see it (sqlpool.Client,
-// socket.Gate).
+// owner is the client as its sockets see it (socket.Gate).
 type owner struct{ c *Client }
 
 func (o owner) WaitResumed(ctx context.Context) error { return o.c.waitResumed(ctx) }
 
-func (o owner) Statement(ctx context.Context, query string, send func() error) error {
-	return o.c.statement(ctx, o.c.phaseOf(ctx), query, send)
+// Statement sends one SQL statement of the lock, query, by calling send,
+// in the phase ctx carries, through the failpoints armed on the lock's
+// commands, named by its first word; one sent in no phase (the client's
+// own) is sent as it is. A service's pool wraps each of its connections'
+// statements in it (service/sqldb).
+func (c *Client) Statement(ctx context.Context, query string, send func() error) error {
+	return c.statement(ctx, c.phaseOf(ctx), query, send)
 }
 
-func (o owner) EndTx(ctx context.Context, query string, send func() error) error {
-	return o.c.statement(ctx, o.c.phase.Load(), query, send)
+// EndTx sends a transaction's COMMIT or ROLLBACK (query) as Statement
+// does, in the phase the worker is in now, not the one the transaction
+// began in: a lock that holds a transaction from its acquire commits it in
+// its release.
+func (c *Client) EndTx(ctx context.Context, query string, send func() error) error {
+	return c.statement(ctx, c.phase.Load(), query, send)
 }
 
 // statement sends one statement of the lock in phase run pr, named by its

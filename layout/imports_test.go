@@ -27,8 +27,8 @@ var libraries = []struct {
 	{path: "github.com/bradfitz/gomemcache", allowed: []string{"service/memcached"}},
 	{path: "go.etcd.io/etcd/client", allowed: []string{"service/etcd"}},
 	{path: "github.com/go-zookeeper/zk", allowed: []string{"service/zookeeper"}},
-	{path: "github.com/go-sql-driver/mysql", notYet: []string{"cluster", "cmd/check", "fault", "harness/sqlpool", "reference"}},
-	{path: "github.com/jackc/pgx", notYet: []string{"cluster", "harness/sqlpool", "reference"}},
+	{path: "github.com/go-sql-driver/mysql", allowed: []string{"service/sqldb"}},
+	{path: "github.com/jackc/pgx", allowed: []string{"service/sqldb"}},
 	{path: "github.com/redis/go-redis", notYet: []string{"cluster", "cmd/check", "fault", "harness", "harness/rediscmd",
 		"pitfalls", "reference", "runner"}},
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/locklab/locklab/reference"
 	"github.com/locklab/locklab/service/etcd"
 	"github.com/locklab/locklab/service/memcached"
+	"github.com/locklab/locklab/service/sqldb"
 	"github.com/locklab/locklab/service/zookeeper"
 )
 
@@ -97,9 +98,9 @@ func All() []Lock {
 			About: "The token lock (SET NX PX, Lua release) with a fixed TTL, under work that can outlive it."},
 		{Name: "non-reentrant", Pitfall: "non-reentrant", Topologies: single, New: pitfalls.NewWatchdogLock, Nested: true,
 			About: "The token lock with a watchdog, taken again by code that already holds it."},
-		{Name: "row-no-expiry", Pitfall: "row-no-expiry", Topologies: sqlServer, New: reference.NewUniqueRowLockNoLease,
+		{Name: "row-no-expiry", Pitfall: "row-no-expiry", Topologies: sqlServer, New: sqldb.NewUniqueRowLockNoLease,
 			About: "A row with a unique name (MariaDB or PostgreSQL): INSERT to acquire, DELETE to release, no expiry (seed 001 §1)."},
-		{Name: "row-cleanup", Pitfall: "row-cleanup", Topologies: sqlServer, New: reference.NewUniqueRowLockLeased,
+		{Name: "row-cleanup", Pitfall: "row-cleanup", Topologies: sqlServer, New: sqldb.NewUniqueRowLockLeased,
 			About: "The unique row with an expiry; each acquire first deletes an expired row (the seed's cleanup job)."},
 		{Name: "for-update", Pitfall: "for-update", Topologies: mariadb, Reference: "for-update", New: reference.NewForUpdateLock,
 			About: "SELECT … FOR UPDATE on the key's row, the transaction left open on a pinned connection until COMMIT (seed 001 §2)."},
@@ -136,9 +137,9 @@ func All() []Lock {
 			About: "Redlock over five masters: a majority within the validity time, per-node timeouts of TTL/10."},
 		{Name: "fenced-redlock", Topologies: redlock, New: pitfalls.NewFencedRedlock,
 			About: "Redlock plus a fencing token from INCR on node 0, checked by the resource."},
-		{Name: "fenced-row", Topologies: sqlServer, New: reference.NewUniqueRowLockFenced,
+		{Name: "fenced-row", Topologies: sqlServer, New: sqldb.NewUniqueRowLockFenced,
 			About: "The unique row with an expiry and the cleanup, no watchdog; the row's AUTO_INCREMENT id fences the resource."},
-		{Name: "unique-row", Topologies: sqlServer, New: reference.NewUniqueRowLock,
+		{Name: "unique-row", Topologies: sqlServer, New: sqldb.NewUniqueRowLock,
 			About: "The unique row with an expiry and a watchdog that extends it every TTL/3 with an owner-checked UPDATE."},
 		{Name: "for-update-tx", Topologies: mariadb, Reference: "for-update-tx", New: reference.NewForUpdateLockTx,
 			About: "SELECT … FOR UPDATE whose lease carries its transaction: a MariaDB inventory is written in it and committed with the release."},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/service/sqldb"
 )
 
 // advisoryLock is seed 001's PostgreSQL advisory lock: pg_try_advisory_lock
@@ -48,10 +49,11 @@ type querier interface {
 }
 
 func (l *advisoryLock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
-	db := l.c.SQL()
-	if db == nil || l.c.SQLDialect() != cluster.Pgx {
+	h := sqldb.Of(l.c)
+	if h == nil || h.Dialect() != sqldb.Pgx {
 		return nil, errors.New("advisory lock: no PostgreSQL server (the lock runs on topology " + string(cluster.PostgresTopology) + ")")
 	}
+	db := h.DB()
 	if !l.pinned {
 		if err := tryAdvisory(ctx, db, key); err != nil {
 			return nil, err

@@ -11,6 +11,7 @@ import (
 	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/reference"
+	"github.com/locklab/locklab/service/sqldb"
 )
 
 // Variant is the broken or the fixed lock of a pitfall.
@@ -308,8 +309,8 @@ func Catalogue() []Pitfall {
 			Scenario: "crash-holder-sql",
 			Catches:  map[string]check.Verdict{check.CheckLiveness: check.Stuck},
 			Kind:     check.Own,
-			Broken:   reference.NewUniqueRowLockNoLease,
-			Fixes:    []Case{{Locker: reference.NewUniqueRowLockLeased}},
+			Broken:   sqldb.NewUniqueRowLockNoLease,
+			Fixes:    []Case{{Locker: sqldb.NewUniqueRowLockLeased}},
 		},
 		{
 			ID: "d2", Family: Database, Name: "row-cleanup", Title: "The cleanup job deletes a slow holder's row",
@@ -319,12 +320,12 @@ func Catalogue() []Pitfall {
 			Scenario: "slow-work-sql",
 			Catches:  map[string]check.Verdict{check.CheckLock: check.Illegal, check.CheckResource: check.Illegal},
 			Kind:     check.Own,
-			Broken:   reference.NewUniqueRowLockLeased,
+			Broken:   sqldb.NewUniqueRowLockLeased,
 			Fixes: []Case{
-				{Locker: reference.NewUniqueRowLock},
+				{Locker: sqldb.NewUniqueRowLock},
 				// A pause beats the watchdog too: fencing keeps the
 				// resource right all the same, as pitfall 12 shows on Redis.
-				{Scenario: "pause-holder-sql", Locker: reference.NewUniqueRowLockFenced, Expected: fencedGets, Kind: check.Inherent},
+				{Scenario: "pause-holder-sql", Locker: sqldb.NewUniqueRowLockFenced, Expected: fencedGets, Kind: check.Inherent},
 			},
 		},
 		{

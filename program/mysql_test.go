@@ -13,6 +13,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/program/relay"
+	"github.com/locklab/locklab/service/sqldb"
 )
 
 // TestMySQLRelay puts a relay between real clients and a real MariaDB, as a
@@ -113,7 +114,7 @@ foreach (["a", "c"] as $v) { $st->execute([$v, 5]); echo implode(",", $st->fetch
 	if _, err := conn.ExecContext(ctx, "CREATE TABLE locklab.after_crash (x INT)"); err == nil {
 		t.Error("a statement after the crash had a reply")
 	}
-	admin, err := sql.Open("mysql", cl.LockDatabase().DSN())
+	admin, err := sql.Open("mysql", sqldb.Server(cl).DSN())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/program/relay"
 	"github.com/locklab/locklab/service"
+	"github.com/locklab/locklab/service/sqldb"
 )
 
 // TestPostgresEnvironment: on the postgres topology a lock program gets
@@ -33,7 +34,7 @@ func TestPostgresEnvironment(t *testing.T) {
 			t.Errorf("%s=%s on postgres", k, v)
 		}
 	}
-	server, err := url.Parse(cl.LockDatabase().DSN())
+	server, err := url.Parse(sqldb.Server(cl).DSN())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +56,7 @@ func TestPostgresEnvironment(t *testing.T) {
 func TestPostgresRelay(t *testing.T) {
 	ctx := context.Background()
 	cl, _, _ := joinTopology(t, cluster.PostgresTopology, 9, time.Second)
-	admin, err := pgx.Connect(ctx, cl.LockDatabase().DSN())
+	admin, err := pgx.Connect(ctx, sqldb.Server(cl).DSN())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,7 @@
 // per client, with that client's own network links in its environment
 // (LOCKLAB_REDIS on single; LOCKLAB_SENTINELS and LOCKLAB_MASTER on
 // replicated; LOCKLAB_NODES on redlock; LOCKLAB_MYSQL on mariadb and
-// LOCKLAB_POSTGRES on postgres, whose lock table is cluster.LockTable;
+// LOCKLAB_POSTGRES on postgres, whose lock table is sqldb.LockTable;
 // LOCKLAB_ETCD or LOCKLAB_ZOOKEEPER and LOCKLAB_SESSION_MS on etcd and
 // zookeeper; on a service started through the seam, what its
 // harness.Dialer's Env says, LOCKLAB_MEMCACHED on memcached; plus

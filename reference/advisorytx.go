@@ -6,10 +6,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/jackc/pgx/v5/pgconn"
-
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/service/sqldb"
 )
 
 // AdvisoryTx is PostgreSQL's transaction-level advisory lock, the fix of
@@ -36,10 +35,11 @@ const lockNotAvailable = "55P03"
 
 // Acquire begins the transaction and waits in the server for the lock.
 func (l *AdvisoryTx) Acquire(ctx context.Context, key string) (harness.Lease, error) {
-	db := l.c.SQL()
-	if db == nil || l.c.SQLDialect() != cluster.Pgx {
+	h := sqldb.Of(l.c)
+	if h == nil || h.Dialect() != sqldb.Pgx {
 		return nil, errors.New("advisory-tx: no PostgreSQL server (the lock runs on topology " + string(cluster.PostgresTopology) + ")")
 	}
+	db := h.DB()
 	// The transaction lives as long as the hold, not as the acquire's
 	// context: Release ends it.
 	tx, err := db.BeginTx(context.WithoutCancel(ctx), nil)
@@ -58,7 +58,7 @@ func (l *AdvisoryTx) Acquire(ctx context.Context, key string) (harness.Lease, er
 		// A rollback frees the lock if the statement took it after all;
 		// on a connection that failed, the session's end frees it.
 		tx.Rollback()
-		if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == lockNotAvailable {
+		if code, ok := sqldb.SQLState(err); ok && code == lockNotAvailable {
 			return nil, fmt.Errorf("%s: %w (lock_timeout)", key, harness.ErrNotAcquired)
 		}
 		return nil, fmt.Errorf("pg_advisory_xact_lock: %w", err)

@@ -10,6 +10,7 @@ import (
 	"github.com/locklab/locklab/cluster/local"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/reference"
+	"github.com/locklab/locklab/service/sqldb"
 )
 
 // TestAdvisoryTx: on a real PostgreSQL, the transaction holds the lock
@@ -19,7 +20,7 @@ import (
 func TestAdvisoryTx(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.PostgresTopology, PostgresInventory: true, Backend: local.Local{}})
+	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.PostgresTopology, Resource: sqldb.PostgresInventory{}, Backend: local.Local{}, Service: sqldb.Postgres{}})
 	if errors.Is(err, cluster.ErrNoPostgres) {
 		t.Fatal(err) // CI must not pass by skipping: make deps installs it
 	}
@@ -58,7 +59,7 @@ func TestAdvisoryTx(t *testing.T) {
 	// another client, and the holder's write fails with it.
 	lease = acquire(ctx, t, lockA)
 	for _, id := range a.SQLConnections() {
-		if _, err := inv.Admin().ExecContext(ctx, cluster.Pgx.KillConnection(id)); err != nil {
+		if _, err := inv.Admin().ExecContext(ctx, sqldb.Pgx.KillConnection(id)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -83,7 +84,7 @@ func TestAdvisoryTx(t *testing.T) {
 
 func connect(ctx context.Context, t *testing.T, cl *cluster.Cluster, id int, timeout time.Duration) *harness.Client {
 	t.Helper()
-	c, err := harness.Connect(ctx, cl, harness.ClientOptions{ID: id, Timeout: timeout, Direct: true})
+	c, err := harness.Connect(ctx, cl, harness.ClientOptions{ID: id, Timeout: timeout, Direct: true, Service: sqldb.Postgres{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,15 +7,14 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/go-sql-driver/mysql"
-
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/service/sqldb"
 )
 
 // ForUpdateLock is seed 001's second database lock, on the SQL topology:
 // the lock is the exclusive row lock of SELECT … FOR UPDATE on the key's
-// row of cluster.LockTable, held by a transaction left open on one
+// row of sqldb.LockTable, held by a transaction left open on one
 // connection pinned for the hold; COMMIT releases it. A waiter waits in
 // the server, up to innodb_lock_wait_timeout (the client's timeout,
 // rounded up to whole seconds, which is how MariaDB counts it) or until
@@ -63,10 +62,11 @@ const (
 )
 
 func (l *ForUpdateLock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
-	db := l.c.SQL()
-	if db == nil {
+	h := sqldb.Of(l.c)
+	if h == nil {
 		return nil, errors.New("for-update lock: no SQL server (the lock runs on topology " + string(cluster.MariaDBTopology) + ")")
 	}
+	db := h.DB()
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("pin a connection: %w", err)
@@ -99,13 +99,13 @@ func (l *ForUpdateLock) lock(ctx context.Context, conn *sql.Conn, key string) (*
 	if errors.Is(err, sql.ErrNoRows) {
 		// The first acquire of the key makes its row; INSERT IGNORE waits
 		// for whoever else inserted it meanwhile.
-		if _, err = tx.ExecContext(ctx, "INSERT IGNORE INTO "+cluster.LockTable+" (name, owner) VALUES (?, '')", key); err == nil {
+		if _, err = tx.ExecContext(ctx, "INSERT IGNORE INTO "+sqldb.LockTable+" (name, owner) VALUES (?, '')", key); err == nil {
 			err = l.forUpdate(ctx, tx, key)
 		}
 	}
 	if err != nil {
 		tx.Rollback()
-		if me := (*mysql.MySQLError)(nil); errors.As(err, &me) && (me.Number == errLockWaitTimeout || me.Number == errDeadlock) {
+		if n, ok := sqldb.ErrorNumber(err); ok && (n == errLockWaitTimeout || n == errDeadlock) {
 			return nil, fmt.Errorf("%s: %w (%v)", key, harness.ErrNotAcquired, err)
 		}
 		return nil, err
@@ -116,7 +116,7 @@ func (l *ForUpdateLock) lock(ctx context.Context, conn *sql.Conn, key string) (*
 // forUpdate locks the key's row, waiting for its holder unless nowait;
 // NOWAIT fails as a lock wait timeout does.
 func (l *ForUpdateLock) forUpdate(ctx context.Context, tx *sql.Tx, key string) error {
-	query := "SELECT id FROM " + cluster.LockTable + " WHERE name = ? FOR UPDATE"
+	query := "SELECT id FROM " + sqldb.LockTable + " WHERE name = ? FOR UPDATE"
 	if l.nowait {
 		query += " NOWAIT"
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/service/sqldb"
 )
 
 // GetLock is MariaDB's named lock, GET_LOCK(name, timeout): the server
@@ -52,10 +53,11 @@ type querier interface {
 }
 
 func (l *GetLock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
-	db := l.c.SQL()
-	if db == nil {
+	h := sqldb.Of(l.c)
+	if h == nil {
 		return nil, errors.New("get-lock: no SQL server (the lock runs on topology " + string(cluster.MariaDBTopology) + ")")
 	}
+	db := h.DB()
 	lease := &GetLockLease{db: db, key: key}
 	var on querier = db
 	if l.pinned {

@@ -20,8 +20,6 @@ func For(t cluster.Topology, nested bool) (name string, newLocker harness.NewLoc
 	switch {
 	case t == cluster.Redlock:
 		return "redlock", NewRedlock
-	case t.Service() == cluster.MariaDB || t.Service() == cluster.PostgreSQL:
-		return "unique-row", NewUniqueRowLock
 	case nested:
 		return "reentrant", NewReentrantLock
 	}

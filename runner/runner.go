@@ -26,6 +26,7 @@ import (
 	"github.com/locklab/locklab/reference"
 	"github.com/locklab/locklab/runner/lag"
 	"github.com/locklab/locklab/service"
+	"github.com/locklab/locklab/service/sqldb"
 )
 
 // Options tune one run.
@@ -160,7 +161,7 @@ func runOps(ctx context.Context, s Scenario, newLocker harness.NewLocker, opts O
 		backend = local.Local{}
 	}
 	cl, err := cluster.Start(ctx, cluster.Config{Topology: s.Topology, Persistence: s.Persistence,
-		MariaDB: w.Resource == MariaDBResource, PostgresInventory: w.Resource == PostgresResource, Backend: backend,
+		Resource: w.Resource.service(), Backend: backend,
 		Service: service.For(s.Topology)})
 	if err != nil {
 		return nil, nil, fmt.Errorf("run %s: %w", s.Name, err)
@@ -234,10 +235,10 @@ func (r *run) execute(ctx context.Context, newLocker harness.NewLocker) error {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	env := fault.NewEnv(r.cluster, r.h)
-	var shared *harness.SharedPool
+	var shared *sqldb.Conn
 	if r.w.Pool > 0 {
 		var err error
-		if shared, err = harness.OpenSharedPool(runCtx, r.cluster, r.w.Pool, r.w.Timeout); err != nil {
+		if shared, err = sqldb.OpenSharedPool(runCtx, r.cluster, r.w.Pool, r.w.Timeout); err != nil {
 			return err
 		}
 		defer shared.Close() // after every client closed: deferred first
@@ -294,11 +295,7 @@ func (r *run) execute(ctx context.Context, newLocker harness.NewLocker) error {
 	finished, waited, waitLate := meter.Wait(ctx, stopped, bound)
 	var stuck []int
 	if !finished {
-		for _, wk := range workers {
-			if wk.inCycle.Load() {
-				stuck = append(stuck, wk.c.ID())
-			}
-		}
+		stuck = inCycle(workers)
 	}
 	heals := errors.Join(faultsDone(), r.points.HealAll())
 	if err := ctx.Err(); err != nil {
@@ -329,15 +326,27 @@ func (r *run) execute(ctx context.Context, newLocker harness.NewLocker) error {
 	return heals
 }
 
+// inCycle lists the clients of workers still in a cycle: those a run
+// that did not finish in time is stuck on.
+func inCycle(workers []*worker) []int {
+	var ids []int
+	for _, wk := range workers {
+		if wk.inCycle.Load() {
+			ids = append(ids, wk.c.ID())
+		}
+	}
+	return ids
+}
+
 // join makes the run's clients, each recorded in env with its links, and
 // last the liveness probe, client r.w.Clients: a fresh process that only
 // comes to the lock after the workload stopped. It returns those it made,
 // also after an error, for the caller to close.
-func (r *run) join(ctx context.Context, env *fault.Env, shared *harness.SharedPool) ([]*harness.Client, error) {
+func (r *run) join(ctx context.Context, env *fault.Env, shared *sqldb.Conn) ([]*harness.Client, error) {
 	var clients []*harness.Client
 	for id := 0; id <= r.w.Clients; id++ {
 		opts := harness.ClientOptions{ID: id, TTL: r.w.TTL, Key: r.w.Key, Timeout: r.w.Timeout, Service: service.For(r.cluster.Topology())}
-		if id < r.w.Clients {
+		if id < r.w.Clients && shared != nil { // a nil *Conn is no Handle
 			opts.Pool = shared
 		}
 		c, links, err := harness.Join(ctx, r.cluster, opts, r.h, r.points)

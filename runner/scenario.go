@@ -8,6 +8,7 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/fault"
+	"github.com/locklab/locklab/service/sqldb"
 )
 
 // Scenario is one experiment: a topology, a workload, and the faults that hit
@@ -50,7 +51,7 @@ type Workload struct {
 	Nested bool
 	// Pool, when above 0, makes the clients the request threads of one
 	// service process: they share one pool of Pool connections to the SQL
-	// topology's server (harness.SharedPool), which also carries the MariaDB
+	// topology's server (sqldb.OpenSharedPool), which also carries the MariaDB
 	// inventory's statements, in place of a pool of two per client. The
 	// liveness probe keeps a pool of its own: a fresh process.
 	Pool int
@@ -72,6 +73,18 @@ const (
 	// (workload_etcd.go).
 	EtcdResource Resource = "etcd"
 )
+
+// service is what starts the SQL server the resource lives in, or nil when
+// it lives elsewhere (the Redis inventory node, etcd's own keys).
+func (r Resource) service() cluster.ResourceService {
+	switch r {
+	case MariaDBResource:
+		return sqldb.MariaDBInventory{}
+	case PostgresResource:
+		return sqldb.PostgresInventory{}
+	}
+	return nil
+}
 
 // withDefaults fills the zero fields.
 func (w Workload) withDefaults() Workload {

@@ -5,11 +5,11 @@ import (
 	"database/sql"
 	"errors"
 
-	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/service/sqldb"
 )
 
 // The statements of a critical section on the SQL inventory, in its own
@@ -21,11 +21,11 @@ const (
 )
 
 // stockDialect is the SQL of the workload's inventory.
-func (w *worker) stockDialect() cluster.Dialect {
+func (w *worker) stockDialect() sqldb.Dialect {
 	if w.w.Resource == PostgresResource {
-		return cluster.Pgx
+		return sqldb.Pgx
 	}
-	return cluster.MySQL
+	return sqldb.MySQL
 }
 
 // stockIsolation is the isolation of a section's own transaction: each

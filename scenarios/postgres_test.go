@@ -10,9 +10,9 @@ import (
 	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/harness"
-	"github.com/locklab/locklab/reference"
 	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/service/sqldb"
 )
 
 // TestSQLLocksOnPostgres: the unique-row locks of MariaDB's pitfalls d1
@@ -28,10 +28,10 @@ func TestSQLLocksOnPostgres(t *testing.T) {
 		new            harness.NewLocker
 		want           map[string]check.Verdict
 	}{
-		{"unique-row", "contention-postgres", reference.NewUniqueRowLock, ok},
-		{"unique-row", "slow-work-postgres", reference.NewUniqueRowLock, ok},
-		{"row-no-expiry", "crash-holder-postgres", reference.NewUniqueRowLockNoLease, map[string]check.Verdict{check.CheckLiveness: check.Stuck}},
-		{"row-cleanup", "slow-work-postgres", reference.NewUniqueRowLockLeased, map[string]check.Verdict{check.CheckLock: check.Illegal, check.CheckResource: check.Illegal}},
+		{"unique-row", "contention-postgres", sqldb.NewUniqueRowLock, ok},
+		{"unique-row", "slow-work-postgres", sqldb.NewUniqueRowLock, ok},
+		{"row-no-expiry", "crash-holder-postgres", sqldb.NewUniqueRowLockNoLease, map[string]check.Verdict{check.CheckLiveness: check.Stuck}},
+		{"row-cleanup", "slow-work-postgres", sqldb.NewUniqueRowLockLeased, map[string]check.Verdict{check.CheckLock: check.Illegal, check.CheckResource: check.Illegal}},
 	} {
 		t.Run(tc.lock+"/"+tc.scenario, func(t *testing.T) {
 			t.Parallel()

@@ -1,6 +1,6 @@
 // Package service lists the lock services that plug into locklab through
 // one seam: each is a package of its own (service/etcd, service/zookeeper,
-// service/memcached) that starts its deployment on any backend (cluster.LockService), dials
+// service/memcached, service/sqldb's MariaDB and Postgres) that starts its deployment on any backend (cluster.LockService), dials
 // each client's handle (harness.Dialer) and offers its correct lock. The runner starts a
 // topology's service from here; adding a service is its package and one
 // line in All.
@@ -13,6 +13,7 @@ import (
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/service/etcd"
 	"github.com/locklab/locklab/service/memcached"
+	"github.com/locklab/locklab/service/sqldb"
 	"github.com/locklab/locklab/service/zookeeper"
 )
 
@@ -30,7 +31,7 @@ type Service interface {
 
 // All lists the services behind the seam.
 func All() []Service {
-	return []Service{etcd.Service{}, zookeeper.Service{}, memcached.Service{}}
+	return []Service{etcd.Service{}, zookeeper.Service{}, memcached.Service{}, sqldb.MariaDB{}, sqldb.Postgres{}}
 }
 
 // For is the service of topology t when it is behind the seam, or nil.

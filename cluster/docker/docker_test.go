@@ -22,6 +22,7 @@ import (
 	"github.com/locklab/locklab/cluster/local"
 	"github.com/locklab/locklab/service"
 	"github.com/locklab/locklab/service/etcd"
+	"github.com/locklab/locklab/service/sqldb"
 )
 
 var (
@@ -384,7 +385,7 @@ func awaitReplicaOfWithin(t *testing.T, n, master cluster.Node, d time.Duration)
 }
 
 func TestDockerMariaDB(t *testing.T) {
-	c, _ := startDockerCluster(t, cluster.Config{Topology: cluster.Single, MariaDB: true})
+	c, _ := startDockerCluster(t, cluster.Config{Topology: cluster.Single, Resource: sqldb.MariaDBInventory{}})
 	ctx := within(t, 10*time.Second)
 	db := c.SQLInventory()
 	if err := db.SetupInventory(ctx, 7); err != nil {
@@ -405,11 +406,11 @@ func TestDockerPostgres(t *testing.T) {
 	c, _ := startDockerCluster(t, cluster.Config{Topology: cluster.PostgresTopology})
 	t.Logf("postgres topology started in %s", time.Since(start).Round(time.Millisecond))
 	ctx := within(t, 10*time.Second)
-	db := c.LockDatabase()
+	db := sqldb.Server(c)
 	if db == nil || db.Driver() != "pgx" || !strings.Contains(db.DSN(), "@127.0.0.1:") {
 		t.Fatalf("lock database %v", db)
 	}
-	if _, err := db.Admin().ExecContext(ctx, "INSERT INTO "+cluster.LockTable+" (name, owner, expires_at) VALUES ('k', 'me', now() + INTERVAL '1 minute')"); err != nil {
+	if _, err := db.Admin().ExecContext(ctx, "INSERT INTO "+sqldb.LockTable+" (name, owner, expires_at) VALUES ('k', 'me', now() + INTERVAL '1 minute')"); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := c.LockState(ctx, "k"); err != nil || !got.Expires || got.Left <= 50*time.Second || got.Left > time.Minute {
@@ -427,7 +428,7 @@ func TestDockerPostgres(t *testing.T) {
 // one line that marks it skipped (cluster.ErrNoPostgres).
 func TestDockerNoPostgresImage(t *testing.T) {
 	testDocker(t)
-	_, err := cluster.Start(context.Background(), cluster.Config{Topology: cluster.PostgresTopology, Backend: Docker{PostgresImage: "locklab/postgres:no-such-version"}})
+	_, err := cluster.Start(context.Background(), cluster.Config{Topology: cluster.PostgresTopology, Backend: Docker{PostgresImage: "locklab/postgres:no-such-version"}, Service: sqldb.Postgres{}})
 	if !errors.Is(err, cluster.ErrNoPostgres) || strings.Contains(err.Error(), "\n") {
 		t.Errorf("Start = %v, want one line wrapping ErrNoPostgres", err)
 	}

@@ -72,7 +72,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/check"
@@ -86,6 +85,7 @@ import (
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/service/sqldb"
 	"github.com/locklab/locklab/suite"
 	"github.com/locklab/locklab/watch"
 )
@@ -102,7 +102,7 @@ func main() {
 	// connection; under injected faults those are expected and the history
 	// records them.
 	redis.SetLogger(quiet{})
-	mysql.SetLogger(quiet{})
+	sqldb.SetLogger(quiet{})
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
@@ -216,6 +216,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "check:", err)
 		return exitMismatch
 	}
+	return exitOf(cfg, runs, stdout)
+}
+
+// exitOf is the exit code of the runs: a lock's pass as LockPassed says
+// (with its note, under the table), or every catalogue case as expected.
+func exitOf(cfg config, runs []reports.Run, stdout io.Writer) int {
 	if cfg.lock.Name != "" {
 		passed, note := reports.LockPassed(runs)
 		if note != "" && !cfg.json {

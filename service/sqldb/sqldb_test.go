@@ -1,17 +1,21 @@
-package harness
+package sqldb_test
 
 import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/local"
 	"github.com/locklab/locklab/failpoint"
+	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/network"
+	"github.com/locklab/locklab/service"
+	"github.com/locklab/locklab/service/sqldb"
 )
 
 // TestSQLService: on the SQL topologies (MariaDB and PostgreSQL) a client
@@ -22,50 +26,54 @@ import (
 func TestSQLService(t *testing.T) {
 	for _, tc := range []struct {
 		topology cluster.Topology
-		dialect  cluster.Dialect
-	}{{cluster.MariaDBTopology, cluster.MySQL}, {cluster.PostgresTopology, cluster.Pgx}} {
+		dialect  sqldb.Dialect
+	}{{cluster.MariaDBTopology, sqldb.MySQL}, {cluster.PostgresTopology, sqldb.Pgx}} {
 		t.Run(string(tc.topology), func(t *testing.T) {
 			testSQLService(t, tc.topology, tc.dialect)
 		})
 	}
 }
 
-func testSQLService(t *testing.T, topology cluster.Topology, dialect cluster.Dialect) {
+func testSQLService(t *testing.T, topology cluster.Topology, dialect sqldb.Dialect) {
 	ctx := context.Background()
 	if err := (local.Local{}).Ready(ctx, true); err != nil {
 		t.Skip(err)
 	}
-	cl, err := cluster.Start(ctx, cluster.Config{Topology: topology, Backend: local.Local{}})
+	cl, err := cluster.Start(ctx, cluster.Config{Topology: topology, Backend: local.Local{}, Service: service.For(topology)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
 	const timeout = 300 * time.Millisecond
 	h, _ := history.New("")
-	c, links, err := Join(ctx, cl, ClientOptions{ID: 0, TTL: time.Second, Timeout: timeout}, h, failpoint.NewSet(nil))
+	c, links, err := harness.Join(ctx, cl, harness.ClientOptions{ID: 0, TTL: time.Second, Timeout: timeout, Service: service.For(topology)}, h, failpoint.NewSet(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if c.Redis() != nil || c.SQL() == nil || len(links) != 1 {
-		t.Fatalf("Redis %v, SQL %v, %d links: want only SQL, through one link", c.Redis(), c.SQL(), len(links))
+	if c.Redis() != nil || sqldb.Of(c).DB() == nil || len(links) != 1 {
+		t.Fatalf("Redis %v, SQL %v, %d links: want only SQL, through one link", c.Redis(), sqldb.Of(c).DB(), len(links))
 	}
-	if got := c.SQLDialect(); got != dialect || cl.SQLDialect() != dialect {
-		t.Fatalf("dialect: client %q, cluster %q; want %q", got, cl.SQLDialect(), dialect)
+	// A lock program gets the server's URL through the client's link.
+	if e := c.Endpoints(); !strings.Contains(e.MySQL+e.Postgres, "@"+links[0].Addr()) || (e.Postgres != "") != (dialect == sqldb.Pgx) {
+		t.Errorf("endpoints %+v, want the %s server's URL through link %s", e, dialect, links[0].Addr())
 	}
-	d := c.SQLDialect()
+	if got := sqldb.Of(c).Dialect(); got != dialect || sqldb.DialectOf(cl) != dialect {
+		t.Fatalf("dialect: client %q, cluster %q; want %q", got, sqldb.DialectOf(cl), dialect)
+	}
+	d := sqldb.Of(c).Dialect()
 	for _, tc := range []struct {
 		stmt      string
 		args      []any
 		want      cluster.State // Left: the most it may be
 		duplicate bool
 	}{
-		{"DELETE FROM " + cluster.LockTable, nil, cluster.Free, false},
-		{"INSERT INTO " + cluster.LockTable + " (name, owner) VALUES (?, ?)", []any{"k", "me"}, cluster.Unexpiring(), false},
-		{"UPDATE " + cluster.LockTable + " SET expires_at = " + d.NowPlus(), []any{time.Second.Microseconds()}, cluster.Until(time.Second), false},
-		{"INSERT INTO " + cluster.LockTable + " (name, owner) VALUES (?, ?)", []any{"k", "you"}, cluster.Until(time.Second), true},
+		{"DELETE FROM " + sqldb.LockTable, nil, cluster.Free, false},
+		{"INSERT INTO " + sqldb.LockTable + " (name, owner) VALUES (?, ?)", []any{"k", "me"}, cluster.Unexpiring(), false},
+		{"UPDATE " + sqldb.LockTable + " SET expires_at = " + d.NowPlus(), []any{time.Second.Microseconds()}, cluster.Until(time.Second), false},
+		{"INSERT INTO " + sqldb.LockTable + " (name, owner) VALUES (?, ?)", []any{"k", "you"}, cluster.Until(time.Second), true},
 	} {
-		_, err := c.SQL().ExecContext(ctx, d.Query(tc.stmt), tc.args...)
+		_, err := sqldb.Of(c).DB().ExecContext(ctx, d.Query(tc.stmt), tc.args...)
 		if tc.duplicate {
 			// The name is taken: the dialect tells the refusal.
 			if !d.Duplicate(err) {
@@ -79,11 +87,11 @@ func testSQLService(t *testing.T, topology cluster.Topology, dialect cluster.Dia
 		}
 	}
 
-	if dialect == cluster.Pgx {
+	if dialect == sqldb.Pgx {
 		// An advisory lock has no row and no expiry: held while a session
 		// holds it, free once it is unlocked. Keys whose hash is negative
 		// and positive both: pg_locks shows the key in two halves.
-		conn, err := c.SQL().Conn(ctx)
+		conn, err := sqldb.Of(c).DB().Conn(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,14 +122,10 @@ func testSQLService(t *testing.T, topology cluster.Topology, dialect cluster.Dia
 
 	// Paused for 200 ms, the client's ping waits until the pause ends; a
 	// ping that went through would take a millisecond.
-	started := make(chan struct{})
-	go c.pause(ctx, 200*time.Millisecond, "test", func(ctx context.Context) {
-		close(started)
-		<-ctx.Done()
-	}, history.Op{})
-	<-started
+	go c.Pause(ctx, 200*time.Millisecond, "test")
+	waitPaused(t, c)
 	start := time.Now()
-	if err := c.SQL().PingContext(ctx); err != nil {
+	if err := sqldb.Of(c).DB().PingContext(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if took := time.Since(start); took < 100*time.Millisecond {
@@ -136,7 +140,7 @@ func testSQLService(t *testing.T, topology cluster.Topology, dialect cluster.Dia
 	}
 	defer heal()
 	start = time.Now()
-	_, err = c.SQL().ExecContext(ctx, "SELECT 1")
+	_, err = sqldb.Of(c).DB().ExecContext(ctx, "SELECT 1")
 	took := time.Since(start)
 	if err == nil || took < timeout || took > timeout+2*time.Second {
 		t.Errorf("a query on a black-holed link: %v after %s; want an error after about %s", err, took, timeout)
@@ -144,7 +148,7 @@ func testSQLService(t *testing.T, topology cluster.Topology, dialect cluster.Dia
 	if err := heal(); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.SQL().PingContext(ctx); err != nil {
+	if err := sqldb.Of(c).DB().PingContext(ctx); err != nil {
 		t.Errorf("after the heal: %v", err)
 	}
 }
@@ -157,17 +161,17 @@ func TestSQLConnections(t *testing.T) {
 	if err := (local.Local{}).Ready(ctx, true); err != nil {
 		t.Skip(err)
 	}
-	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.MariaDBTopology, Backend: local.Local{}})
+	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.MariaDBTopology, Backend: local.Local{}, Service: sqldb.MariaDB{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	c, err := Connect(ctx, cl, ClientOptions{})
+	c, err := harness.Connect(ctx, cl, harness.ClientOptions{Service: sqldb.MariaDB{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	conn, err := c.SQL().Conn(ctx)
+	conn, err := sqldb.Of(c).DB().Conn(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +186,7 @@ func TestSQLConnections(t *testing.T) {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		var n int
-		if err := cl.LockDatabase().Admin().QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = ?", id).Scan(&n); err != nil {
+		if err := sqldb.Server(cl).Admin().QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = ?", id).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		if n == 0 {
@@ -204,7 +208,7 @@ func TestSQLStatementsStrike(t *testing.T) {
 	if err := (local.Local{}).Ready(ctx, true); err != nil {
 		t.Skip(err)
 	}
-	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.MariaDBTopology, Backend: local.Local{}})
+	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.MariaDBTopology, Backend: local.Local{}, Service: sqldb.MariaDB{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,20 +218,19 @@ func TestSQLStatementsStrike(t *testing.T) {
 		{Name: failpoint.AfterCommand(failpoint.PhaseAcquire, 1), Client: 0, Action: failpoint.DropReply()},
 		{Name: failpoint.BeforeCommand(failpoint.PhaseRelease, 1), Client: 0, Action: failpoint.Crash()},
 	})
-	c, _, err := Join(ctx, cl, ClientOptions{Timeout: 100 * time.Millisecond}, h, points)
+	c, _, err := harness.Join(ctx, cl, harness.ClientOptions{Timeout: 100 * time.Millisecond, Service: sqldb.MariaDB{}}, h, points)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := c.SQL().ExecContext(ctx, "DELETE FROM "+cluster.LockTable); err != nil {
+	if _, err := sqldb.Of(c).DB().ExecContext(ctx, "DELETE FROM "+sqldb.LockTable); err != nil {
 		t.Fatal(err)
 	}
 
 	actx, leave := c.Enter(ctx, failpoint.PhaseAcquire)
-	_, err = c.SQL().ExecContext(actx, "INSERT INTO "+cluster.LockTable+" (name, owner) VALUES (?, ?)", "k", "me")
+	_, err = sqldb.Of(c).DB().ExecContext(actx, "INSERT INTO "+sqldb.LockTable+" (name, owner) VALUES (?, ?)", "k", "me")
 	leave()
-	var dropped errReplyDropped
-	if !errors.As(err, &dropped) {
+	if !dropped(err) {
 		t.Errorf("the acquire's INSERT: %v, want its reply dropped", err)
 	}
 	if got, _ := cl.LockState(ctx, "k"); got != cluster.Unexpiring() {
@@ -235,9 +238,9 @@ func TestSQLStatementsStrike(t *testing.T) {
 	}
 
 	rctx, leave := c.Enter(ctx, failpoint.PhaseRelease)
-	_, err = c.SQL().ExecContext(rctx, "DELETE FROM "+cluster.LockTable+" WHERE name = ?", "k")
+	_, err = sqldb.Of(c).DB().ExecContext(rctx, "DELETE FROM "+sqldb.LockTable+" WHERE name = ?", "k")
 	leave()
-	if !errors.Is(err, ErrNotSent) {
+	if !errors.Is(err, harness.ErrNotSent) {
 		t.Errorf("the release's DELETE: %v, want not sent (the client crashed before it)", err)
 	}
 	if got, _ := cl.LockState(ctx, "k"); got != cluster.Unexpiring() {
@@ -259,20 +262,20 @@ func TestSQLCommitCountsInItsPhase(t *testing.T) {
 	if err := (local.Local{}).Ready(ctx, true); err != nil {
 		t.Skip(err)
 	}
-	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.MariaDBTopology, Backend: local.Local{}})
+	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.MariaDBTopology, Backend: local.Local{}, Service: sqldb.MariaDB{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
 	h, _ := history.New("")
 	points := failpoint.NewSet([]failpoint.Point{{Name: failpoint.BeforeCommand(failpoint.PhaseRelease, 1), Client: 0, Action: failpoint.Sleep(time.Millisecond)}})
-	c, _, err := Join(ctx, cl, ClientOptions{}, h, points)
+	c, _, err := harness.Join(ctx, cl, harness.ClientOptions{Service: sqldb.MariaDB{}}, h, points)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	actx, leave := c.Enter(ctx, failpoint.PhaseAcquire)
-	tx, err := c.SQL().BeginTx(actx, nil)
+	tx, err := sqldb.Of(c).DB().BeginTx(actx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,4 +295,26 @@ func TestSQLCommitCountsInItsPhase(t *testing.T) {
 	if got := points.Reached(failpoint.BeforeCommand(failpoint.PhaseAcquire, 2), 0); got != 0 {
 		t.Errorf("the COMMIT counted as the acquire's second command")
 	}
+}
+
+// waitPaused returns once c is paused: its gate no longer lets it on.
+func waitPaused(t *testing.T, c *harness.Client) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+		err := c.Gate().WaitResumed(ctx)
+		cancel()
+		if err != nil {
+			return
+		}
+	}
+	t.Fatal("the client did not pause within 5 s")
+}
+
+// dropped reports whether err is the timeout of a reply the harness
+// dropped (failpoint.DropReply).
+func dropped(err error) bool {
+	var timeout interface{ Timeout() bool }
+	return errors.As(err, &timeout) && timeout.Timeout() && strings.Contains(err.Error(), "dropped by locklab")
 }

@@ -1,4 +1,4 @@
-package sqlpool
+package sqldb
 
 import (
 	"context"
@@ -13,12 +13,12 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5/stdlib"
 
-	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/harness/socket"
 )
 
-// Client is what a pool needs of the client it belongs to.
-type Client interface {
+// user is what a pool needs of the client its connections serve
+// (owner), or of none (nobody, a shared pool's).
+type user interface {
 	socket.Gate
 	// Statement sends one statement of the lock's, in the phase ctx
 	// carries, through the failpoints armed on the lock's commands; one
@@ -31,21 +31,21 @@ type Client interface {
 	EndTx(ctx context.Context, query string, send func() error) error
 }
 
-// Pool is a client's pool on the lock table's server.
-type Pool struct {
+// pool is a client's pool on the lock table's server.
+type pool struct {
 	db      *sql.DB
-	dialect cluster.Dialect
+	dialect Dialect
 
 	mu      sync.Mutex
 	ids     []int64    // the server-side id of every connection opened
 	sockets []net.Conn // what a crash closes
 }
 
-// Open opens client's pool as cfg says, with at most size connections,
+// openPool opens client's pool as cfg says, with at most size connections,
 // all kept open once made. It fails only on a configuration the driver
 // refuses.
-func Open(cfg Config, client Client, size int) (*Pool, error) {
-	p := &Pool{dialect: cfg.Dialect()}
+func openPool(cfg dialConfig, u user, size int) (*pool, error) {
+	p := &pool{dialect: cfg.Dialect()}
 	var conns driver.Connector
 	if cfg.pg != nil {
 		pg := cfg.pg.Copy()
@@ -53,34 +53,34 @@ func Open(cfg Config, client Client, size int) (*Pool, error) {
 			// pgx has no read or write timeout, only the caller's
 			// context: each connection gives up a read or a write after
 			// the timeout, as the MariaDB driver's do.
-			return p.dial(ctx, network, addr, client, cfg.timeout)
+			return p.dial(ctx, network, addr, u, cfg.timeout)
 		}
 		conns = stdlib.GetConnector(*pg)
 	} else {
 		my := cfg.mysql.Clone()
 		my.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			return p.dial(ctx, network, addr, client, 0) // the driver times out itself
+			return p.dial(ctx, network, addr, u, 0) // the driver times out itself
 		}
 		var err error
 		if conns, err = mysql.NewConnector(my); err != nil {
 			return nil, fmt.Errorf("lock database: %w", err)
 		}
 	}
-	p.db = sql.OpenDB(connector{Connector: conns, pool: p, client: client})
+	p.db = sql.OpenDB(connector{Connector: conns, pool: p, u: u})
 	p.db.SetMaxOpenConns(size)
 	p.db.SetMaxIdleConns(size)
 	return p, nil
 }
 
 // DB is the pool, for the lock's queries.
-func (p *Pool) DB() *sql.DB { return p.db }
+func (p *pool) DB() *sql.DB { return p.db }
 
 // Dialect says how to write the pool's queries.
-func (p *Pool) Dialect() cluster.Dialect { return p.dialect }
+func (p *pool) Dialect() Dialect { return p.dialect }
 
 // ConnectionIDs are the server-side ids (CONNECTION_ID(), pg_backend_pid())
 // of every connection the pool opened, in order; some may have closed since.
-func (p *Pool) ConnectionIDs() []int64 {
+func (p *pool) ConnectionIDs() []int64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]int64(nil), p.ids...)
@@ -90,7 +90,7 @@ func (p *Pool) ConnectionIDs() []int64 {
 // connection end and rolls back what it held (a transaction, its row
 // locks, GET_LOCK, an advisory lock), even where the lock's code never
 // gave its connection back. A crash closes it so.
-func (p *Pool) Close() {
+func (p *pool) Close() {
 	p.db.Close()
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -103,7 +103,7 @@ func (p *Pool) Close() {
 // dial dials a connection of the pool: recorded, so that Close closes it,
 // and stopping while the client is paused. A timeout above 0 also bounds
 // each read and write.
-func (p *Pool) dial(ctx context.Context, network, addr string, client Client, timeout time.Duration) (net.Conn, error) {
+func (p *pool) dial(ctx context.Context, network, addr string, u user, timeout time.Duration) (net.Conn, error) {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, network, addr)
 	if err != nil {
@@ -115,12 +115,12 @@ func (p *Pool) dial(ctx context.Context, network, addr string, client Client, ti
 	if timeout > 0 {
 		conn = socket.Timed(conn, timeout)
 	}
-	return socket.Pausable(conn, client), nil
+	return socket.Pausable(conn, u), nil
 }
 
 // recordID asks the server the id of conn, a new connection of the pool,
 // and records it.
-func (p *Pool) recordID(ctx context.Context, conn driver.Conn) error {
+func (p *pool) recordID(ctx context.Context, conn driver.Conn) error {
 	id, err := connectionID(ctx, conn, p.dialect.ConnectionID())
 	if err != nil {
 		return fmt.Errorf("read the connection's id: %w", err)

@@ -1,10 +1,4 @@
-// Package sqlpool is a simulated client's connection pool on a lock
-// table's server, MariaDB or PostgreSQL. Its connections go through the
-// client's own link, stop while the client is paused, pass the client's
-// failpoints statement by statement, and close when it crashes, as a dead
-// process's sockets do, so that the server ends their sessions and what
-// they held.
-package sqlpool
+package sqldb
 
 import (
 	"fmt"
@@ -15,35 +9,33 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
-
-	"github.com/locklab/locklab/cluster"
 )
 
-// Config is how a client dials the lock table's server: the driver's own
+// dialConfig is how a client dials the lock table's server: the driver's own
 // configuration for the server's dialect.
-type Config struct {
+type dialConfig struct {
 	mysql   *mysql.Config   // on MariaDB
 	pg      *pgx.ConnConfig // on PostgreSQL
 	timeout time.Duration
 }
 
-// ParseDSN reads the server's DSN for dialect, with every timeout set to
+// parseDSN reads the server's DSN for dialect, with every timeout set to
 // timeout, so that a cut or a black hole surfaces as an error, as a Redis
 // client's read timeout does.
-func ParseDSN(dialect cluster.Dialect, dsn string, timeout time.Duration) (Config, error) {
-	if dialect == cluster.Pgx {
+func parseDSN(dialect Dialect, dsn string, timeout time.Duration) (dialConfig, error) {
+	if dialect == Pgx {
 		cfg, err := pgx.ParseConfig(dsn)
 		if err != nil {
-			return Config{}, fmt.Errorf("lock database: %w", err)
+			return dialConfig{}, fmt.Errorf("lock database: %w", err)
 		}
 		// pgx has no read timeout of its own: Open bounds each read and
 		// write of a connection by timeout instead.
 		cfg.ConnectTimeout = timeout
-		return Config{pg: cfg, timeout: timeout}, nil
+		return dialConfig{pg: cfg, timeout: timeout}, nil
 	}
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
-		return Config{}, fmt.Errorf("lock database: %w", err)
+		return dialConfig{}, fmt.Errorf("lock database: %w", err)
 	}
 	cfg.Timeout, cfg.ReadTimeout, cfg.WriteTimeout = timeout, timeout, timeout
 	// An UPDATE that matches a row reports it even when nothing changed.
@@ -55,19 +47,19 @@ func ParseDSN(dialect cluster.Dialect, dsn string, timeout time.Duration) (Confi
 	// arguments is one exchange (struck once), not a prepare, an execute
 	// and a close.
 	cfg.InterpolateParams = true
-	return Config{mysql: cfg, timeout: timeout}, nil
+	return dialConfig{mysql: cfg, timeout: timeout}, nil
 }
 
 // Dialect is the server's SQL dialect.
-func (c Config) Dialect() cluster.Dialect {
+func (c dialConfig) Dialect() Dialect {
 	if c.pg != nil {
-		return cluster.Pgx
+		return Pgx
 	}
-	return cluster.MySQL
+	return MySQL
 }
 
 // Addr is the host:port the config dials.
-func (c Config) Addr() string {
+func (c dialConfig) Addr() string {
 	if c.pg != nil {
 		return net.JoinHostPort(c.pg.Host, strconv.Itoa(int(c.pg.Port)))
 	}
@@ -76,29 +68,29 @@ func (c Config) Addr() string {
 
 // Via is the config dialing addr, the client's link to the server, in
 // place of the server's own address.
-func (c Config) Via(addr string) (Config, error) {
+func (c dialConfig) Via(addr string) (dialConfig, error) {
 	if c.pg == nil {
 		cfg := c.mysql.Clone()
 		cfg.Addr = addr
-		return Config{mysql: cfg, timeout: c.timeout}, nil
+		return dialConfig{mysql: cfg, timeout: c.timeout}, nil
 	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return Config{}, fmt.Errorf("lock database: %w", err)
+		return dialConfig{}, fmt.Errorf("lock database: %w", err)
 	}
 	p, err := strconv.ParseUint(port, 10, 16)
 	if err != nil {
-		return Config{}, fmt.Errorf("lock database: port of %s: %w", addr, err)
+		return dialConfig{}, fmt.Errorf("lock database: port of %s: %w", addr, err)
 	}
 	cfg := c.pg.Copy()
 	cfg.Host, cfg.Port = host, uint16(p)
-	return Config{pg: cfg, timeout: c.timeout}, nil
+	return dialConfig{pg: cfg, timeout: c.timeout}, nil
 }
 
 // URL is the server as a URL most languages' clients take, for a lock
 // program: mysql://USER[:PASSWORD]@HOST:PORT/locklab, or a postgres:// URL
 // with its user and database, without TLS.
-func (c Config) URL() string {
+func (c dialConfig) URL() string {
 	if c.pg != nil {
 		u := url.URL{Scheme: "postgres", User: url.User(c.pg.User), Host: c.Addr(),
 			Path: "/" + c.pg.Database, RawQuery: "sslmode=disable"}

@@ -1,16 +1,17 @@
-package reference
+package sqldb
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/harness"
 )
 
 // UniqueRowLock is seed 001's first database lock, on the SQL topologies
-// (mariadb and postgres): a row of cluster.LockTable with a unique name,
+// (mariadb and postgres): a row of LockTable with a unique name,
 // INSERTed to acquire and DELETEd (by its owner) to release. With a
 // lease, the row carries an expiry in the server's clock, and an acquire
 // first deletes the row of a lease run out, the seed's cleanup job; with a
@@ -54,14 +55,16 @@ func NewUniqueRowLockLeased(c *harness.Client) harness.Locker {
 // lease's end, and the refusal of a taken name. RETURNING (MariaDB 10.5 and
 // later) gives the row's id on both, where pgx has no LastInsertId.
 func (l *UniqueRowLock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
-	db, d := l.c.SQL(), l.c.SQLDialect()
-	if db == nil {
+	conn := Of(l.c)
+	if conn == nil {
 		return nil, errors.New("unique-row lock: no SQL server (the lock runs on topologies " + string(cluster.MariaDBTopology) + " and " + string(cluster.PostgresTopology) + ")")
 	}
-	owner := newToken(l.c, &l.n)
+	db, d := conn.DB(), conn.Dialect()
+	l.n++
+	owner := fmt.Sprintf("c%d-%d", l.c.ID(), l.n) // no other lease of this run has it
 	expires := "NULL"
 	if l.lease {
-		if _, err := db.ExecContext(ctx, d.Query("DELETE FROM "+cluster.LockTable+" WHERE name = ? AND expires_at < "+d.Now()), key); err != nil {
+		if _, err := db.ExecContext(ctx, d.Query("DELETE FROM "+LockTable+" WHERE name = ? AND expires_at < "+d.Now()), key); err != nil {
 			return nil, err
 		}
 		expires = d.NowPlus()
@@ -71,7 +74,7 @@ func (l *UniqueRowLock) Acquire(ctx context.Context, key string) (harness.Lease,
 		args = append(args, l.c.TTL().Microseconds())
 	}
 	var id int64
-	err := db.QueryRowContext(ctx, d.Query("INSERT INTO "+cluster.LockTable+" (name, owner, expires_at) VALUES (?, ?, "+expires+") RETURNING id"), args...).Scan(&id)
+	err := db.QueryRowContext(ctx, d.Query("INSERT INTO "+LockTable+" (name, owner, expires_at) VALUES (?, ?, "+expires+") RETURNING id"), args...).Scan(&id)
 	if d.Duplicate(err) {
 		return nil, fmt.Errorf("%s: %w", key, harness.ErrNotAcquired)
 	}
@@ -104,7 +107,7 @@ func (l *UniqueRowLease) Token() uint64 { return l.token }
 // Release stops the watchdog and deletes the row if it is still ours.
 func (l *UniqueRowLease) Release(ctx context.Context) error {
 	close(l.stop)
-	res, err := l.c.SQL().ExecContext(ctx, l.c.SQLDialect().Query("DELETE FROM "+cluster.LockTable+" WHERE name = ? AND owner = ?"), l.key, l.owner)
+	res, err := Of(l.c).DB().ExecContext(ctx, Of(l.c).Dialect().Query("DELETE FROM "+LockTable+" WHERE name = ? AND owner = ?"), l.key, l.owner)
 	if err != nil {
 		return err
 	}
@@ -117,14 +120,36 @@ func (l *UniqueRowLease) Release(ctx context.Context) error {
 // renew is the watchdog of one lease: it extends the row's expiry while
 // the row is still ours.
 func (l *UniqueRowLease) renew(ctx context.Context) {
-	ttl, d := l.c.TTL(), l.c.SQLDialect()
-	update := d.Query("UPDATE " + cluster.LockTable + " SET expires_at = " + d.NowPlus() + " WHERE name = ? AND owner = ?")
+	ttl, d := l.c.TTL(), Of(l.c).Dialect()
+	update := d.Query("UPDATE " + LockTable + " SET expires_at = " + d.NowPlus() + " WHERE name = ? AND owner = ?")
 	watchdog(ctx, ttl, l.stop, func(ctx context.Context) (int, error) {
-		res, err := l.c.SQL().ExecContext(ctx, update, ttl.Microseconds(), l.key, l.owner)
+		res, err := Of(l.c).DB().ExecContext(ctx, update, ttl.Microseconds(), l.key, l.owner)
 		if err != nil {
 			return 0, err
 		}
 		n, err := res.RowsAffected()
 		return int(n), err
 	})
+}
+
+// watchdog calls renew every ttl/3 until stop is closed, ctx ends, or
+// renew reports that it renewed nothing (the lease is no longer ours). An
+// error is an unknown outcome: it tries again at the next tick. It is
+// reference's watchdog, which this package cannot import (reference
+// imports the services).
+func watchdog(ctx context.Context, ttl time.Duration, stop <-chan struct{}, renew func(context.Context) (int, error)) {
+	tick := time.NewTicker(ttl / 3)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if n, err := renew(ctx); err == nil && n == 0 {
+			return
+		}
+	}
 }

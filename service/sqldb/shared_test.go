@@ -1,4 +1,4 @@
-package harness
+package sqldb_test
 
 import (
 	"context"
@@ -9,10 +9,12 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/local"
 	"github.com/locklab/locklab/failpoint"
+	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/service/sqldb"
 )
 
-// TestSharedPool: clients joined with one SharedPool share its
+// TestSharedPool: clients joined with one shared pool (OpenSharedPool) share its
 // connections, the MariaDB inventory's included: while one holds the only
 // connection another cannot get one; and a client's Close leaves the pool
 // open to the others.
@@ -21,31 +23,31 @@ func TestSharedPool(t *testing.T) {
 	if err := (local.Local{}).Ready(ctx, true); err != nil {
 		t.Skip(err)
 	}
-	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.MariaDBTopology, MariaDB: true, Backend: local.Local{}})
+	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.MariaDBTopology, Resource: sqldb.MariaDBInventory{}, Backend: local.Local{}, Service: sqldb.MariaDB{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	pool, err := OpenSharedPool(ctx, cl, 1, time.Second)
+	pool, err := sqldb.OpenSharedPool(ctx, cl, 1, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer pool.Close()
 	h, _ := history.New("")
 	points := failpoint.NewSet(nil)
-	var clients []*Client
+	var clients []*harness.Client
 	for id := range 2 {
-		c, _, err := Join(ctx, cl, ClientOptions{ID: id, TTL: time.Second, Timeout: time.Second, Pool: pool}, h, points)
+		c, _, err := harness.Join(ctx, cl, harness.ClientOptions{ID: id, TTL: time.Second, Timeout: time.Second, Pool: pool, Service: sqldb.MariaDB{}}, h, points)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer c.Close()
 		clients = append(clients, c)
 	}
-	if clients[0].SQL() != clients[1].SQL() || clients[1].DB() != clients[1].SQL() {
+	if sqldb.Of(clients[0]).DB() != sqldb.Of(clients[1]).DB() || clients[1].DB() != sqldb.Of(clients[1]).DB() {
 		t.Fatal("the clients' SQL and inventory pools are not the one shared pool")
 	}
-	conn, err := clients[0].SQL().Conn(ctx)
+	conn, err := sqldb.Of(clients[0]).DB().Conn(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

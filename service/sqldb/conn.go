@@ -1,4 +1,4 @@
-package sqlpool
+package sqldb
 
 import (
 	"context"
@@ -8,14 +8,14 @@ import (
 // The lock's SQL statements pass the same failpoints as its Redis commands:
 // a crash before or after its k-th statement of a phase, a pause, a delay,
 // a lost reply. database/sql has no hook, so the pool's connector wraps
-// each connection it makes, and a statement goes through Client.Statement.
+// each connection it makes, and a statement goes through harness.Client.Statement.
 
 // connector makes the pool's connections: it records each one's
 // server-side id (for kill-connection) and wraps it.
 type connector struct {
 	driver.Connector
-	pool   *Pool
-	client Client
+	pool *pool
+	u    user
 }
 
 func (s connector) Connect(ctx context.Context) (driver.Conn, error) {
@@ -27,7 +27,7 @@ func (s connector) Connect(ctx context.Context) (driver.Conn, error) {
 		conn.Close()
 		return nil, err
 	}
-	return &sqlConn{Conn: conn, c: s.client}, nil
+	return &sqlConn{Conn: conn, c: s.u}, nil
 }
 
 // sqlConn is one connection of the client's pool. It passes everything to
@@ -36,7 +36,7 @@ func (s connector) Connect(ctx context.Context) (driver.Conn, error) {
 // database/sql fallbacks, unstruck.
 type sqlConn struct {
 	driver.Conn
-	c Client
+	c user
 }
 
 func (s *sqlConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
@@ -125,7 +125,7 @@ func (s *sqlConn) CheckNamedValue(nv *driver.NamedValue) error {
 type sqlTx struct {
 	driver.Tx
 	ctx context.Context
-	c   Client
+	c   user
 }
 
 func (t *sqlTx) Commit() error { return t.c.EndTx(t.ctx, "COMMIT", t.Tx.Commit) }

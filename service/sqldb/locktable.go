@@ -1,4 +1,4 @@
-package cluster
+package sqldb
 
 import (
 	"context"
@@ -9,9 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
-	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/redis/go-redis/v9"
+	"github.com/locklab/locklab/cluster"
 )
 
 // LockTable is the table of the SQL topologies' locks, one row per lock
@@ -25,7 +23,7 @@ const LockTable = "locklab.locks"
 // Dialect is what the lock table's SQL says differently on each server,
 // so that one lock's code runs on both: the placeholders, the time "now
 // plus a lease", and the error of a duplicate name. It is the
-// database/sql driver's name (Database.Driver).
+// database/sql driver's name (cluster.Database.Driver).
 type Dialect string
 
 // Dialects.
@@ -78,13 +76,11 @@ func (d Dialect) NowPlus() string {
 // unique key another row holds: MariaDB's error 1062, PostgreSQL's
 // SQLSTATE 23505 (unique_violation).
 func (d Dialect) Duplicate(err error) bool {
-	if me := (*mysql.MySQLError)(nil); errors.As(err, &me) {
-		return me.Number == 1062
+	if n, ok := ErrorNumber(err); ok {
+		return n == 1062
 	}
-	if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) {
-		return pe.Code == "23505"
-	}
-	return false
+	code, ok := SQLState(err)
+	return ok && code == "23505"
 }
 
 // ConnectionID is the query that asks the server the id of the connection
@@ -106,7 +102,7 @@ func (d Dialect) KillConnection(id int64) string {
 }
 
 // setupLockTable creates the lock table on db's server.
-func setupLockTable(ctx context.Context, db Database) error {
+func setupLockTable(ctx context.Context, db cluster.Database) error {
 	qs := []string{
 		"CREATE DATABASE IF NOT EXISTS locklab",
 		"CREATE TABLE IF NOT EXISTS " + LockTable + " (id BIGINT AUTO_INCREMENT PRIMARY KEY, name VARCHAR(64) NOT NULL UNIQUE, " +
@@ -127,57 +123,34 @@ func setupLockTable(ctx context.Context, db Database) error {
 	return nil
 }
 
-// LockState reads the state of the lock named key where the topology keeps
-// it.
-func (c *Cluster) LockState(ctx context.Context, key string) (State, error) {
-	if c.lockDB != nil {
-		d := Dialect(c.lockDB.Driver())
-		left := "TIMESTAMPDIFF(MICROSECOND, NOW(3), expires_at)"
-		if d == Pgx {
-			left = "CAST(EXTRACT(EPOCH FROM expires_at - now()) * 1000000 AS BIGINT)"
-		}
-		micros, err := c.lockRow(ctx, d.Query("SELECT "+left+" FROM "+LockTable+" WHERE name = ?"), key)
-		switch {
-		case errors.Is(err, sql.ErrNoRows) && d == Pgx:
-			return c.advisoryState(ctx, key)
-		case errors.Is(err, sql.ErrNoRows):
-			return c.namedLockState(ctx, key)
-		case err != nil:
-			return Free, fmt.Errorf("read the lock row: %w", err)
-		case !micros.Valid:
-			return Unexpiring(), nil
-		}
-		// An expired row not yet deleted is no lock.
-		return Until(time.Duration(micros.Int64) * time.Microsecond), nil
+// LockState reads the state of the lock named key on the server: its row,
+// or else its named lock (MariaDB) or advisory lock (PostgreSQL).
+func (d *deployment) LockState(ctx context.Context, key string) (cluster.State, error) {
+	left := "TIMESTAMPDIFF(MICROSECOND, NOW(3), expires_at)"
+	if d.dialect == Pgx {
+		left = "CAST(EXTRACT(EPOCH FROM expires_at - now()) * 1000000 AS BIGINT)"
 	}
-	if c.deployment != nil {
-		return c.deployment.LockState(ctx, key)
+	micros, err := d.lockRow(ctx, d.dialect.Query("SELECT "+left+" FROM "+LockTable+" WHERE name = ?"), key)
+	switch {
+	case errors.Is(err, sql.ErrNoRows) && d.dialect == Pgx:
+		return d.advisoryState(ctx, key)
+	case errors.Is(err, sql.ErrNoRows):
+		return d.namedLockState(ctx, key)
+	case err != nil:
+		return cluster.Free, fmt.Errorf("read the lock row: %w", err)
+	case !micros.Valid:
+		return cluster.Unexpiring(), nil
 	}
-	master, err := c.Master(ctx)
-	if err != nil {
-		return Free, err
-	}
-	pttl, err := master.Admin().PTTL(ctx, key).Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return Free, fmt.Errorf("read the lock's PTTL: %w", err)
-	}
-	// go-redis reports Redis's -1 (no expiry) and -2 (no key) as those
-	// many nanoseconds.
-	switch pttl {
-	case -2:
-		return Free, nil
-	case -1:
-		return Unexpiring(), nil
-	}
-	return Until(pttl), nil
+	// An expired row not yet deleted is no lock.
+	return cluster.Until(time.Duration(micros.Int64) * time.Microsecond), nil
 }
 
 // lockRow reads the lock row of key with query, uncommitted: the row a
 // FOR UPDATE lock's first acquire inserts is its holder's until it
 // commits, and a holder that never commits still holds the lock.
-func (c *Cluster) lockRow(ctx context.Context, query, key string) (sql.NullInt64, error) {
+func (d *deployment) lockRow(ctx context.Context, query, key string) (sql.NullInt64, error) {
 	var micros sql.NullInt64
-	tx, err := c.lockDB.Admin().BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadUncommitted, ReadOnly: true})
+	tx, err := d.db.Admin().BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadUncommitted, ReadOnly: true})
 	if err != nil {
 		return micros, err
 	}
@@ -186,44 +159,35 @@ func (c *Cluster) lockRow(ctx context.Context, query, key string) (sql.NullInt64
 	return micros, err
 }
 
-// SQLDialect is the dialect of the lock table's server, or "" on a
-// topology without one.
-func (c *Cluster) SQLDialect() Dialect {
-	if c.lockDB == nil {
-		return ""
-	}
-	return Dialect(c.lockDB.Driver())
-}
-
 // namedLockState is LockState of a MariaDB named lock (GET_LOCK(key), as
 // the locks of pitfalls d4 and d5 take it), which has no row: held with no
 // expiry while a connection holds it, for as long as it lives.
-func (c *Cluster) namedLockState(ctx context.Context, key string) (State, error) {
+func (d *deployment) namedLockState(ctx context.Context, key string) (cluster.State, error) {
 	var holder sql.NullInt64
-	if err := c.lockDB.Admin().QueryRowContext(ctx, "SELECT IS_USED_LOCK(?)", key).Scan(&holder); err != nil {
-		return Free, fmt.Errorf("read the named lock: %w", err)
+	if err := d.db.Admin().QueryRowContext(ctx, "SELECT IS_USED_LOCK(?)", key).Scan(&holder); err != nil {
+		return cluster.Free, fmt.Errorf("read the named lock: %w", err)
 	}
 	if holder.Valid {
-		return Unexpiring(), nil
+		return cluster.Unexpiring(), nil
 	}
-	return Free, nil
+	return cluster.Free, nil
 }
 
 // advisoryState is LockState of a PostgreSQL advisory lock on key's hash
 // (pg_advisory_lock(hashtext(key)), as the advisory locks of pitfall p1
 // take it), which has no row: held with no expiry while a session holds
 // it. pg_locks shows a bigint key as its two halves.
-func (c *Cluster) advisoryState(ctx context.Context, key string) (State, error) {
+func (d *deployment) advisoryState(ctx context.Context, key string) (cluster.State, error) {
 	var held bool
-	err := c.lockDB.Admin().QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1 AND granted "+
+	err := d.db.Admin().QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1 AND granted "+
 		"AND ((classid::bigint << 32) | objid::bigint) = hashtext($1)::bigint)", key).Scan(&held)
 	if err != nil {
-		return Free, fmt.Errorf("read the advisory locks: %w", err)
+		return cluster.Free, fmt.Errorf("read the advisory locks: %w", err)
 	}
 	if held {
-		return Unexpiring(), nil
+		return cluster.Unexpiring(), nil
 	}
-	return Free, nil
+	return cluster.Free, nil
 }
 
 // ConnectionsFrom is the query that lists the ids of the server's
