@@ -82,15 +82,21 @@ func (f Footprint) String() string {
 	if f.Key != "" {
 		parts = append(parts, part{"key " + f.Key, f.From})
 	}
+	var lease, kind []part
 	if f.Lease > 0 {
 		text := "lease " + strconv.FormatInt(f.Lease.Milliseconds(), 10) + " ms"
 		if f.Slack > 0 {
 			text += fmt.Sprintf(" (−%d ms)", f.Slack.Milliseconds())
 		}
-		parts = append(parts, part{text, f.LeaseFrom})
+		lease = []part{{text, f.LeaseFrom}}
 	}
 	if f.Kind != Unknown {
-		parts = append(parts, part{string(f.Kind), f.KindFrom})
+		kind = []part{{string(f.Kind), f.KindFrom}}
+	}
+	if f.KindFrom == f.From && f.LeaseFrom != f.From { // each request named once
+		parts = append(append(parts, kind...), lease...)
+	} else {
+		parts = append(append(parts, lease...), kind...)
 	}
 	if len(parts) == 0 {
 		return "nothing learned"
