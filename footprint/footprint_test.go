@@ -164,6 +164,11 @@ func TestSQL(t *testing.T) {
 			[]string{"30000 milliseconds", "host", "KEY"}, want{true, "KEY", 30 * time.Second, Data, false}},
 		{"DATE_ADD", "REPLACE INTO locks (lock_name, until) VALUES ('KEY', DATE_ADD(NOW(), INTERVAL 5 SECOND))", nil, want{true, "KEY", 5 * time.Second, Data, false}},
 		{"TIMESTAMPADD", "INSERT IGNORE INTO locks (name, expires) VALUES ('KEY', TIMESTAMPADD(SECOND, 2, NOW()))", nil, want{true, "KEY", 2 * time.Second, Data, false}},
+		{"a transaction in one query (psql -c)", "BEGIN; SELECT * FROM locks WHERE name = 'KEY' FOR UPDATE; -- held till COMMIT", nil, want{true, "KEY", 0, Session, false}},
+		{"a comment first (sqlcommenter)", "/* app=orders */ SELECT GET_LOCK('KEY', 10)", nil, want{true, "KEY", 0, Session, false}},
+		{"GET_LOCK of an expression", "SELECT GET_LOCK(CONCAT('lock:', 'KEY'), 0)", nil, want{true, "CONCAT('lock:', 'KEY')", 0, Session, false}},
+		{"GET_LOCK unbound", "SELECT GET_LOCK(?, 0)", nil, want{true, "", 0, Session, false}},
+		{"advisory lock of a nested expression", "SELECT pg_try_advisory_lock(hashtext(concat('a:', 'KEY')))", nil, want{true, "hashtext(concat('a:','KEY'))", 0, Session, false}},
 		{"name unknown: a placeholder unbound", "INSERT INTO locks (name, expires_at) VALUES (?, NOW() + INTERVAL 1 SECOND)", nil, want{true, "", time.Second, Data, false}},
 		// What must not be learned.
 		{"RELEASE_LOCK", "SELECT RELEASE_LOCK('KEY')", nil, want{}},
@@ -417,5 +422,29 @@ func TestMatches(t *testing.T) {
 		if got := Matches(c.key, c.lockKey); got != c.want {
 			t.Errorf("Matches(%q, %q) = %v, want %v", c.key, c.lockKey, got, c.want)
 		}
+	}
+}
+
+// TestNoPanic feeds every reader cut and odd requests: each must answer,
+// never panic.
+func TestNoPanic(t *testing.T) {
+	texts := []string{redissonLock, symfonySave, setScript, extendScript, twoKeys,
+		"INSERT INTO locks (name, expires_at) VALUES ('KEY', NOW() + INTERVAL 1 SECOND)",
+		"UPDATE t SET a = 'x;y', b = NOW() + INTERVAL 1 SECOND WHERE name = 'K' -- c", "SELECT GET_LOCK('", "/* x", "' unterminated"}
+	for _, text := range texts {
+		for i := range len(text) + 1 {
+			s := text[:i]
+			SQL(s, []string{"a", "1"})
+			RedisScript(s, []string{"k"}, []string{"1"})
+			Redis([]string{"EVAL", s, "1", "k", "1"})
+			Redis(strings.Fields(s))
+			Memcached(strings.Fields(s))
+			ZooKeeperCreate([]byte(s))
+			ZooKeeperConnectReply([]byte(s))
+		}
+	}
+	for _, words := range [][]string{{"ms", "k", "1"}, {"gat", "1"}, {"set", "k", "v", "px"}, {"evalsha", "", "1", "k"}, {"add", "k"}, {"mg", "k", "T"}} {
+		Redis(words)
+		Memcached(words)
 	}
 }

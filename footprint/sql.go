@@ -32,13 +32,34 @@ import (
 // Anything else (a SELECT without a lock, a DELETE, RELEASE_LOCK,
 // pg_advisory_unlock, COMMIT) shows nothing.
 func SQL(query string, params []string) (Footprint, bool) {
-	q := strings.Join(strings.Fields(bind(query, params)), " ")
-	from := short(q)
-	if m := getLock.FindStringSubmatch(q); m != nil {
-		return took(literal(m[1]), Session, 0, from), true
+	for _, q := range statements(bind(query, params)) {
+		if f, ok := statement(q); ok {
+			return f, true
+		}
 	}
-	if m := advisory.FindStringSubmatch(q); m != nil {
-		return took(strings.ReplaceAll(m[1], " ", ""), Session, 0, from), true
+	return Footprint{}, false
+}
+
+// statement reads one statement, q, its words separated by one space.
+func statement(q string) (Footprint, bool) {
+	from := short(q)
+	if m := sessionLock.FindStringSubmatchIndex(q); m != nil {
+		args, key := luaArgs(q[m[1]:]), ""
+		for i, a := range args {
+			if placeholder.MatchString(a) || a == "" {
+				key = "" // a name the caller did not bind
+				break
+			}
+			if i > 0 {
+				key += ","
+			}
+			if strings.EqualFold(q[m[2]:m[3]], "get_lock") {
+				key += literal(a)
+				break // its second argument is the time to wait
+			}
+			key += strings.ReplaceAll(a, " ", "")
+		}
+		return took(key, Session, 0, from), true
 	}
 	verb := strings.ToLower(firstWord(q))
 	switch {
@@ -52,10 +73,58 @@ func SQL(query string, params []string) (Footprint, bool) {
 	return Footprint{}, false
 }
 
+// statements splits query at its semicolons, its comments left out and
+// its words separated by one space, quotes kept whole.
+func statements(query string) []string {
+	var out []string
+	var b strings.Builder
+	flush := func() {
+		if q := strings.Join(strings.Fields(b.String()), " "); q != "" {
+			out = append(out, q)
+		}
+		b.Reset()
+	}
+	for i := 0; i < len(query); i++ {
+		c := query[i]
+		switch {
+		case c == '\'' || c == '"' || c == '`':
+			end := strings.IndexByte(query[i+1:], c)
+			if end < 0 {
+				end = len(query)
+			} else {
+				end += i + 2
+			}
+			b.WriteString(query[i:end])
+			i = end - 1
+		case strings.HasPrefix(query[i:], "--"):
+			j := strings.IndexByte(query[i:], '\n')
+			if j < 0 {
+				j = len(query) - i
+			}
+			i += j
+			b.WriteByte(' ')
+		case strings.HasPrefix(query[i:], "/*"):
+			j := strings.Index(query[i:], "*/")
+			if j < 0 {
+				j = len(query) - i
+			}
+			i += j + 1
+			b.WriteByte(' ')
+		case c == ';':
+			flush()
+		default:
+			b.WriteByte(c)
+		}
+	}
+	flush()
+	return out
+}
+
 var (
-	getLock   = regexp.MustCompile(`(?i)\bget_lock\s*\(\s*('(?:[^']|'')*'|"[^"]*"|[^,()]+)\s*,`)
-	advisory  = regexp.MustCompile(`(?i)\bpg_(?:try_)?advisory_(?:xact_)?lock(?:_shared)?\s*\(\s*((?:[^()]|\([^()]*\))+?)\s*\)`)
-	forUpdate = regexp.MustCompile(`(?i)\bfor\s+(?:no\s+key\s+)?(?:update|share)\b|\block\s+in\s+share\s+mode\b`)
+	// sessionLock is a call of a function that takes a lock the server
+	// frees with the session (or transaction).
+	sessionLock = regexp.MustCompile(`(?i)\b(get_lock|pg_(?:try_)?advisory_(?:xact_)?lock(?:_shared)?)\s*\(`)
+	forUpdate   = regexp.MustCompile(`(?i)\bfor\s+(?:no\s+key\s+)?(?:update|share)\b|\block\s+in\s+share\s+mode\b`)
 	// keyColumn is a column that names the lock.
 	keyColumn = regexp.MustCompile(`(?i)^(?:name|key|id|key_id|lock_name|lock_key|lock_id|lockname|resource|resource_id|resource_name)$`)
 	// expiryColumn is a column that holds an expiry.
