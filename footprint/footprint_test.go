@@ -72,6 +72,17 @@ if ARGV[3] == "0" then
 end
 redis.call('pexpire', KEYS[1], newttl)
 return 1`
+	// Redisson's unlock: it decrements the hash and deletes it, a release.
+	redissonUnlock = "if (redis.call('hexists', KEYS[1], ARGV[3]) == 0) then return nil; end; " +
+		"local counter = redis.call('hincrby', KEYS[1], ARGV[3], -1); " +
+		"if (counter > 0) then redis.call('pexpire', KEYS[1], ARGV[2]); return 0; " +
+		"else redis.call('del', KEYS[1]); redis.call(ARGV[4], KEYS[2], ARGV[1]); return 1; end; return nil;"
+	// A read lock that also expires a key it computes: which expiry is the
+	// lock's cannot be told.
+	computedExpiry = "redis.call('hset', KEYS[1], 'mode', 'read'); local t = KEYS[1] .. ':timeout'; " +
+		"redis.call('pexpire', t, ARGV[1]); redis.call('pexpire', KEYS[1], ARGV[1]);"
+	// A local bound to itself must not send the reader round in circles.
+	selfLocal = "local ttl = tonumber(ttl)\nredis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ttl)"
 	// Two keys written: which one is the lock cannot be told.
 	twoKeys = `redis.call('set', KEYS[1], ARGV[1], 'nx'); redis.call('incr', KEYS[2]); redis.call('hset', KEYS[2], 'f', 1)`
 	// Two expiries that disagree: the lease cannot be told.
@@ -99,7 +110,10 @@ func TestRedis(t *testing.T) {
 		{"SET NX PX in a script", []string{"EVAL", setScript, "1", "KEY", "tok", "1000"}, want{true, "KEY", 1000 * ms, Data, false}},
 		{"EVALSHA: its key alone", []string{"EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff831", "1", "KEY", "tok", "1000"}, want{true, "KEY", 0, Unknown, false}},
 		{"two expiries disagree: no lease", []string{"EVAL", twoLeases, "1", "KEY", "tok"}, want{true, "KEY", 0, Data, false}},
+		{"an expiry of a computed key: no lease", []string{"EVAL", computedExpiry, "1", "KEY", "1000"}, want{true, "KEY", 0, Data, false}},
+		{"a local bound to itself", []string{"EVAL", selfLocal, "1", "KEY", "tok"}, want{true, "KEY", 0, Data, false}},
 		// What must not be learned.
+		{"Redisson unlock", []string{"EVAL", redissonUnlock, "2", "KEY", "redisson_lock__channel:{KEY}", "0", "30000", "8743c9c0:1", "PUBLISH"}, want{}},
 		{"GET", []string{"GET", "KEY"}, want{}},
 		{"DEL", []string{"DEL", "KEY"}, want{}},
 		{"PTTL", []string{"PTTL", "KEY"}, want{}},

@@ -137,19 +137,25 @@ type lua struct {
 
 // value is the value of expression e, and whether the reader can tell it.
 func (s *lua) value(e string) (string, bool) {
+	return s.resolve(e, true)
+}
+
+// resolve is value, a local looked up when locals says so (once: a local
+// bound to another is not told).
+func (s *lua) resolve(e string, locals bool) (string, bool) {
 	e = strings.TrimSpace(e)
-	if x, ok := s.locals[e]; ok {
+	if x, ok := s.locals[e]; ok && locals {
 		if x == "" {
 			return "", false
 		}
-		e = x
+		e, locals = x, false
 	}
 	m := luaArg.FindStringSubmatch(e)
 	switch {
 	case m == nil:
 		return "", false
 	case m[1] != "":
-		return s.value(m[1])
+		return s.resolve(m[1], locals)
 	case m[2] != "":
 		i, _ := strconv.Atoi(m[3])
 		list := s.keys
@@ -192,7 +198,7 @@ func RedisScript(script string, keys, argv []string) (Footprint, bool) {
 			s.locals[name] = ""
 		}
 	}
-	written := ""
+	written, deleted, doubt := "", map[string]bool{}, false
 	expiries := map[string][]time.Duration{} // by key; a 0 is one it cannot tell
 	for _, loc := range luaCall.FindAllStringIndex(script, -1) {
 		args := luaArgs(script[loc[1]:])
@@ -210,16 +216,24 @@ func RedisScript(script string, keys, argv []string) (Footprint, bool) {
 				return Footprint{}, false // a key it cannot tell, or two
 			}
 			written = key
+		case cmd == "del" || cmd == "unlink":
+			deleted[key] = true // "" for a key it cannot tell: maybe the one taken
 		}
 		if d, _, isExpiry := s.expiry(cmd, args[2:]); isExpiry && ok2 {
 			expiries[key] = append(expiries[key], d)
+		} else if isExpiry {
+			doubt = true // an expiry of a key it cannot tell: maybe the one taken
 		}
 	}
 	from := short(append([]string{"EVAL", script, strconv.Itoa(len(keys))}, keys...)...)
-	if written != "" {
+	switch {
+	case deleted[written] || deleted[""]:
+		return Footprint{}, false // it deletes what it writes: a release (Redisson's unlock)
+	case written != "" && doubt:
+		return took(written, Data, 0, from), true
+	case written != "":
 		return took(written, Data, oneLease(expiries[written]), from), true
-	}
-	if len(expiries) != 1 {
+	case len(expiries) != 1 || doubt:
 		return Footprint{}, false
 	}
 	for key, ds := range expiries {
