@@ -183,6 +183,7 @@ func TestSQL(t *testing.T) {
 		{"GET_LOCK of an expression", "SELECT GET_LOCK(CONCAT('lock:', 'KEY'), 0)", nil, want{true, "CONCAT('lock:', 'KEY')", 0, Session, false}},
 		{"GET_LOCK unbound", "SELECT GET_LOCK(?, 0)", nil, want{true, "", 0, Session, false}},
 		{"advisory lock of a nested expression", "SELECT pg_try_advisory_lock(hashtext(concat('a:', 'KEY')))", nil, want{true, "hashtext(concat('a:','KEY'))", 0, Session, false}},
+		{"a name beside a row number", "INSERT INTO locks (id, name, expires_at) VALUES (7, 'KEY', NOW() + INTERVAL 1 SECOND)", nil, want{true, "KEY", time.Second, Data, false}},
 		{"name unknown: a placeholder unbound", "INSERT INTO locks (name, expires_at) VALUES (?, NOW() + INTERVAL 1 SECOND)", nil, want{true, "", time.Second, Data, false}},
 		// What must not be learned.
 		{"RELEASE_LOCK", "SELECT RELEASE_LOCK('KEY')", nil, want{}},

@@ -254,24 +254,38 @@ func whereKey(q string) string {
 	if m == nil {
 		return ""
 	}
+	key, rank := "", 0
 	for _, c := range whereEquals.FindAllStringSubmatch(m[1], -1) {
-		if keyColumn.MatchString(c[1]) {
-			return literal(c[2])
+		if keyRank(c[1]) > rank {
+			key, rank = literal(c[2]), keyRank(c[1])
 		}
 	}
-	return ""
+	return key
+}
+
+// keyRank says how surely column col names the lock: 2 for a name
+// (name, key_id, lock_name …), 1 for id, which may be a row's number
+// beside its name, 0 for another column.
+func keyRank(col string) int {
+	switch {
+	case strings.EqualFold(col, "id"):
+		return 1
+	case keyColumn.MatchString(col):
+		return 2
+	}
+	return 0
 }
 
 // rowWrite is what writing pairs into a row shows: Data when one column
 // is an expiry, with the key of its name column and the lease of its
 // expiry when they can be told.
 func rowWrite(pairs []pair, q, from string) (Footprint, bool) {
-	key, expiry, lease := "", false, time.Duration(0)
+	key, rank, expiry, lease := "", 0, false, time.Duration(0)
 	for _, p := range pairs {
 		d, isNow := nowPlus(p.value)
 		switch {
-		case keyColumn.MatchString(p.col) && key == "" && !placeholder.MatchString(p.value):
-			key = literal(p.value)
+		case keyRank(p.col) > rank && !placeholder.MatchString(p.value):
+			key, rank = literal(p.value), keyRank(p.col)
 		case isNow || expiryColumn.MatchString(p.col):
 			if expiry && d != lease {
 				d = 0 // two expiries: no one lease
