@@ -75,7 +75,8 @@ type Footprint struct {
 }
 
 // String is the footprint for a page: "key lock:x, lease 1000 ms, data
-// (from SET lock:x … NX PX 1000)", each request named once.
+// (from SET lock:x … NX PX 1000)", each request named once; a lease with
+// a Slack as its range ("lease 1000–2000 ms").
 func (f Footprint) String() string {
 	type part struct{ text, from string }
 	var parts []part
@@ -84,9 +85,9 @@ func (f Footprint) String() string {
 	}
 	var lease, kind []part
 	if f.Lease > 0 {
-		text := "lease " + strconv.FormatInt(f.Lease.Milliseconds(), 10) + " ms"
+		text := fmt.Sprintf("lease %d ms", f.Lease.Milliseconds())
 		if f.Slack > 0 {
-			text += fmt.Sprintf(" (−%d ms)", f.Slack.Milliseconds())
+			text = fmt.Sprintf("lease %d–%d ms", (f.Lease - f.Slack).Milliseconds(), f.Lease.Milliseconds())
 		}
 		lease = []part{{text, f.LeaseFrom}}
 	}

@@ -145,6 +145,26 @@ func TestRedisFrom(t *testing.T) {
 	}
 }
 
+func TestStrings(t *testing.T) {
+	for _, c := range []struct {
+		f    Footprint
+		want string
+	}{
+		{first(Memcached([]string{"add", "KEY", "0", "2", "16"})), "key KEY, lease 1000–2000 ms, data (from add KEY 0 2 16)"},
+		{first(SQL("SELECT pg_try_advisory_lock(hashtext('KEY'))", nil)), "key hashtext('KEY'), session (from SELECT pg_try_advisory_lock(hashtext('KEY')))"},
+		{first(SQL("INSERT INTO locklab.locks (name, owner, expires_at) VALUES ('KEY', 'c0-1', NOW(3) + INTERVAL 1000000 MICROSECOND)", nil)),
+			"key KEY, lease 1000 ms, data (from INSERT INTO locklab.locks (name, owner, expires_at) VALUES ('KEY', 'c0-1', NOW(3) + INTERVAL 1000000 MICROSECOND))"},
+		{first(ZooKeeper("create", "/locks/KEY/u__lock__", 3)), "key /locks/KEY, session (from create /locks/KEY/u__lock__ (ephemeral sequential))"},
+	} {
+		if got := c.f.String(); got != c.want {
+			t.Errorf("String:\n got %q\nwant %q", got, c.want)
+		}
+	}
+}
+
+// first is a reader's footprint, its ok dropped.
+func first(f Footprint, _ bool) Footprint { return f }
+
 func TestSQL(t *testing.T) {
 	sha := sha256.Sum256([]byte("KEY"))
 	hashed := hex.EncodeToString(sha[:])

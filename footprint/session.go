@@ -133,8 +133,9 @@ func ZooKeeper(op, nodePath string, flags int32) (Footprint, bool) {
 }
 
 // ZooKeeperCreate reads the body of a create or create2 request (after
-// its xid and opcode; jute's CreateRequest: path, data, ACL, flags): its
-// path and flags.
+// its length, xid and opcode, as the relay's zkWords gets it; in a multi,
+// after the operation's 9-byte MultiHeader; jute's CreateRequest: path,
+// data, ACL, flags): its path and flags.
 func ZooKeeperCreate(body []byte) (nodePath string, flags int32, ok bool) {
 	str := func() ([]byte, bool) { // a length-prefixed buffer, -1 for null
 		if len(body) < 4 {

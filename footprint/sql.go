@@ -42,7 +42,7 @@ func SQL(query string, params []string) (Footprint, bool) {
 
 // statement reads one statement, q, its words separated by one space.
 func statement(q string) (Footprint, bool) {
-	from := short(q)
+	from := short(strings.Fields(q)...)
 	if m := sessionLock.FindStringSubmatchIndex(q); m != nil {
 		args, key := luaArgs(q[m[1]:]), ""
 		for i, a := range args {
