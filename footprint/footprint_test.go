@@ -83,6 +83,10 @@ return 1`
 		"redis.call('pexpire', t, ARGV[1]); redis.call('pexpire', KEYS[1], ARGV[1]);"
 	// A local bound to itself must not send the reader round in circles.
 	selfLocal = "local ttl = tonumber(ttl)\nredis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ttl)"
+	// python-redis-lock's release: it deletes the lock and signals waiters
+	// on a second key, which it expires.
+	signalRelease = `if redis.call("get", KEYS[1]) ~= ARGV[1] then return 1 else
+redis.call("del", KEYS[2]) redis.call("lpush", KEYS[2], 1) redis.call("pexpire", KEYS[2], ARGV[2]) redis.call("del", KEYS[1]) return 0 end`
 	// Two keys written: which one is the lock cannot be told.
 	twoKeys = `redis.call('set', KEYS[1], ARGV[1], 'nx'); redis.call('incr', KEYS[2]); redis.call('hset', KEYS[2], 'f', 1)`
 	// Two expiries that disagree: the lease cannot be told.
@@ -99,6 +103,7 @@ func TestRedis(t *testing.T) {
 		{"redis-py Lock", []string{"SET", "lock:orders:KEY", "tok", "PX", "1000", "NX"}, want{true, "lock:orders:KEY", 1000 * ms, Data, false}},
 		{"go-redis SetNX whole seconds (redsync, bsm)", []string{"set", "KEY", "tok", "ex", "1", "nx"}, want{true, "KEY", time.Second, Data, false}},
 		{"Laravel RedisLock", []string{"set", "laravel_database_KEY", "owner", "EX", "10", "NX"}, want{true, "laravel_database_KEY", 10 * time.Second, Data, false}},
+		{"python-redis-lock", []string{"SET", "lock:KEY", "Xw3xSLxkKD1", "EX", "60", "NX"}, want{true, "lock:KEY", time.Minute, Data, false}},
 		{"SET NX without expiry (redis-py, no timeout)", []string{"SET", "KEY", "tok", "NX"}, want{true, "KEY", 0, Data, false}},
 		{"SET NX PXAT: absolute, no lease", []string{"SET", "KEY", "tok", "NX", "PXAT", "1764260000000"}, want{true, "KEY", 0, Data, false}},
 		{"SETNX (old recipe)", []string{"SETNX", "lock.KEY", "1764260001"}, want{true, "lock.KEY", 0, Data, false}},
@@ -114,6 +119,8 @@ func TestRedis(t *testing.T) {
 		{"a local bound to itself", []string{"EVAL", selfLocal, "1", "KEY", "tok"}, want{true, "KEY", 0, Data, false}},
 		// What must not be learned.
 		{"Redisson unlock", []string{"EVAL", redissonUnlock, "2", "KEY", "redisson_lock__channel:{KEY}", "0", "30000", "8743c9c0:1", "PUBLISH"}, want{}},
+		{"python-redis-lock release", []string{"EVAL", signalRelease, "2", "lock:KEY", "lock-signal:KEY", "Xw3xSLxkKD1", "100"}, want{}},
+		{"BLPOP of a waiter (python-redis-lock)", []string{"BLPOP", "lock-signal:KEY", "60"}, want{}},
 		{"GET", []string{"GET", "KEY"}, want{}},
 		{"DEL", []string{"DEL", "KEY"}, want{}},
 		{"PTTL", []string{"PTTL", "KEY"}, want{}},

@@ -237,7 +237,7 @@ func RedisScript(script string, keys, argv []string) (Footprint, bool) {
 		return Footprint{}, false
 	}
 	for key, ds := range expiries {
-		if d := oneLease(ds); d > 0 {
+		if d := oneLease(ds); d > 0 && !deleted[key] {
 			return leaseOf(key, d, from), true
 		}
 	}
