@@ -247,7 +247,7 @@ func (l *Learner) Ambiguous() []string { return append([]string(nil), l.why...) 
 // as a whole word between separators ("lock:orders:KEY", "KEY.lock",
 // "/locks/KEY/lock-0000000003", "hashtext('KEY')"), or its hash as some
 // libraries store it: the hex SHA-256 (Symfony's PdoStore), SHA-1 or MD5
-// of lockKey, or its CRC-32 in decimal.
+// of lockKey, or its CRC-32 in decimal, unsigned or signed.
 func Matches(key, lockKey string) bool {
 	if lockKey == "" || key == "" {
 		return false
@@ -263,10 +263,10 @@ func Matches(key, lockKey string) bool {
 		}
 		i = start + 1
 	}
-	lower := strings.ToLower(key)
+	lower, crc := strings.ToLower(key), crc32.ChecksumIEEE([]byte(lockKey))
 	s256, s1, m5 := sha256.Sum256([]byte(lockKey)), sha1.Sum([]byte(lockKey)), md5.Sum([]byte(lockKey))
-	return lower == hex.EncodeToString(s256[:]) || lower == hex.EncodeToString(s1[:]) ||
-		lower == hex.EncodeToString(m5[:]) || key == strconv.FormatUint(uint64(crc32.ChecksumIEEE([]byte(lockKey))), 10)
+	return lower == hex.EncodeToString(s256[:]) || lower == hex.EncodeToString(s1[:]) || lower == hex.EncodeToString(m5[:]) ||
+		key == strconv.FormatUint(uint64(crc), 10) || key == strconv.Itoa(int(int32(crc)))
 }
 
 // wordRune reports whether byte c continues a word: a letter or digit.

@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"hash/crc32"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -184,6 +186,7 @@ func TestSQL(t *testing.T) {
 		{"GET_LOCK (PDO, emulated prepare)", "SELECT GET_LOCK('KEY', 0)", nil, want{true, "KEY", 0, Session, false}},
 		{"GET_LOCK with parameters", "SELECT GET_LOCK(?, ?)", []string{"lock:KEY", "5"}, want{true, "lock:KEY", 0, Session, false}},
 		{"pg_try_advisory_lock(hashtext) (psycopg2)", "SELECT pg_try_advisory_lock(hashtext('KEY'))", nil, want{true, "hashtext('KEY')", 0, Session, false}},
+		{"prooph's advisory lock, spaced, with a semicolon", "select pg_advisory_lock( hashtext('KEY') );", nil, want{true, "hashtext('KEY')", 0, Session, false}},
 		{"pg_advisory_lock of a number", "select pg_advisory_lock(4242)", nil, want{true, "4242", 0, Session, false}},
 		{"pg_advisory_xact_lock with $1", "SELECT pg_advisory_xact_lock($1)", []string{"77"}, want{true, "77", 0, Session, false}},
 		{"pg_try_advisory_lock of two keys", "SELECT pg_try_advisory_lock(1, 2)", nil, want{true, "1,2", 0, Session, false}},
@@ -453,6 +456,9 @@ func TestMatches(t *testing.T) {
 		{"hashtext('KEY')", "KEY", true},
 		{"laravel_database_KEY", "KEY", true},
 		{hex.EncodeToString(sha[:]), "KEY", true},
+		{"(hashtext('KEY')::bigint)", "KEY", true},
+		{strconv.FormatUint(uint64(crc32.ChecksumIEEE([]byte("KEY"))), 10), "KEY", true},
+		{"4242", "KEY", false},
 		{"KEYS", "KEY", false},
 		{"xKEY", "KEY", false},
 		{"lock:k10", "k1", false},
