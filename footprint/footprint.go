@@ -52,26 +52,28 @@ type Footprint struct {
 	// to the server ("lock:orders:KEY", the name of GET_LOCK, the argument
 	// of pg_advisory_lock as written, a ZooKeeper lock node's parent);
 	// "" when not told.
-	Key string
+	Key string `json:"key,omitempty"`
 	// Lease is the lease asked for or granted: PX/EX, a memcached
 	// exptime, the interval written into a row's expiry, an etcd lease's
 	// granted TTL, ZooKeeper's negotiated session timeout. 0 when none
 	// was seen or it could not be told (an absolute expiry).
-	Lease time.Duration
+	Lease time.Duration `json:"lease_ns,omitempty"`
 	// Slack is how much sooner than Lease the server may free the hold
 	// through its clock's grain alone: 1 s for memcached, whose clock
 	// ticks in whole seconds (an exptime of n lives n−1 to n s); 0
 	// elsewhere.
-	Slack time.Duration
-	Kind  Kind
+	Slack time.Duration `json:"slack_ns,omitempty"`
+	Kind  Kind          `json:"kind,omitempty"`
 	// LeaseOnly says the request took nothing but set the lease of Key
 	// (PEXPIRE k n, memcached's touch) or, with Key "", of the session
 	// that holds the lock (ZooKeeper's session timeout, an etcd lease
 	// grant).
-	LeaseOnly bool
+	LeaseOnly bool `json:"lease_only,omitempty"`
 	// From, LeaseFrom and KindFrom are the requests Key, Lease and Kind
 	// were learned from, shortened for a page ("SET lock:x … NX PX 1000").
-	From, LeaseFrom, KindFrom string
+	From      string `json:"from,omitempty"`
+	LeaseFrom string `json:"lease_from,omitempty"`
+	KindFrom  string `json:"kind_from,omitempty"`
 }
 
 // String is the footprint for a page: "key lock:x, lease 1000 ms, data
