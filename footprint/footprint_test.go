@@ -496,3 +496,30 @@ func TestNoPanic(t *testing.T) {
 		Memcached(words)
 	}
 }
+
+// TestNowPlus reads the expiries rows are written with: the server's now
+// plus a constant is a lease; anything else is not.
+func TestNowPlus(t *testing.T) {
+	for _, c := range []struct {
+		expr string
+		want time.Duration
+		ok   bool
+	}{
+		{"now() + '5 seconds'::interval", 5 * time.Second, true},
+		{"NOW() + INTERVAL '5' SECOND", 5 * time.Second, true},
+		{"now() + make_interval(secs => 5)", 5 * time.Second, true},
+		{"current_timestamp + interval '2 minutes'", 2 * time.Minute, true},
+		{"date_add(now(), interval 1500 microsecond)", 1500 * time.Microsecond, true},
+		{"UNIX_TIMESTAMP(NOW()) + 30", 30 * time.Second, true},
+		{"extract(epoch from now()) + 30", 30 * time.Second, true},
+		{"now() + interval '1 hour'", time.Hour, true},
+		{"NOW(6) + INTERVAL 0.5 SECOND", 0, false}, // a fraction: not told
+		{"NOW()", 0, false},
+		{"now() - interval '5 seconds'", 0, false},
+		{"'2026-11-27 18:00:01'", 0, false},
+	} {
+		if d, ok := nowPlus(c.expr); d != c.want || ok != c.ok {
+			t.Errorf("nowPlus(%q) = %v, %v; want %v, %v", c.expr, d, ok, c.want, c.ok)
+		}
+	}
+}
