@@ -170,6 +170,11 @@ type ConnectionKiller interface {
 	// (network.Link.UpstreamPorts), a lock program's, whose ids the harness
 	// never learns.
 	ConnectionsFrom(ctx context.Context, port int) ([]int64, error)
+	// Holds reports whether connection id holds the lock named key in its
+	// session: a named or advisory lock on key, or an open transaction's
+	// row locks on the lock table; what the server frees when it ends the
+	// connection. A lock that lives in a row outlives it.
+	Holds(ctx context.Context, id int64, key string) (bool, error)
 }
 
 // Stamper is a Deployment whose leader stamps each write with its own

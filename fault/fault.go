@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -48,7 +49,8 @@ type About struct {
 // struck. Scheduled faults and failpoint faults both go through here.
 func Apply(ctx context.Context, env *Env, f Fault, rec history.Op) (network.Heal, error) {
 	start := env.history.Now()
-	heal, err := f.Inject(ctx, env)
+	seen := &observed{}
+	heal, err := f.Inject(context.WithValue(ctx, observedKey{}, seen), env)
 	if err != nil {
 		return nil, fmt.Errorf("inject %s: %w", f, err)
 	}
@@ -56,6 +58,10 @@ func Apply(ctx context.Context, env *Env, f Fault, rec history.Op) (network.Heal
 	op := rec
 	op.Client, op.Kind, op.Call = about.Client, history.KindFault, start
 	op.Fault, op.FaultKind, op.Effect = f.String(), about.Name, about.Effect
+	if seen.effect != "" {
+		op.Effect = seen.effect
+		op.Detail = strings.TrimPrefix(op.Detail+"; "+seen.why, "; ")
+	}
 	op.Target = env.target(about.Struck)
 	env.history.Begin(op)
 	return once(func() error {
@@ -67,6 +73,25 @@ func Apply(ctx context.Context, env *Env, f Fault, rec history.Op) (network.Heal
 		}
 		return nil
 	}), nil
+}
+
+// observed is what a fault's Inject saw it do to the lock, when that, not
+// its kind, says its effect (observe).
+type observed struct {
+	effect history.Effect
+	why    string
+}
+
+type observedKey struct{}
+
+// observe records, from within a fault's Inject through Apply's ctx, the
+// effect the servers showed the fault had on the lock, and why, in place of
+// its kind's: a killed connection is a loss only where the server freed the
+// lock with it.
+func observe(ctx context.Context, effect history.Effect, why string) {
+	if seen, ok := ctx.Value(observedKey{}).(*observed); ok {
+		seen.effect, seen.why = effect, why
+	}
 }
 
 // Client is what a fault can do to one client of a run.
@@ -87,6 +112,9 @@ type Client interface {
 // and their links, and the history faults are recorded in.
 type Env struct {
 	Cluster *cluster.Cluster
+	// Key is the lock's key, whose state on the servers a fault can read
+	// to tell what it did to the lock; "" reads as "lock".
+	Key     string
 	clients []Client
 	links   [][]*network.Link // per client, one link per lock node
 	history *history.Recorder

@@ -235,6 +235,7 @@ func (r *run) execute(ctx context.Context, newLocker harness.NewLocker) error {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	env := fault.NewEnv(r.cluster, r.h)
+	env.Key = r.w.Key
 	var shared *sqldb.Conn
 	if r.w.Pool > 0 {
 		var err error

@@ -9,7 +9,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
 )
@@ -121,4 +123,41 @@ func verdictOf(res *runner.Result, checker string) check.Check {
 		}
 	}
 	return check.Check{Checker: checker, Verdict: check.Unknown}
+}
+
+// TestKillConnectionJudgedByWhatItDid: a killed connection is a loss only
+// for a lock that lived in its session. A row lock with no renewal whose
+// row expires under slow work is robbed by its own expiry, whatever
+// happened to its connection: own, as its renewing twin (the reference)
+// passes; GET_LOCK, freed by the server with the connection, is inherent.
+func TestKillConnectionJudgedByWhatItDid(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		lock string
+		want check.Kind
+	}{
+		{"row-cleanup", check.Own},
+		{"get-lock", check.Inherent},
+	} {
+		t.Run(tc.lock, func(t *testing.T) {
+			t.Parallel()
+			var lock check.Check
+			for try := 1; try <= 3; try++ { // a run the machine stalls is unknown: made again
+				l, err := locks.Lookup(tc.lock)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := scenarios.Run(context.Background(), "kill-connection-sql", l.New, runner.Options{Lock: tc.lock, Reference: l.ReferenceOn(cluster.MariaDBTopology).New})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if lock = verdictOf(res, check.CheckLock); lock.Verdict != check.Unknown {
+					break
+				}
+			}
+			if lock.Verdict != check.Illegal || lock.Kind != tc.want {
+				t.Errorf("lock %s (%s), kind %q (%s); want illegal, %s", lock.Verdict, lock.Detail, lock.Kind, lock.KindWhy, tc.want)
+			}
+		})
+	}
 }

@@ -96,10 +96,15 @@ func (d Dialect) ConnectionID() string {
 // rolling back what it held, as an administrator does.
 func (d Dialect) KillConnection(id int64) string {
 	if d == Pgx {
-		return fmt.Sprintf("SELECT pg_terminate_backend(%d)", id)
+		// With a timeout it returns once the backend is gone, and what it
+		// held with it (PostgreSQL 14 and later).
+		return fmt.Sprintf("SELECT pg_terminate_backend(%d, %d)", id, killWait.Milliseconds())
 	}
 	return fmt.Sprintf("KILL CONNECTION %d", id)
 }
+
+// killWait bounds how long a kill waits for the connection to be gone.
+const killWait = 2 * time.Second
 
 // setupLockTable creates the lock table on db's server.
 func setupLockTable(ctx context.Context, db cluster.Database) error {

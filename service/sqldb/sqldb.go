@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -120,7 +121,54 @@ func (d *deployment) KillConnection(ctx context.Context, id int64) error {
 	if me := (*mysql.MySQLError)(nil); errors.As(err, &me) && me.Number == errUnknownThread {
 		return nil // closed already
 	}
-	return err
+	if err != nil || d.dialect == Pgx {
+		return err // PostgreSQL's kill waits for the connection's end
+	}
+	return d.awaitGone(ctx, id)
+}
+
+// Holds reports whether connection id holds key's lock in its session
+// (cluster.ConnectionKiller): on MariaDB, key's named lock (IS_USED_LOCK
+// names its connection) or an open transaction holding row locks (a FOR
+// UPDATE lock); on PostgreSQL, an advisory lock on key's hash or a
+// transaction's row-share lock on the lock table (FOR UPDATE takes one).
+func (d *deployment) Holds(ctx context.Context, id int64, key string) (bool, error) {
+	var held bool
+	var err error
+	if d.dialect == Pgx {
+		err = d.db.Admin().QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE pid = $1 AND granted AND ("+
+			"(locktype = 'advisory' AND objsubid = 1 AND ((classid::bigint << 32) | objid::bigint) = hashtext($2)::bigint) OR "+
+			"(locktype = 'relation' AND relation = '"+LockTable+"'::regclass AND mode = 'RowShareLock')))", id, key).Scan(&held)
+	} else {
+		err = d.db.Admin().QueryRowContext(ctx, "SELECT IFNULL(IS_USED_LOCK(?) = ?, FALSE) OR EXISTS (SELECT 1 FROM information_schema.INNODB_TRX "+
+			"WHERE trx_mysql_thread_id = ? AND trx_rows_locked > 0)", key, id, id).Scan(&held)
+	}
+	if err != nil {
+		return false, fmt.Errorf("read what connection %d holds: %w", id, err)
+	}
+	return held, nil
+}
+
+// awaitGone returns once MariaDB's connection id is gone from its process
+// list, and with it what it held: KILL only marks it, and the connection's
+// thread ends it. It gives up after killWait.
+func (d *deployment) awaitGone(ctx context.Context, id int64) error {
+	ctx, cancel := context.WithTimeout(ctx, killWait)
+	defer cancel()
+	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
+		var n int
+		err := d.db.Admin().QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = ?", id).Scan(&n)
+		if err != nil || n == 0 {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("connection %d still there %s after KILL: %w", id, killWait, ctx.Err())
+		case <-t.C:
+		}
+	}
 }
 
 // ConnectionsFrom lists the server's connections from local TCP port port
