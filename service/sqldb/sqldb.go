@@ -130,15 +130,17 @@ func (d *deployment) KillConnection(ctx context.Context, id int64) error {
 // Holds reports whether connection id holds key's lock in its session
 // (cluster.ConnectionKiller): on MariaDB, key's named lock (IS_USED_LOCK
 // names its connection) or an open transaction holding row locks (a FOR
-// UPDATE lock); on PostgreSQL, an advisory lock on key's hash or a
-// transaction's row-share lock on the lock table (FOR UPDATE takes one).
+// UPDATE lock); on PostgreSQL, an advisory lock (on any key: a client's
+// sessions hold no other) or a transaction's row-share lock on the lock
+// table (FOR UPDATE takes one).
 func (d *deployment) Holds(ctx context.Context, id int64, key string) (bool, error) {
 	var held bool
 	var err error
 	if d.dialect == Pgx {
-		err = d.db.Admin().QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE pid = $1 AND granted AND ("+
-			"(locktype = 'advisory' AND objsubid = 1 AND ((classid::bigint << 32) | objid::bigint) = hashtext($2)::bigint) OR "+
-			"(locktype = 'relation' AND relation = '"+LockTable+"'::regclass AND mode = 'RowShareLock')))", id, key).Scan(&held)
+		// Any advisory lock of the session counts, whatever its key's hash:
+		// a client's sessions hold no other.
+		err = d.db.Admin().QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE pid = $1 AND granted AND "+
+			"(locktype = 'advisory' OR (locktype = 'relation' AND relation = '"+LockTable+"'::regclass AND mode = 'RowShareLock')))", id).Scan(&held)
 	} else {
 		err = d.db.Admin().QueryRowContext(ctx, "SELECT IFNULL(IS_USED_LOCK(?) = ?, FALSE) OR EXISTS (SELECT 1 FROM information_schema.INNODB_TRX "+
 			"WHERE trx_mysql_thread_id = ? AND trx_rows_locked > 0)", key, id, id).Scan(&held)
