@@ -112,9 +112,11 @@ type Client interface {
 // and their links, and the history faults are recorded in.
 type Env struct {
 	Cluster *cluster.Cluster
-	// Key is the lock's key, whose state on the servers a fault can read
-	// to tell what it did to the lock; "" reads as "lock".
-	Key     string
+	// Key is the lock's key on the servers, as the run knows it when a
+	// fault strikes (a program's own, once its requests showed it), whose
+	// state a fault can read to tell what it did to the lock; nil reads
+	// as "lock".
+	Key func() string
 	clients []Client
 	links   [][]*network.Link // per client, one link per lock node
 	history *history.Recorder

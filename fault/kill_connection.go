@@ -53,9 +53,9 @@ func (f KillConnection) Inject(ctx context.Context, env *Env) (network.Heal, err
 			c.Spoil(fmt.Sprintf("%s found no connection of the lock program open through its links", f))
 		}
 	}
-	key := env.Key
-	if key == "" {
-		key = "lock"
+	key := "lock"
+	if env.Key != nil {
+		key = env.Key()
 	}
 	held, heldErr := holding(ctx, killer, ids, key)
 	for _, id := range ids {

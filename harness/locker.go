@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+
+	"github.com/locklab/locklab/footprint"
 )
 
 // ErrNotAcquired is wrapped by Acquire when another owner holds the lock.
@@ -63,6 +65,16 @@ type OptimisticLease interface {
 // (Client.Spoil).
 type Warmer interface {
 	Warm(ctx context.Context) error
+}
+
+// Footprinter is a Locker that learns its own footprint from the requests
+// it sends (a lock program, through its relay): the key it took, the lease
+// it holds, and where its hold lives. The runner records it with the run
+// and reads the lock's state on the servers by its key.
+type Footprinter interface {
+	// Footprint is what the acquires that took the lock showed, and why
+	// any of it could not be told.
+	Footprint() (footprint.Footprint, []string)
 }
 
 // NewLocker builds the Locker of one client.

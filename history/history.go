@@ -54,6 +54,7 @@
 package history
 
 import (
+	"github.com/locklab/locklab/footprint"
 	"bufio"
 	"encoding/json"
 	"errors"
@@ -293,6 +294,12 @@ type End struct {
 	// requests. The verdicts stand, but say nothing of that fault. Older
 	// histories call it unmet (UnmarshalJSON).
 	Missed []string `json:"missed,omitempty"`
+	// Footprint is what the lock's own requests showed of it (a lock
+	// program's, through its relay): the key it took, its lease and where
+	// its hold lives, each with the request it came from; nil when they
+	// showed nothing. Ambiguous says why any of it could not be told.
+	Footprint *footprint.Footprint `json:"footprint,omitempty"`
+	Ambiguous []string             `json:"footprint_ambiguous,omitempty"`
 	// Fired says, for each of the scenario's failpoints in the order it
 	// armed them, whether it fired: which of the faults drawn at the
 	// lock's own points struck it. Histories before it have none.

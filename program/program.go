@@ -49,6 +49,7 @@ import (
 	"strings"
 
 	"github.com/locklab/locklab/cluster/local/proc"
+	"github.com/locklab/locklab/footprint"
 	"github.com/locklab/locklab/harness"
 )
 
@@ -132,7 +133,13 @@ type Lock struct {
 
 // Acquire asks the program for the lock on key.
 func (l *Lock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
+	if l.p != nil && l.p.relay != nil {
+		l.p.relay.BeginAcquire()
+	}
 	answer, err := l.ask(ctx, "acquire", key)
+	if l.p != nil && l.p.relay != nil {
+		l.p.relay.EndAcquire(err == nil && (answer == "ok" || strings.HasPrefix(answer, "ok ")))
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -152,6 +159,17 @@ func (l *Lock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
 		return nil, fmt.Errorf("lock program: %s", rest)
 	}
 	return nil, l.garbage(answer, "acquire "+key, "want ok [TOKEN], refused or error TEXT")
+}
+
+// Footprint is what the program's own requests showed of its lock, through
+// its relay, in the acquires it answered ok (harness.Footprinter): the
+// key it took, its lease, where its hold lives; and why any of it could
+// not be told. A program no relay reads shows nothing.
+func (l *Lock) Footprint() (footprint.Footprint, []string) {
+	if l.p == nil || l.p.relay == nil {
+		return footprint.Footprint{}, nil
+	}
+	return l.p.relay.Footprint()
 }
 
 // ask sends `verb key` to the program.

@@ -1,6 +1,11 @@
 #!/usr/bin/python3
 """redis-py's redis.lock.Lock as a locklab lock program: bare, or with
---renew, extending the lease every TTL/3 from a thread."""
+--renew, extending the lease every TTL/3 from a thread.
+
+As an application configures it, not as locklab asks: --prefix=P names the
+lock's key P+KEY (lock:orders:KEY), and --lease-ms=N holds a lease of N ms
+whatever LOCKLAB_TTL_MS says (a whole-second one: --lease-ms=1000). locklab
+learns both from the program's own SET (the run's footprint)."""
 import os
 import sys
 import threading
@@ -9,7 +14,15 @@ import redis
 from redis.exceptions import LockError, LockNotOwnedError, RedisError
 from redis.sentinel import Sentinel
 
-ttl = int(os.environ["LOCKLAB_TTL_MS"]) / 1000
+def flag(name, default):
+    for arg in sys.argv[1:]:
+        if arg.startswith(name + "="):
+            return arg[len(name) + 1:]
+    return default
+
+
+prefix = flag("--prefix", "")
+ttl = int(flag("--lease-ms", os.environ["LOCKLAB_TTL_MS"])) / 1000
 timeout = int(os.environ.get("LOCKLAB_TIMEOUT_MS", "1000")) / 1000
 opts = dict(socket_timeout=timeout, socket_connect_timeout=timeout)
 if "LOCKLAB_SENTINELS" in os.environ:
@@ -36,7 +49,7 @@ def renewal(lock, stop):
 def answer(verb, key):
     if verb == "acquire":
         # thread_local=False: the renewal thread must see the token.
-        lock = r.lock(key, timeout=ttl, blocking=False, thread_local=False)
+        lock = r.lock(prefix + key, timeout=ttl, blocking=False, thread_local=False)
         if not lock.acquire():
             return "refused"
         stop = threading.Event()

@@ -20,6 +20,7 @@ import (
 	"github.com/locklab/locklab/cluster/local"
 	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/fault"
+	"github.com/locklab/locklab/footprint"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
@@ -224,6 +225,9 @@ type run struct {
 	cluster *cluster.Cluster
 	h       *history.Recorder
 	points  *failpoint.Set
+	// locks are the workload's clients' locks, once made: what their
+	// requests showed of the lock is read from them (footprint).
+	locks atomic.Pointer[[]harness.Locker]
 }
 
 // execute starts the clients, runs the workload under the scenario's
@@ -235,7 +239,7 @@ func (r *run) execute(ctx context.Context, newLocker harness.NewLocker) error {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	env := fault.NewEnv(r.cluster, r.h)
-	env.Key = r.w.Key
+	env.Key = r.lockKey
 	var shared *sqldb.Conn
 	if r.w.Pool > 0 {
 		var err error
@@ -259,12 +263,15 @@ func (r *run) execute(ctx context.Context, newLocker harness.NewLocker) error {
 
 	var stop atomic.Bool
 	workers := make([]*worker, r.w.Clients)
+	locks := make([]harness.Locker, len(clients))
 	for id, c := range clients {
 		workers[id] = r.newWorker(c, newLocker, &stop)
+		locks[id] = workers[id].lock
 		if shared != nil && c.Program() {
 			c.Spoil(fmt.Sprintf("client %d is a lock program, with connections of its own: it cannot share the service's pool of %d", id, r.w.Pool))
 		}
 	}
+	r.locks.Store(&locks)
 	meter := lag.Start(runCtx, r.h.Now, r.pids(slices.Concat(clients, []*harness.Client{probe})))
 	defer meter.Stop()
 	warm(runCtx, workers...)
@@ -308,12 +315,7 @@ func (r *run) execute(ctx context.Context, newLocker harness.NewLocker) error {
 		Timed:   r.cluster.Topology() == cluster.Redlock,
 		Spoiled: append(r.points.Unfired(), notInjected()...)}
 	r.probe(runCtx, meter, probe, newLocker, bound, end)
-	end.Spoiled = append(end.Spoiled, r.points.SpoiledBy()...)
-	end.Missed = r.points.Missed(func(client int) string { return refusals(r.h.Ops(), client) })
-	// A drawn fault at a program's requests that no relay reads: said so,
-	// never passed over as if it had struck.
-	end.Missed = append(end.Missed, r.points.MissedDrawn()...)
-	end.Fired = r.points.Fired()
+	r.account(end)
 	if err := r.readEnd(ctx, end); err != nil {
 		return err
 	}
@@ -325,6 +327,51 @@ func (r *run) execute(ctx context.Context, newLocker harness.NewLocker) error {
 		return errors.New("clients did not stop within 10 s of the end of the run")
 	}
 	return heals
+}
+
+// account records in end what became of the scenario's failpoints, and
+// what the lock's own requests showed of it.
+func (r *run) account(end *history.End) {
+	end.Spoiled = append(end.Spoiled, r.points.SpoiledBy()...)
+	end.Missed = r.points.Missed(func(client int) string { return refusals(r.h.Ops(), client) })
+	// A drawn fault at a program's requests that no relay reads: said so,
+	// never passed over as if it had struck.
+	end.Missed = append(end.Missed, r.points.MissedDrawn()...)
+	end.Fired = r.points.Fired()
+	if fp, ambiguous := r.footprint(); fp != (footprint.Footprint{}) || len(ambiguous) > 0 {
+		end.Footprint, end.Ambiguous = &fp, ambiguous
+	}
+}
+
+// footprint is what the locks' own requests showed of the lock, over
+// every client (harness.Footprinter), and why any of it could not be told.
+func (r *run) footprint() (footprint.Footprint, []string) {
+	var l footprint.Learner
+	var ambiguous []string
+	var locks []harness.Locker
+	if p := r.locks.Load(); p != nil {
+		locks = *p
+	}
+	for _, lock := range locks {
+		if fl, ok := lock.(harness.Footprinter); ok {
+			fp, why := fl.Footprint()
+			if fp != (footprint.Footprint{}) {
+				l.Add(fp)
+			}
+			ambiguous = append(ambiguous, why...)
+		}
+	}
+	return l.Footprint(), append(ambiguous, l.Ambiguous()...)
+}
+
+// lockKey is the lock's key on the servers: the one its requests showed,
+// when they showed one that names the workload's key (a library's
+// "lock:orders:KEY"), else the workload's.
+func (r *run) lockKey() string {
+	if fp, _ := r.footprint(); fp.Key != "" && footprint.Matches(fp.Key, r.w.Key) {
+		return fp.Key
+	}
+	return r.w.Key
 }
 
 // inCycle lists the clients of workers still in a cycle: those a run
@@ -514,7 +561,7 @@ func (r *run) readEnd(ctx context.Context, end *history.End) error {
 		return fmt.Errorf("read stock: %w", err)
 	}
 	end.Stock = stock
-	state, err := r.cluster.LockState(ctx, r.w.Key)
+	state, err := r.cluster.LockState(ctx, r.lockKey())
 	if err != nil {
 		return err
 	}

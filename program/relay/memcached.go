@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/locklab/locklab/footprint"
 	"io"
 	"net"
 	"strings"
@@ -118,6 +119,7 @@ func (r *Relay) mcRequest(req mcRequest, upConn net.Conn, out *bufio.Reader) ([]
 		_, err := send()
 		return reply, err == sendErr && (err == nil || isMCServerError(err))
 	}
+	r.learn.seen(footprint.Memcached(req.words))
 	err := r.cmds.Statement(req.words, send)
 	return reply, err == sendErr && (err == nil || isMCServerError(err))
 }

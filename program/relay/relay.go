@@ -32,6 +32,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/locklab/locklab/footprint"
 	"github.com/locklab/locklab/harness"
 )
 
@@ -39,6 +40,7 @@ import (
 // the connections the program opened through them.
 type Relay struct {
 	cmds      *harness.Relay
+	learn     learning      // what the program's requests show of its lock
 	proto     Protocol      // what it reads
 	timeout   time.Duration // dial timeout to the link
 	listeners []net.Listener
@@ -203,6 +205,7 @@ func (r *Relay) serve(down net.Conn, in *bufio.Reader, upConn net.Conn, out *buf
 		}
 		var reply []byte
 		var sendErr error
+		r.learn.seen(footprint.Redis(args))
 		err = r.cmds.Command(node, args, func() (any, error) {
 			if _, err := upConn.Write(raw); err != nil {
 				sendErr = err

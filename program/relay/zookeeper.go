@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/binary"
 	"fmt"
+	"github.com/locklab/locklab/footprint"
 	"io"
 	"net"
 	"strconv"
@@ -101,6 +102,11 @@ func (r *Relay) serveZK(down net.Conn, in *bufio.Reader, upConn net.Conn, out *b
 		raw, err := readZKFrame(hop.from)
 		if err != nil {
 			return
+		}
+		if hop.from == out {
+			if timeout, ok := footprint.ZooKeeperConnectReply(raw); ok {
+				r.learn.seen(footprint.ZooKeeperSession(timeout), true)
+			}
 		}
 		if _, err := hop.to.Write(raw); err != nil {
 			return
@@ -233,6 +239,7 @@ func (z *zkConn) exchange(req zkFrame) ([]byte, bool) {
 	if zkSetup[req.code] {
 		_, err = send()
 	} else {
+		z.r.learn.seen(zkFootprint(req.code, req.raw[12:]))
 		err = z.r.cmds.Statement(zkWords(req.code, req.raw[12:]), send)
 	}
 	return reply, reply != nil && err == sendErr
@@ -273,6 +280,19 @@ func zkWords(op int32, body []byte) []string {
 		return words
 	}
 	return append(words, string(body[4:4+n]))
+}
+
+// zkFootprint is what a request of opcode op with body shows of the
+// lock: a create's path and flags.
+func zkFootprint(op int32, body []byte) (footprint.Footprint, bool) {
+	if op != 1 && op != 15 { // create, create2
+		return footprint.Footprint{}, false
+	}
+	nodePath, flags, ok := footprint.ZooKeeperCreate(body)
+	if !ok {
+		return footprint.Footprint{}, false
+	}
+	return footprint.ZooKeeper(zkOpName(op), nodePath, flags)
 }
 
 // zkOpName is the name of opcode op.

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -104,7 +105,11 @@ func (d *deployment) Leader(ctx context.Context) (int, error) {
 // prefix, which is the holder's.
 func (d *deployment) LockState(ctx context.Context, key string) (cluster.State, error) {
 	admin := d.set.Admin()
-	resp, err := admin.Get(ctx, KeyPrefix+key+"/", clientv3.WithPrefix(),
+	prefix := KeyPrefix + key + "/"
+	if strings.HasPrefix(key, "/") {
+		prefix = key + "/" // a key the lock's own requests showed (a program's)
+	}
+	resp, err := admin.Get(ctx, prefix, clientv3.WithPrefix(),
 		clientv3.WithSort(clientv3.SortByCreateRevision, clientv3.SortAscend), clientv3.WithLimit(1))
 	if err != nil {
 		return cluster.Free, fmt.Errorf("read the lock's keys: %w", err)

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -104,7 +105,11 @@ func (d *deployment) LockState(ctx context.Context, key string) (cluster.State, 
 	if _, err := admin.Sync("/"); err != nil {
 		return cluster.Free, fmt.Errorf("catch up with the leader (sync): %w", err)
 	}
-	children, _, err := admin.Children(LockRoot + "/" + key)
+	parent := LockRoot + "/" + key
+	if strings.HasPrefix(key, "/") {
+		parent = key // a path the lock's own requests showed (a program's)
+	}
+	children, _, err := admin.Children(parent)
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
 		return cluster.Free, nil
