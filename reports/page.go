@@ -9,7 +9,9 @@ import (
 	"io/fs"
 	"path"
 	"path/filepath"
+	"slices"
 
+	"github.com/locklab/locklab/footprint"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
@@ -41,6 +43,10 @@ type runPage struct {
 	Porcupine  []link
 	HistoryErr string // why there is no drawing
 	Reference  string // how many times the reference lock ran, and its verdicts
+	// Learned is what the lock's own requests showed of it (a program's
+	// footprint), and Ambiguous why any of it could not be told.
+	Learned   string
+	Ambiguous []string
 }
 
 // runStory is what a run's history adds to its report: the drawings and
@@ -51,6 +57,8 @@ type runStory struct {
 	timeline   template.HTML
 	throughput template.HTML
 	lesson     string
+	learned    string   // the footprint the history's end records
+	ambiguous  []string // why any of it could not be told
 	err        error
 }
 
@@ -77,6 +85,12 @@ func readStory(r Run) runStory {
 	if seq, ok := timeline.Sequence(ops, checks); ok {
 		st.sequence = template.HTML(seq)
 	}
+	if i := slices.IndexFunc(ops, func(op history.Op) bool { return op.Kind == history.KindEnd && op.End != nil }); i >= 0 {
+		if fp := ops[i].End.Footprint; fp != nil && *fp != (footprint.Footprint{}) {
+			st.learned = fp.String()
+		}
+		st.ambiguous = ops[i].End.Ambiguous
+	}
 	return st
 }
 
@@ -85,7 +99,8 @@ func readStory(r Run) runStory {
 func writeRunPage(dir string, r Run, v variant, st runStory) error {
 	p := runPage{Index: path.Join(relativeTo(r.ReportDir, dir), IndexFile), variant: v,
 		Lesson: st.lesson, Sequence: st.sequence,
-		Timeline: st.timeline, Throughput: st.throughput, Reference: r.referenceText()}
+		Timeline: st.timeline, Throughput: st.throughput, Reference: r.referenceText(),
+		Learned: st.learned, Ambiguous: st.ambiguous}
 	if r.Lock != "" {
 		p.Title = fmt.Sprintf("lock %s in %s", r.Lock, r.Scenario)
 	} else {
