@@ -26,6 +26,7 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/explore/schedule"
 	"github.com/locklab/locklab/failpoint"
+	"github.com/locklab/locklab/footprint"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/runner"
@@ -44,6 +45,11 @@ type Config struct {
 	// shares under the same schedule is inherent, not the lock's own. Nil
 	// means the reference lock of the topology (runner.Options.Reference).
 	Reference harness.NewLocker
+	// ReferenceOf and Kind choose the reference by the kind of the lock's
+	// hold, as runner.Options says: for a lock program, whose requests
+	// show it.
+	ReferenceOf func(footprint.Kind) harness.NewLocker
+	Kind        footprint.Kind
 	// SelfReference says the lock is the reference lock itself (redlock on
 	// the redlock topology): comparing it with itself proves nothing, as a
 	// reference run that stays ok only raced differently, so no reference
@@ -1005,7 +1011,8 @@ func (e *explorer) count(o outcome) {
 // reference, no reference run tells the kind of its failing verdicts.
 func (e *explorer) try(ctx context.Context, plan schedule.Plan, reference bool) (outcome, error) {
 	dir := filepath.Join(e.scratch, fmt.Sprint(e.made.Add(1)))
-	opts := runner.Options{Seed: plan.Seed, Dir: dir, Lock: e.cfg.Lock, Backend: e.cfg.Backend, Reference: e.cfg.Reference}
+	opts := runner.Options{Seed: plan.Seed, Dir: dir, Lock: e.cfg.Lock, Backend: e.cfg.Backend, Reference: e.cfg.Reference,
+		ReferenceOf: e.cfg.ReferenceOf, Kind: e.cfg.Kind}
 	if !reference || e.cfg.SelfReference {
 		opts.ReferenceRuns = -1
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/footprint"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/libraries"
 	"github.com/locklab/locklab/pitfalls"
@@ -41,6 +42,10 @@ type Lock struct {
 	// against one that is too, since a dropped connection costs every
 	// such lock its hold, and a row lock none. "" means the topology's.
 	Reference string
+	// Program says the lock is a lock program (exec:COMMAND), whose
+	// reference is chosen by the kind of hold its own requests show
+	// (ReferenceOfKind), since its name says nothing of it.
+	Program bool
 }
 
 // Kinds of lock, as `check list` groups them.
@@ -174,7 +179,7 @@ func Lookup(name string) (Lock, error) {
 		if err := program.Check(command); err != nil {
 			return Lock{}, err
 		}
-		return Lock{Name: programName(command), Topologies: cluster.Topologies(),
+		return Lock{Name: programName(command), Topologies: cluster.Topologies(), Program: true,
 			New: program.New(command), About: "The lock program `" + command + "`, spoken to over locklab's line protocol."}, nil
 	}
 	for _, l := range All() {
@@ -213,6 +218,32 @@ func Reference(t cluster.Topology, nested bool) Lock {
 		panic(err) // reference.For names locks that are in All
 	}
 	return l
+}
+
+// ReferenceOfKind chooses, on topology t, the correct lock whose hold
+// lives where a lock's does (runner.Options.ReferenceOf): on the SQL
+// services a session's (GET_LOCK, a pinned advisory lock) or a row's (the
+// unique row with its watchdog); elsewhere every lock of the service holds
+// alike, and the topology's reference serves.
+func ReferenceOfKind(t cluster.Topology, nested bool) func(footprint.Kind) harness.NewLocker {
+	return func(kind footprint.Kind) harness.NewLocker {
+		name := ""
+		switch {
+		case t == cluster.MariaDBTopology && kind == footprint.Session:
+			name = "get-lock"
+		case t == cluster.PostgresTopology && kind == footprint.Session:
+			name = "advisory-pinned"
+		case (t == cluster.MariaDBTopology || t == cluster.PostgresTopology) && kind == footprint.Data:
+			name = "unique-row"
+		default:
+			return Reference(t, nested).New
+		}
+		l, err := Lookup(name)
+		if err != nil {
+			panic(err) // the names above are in All
+		}
+		return l.New
+	}
 }
 
 // ReferenceOn is the lock l is measured against on topology t: the lock

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/fault"
+	"github.com/locklab/locklab/footprint"
 	"github.com/locklab/locklab/history"
 )
 
@@ -66,8 +68,9 @@ func classify(ctx context.Context, s Scenario, opts Options, res *Result, ops []
 	if n == 0 {
 		n = DefaultReferenceRuns
 	}
-	var no string
+	opts, no := referenceByKind(opts, history.EndOf(ops))
 	switch {
+	case no != "":
 	case n < 0:
 		no = "no reference run was asked for, and the history alone cannot tell"
 	case opts.Reference == nil:
@@ -283,4 +286,31 @@ func remedy(s Scenario) (family, cure string) {
 		}
 	}
 	return "", ""
+}
+
+// referenceByKind is opts with the reference chosen by the kind of the
+// lock's hold (Options.ReferenceOf): Options.Kind, or else the kind the
+// lock's own requests showed (end's footprint). When its requests showed
+// contradictory things, no reference is fit to compare with, and no says
+// why: the failures stay untold, never own against a lock of another kind.
+func referenceByKind(opts Options, end *history.End) (_ Options, no string) {
+	if opts.ReferenceOf == nil {
+		return opts, ""
+	}
+	kind := opts.Kind
+	if kind == footprint.Unknown && end != nil {
+		if len(end.Ambiguous) > 0 {
+			return opts, "the lock's own requests showed contradictory things (" + strings.Join(end.Ambiguous, "; ") +
+				"), so no reference lock is known to be of its kind (-kind says which), and the history alone cannot tell"
+		}
+		if end.Footprint != nil {
+			kind = end.Footprint.Kind
+		}
+	}
+	if kind != footprint.Unknown {
+		if ref := opts.ReferenceOf(kind); ref != nil {
+			opts.Reference = ref
+		}
+	}
+	return opts, ""
 }

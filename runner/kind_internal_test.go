@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,8 @@ import (
 	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/fault"
+	"github.com/locklab/locklab/footprint"
+	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 )
@@ -134,5 +137,45 @@ func TestClassifyFromHistory(t *testing.T) {
 				t.Errorf("reference ran %d times: %v", res.ReferenceRuns, res.Reference)
 			}
 		})
+	}
+}
+
+// TestReferenceByKind: with ReferenceOf, the reference is chosen by the
+// kind of the lock's hold, -kind over what its requests showed; requests
+// that showed contradictory things leave no reference to compare with.
+func TestReferenceByKind(t *testing.T) {
+	lockers := make([]harness.NewLocker, 3)
+	for i := range lockers {
+		lockers[i] = func(*harness.Client) harness.Locker { _ = i; return nil }
+	}
+	session, data, given := lockers[0], lockers[1], lockers[2]
+	of := func(k footprint.Kind) harness.NewLocker {
+		if k == footprint.Session {
+			return session
+		}
+		return data
+	}
+	same := func(a, b harness.NewLocker) bool { return fmt.Sprintf("%p", a) == fmt.Sprintf("%p", b) }
+	learned := func(k footprint.Kind) *history.End {
+		return &history.End{Footprint: &footprint.Footprint{Key: "lock", Kind: k}}
+	}
+	for _, tc := range []struct {
+		name string
+		opts Options
+		end  *history.End
+		want harness.NewLocker
+		no   bool
+	}{
+		{"no ReferenceOf: as given", Options{Reference: given}, learned(footprint.Session), given, false},
+		{"learned session", Options{Reference: given, ReferenceOf: of}, learned(footprint.Session), session, false},
+		{"learned data", Options{Reference: given, ReferenceOf: of}, learned(footprint.Data), data, false},
+		{"nothing learned", Options{Reference: given, ReferenceOf: of}, &history.End{}, given, false},
+		{"-kind over learned", Options{Reference: given, ReferenceOf: of, Kind: footprint.Data}, learned(footprint.Session), data, false},
+		{"contradictory", Options{Reference: given, ReferenceOf: of}, &history.End{Ambiguous: []string{"kind: session, then data"}}, given, true},
+	} {
+		got, no := referenceByKind(tc.opts, tc.end)
+		if !same(got.Reference, tc.want) || (no != "") != tc.no {
+			t.Errorf("%s: reference %p, no %q; want %p, no %v", tc.name, got.Reference, no, tc.want, tc.no)
+		}
 	}
 }

@@ -56,6 +56,15 @@ type Options struct {
 	// a lock that is its own reference needs, as a run of it that stays ok
 	// only raced differently.
 	ReferenceRuns int
+	// ReferenceOf, when set, chooses the reference by the kind of the
+	// lock's hold, in place of Reference: Kind, or else the kind the
+	// lock's own requests showed (a lock program's footprint). A lock
+	// whose requests showed contradictory things is then compared with
+	// none: its failures the history cannot decide stay untold.
+	ReferenceOf func(footprint.Kind) harness.NewLocker
+	// Kind is where the lock's hold lives, as the user says it (check
+	// -kind), over what its requests showed; Unknown leaves it to them.
+	Kind footprint.Kind
 	// Watch, when set, is told of the run's operations as they happen
 	// (history.Watcher), for a live view; the reference lock's runs are not
 	// told to it.

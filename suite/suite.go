@@ -22,6 +22,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/local"
+	"github.com/locklab/locklab/footprint"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/locks"
@@ -56,6 +57,11 @@ type Options struct {
 	// first line as its reason, and the suite goes on; unset, the first
 	// error stops the suite.
 	KeepGoing bool
+	// ByKind chooses each lock run's reference by the kind of hold the
+	// lock's own requests show (a lock program's: locks.ReferenceOfKind),
+	// or Kind when set; runner.Options.ReferenceOf says how.
+	ByKind bool
+	Kind   footprint.Kind
 }
 
 // Catalogue runs every case of each pitfall in ps (its broken lock, its
@@ -116,7 +122,11 @@ func Lock(ctx context.Context, name string, newLocker harness.NewLocker, topolog
 			if s.Topology != t {
 				continue
 			}
-			todo = append(todo, lockJob(name, newLocker, s))
+			j := lockJob(name, newLocker, s)
+			if opts.ByKind || opts.Kind != footprint.Unknown {
+				j.referenceOf = locks.ReferenceOfKind(s.Topology, s.Workload.Nested)
+			}
+			todo = append(todo, j)
 		}
 	}
 	if err := fits(name, todo, opts); err != nil {
@@ -186,8 +196,11 @@ type job struct {
 	seedOffset    int64  // added to Options.Seed: the runs of one pair differ by their seeds
 	// reference is runner.Options.Reference: nil, the topology's.
 	reference harness.NewLocker
-	run       func(res *runner.Result) reports.Run
-	skipped   func(seed int64, dir, why string) reports.Run
+	// referenceOf is runner.Options.ReferenceOf for a lock judged by the
+	// kind of its hold (Options.ByKind).
+	referenceOf func(footprint.Kind) harness.NewLocker
+	run         func(res *runner.Result) reports.Run
+	skipped     func(seed int64, dir, why string) reports.Run
 }
 
 // runAll makes the runs of todo, opts.Parallel at a time, with a progress
@@ -346,6 +359,7 @@ func runOne(ctx context.Context, j job, opts Options) (reports.Run, error) {
 	ropts := runner.Options{
 		Seed: seed, Dir: dir, Lock: j.lock, Duration: opts.Duration,
 		Backend: opts.Backend, ReferenceRuns: j.referenceRuns, Reference: j.reference,
+		ReferenceOf: j.referenceOf, Kind: opts.Kind,
 	}
 	if opts.Watch != nil {
 		view, done := opts.Watch(j.label)

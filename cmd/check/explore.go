@@ -17,6 +17,8 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/explore"
 	"github.com/locklab/locklab/explore/schedule"
+	"github.com/locklab/locklab/footprint"
+	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/suite"
 )
 
@@ -39,6 +41,7 @@ type exploreFlags struct {
 	faults      *string
 	parallel    *int
 	shard       *string
+	kind        *string
 }
 
 func newExploreFlags() exploreFlags {
@@ -60,6 +63,7 @@ func newExploreFlags() exploreFlags {
 		json:        fs.Bool("json", false, "print the report as one JSON object instead of the summary"),
 		out:         fs.String("out", "locklab-report", "report folder each bug's run folder goes into"),
 		backend:     fs.String("backend", "local", "where the servers run: local (processes) or docker (containers, whose images make docker builds)"),
+		kind:        fs.String("kind", "", kindUsage),
 		parallel:    fs.Int("parallel", defaultParallel(), "how many runs at once, each with servers of its own (runs mostly wait on timers); run i draws the same schedule whatever it is"),
 		shard: fs.String("shard", "", "run share I/N (I from 0) of the runs one process with the same -seed makes: those numbered I modulo N; "+
 			"default from JOB_COMPLETION_INDEX and "+shardsEnv+" when both are set (a Kubernetes Indexed Job); the report goes to -out/shard-I"),
@@ -234,7 +238,16 @@ func exploreConfig(f exploreFlags, given map[string]bool) (explore.Config, error
 	ref := l.ReferenceOn(t)
 	cfg := explore.Config{Lock: l.Name, New: l.New, Reference: ref.New, SelfReference: ref.Name == l.Name, Topology: t,
 		Nested: l.Nested, Runs: *f.runs, Time: *f.time, Seed: *f.seed, StopAtFirst: *f.stopAtFirst, StopAfter: *f.stopAfter, Dir: *f.out, Parallel: *f.parallel}
+	if cfg.Kind, err = parseKind(*f.kind); err != nil {
+		return explore.Config{}, err
+	}
+	if l.Program || cfg.Kind != footprint.Unknown {
+		cfg.ReferenceOf = locks.ReferenceOfKind(t, l.Nested)
+	}
 	cfg.Command = "check explore -lock " + shellQuote(*f.lock) + " -topology " + string(t)
+	if cfg.Kind != footprint.Unknown {
+		cfg.Command += " -kind " + string(cfg.Kind)
+	}
 	if *f.faults != "" {
 		cfg.Faults = []string{*f.faults}
 		cfg.Command += " -faults " + shellQuote(*f.faults)

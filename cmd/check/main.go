@@ -78,6 +78,7 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/docker"
 	"github.com/locklab/locklab/cluster/local"
+	"github.com/locklab/locklab/footprint"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/pitfalls"
@@ -127,7 +128,8 @@ type config struct {
 	duration   time.Duration
 	json       bool
 	parallel   int
-	watch      bool // draw each run's lanes as it goes (package watch)
+	watch      bool           // draw each run's lanes as it goes (package watch)
+	kind       footprint.Kind // -kind: where the lock's hold lives, over what its requests show
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -179,7 +181,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "check:", err)
 		return exitMismatch
 	}
-	opts := suite.Options{Out: cfg.out, Seed: cfg.seed, Duration: cfg.duration, Progress: stderr, Backend: cfg.backend, Parallel: cfg.parallel}
+	opts := suite.Options{Out: cfg.out, Seed: cfg.seed, Duration: cfg.duration, Progress: stderr, Backend: cfg.backend, Parallel: cfg.parallel,
+		ByKind: cfg.lock.Program, Kind: cfg.kind}
 	if cfg.watch {
 		tty := isTerminal(stdout)
 		opts.Watch = func(label string) (history.Watcher, func()) {
@@ -267,6 +270,7 @@ type flags struct {
 	json     *bool
 	backend  *string
 	parallel *int
+	kind     *string
 	watch    *bool
 }
 
@@ -294,6 +298,7 @@ func newFlags() flags {
 		json:     fs.Bool("json", false, "print a JSON array instead of the table"),
 		backend:  fs.String("backend", "local", "where the servers run: local (processes) or docker (containers, whose images make docker builds)"),
 		parallel: fs.Int("parallel", defaultParallel(), "how many runs at once, each with servers and ports of its own (runs mostly wait on timers); a run the others' load may have unsettled is made again alone"),
+		kind:     fs.String("kind", "", kindUsage),
 		watch:    fs.Bool("watch", false, "with -pitfall or -lock: draw each run's lanes (holds, faults, overlaps) on stdout as it goes, one run at a time, then the table"),
 	}
 }
@@ -361,8 +366,14 @@ func parse(args []string, stdout io.Writer) (config, error) {
 	if cfg.backend, err = parseBackend(*f.backend); err != nil {
 		return config{}, err
 	}
+	if cfg.kind, err = parseKind(*f.kind); err != nil {
+		return config{}, err
+	}
 	given := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+	if given["kind"] && !given["lock"] {
+		return config{}, errors.New("-kind goes with -lock: it says where the lock's hold lives")
+	}
 	if err := watchFits(cfg, given); err != nil {
 		return config{}, err
 	}
@@ -544,4 +555,16 @@ func parseBackend(name string) (cluster.Backend, error) {
 		return docker.Docker{}, nil
 	}
 	return nil, fmt.Errorf("unknown -backend %q (local or docker)", name)
+}
+
+// kindUsage says what -kind takes.
+const kindUsage = "where the lock's hold lives, which picks the reference lock it is measured against: session (the server frees it with the connection: GET_LOCK, an advisory lock, an ephemeral node) or data (a key or row with an expiry); default: what a lock program's own requests show"
+
+// parseKind reads -kind: "", session or data.
+func parseKind(s string) (footprint.Kind, error) {
+	switch k := footprint.Kind(s); k {
+	case footprint.Unknown, footprint.Session, footprint.Data:
+		return k, nil
+	}
+	return "", fmt.Errorf("-kind %q: want session or data", s)
 }
