@@ -246,7 +246,7 @@ func (c *Client) Redis() *redis.Client { return c.redis }
 
 // Inventory is the client's connection to the inventory node, which no
 // fault touches: the workload's resource, not the lock's.
-func (c *Client) Inventory() *redis.Client { return c.inventory }
+func (c *Client) Inventory() Inventory { return redisInventory{c.inventory} }
 
 // DB is the client's pool on the SQL inventory (MariaDB, or PostgreSQL on
 // the postgres topology), past any link, or nil when the inventory is not

@@ -519,7 +519,7 @@ func (r *run) setupInventory(ctx context.Context) error {
 	if r.w.Resource == EtcdResource {
 		return r.setupEtcdStock(ctx)
 	}
-	return r.cluster.Inventory().Admin().Set(ctx, stockKey, r.w.Stock, 0).Err()
+	return harness.SetStock(ctx, r.cluster, r.w.Stock)
 }
 
 // stock is what is left of the inventory.
@@ -530,7 +530,7 @@ func (r *run) stock(ctx context.Context) (int64, error) {
 	if r.w.Resource == EtcdResource {
 		return r.etcdStockLeft(ctx)
 	}
-	return r.cluster.Inventory().Admin().Get(ctx, stockKey).Int64()
+	return harness.ReadStock(ctx, r.cluster)
 }
 
 func (r *run) faultLabels() []string {

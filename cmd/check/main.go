@@ -71,7 +71,6 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/cluster"
@@ -84,6 +83,7 @@ import (
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/service/redis"
 	"github.com/locklab/locklab/suite"
 	"github.com/locklab/locklab/watch"
 )
@@ -96,10 +96,10 @@ const (
 )
 
 func main() {
-	// go-redis logs every failed dial, and the MariaDB driver every broken
-	// connection; under injected faults those are expected and the history
-	// records them.
-	redis.SetLogger(quiet{})
+	// go-redis logs every failed dial (redis.Quiet), and the MariaDB
+	// driver every broken connection; under injected faults those are
+	// expected and the history records them.
+	redis.Quiet()
 	mysql.SetLogger(quiet{})
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
@@ -108,8 +108,6 @@ func main() {
 }
 
 type quiet struct{}
-
-func (quiet) Printf(context.Context, string, ...any) {}
 
 func (quiet) Print(...any) {}
 
