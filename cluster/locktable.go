@@ -11,7 +11,6 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/redis/go-redis/v9"
 )
 
 // LockTable is the table of the SQL topologies' locks, one row per lock
@@ -153,23 +152,7 @@ func (c *Cluster) LockState(ctx context.Context, key string) (State, error) {
 	if c.deployment != nil {
 		return c.deployment.LockState(ctx, key)
 	}
-	master, err := c.Master(ctx)
-	if err != nil {
-		return Free, err
-	}
-	pttl, err := master.Admin().PTTL(ctx, key).Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return Free, fmt.Errorf("read the lock's PTTL: %w", err)
-	}
-	// go-redis reports Redis's -1 (no expiry) and -2 (no key) as those
-	// many nanoseconds.
-	switch pttl {
-	case -2:
-		return Free, nil
-	case -1:
-		return Unexpiring(), nil
-	}
-	return Until(pttl), nil
+	return Free, fmt.Errorf("cluster: topology %s has no lock state to read", c.topology)
 }
 
 // lockRow reads the lock row of key with query, uncommitted: the row a

@@ -14,6 +14,7 @@ import (
 	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/harness/sqlpool"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/service/redis/sentinel"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -115,7 +116,7 @@ func newClient(ctx context.Context, cfg clientConfig) *Client {
 	case cfg.lockSQL != nil:
 		c.endpoints = Endpoints{MySQL: cfg.lockSQL.URL()}
 	case cfg.failover != nil:
-		c.endpoints = Endpoints{Sentinels: cfg.sentinels, Master: cluster.SentinelMaster}
+		c.endpoints = Endpoints{Sentinels: cfg.sentinels, Master: sentinel.MasterName}
 	case len(cfg.nodes) > 1:
 		c.endpoints = Endpoints{Nodes: cfg.nodes}
 	default:

@@ -3,11 +3,13 @@ package harness
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/service/redis/sentinel"
 )
 
 // Inventory is the run's protected resource as one client reaches it: the
@@ -115,15 +117,29 @@ func (e closedError) Unwrap() error        { return e.err }
 func (e closedError) Is(target error) bool { return target == ErrClosed }
 
 // admin is the inventory node's direct client, past any link.
-func admin(cl *cluster.Cluster) *redis.Client { return cl.Inventory().Admin() }
+func admin(cl *cluster.Cluster) (*redis.Client, error) {
+	n, ok := cl.Inventory().(sentinel.Node)
+	if !ok {
+		return nil, fmt.Errorf("the inventory node %s is no redis-server locklab can reach", cl.Inventory().Name())
+	}
+	return n.Admin(), nil
+}
 
 // SetStock puts the starting stock on cl's inventory node, past any link.
 func SetStock(ctx context.Context, cl *cluster.Cluster, stock int64) error {
-	return admin(cl).Set(ctx, stockKey, stock, 0).Err()
+	a, err := admin(cl)
+	if err != nil {
+		return err
+	}
+	return a.Set(ctx, stockKey, stock, 0).Err()
 }
 
 // ReadStock reads what is left of the stock on cl's inventory node, past
 // any link.
 func ReadStock(ctx context.Context, cl *cluster.Cluster) (int64, error) {
-	return admin(cl).Get(ctx, stockKey).Int64()
+	a, err := admin(cl)
+	if err != nil {
+		return 0, err
+	}
+	return a.Get(ctx, stockKey).Int64()
 }

@@ -29,7 +29,7 @@ var libraries = []struct {
 	{path: "github.com/go-zookeeper/zk", allowed: []string{"service/zookeeper"}},
 	{path: "github.com/go-sql-driver/mysql", notYet: []string{"cluster", "cmd/check", "fault", "harness/sqlpool", "reference"}},
 	{path: "github.com/jackc/pgx", notYet: []string{"cluster", "harness/sqlpool", "reference"}},
-	{path: "github.com/redis/go-redis", allowed: []string{"service/redis"}, notYet: []string{"cluster", "fault", "harness", "harness/rediscmd",
+	{path: "github.com/redis/go-redis", allowed: []string{"service/redis"}, notYet: []string{"harness", "harness/rediscmd",
 		"pitfalls", "reference"}},
 }
 

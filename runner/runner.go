@@ -161,7 +161,7 @@ func runOps(ctx context.Context, s Scenario, newLocker harness.NewLocker, opts O
 	}
 	cl, err := cluster.Start(ctx, cluster.Config{Topology: s.Topology, Persistence: s.Persistence,
 		MariaDB: w.Resource == MariaDBResource, PostgresInventory: w.Resource == PostgresResource, Backend: backend,
-		Service: service.For(s.Topology)})
+		Service: service.LockService(s.Topology)})
 	if err != nil {
 		return nil, nil, fmt.Errorf("run %s: %w", s.Name, err)
 	}

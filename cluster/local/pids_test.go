@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/service"
 )
 
 // TestServerPids starts topologies of local processes: the lag meter must
@@ -24,7 +25,7 @@ func TestServerPids(t *testing.T) {
 		{cluster.PostgresTopology, 2, ""}, // a redis-server inventory beside postgres
 	} {
 		t.Run(string(tc.topology), func(t *testing.T) {
-			c, err := cluster.Start(t.Context(), cluster.Config{Topology: tc.topology, Backend: Local{}})
+			c, err := cluster.Start(t.Context(), cluster.Config{Topology: tc.topology, Backend: Local{}, Service: service.LockService(tc.topology)})
 			if err != nil {
 				t.Fatal(err)
 			}
