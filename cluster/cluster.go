@@ -2,10 +2,10 @@
 // deployment, started by the service's own package (LockService), the
 // inventory node that no fault touches, MariaDB for the transaction
 // pitfall, and the in-process toxiproxy network every client link goes
-// through. It holds what
-// every backend shares; the servers themselves are started by a Backend from
-// a package of its own, cluster/local (processes) or cluster/docker
-// (containers), which the caller names in Config.
+// through. It holds what every backend shares; the servers themselves are
+// started by a Backend from a package of its own, cluster/local
+// (processes) or cluster/docker (containers), which the caller names in
+// Config.
 package cluster
 
 import (
