@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/network"
-	"github.com/redis/go-redis/v9"
 )
 
 // Node is one server of a cluster, whatever it runs (a redis-server, an
@@ -34,14 +33,6 @@ type Node interface {
 	Resume() error
 	// Stop kills the node and removes what it left; it may be called twice.
 	Stop() error
-}
-
-// RedisNode is a Node that runs redis-server: a data node, a Sentinel or
-// the inventory, started by RunSession.StartNode.
-type RedisNode interface {
-	Node
-	// Admin is a direct client, past any link, for the harness's own use.
-	Admin() *redis.Client
 }
 
 // NodesOf is ns as Nodes, in order: a server set's Nodes.
@@ -131,8 +122,10 @@ type RunSession interface {
 	// Name is the name of the Backend that started the run.
 	Name() string
 	// StartNode starts one redis-server as cfg says and returns once it
-	// answers. With cfg.Sentinel set it runs as a Sentinel.
-	StartNode(ctx context.Context, cfg NodeConfig) (RedisNode, error)
+	// answers. With cfg.Sentinel set it runs as a Sentinel. Its Node also
+	// has Admin, a go-redis client past any link, which only the Redis
+	// service's package names (service/redis/sentinel.Node).
+	StartNode(ctx context.Context, cfg NodeConfig) (Node, error)
 	// Close removes what the run left that its servers' Stop did not; it may
 	// be called twice.
 	Close() error

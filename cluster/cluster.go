@@ -1,18 +1,17 @@
-// Package cluster starts and stops what a run talks to: the Redis topology
-// (single, replicated with Sentinels, or five Redlock masters), the inventory
-// node that no fault touches, the server of an SQL inventory
+// Package cluster starts and stops what a run talks to: the lock service's
+// deployment, started by the service's own package (LockService), the
+// inventory node that no fault touches, the server of an SQL inventory
 // (Config.Resource), and the in-process toxiproxy network every client
-// link goes through. It holds what
-// every backend shares; the servers themselves are started by a Backend from
-// a package of its own, cluster/local (processes) or cluster/docker
-// (containers), which the caller names in Config.
+// link goes through. It holds what every backend shares; the servers
+// themselves are started by a Backend from a package of its own,
+// cluster/local (processes) or cluster/docker (containers), which the
+// caller names in Config.
 package cluster
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/locklab/locklab/network"
 )
@@ -46,16 +45,13 @@ const (
 	PostgreSQL Service = "postgres"
 )
 
-// topologies maps each topology to its service and the number of
-// independent Redis lock masters it starts; the replicated one starts its
-// own set.
+// topologies maps each topology to its service.
 var topologies = map[Topology]struct {
 	service Service
-	masters int
 	// seam: the service's own package starts it (Config.Service).
 	seam bool
-}{Single: {Redis, 1, false}, Replicated: {Redis, 0, false}, Redlock: {Redis, 5, false}, MariaDBTopology: {MariaDB, 0, true}, PostgresTopology: {PostgreSQL, 0, true},
-	EtcdTopology: {Etcd, 0, true}, ZooKeeperTopology: {ZooKeeper, 0, true}, MemcachedTopology: {Memcached, 0, true}}
+}{Single: {Redis, true}, Replicated: {Redis, true}, Redlock: {Redis, true}, MariaDBTopology: {MariaDB, true}, PostgresTopology: {PostgreSQL, true},
+	EtcdTopology: {Etcd, true}, ZooKeeperTopology: {ZooKeeper, true}, MemcachedTopology: {Memcached, true}}
 
 // Service is the lock service t deploys; "" counts as Single.
 func (t Topology) Service() Service {
@@ -75,16 +71,13 @@ func Known(t Topology) bool {
 // inventory node (which no fault touches), and the network between them and
 // the clients.
 type Cluster struct {
-	topology  Topology
-	backend   Backend
-	dir       *RunDir
-	masters   []Node
-	inventory RedisNode
-	sqlStock  Database // the inventory, when it lives in MariaDB or PostgreSQL (Config.Resource)
-	network   *network.Proxy
-	// replicated runs the Sentinels of the replicated topology; its data
-	// nodes are masters, the first one the master at the start.
-	replicated *ReplicaSet
+	topology   Topology
+	backend    Backend
+	dir        *RunDir
+	masters    []Node
+	inventory  Node     // a redis-server, which the workload's resource lives on
+	sqlStock   Database // the inventory, when it lives in MariaDB or PostgreSQL (Config.Resource)
+	network    *network.Proxy
 	session    RunSession // the backend's run, which started the servers
 	deployment Deployment // a service started through the seam (service.go)
 }
@@ -111,7 +104,6 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 		topo = Single
 	}
 	spec, ok := topologies[topo]
-	masters := spec.masters
 	if !ok {
 		return nil, fmt.Errorf("unknown topology %q", topo)
 	}
@@ -146,54 +138,19 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 		return nil, err
 	}
 	if spec.seam {
-		if err := c.startService(ctx, run, cfg.Service); err != nil {
+		if err := c.startService(ctx, run, cfg); err != nil {
 			return nil, err
 		}
 	}
 	if cfg.Resource != nil {
-		// Before the Redis nodes: a backend that lacks MariaDB says so
-		// before they start.
 		if c.sqlStock, err = cfg.Resource.StartResource(ctx, run, dir.Path(), c.deployment); err != nil {
 			return nil, err
 		}
-	}
-	if topo == Replicated {
-		if c.replicated, err = StartReplicaSet(ctx, run, dir.Path(), c.network); err != nil {
-			return nil, err
-		}
-		c.masters = NodesOf(c.replicated.Nodes())
-	}
-	var cfgs []NodeConfig
-	for i := range masters {
-		cfgs = append(cfgs, NodeConfig{Name: fmt.Sprintf("n%d", i+1), Dir: dir.Path(), Persistence: cfg.Persistence})
-	}
-	nodes, err := startNodes(ctx, run, cfgs)
-	c.masters = append(c.masters, NodesOf(nodes)...)
-	if err != nil {
-		return nil, err
 	}
 	if <-inventoryUp; inventoryErr != nil {
 		return nil, inventoryErr
 	}
 	return c, nil
-}
-
-// startNodes starts a node for each of cfgs at once, since each start
-// mostly waits for its server to answer. It returns them in cfgs' order;
-// after an error, those that did not start are nil.
-func startNodes(ctx context.Context, run RunSession, cfgs []NodeConfig) ([]RedisNode, error) {
-	nodes := make([]RedisNode, len(cfgs))
-	errs := make([]error, len(cfgs))
-	var wg sync.WaitGroup
-	for i, cfg := range cfgs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			nodes[i], errs[i] = run.StartNode(ctx, cfg)
-		}()
-	}
-	wg.Wait()
-	return nodes, errors.Join(errs...)
 }
 
 // Topology is the deployment this cluster runs.
@@ -207,8 +164,8 @@ func (c *Cluster) ServerPids() []int {
 	for _, n := range c.masters {
 		servers = append(servers, n)
 	}
-	if c.replicated != nil {
-		for _, n := range c.replicated.Sentinels() {
+	if w, ok := c.deployment.(Watchers); ok {
+		for _, n := range w.Watchers() {
 			servers = append(servers, n)
 		}
 	}
@@ -231,8 +188,9 @@ func (c *Cluster) Backend() Backend { return c.backend }
 // replicas, the master at the start first).
 func (c *Cluster) LockNodes() []Node { return c.masters }
 
-// Inventory is the node that holds the protected resource.
-func (c *Cluster) Inventory() RedisNode { return c.inventory }
+// Inventory is the node that holds the protected resource: a
+// redis-server, whichever service the lock is on, which no fault touches.
+func (c *Cluster) Inventory() Node { return c.inventory }
 
 // SQLInventory is the server of the SQL inventory (MariaDB, or the postgres
 // topology's PostgreSQL), or nil when the cluster has none.
@@ -241,31 +199,11 @@ func (c *Cluster) SQLInventory() Database { return c.sqlStock }
 // Network is the toxiproxy server every client link goes through.
 func (c *Cluster) Network() *network.Proxy { return c.network }
 
-// ReplicaSet is the Sentinel-watched set of the replicated topology, or nil.
-func (c *Cluster) ReplicaSet() *ReplicaSet { return c.replicated }
-
-// Master is the node that is master now: for the replicated topology the
-// one a majority of Sentinels names, otherwise the first lock node.
-func (c *Cluster) Master(ctx context.Context) (RedisNode, error) {
-	if c.replicated != nil {
-		return c.replicated.Master(ctx)
-	}
-	if len(c.masters) > 0 {
-		if n, ok := c.masters[0].(RedisNode); ok {
-			return n, nil
-		}
-	}
-	return nil, fmt.Errorf("topology %s has no Redis lock node", c.topology)
-}
-
 // Close stops every node and the network and removes the run's directory.
 func (c *Cluster) Close() error {
 	var errs []error
 	if c.network != nil {
 		errs = append(errs, c.network.Close())
-	}
-	if c.replicated != nil {
-		errs = append(errs, c.replicated.Close())
 	}
 	if c.deployment != nil {
 		errs = append(errs, c.deployment.Stop()) // stops its servers, c.masters

@@ -5,14 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/locklab/locklab/cluster/internal/backendkit"
+	"github.com/locklab/locklab/network"
 )
 
 // LockService is a lock service that plugs into a cluster through one
 // seam: its own package starts its deployment on any backend and reads the
 // lock's state there, so that adding a service touches no other package of
-// the cluster. memcached, etcd, ZooKeeper, MariaDB and PostgreSQL are
-// behind it (service/...); Redis, started by Start's own branches, is to
-// follow.
+// the cluster. Every service is behind it, each in a package of its own
+// (service/...).
 type LockService interface {
 	// Name is the service, as its topologies name it.
 	Name() Service
@@ -79,19 +81,56 @@ func StartServer(ctx context.Context, run RunSession, spec ServerSpec) (Node, er
 	return starter.StartServer(ctx, spec)
 }
 
+// PollUntil calls check every few milliseconds until it reports nothing
+// left to wait for (an empty string) or fails, or ctx ends; the error then
+// says what it was still waiting for. A service's package waits on its
+// servers with it, as the backends do.
+func PollUntil(ctx context.Context, what string, check func(ctx context.Context) (waiting string, err error)) error {
+	return backendkit.PollUntil(ctx, what, check)
+}
+
 // ErrNoService means a topology's service was not given: a Config whose
 // topology is served through the seam names its LockService.
 var ErrNoService = errors.New("no lock service given")
 
+// Setup is what a TopologyStarter is told of the cluster it starts in.
+type Setup struct {
+	Topology    Topology    // the topology to deploy
+	Persistence Persistence // what its lock nodes keep on disk across a restart
+	Network     *network.Proxy
+}
+
+// TopologyStarter is a LockService that deploys more than one topology
+// (Redis: single, replicated, redlock), or needs the cluster's network for
+// links of its own (the replicated topology's replication detours): Start
+// calls StartTopology in place of its Start.
+type TopologyStarter interface {
+	StartTopology(ctx context.Context, run RunSession, dir string, setup Setup) (Deployment, error)
+}
+
+// Watchers is a Deployment with servers beside its lock nodes that hold no
+// lock but watch those that do (Redis Sentinels): servers of the run all
+// the same, whose processes the lag meter reads (ServerPids).
+type Watchers interface {
+	Watchers() []Node
+}
+
 // startService starts the deployment of cfg's service.
-func (c *Cluster) startService(ctx context.Context, run RunSession, s LockService) error {
+func (c *Cluster) startService(ctx context.Context, run RunSession, cfg Config) error {
+	s := cfg.Service
 	if s == nil {
 		return fmt.Errorf("cluster: topology %s: %w (Config.Service)", c.topology, ErrNoService)
 	}
 	if s.Name() != c.topology.Service() {
 		return fmt.Errorf("cluster: topology %s is served by %s, not %s", c.topology, c.topology.Service(), s.Name())
 	}
-	d, err := s.Start(ctx, run, c.dir.Path())
+	var d Deployment
+	var err error
+	if ts, ok := s.(TopologyStarter); ok {
+		d, err = ts.StartTopology(ctx, run, c.dir.Path(), Setup{Topology: c.topology, Persistence: cfg.Persistence, Network: c.network})
+	} else {
+		d, err = s.Start(ctx, run, c.dir.Path())
+	}
 	if err != nil {
 		return err
 	}

@@ -3,11 +3,10 @@ package fault
 import (
 	"context"
 	"fmt"
-	"github.com/locklab/locklab/cluster"
 	"time"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/network"
-	"github.com/redis/go-redis/v9"
 )
 
 // ClockJump makes a lock node's clock jump forward By. It is simulated: every
@@ -24,21 +23,6 @@ func (f ClockJump) String() string {
 		"because libfaketime breaks redis-server's start-up here)", f.By, f.Node, f.By)
 }
 
-// jumpScript expires what a jump of ARGV[1] ms would expire and shortens the rest.
-var jumpScript = redis.NewScript(`
-local jump = tonumber(ARGV[1])
-for _, k in ipairs(redis.call("KEYS", "*")) do
-	local t = redis.call("PTTL", k)
-	if t > 0 then
-		if t <= jump then
-			redis.call("DEL", k)
-		else
-			redis.call("PEXPIRE", k, t - jump)
-		end
-	end
-end
-return 1`)
-
 // About: its effect is a loss: the node's keys expire early.
 func (f ClockJump) About() About {
 	return onNodes("clock-jump", f.Node)
@@ -50,13 +34,13 @@ func (f ClockJump) Inject(ctx context.Context, env *Env) (network.Heal, error) {
 	if err != nil {
 		return nil, err
 	}
-	rn, ok := n.(cluster.RedisNode)
+	j, ok := env.Cluster.Deployment().(cluster.TTLJumper)
 	if !ok {
 		// The kind strikes ZooKeeper too, by ClockJumpServer: this fault
 		// moves a Redis node's TTLs, which another server has not.
 		return nil, fmt.Errorf("%s needs a Redis lock node; %s is not one (a ZooKeeper server's clock: ClockJumpServer)", f, n.Name())
 	}
-	if err := jumpScript.Run(ctx, rn.Admin(), nil, f.By.Milliseconds()).Err(); err != nil {
+	if err := j.JumpTTLs(ctx, n, f.By); err != nil {
 		return nil, fmt.Errorf("clock jump on %s: %w", n.Name(), err)
 	}
 	return once(func() error { return nil }), nil

@@ -159,7 +159,7 @@ func (e *Env) linksTo(f Fault, client int, nodes []int) ([]*network.Link, error)
 	if err != nil {
 		return nil, err
 	}
-	if c.Program() && e.Cluster.ReplicaSet() != nil {
+	if _, replicated := e.Cluster.Deployment().(cluster.Replicas); c.Program() && replicated {
 		c.Spoil(fmt.Sprintf("%s cannot reach client %d: a lock program on the replicated topology dials the nodes Sentinel names, not its own links", f, client))
 		return nil, nil
 	}
@@ -190,13 +190,14 @@ func (e *Env) target(t history.Target) *history.Target {
 	return &t
 }
 
-// replicaSet is the topology's Sentinel-watched set, or an error naming the
-// fault that needs one.
-func (e *Env) replicaSet(fault string) (*cluster.ReplicaSet, error) {
-	if e.Cluster.ReplicaSet() == nil {
+// replicaSet is the topology's master and replicas, or an error naming the
+// fault that needs them.
+func (e *Env) replicaSet(fault string) (cluster.Replicas, error) {
+	rs, ok := e.Cluster.Deployment().(cluster.Replicas)
+	if !ok {
 		return nil, fmt.Errorf("%s needs the replicated topology, not %s", fault, e.Cluster.Topology())
 	}
-	return e.Cluster.ReplicaSet(), nil
+	return rs, nil
 }
 
 // restartCap bounds a heal's restart of a killed node, from its spawn

@@ -3,8 +3,6 @@ package fault
 import (
 	"context"
 	"fmt"
-	"github.com/locklab/locklab/cluster"
-	"time"
 
 	"github.com/locklab/locklab/network"
 )
@@ -26,23 +24,17 @@ func (f PreferReplica) About() About {
 
 // Inject sets the priority; the heal puts back the default.
 func (f PreferReplica) Inject(ctx context.Context, env *Env) (network.Heal, error) {
-	if _, err := env.replicaSet("PreferReplica"); err != nil {
+	rs, err := env.replicaSet("PreferReplica")
+	if err != nil {
 		return nil, err
 	}
 	node, err := env.node(f.Node)
 	if err != nil {
 		return nil, err
 	}
-	n, ok := node.(cluster.RedisNode)
-	if !ok {
-		return nil, fmt.Errorf("%s needs a Redis node; %s is not one", f, node.Name())
+	heal, err := rs.PreferReplica(ctx, node)
+	if err != nil {
+		return nil, err
 	}
-	if err := n.Admin().ConfigSet(ctx, "replica-priority", "1").Err(); err != nil {
-		return nil, fmt.Errorf("prefer %s: %w", n.Name(), err)
-	}
-	return once(func() error {
-		hctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		return n.Admin().ConfigSet(hctx, "replica-priority", "100").Err()
-	}), nil
+	return once(heal), nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/locklab/locklab/cluster/local"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/pitfalls"
+	"github.com/locklab/locklab/service"
 )
 
 // BenchmarkStartSingle is the start-up and tear-down of the single topology:
@@ -15,7 +16,7 @@ import (
 func BenchmarkStartSingle(b *testing.B) {
 	ctx := context.Background()
 	for b.Loop() {
-		c, err := cluster.Start(ctx, cluster.Config{Topology: cluster.Single, Backend: local.Local{}})
+		c, err := cluster.Start(ctx, cluster.Config{Topology: cluster.Single, Backend: local.Local{}, Service: service.LockService(cluster.Single)})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -33,7 +34,7 @@ func BenchmarkStartSingle(b *testing.B) {
 // second TCP hop: two more writes and reads per command.
 func BenchmarkAcquireRelease(b *testing.B) {
 	ctx := context.Background()
-	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.Single, Backend: local.Local{}})
+	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.Single, Backend: local.Local{}, Service: service.LockService(cluster.Single)})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,9 +10,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/service/redis/sentinel"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -108,7 +108,7 @@ func newClient(ctx context.Context, cfg clientConfig) *Client {
 	c.ctx, c.cancel = context.WithCancel(ctx)
 	switch {
 	case cfg.failover != nil:
-		c.endpoints = Endpoints{Sentinels: cfg.sentinels, Master: cluster.SentinelMaster}
+		c.endpoints = Endpoints{Sentinels: cfg.sentinels, Master: sentinel.MasterName}
 	case len(cfg.nodes) > 1:
 		c.endpoints = Endpoints{Nodes: cfg.nodes}
 	default:
@@ -245,7 +245,7 @@ func (c *Client) Redis() *redis.Client { return c.redis }
 
 // Inventory is the client's connection to the inventory node, which no
 // fault touches: the workload's resource, not the lock's.
-func (c *Client) Inventory() *redis.Client { return c.inventory }
+func (c *Client) Inventory() Inventory { return redisInventory{c.inventory} }
 
 // DB is the client's pool on the SQL inventory (MariaDB, or PostgreSQL on
 // the postgres topology), past any link, or nil when the inventory is not

@@ -10,6 +10,7 @@ import (
 	"github.com/locklab/locklab/cluster/local"
 	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/service/redis/sentinel"
 )
 
 // newTestClient starts one node and a client dialing it directly.
@@ -47,7 +48,7 @@ func TestClientCrash(t *testing.T) {
 		t.Errorf("failpoint after crash: %v", err)
 	}
 	// A crash runs no cleanup: what the client set stays.
-	if v, err := n.(cluster.RedisNode).Admin().Get(ctx, "k").Result(); err != nil || v != "v" {
+	if v, err := n.(sentinel.Node).Admin().Get(ctx, "k").Result(); err != nil || v != "v" {
 		t.Errorf("key after crash = %q, %v", v, err)
 	}
 	ops := c.history.Ops()

@@ -9,10 +9,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/harness/rediscmd"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/service/redis/sentinel"
 )
 
 // TestCommandFailpoints arms one action at a lock's own command and checks
@@ -58,7 +58,7 @@ func TestCommandFailpoints(t *testing.T) {
 			if !tt.wantErr(err) {
 				t.Errorf("command 2 returned %v", err)
 			}
-			exists, _ := n.(cluster.RedisNode).Admin().Exists(ctx, "lock").Result()
+			exists, _ := n.(sentinel.Node).Admin().Exists(ctx, "lock").Result()
 			if got := exists == 1; got != tt.wantSet {
 				t.Errorf("key set on Redis = %v, want %v", got, tt.wantSet)
 			}
@@ -160,7 +160,7 @@ func TestAfterTook(t *testing.T) {
 			t.Run(fmt.Sprintf("%s, key held %v", tt.name, held), func(t *testing.T) {
 				c, n := newTestClient(t, []failpoint.Point{{Name: failpoint.AfterTook, Client: 0, Optional: true, Action: failpoint.Crash()}})
 				if held {
-					if err := n.(cluster.RedisNode).Admin().Set(ctx, "lock", "theirs", time.Minute).Err(); err != nil {
+					if err := n.(sentinel.Node).Admin().Set(ctx, "lock", "theirs", time.Minute).Err(); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -173,7 +173,7 @@ func TestAfterTook(t *testing.T) {
 				if crashed := errors.Is(err, ErrCrashed); crashed == held {
 					t.Errorf("acquire returned %v; crashed %v, want %v", err, crashed, !held)
 				}
-				if exists, _ := n.(cluster.RedisNode).Admin().Exists(ctx, "lock").Result(); exists != 1 {
+				if exists, _ := n.(sentinel.Node).Admin().Exists(ctx, "lock").Result(); exists != 1 {
 					t.Errorf("the key is gone: the crash must leave what the command wrote")
 				}
 			})
@@ -219,7 +219,7 @@ func TestAfterTookNotAnotherClientsTake(t *testing.T) {
 	var reply any
 	err := NewRelay(c).Command(0, []string{"EVALSHA", nilOnSuccess.Hash(), "1", "lock", "c0"}, func() (any, error) {
 		gen, _ := c.points.Inflight().Start(0) // the other client's SET NX, on its way
-		if err := n.(cluster.RedisNode).Admin().SetNX(ctx, "lock", "theirs", time.Minute).Err(); err != nil {
+		if err := n.(sentinel.Node).Admin().SetNX(ctx, "lock", "theirs", time.Minute).Err(); err != nil {
 			return nil, err
 		}
 		c.points.Inflight().End(0, gen)

@@ -13,6 +13,7 @@ import (
 	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/network"
+	"github.com/locklab/locklab/service/redis/sentinel"
 )
 
 // ClientOptions describe a client made by Connect.
@@ -49,7 +50,7 @@ func Connect(ctx context.Context, cl *cluster.Cluster, opts ClientOptions) (*Cli
 		for _, n := range cl.LockNodes() {
 			cfg.nodes = append(cfg.nodes, n.Addr())
 		}
-		if cl.Deployment() != nil {
+		if dialsItself(cl) {
 			cfg.serviceAddrs, cfg.nodes = cfg.nodes, nil // the service's nodes, not Redis ones
 		}
 		if len(cfg.nodes) > 0 {
@@ -89,7 +90,7 @@ func connect(ctx context.Context, cl *cluster.Cluster, cfg clientConfig) (*Clien
 		cfg.nodes = append(cfg.nodes, l.Addr())
 		cfg.direct = append(cfg.direct, n.Addr())
 	}
-	if cl.Deployment() != nil {
+	if dialsItself(cl) {
 		// A service's own package dials its nodes (Dialer).
 		cfg.serviceAddrs, cfg.nodes, cfg.direct = cfg.nodes, nil, nil
 	}
@@ -97,7 +98,7 @@ func connect(ctx context.Context, cl *cluster.Cluster, cfg clientConfig) (*Clien
 		cfg.master = cfg.nodes[0]
 	}
 	cfg.inventory = cl.Inventory().Addr()
-	if rs := cl.ReplicaSet(); rs != nil {
+	if rs := replicaSet(cl); rs != nil {
 		// Sentinel reports real addresses; this client dials each node
 		// through its own link to it.
 		byNode, index := map[string]string{}, map[string]int{}
@@ -129,4 +130,19 @@ func connect(ctx context.Context, cl *cluster.Cluster, cfg clientConfig) (*Clien
 		cfg.stockDriver, cfg.stockDSN = db.Driver(), db.DSN()
 	}
 	return newClient(ctx, cfg), links, nil
+}
+
+// dialsItself reports whether cl's lock service dials each client's handle
+// in its own package (Dialer). Redis's deployment is behind the seam
+// (service/redis), but the harness still dials its clients itself.
+func dialsItself(cl *cluster.Cluster) bool {
+	return cl.Deployment() != nil && cl.Topology().Service() != cluster.Redis
+}
+
+// replicaSet is the replicated topology's set, or nil on another.
+func replicaSet(cl *cluster.Cluster) *sentinel.ReplicaSet {
+	if d, ok := cl.Deployment().(interface{ ReplicaSet() *sentinel.ReplicaSet }); ok {
+		return d.ReplicaSet()
+	}
+	return nil
 }

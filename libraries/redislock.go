@@ -9,6 +9,7 @@ import (
 	"github.com/bsm/redislock"
 
 	"github.com/locklab/locklab/harness"
+	redisservice "github.com/locklab/locklab/service/redis"
 )
 
 // redislockLocker adapts github.com/bsm/redislock to harness.Locker.
@@ -21,13 +22,13 @@ type redislockLocker struct {
 // NewRedislock builds a bsm/redislock lock on the client's master, with no
 // retry and no renewal.
 func NewRedislock(c *harness.Client) harness.Locker {
-	return &redislockLocker{c: c, client: redislock.New(c.Redis())}
+	return &redislockLocker{c: c, client: redislock.New(redisservice.Of(c))}
 }
 
 // NewRedislockRefresh builds a bsm/redislock lock whose lease is refreshed
 // every TTL/3 until it is released or a refresh fails.
 func NewRedislockRefresh(c *harness.Client) harness.Locker {
-	return &redislockLocker{c: c, client: redislock.New(c.Redis()), refresh: true}
+	return &redislockLocker{c: c, client: redislock.New(redisservice.Of(c)), refresh: true}
 }
 
 // Acquire obtains the lock once; the library's default RetryStrategy is

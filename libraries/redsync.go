@@ -11,6 +11,7 @@ import (
 	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
 
 	"github.com/locklab/locklab/harness"
+	redisservice "github.com/locklab/locklab/service/redis"
 )
 
 // redsyncLocker adapts github.com/go-redsync/redsync/v4 to harness.Locker.
@@ -31,7 +32,7 @@ func NewRedsyncRefresh(c *harness.Client) harness.Locker { return newRedsync(c, 
 
 func newRedsync(c *harness.Client, refresh bool) harness.Locker {
 	var pools []redis.Pool
-	for _, n := range c.Nodes() {
+	for _, n := range redisservice.Nodes(c) {
 		pools = append(pools, goredis.NewPool(n))
 	}
 	return &redsyncLocker{c: c, rs: redsync.New(pools...), nodes: len(pools), refresh: refresh}

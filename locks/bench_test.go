@@ -44,7 +44,7 @@ func BenchmarkLockCycle(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			cl, err := cluster.Start(ctx, cluster.Config{Topology: tc.topology, Backend: local.Local{}, Service: service.For(tc.topology)})
+			cl, err := cluster.Start(ctx, cluster.Config{Topology: tc.topology, Backend: local.Local{}, Service: service.LockService(tc.topology)})
 			if err != nil {
 				b.Skip(err) // a missing server is a skip, as in a run
 			}

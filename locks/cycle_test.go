@@ -29,7 +29,7 @@ func TestEveryLockRunsOnItsTopologies(t *testing.T) {
 		t.Run(string(topo), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			cl, err := cluster.Start(ctx, cluster.Config{Topology: topo, Backend: local.Local{}, Service: service.For(topo)})
+			cl, err := cluster.Start(ctx, cluster.Config{Topology: topo, Backend: local.Local{}, Service: service.LockService(topo)})
 			if err != nil {
 				t.Skip(err) // a server this machine lacks, as a run skips it
 			}

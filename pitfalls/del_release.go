@@ -5,6 +5,7 @@ import (
 
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/reference"
+	redisservice "github.com/locklab/locklab/service/redis"
 )
 
 // delRelease is pitfall 5: a correct SET NX PX, released with a plain DEL
@@ -36,5 +37,5 @@ type delLease struct {
 func (l *delLease) Token() uint64 { return 0 }
 
 func (l *delLease) Release(ctx context.Context) error {
-	return l.c.Redis().Del(ctx, l.key).Err()
+	return redisservice.Of(l.c).Del(ctx, l.key).Err()
 }

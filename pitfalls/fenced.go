@@ -7,6 +7,7 @@ import (
 
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/reference"
+	redisservice "github.com/locklab/locklab/service/redis"
 )
 
 // NewFencedLock builds pitfall 12's lock: the watchdog lock, plus a fencing
@@ -24,7 +25,7 @@ type fencedLock struct {
 }
 
 func (l fencedLock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
-	return fence(ctx, l.c.Redis(), key, l.Locker)
+	return fence(ctx, redisservice.Of(l.c), key, l.Locker)
 }
 
 // fence takes lock, then a fencing token from INCR key:fence on counter.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/reference"
+	redisservice "github.com/locklab/locklab/service/redis"
 )
 
 // getThenDel is pitfall 6: the owner check and the delete are two commands
@@ -41,12 +42,12 @@ type getThenDelLease struct {
 func (l *getThenDelLease) Token() uint64 { return 0 }
 
 func (l *getThenDelLease) Release(ctx context.Context) error {
-	v, err := l.c.Redis().Get(ctx, l.key).Result()
+	v, err := redisservice.Of(l.c).Get(ctx, l.key).Result()
 	if errors.Is(err, redis.Nil) || err == nil && v != l.token {
 		return fmt.Errorf("%s: %w", l.key, harness.ErrNotHeld)
 	}
 	if err != nil {
 		return err
 	}
-	return l.c.Redis().Del(ctx, l.key).Err()
+	return redisservice.Of(l.c).Del(ctx, l.key).Err()
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/harness"
+	redisservice "github.com/locklab/locklab/service/redis"
 )
 
 // getsetTimestamp is pitfall 2, the PHP lock of seed 004 and item 2 of seed
@@ -22,7 +23,7 @@ type getsetTimestamp struct{ c *harness.Client }
 func NewGetsetTimestamp(c *harness.Client) harness.Locker { return getsetTimestamp{c} }
 
 func (l getsetTimestamp) Acquire(ctx context.Context, key string) (harness.Lease, error) {
-	rdb := l.c.Redis()
+	rdb := redisservice.Of(l.c)
 	expires := l.c.Now().Add(l.c.TTL()).UnixMilli()
 	ok, err := rdb.SetNX(ctx, key, expires, 0).Result()
 	if err != nil {
@@ -68,5 +69,5 @@ func (l *timestampLease) Release(ctx context.Context) error {
 		return fmt.Errorf("%s: expired at %s: %w", l.key,
 			time.UnixMilli(l.expires).Format(time.TimeOnly), harness.ErrNotHeld)
 	}
-	return l.c.Redis().Del(ctx, l.key).Err()
+	return redisservice.Of(l.c).Del(ctx, l.key).Err()
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/locklab/locklab/harness"
+	redisservice "github.com/locklab/locklab/service/redis"
 )
 
 // noTTL is pitfall 3: SETNX with no expiry (seed 000 item 3, seed 003). A
@@ -18,7 +19,7 @@ type noTTL struct {
 func NewNoTTL(c *harness.Client) harness.Locker { return &noTTL{c: c} }
 
 func (l *noTTL) Acquire(ctx context.Context, key string) (harness.Lease, error) {
-	ok, err := l.c.Redis().SetNX(ctx, key, newToken(l.c, &l.n), 0).Result()
+	ok, err := redisservice.Of(l.c).SetNX(ctx, key, newToken(l.c, &l.n), 0).Result()
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/reference"
+	redisservice "github.com/locklab/locklab/service/redis"
 )
 
 // NewRedlock builds pitfall 11's lock, Redlock over the client's Nodes
@@ -39,7 +40,7 @@ func (l fencedRedlock) Acquire(ctx context.Context, key string) (harness.Lease, 
 	}
 	// As Redlock's own per-node timeout: a dead counter must not eat the lease.
 	tctx, cancel := context.WithTimeout(ctx, ttl/10)
-	token, err := l.c.Nodes()[0].Incr(tctx, key+":fence").Uint64()
+	token, err := redisservice.Nodes(l.c)[0].Incr(tctx, key+":fence").Uint64()
 	cancel()
 	drift := ttl/100 + 2*time.Millisecond
 	left := ttl - time.Since(start) - drift

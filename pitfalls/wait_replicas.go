@@ -6,6 +6,7 @@ import (
 
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/reference"
+	redisservice "github.com/locklab/locklab/service/redis"
 )
 
 // waitReplicas is pitfall 10's half-fix: the reentrant watchdog lock, plus
@@ -27,7 +28,7 @@ func NewWaitReplicasLock(c *harness.Client) harness.Locker {
 func (l waitReplicas) Acquire(ctx context.Context, key string) (harness.Lease, error) {
 	// WAIT counts acknowledgements of this connection's own writes, so the
 	// acquire and the WAIT must share one connection.
-	conn := l.c.Redis().Conn()
+	conn := redisservice.Of(l.c).Conn()
 	defer conn.Close()
 	lease, err := l.AcquireOn(ctx, conn, key)
 	if err != nil {

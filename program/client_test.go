@@ -22,7 +22,7 @@ import (
 func joinTopology(t *testing.T, topology cluster.Topology, id int, timeout time.Duration) (*cluster.Cluster, *harness.Client, []*network.Link) {
 	t.Helper()
 	ctx := context.Background()
-	cl, err := cluster.Start(ctx, cluster.Config{Topology: topology, Backend: local.Local{}, Service: service.For(topology)})
+	cl, err := cluster.Start(ctx, cluster.Config{Topology: topology, Backend: local.Local{}, Service: service.LockService(topology)})
 	if errors.Is(err, etcd.ErrNoEtcd) || errors.Is(err, local.ErrNoMariaDB) {
 		t.Skip(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/harness"
+	redisservice "github.com/locklab/locklab/service/redis"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -25,7 +26,7 @@ func NewRedlock(c *harness.Client) harness.Locker { return &Redlock{c: c} }
 // Acquire tries every node once and keeps the lock only with a quorum and
 // time left.
 func (l *Redlock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
-	nodes := l.c.Nodes()
+	nodes := redisservice.Nodes(l.c)
 	ttl := l.c.TTL()
 	token := newToken(l.c, &l.n)
 	start := time.Now()

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/locklab/locklab/harness"
+	redisservice "github.com/locklab/locklab/service/redis"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -62,7 +63,7 @@ return 0`)
 
 // Acquire takes the lock, or takes it once more if this client holds it.
 func (l *ReentrantLock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
-	return l.AcquireOn(ctx, l.c.Redis(), key)
+	return l.AcquireOn(ctx, redisservice.Of(l.c), key)
 }
 
 // AcquireOn is Acquire through rdb, one of the client's connections or its
@@ -107,7 +108,7 @@ func (r *reentrantLease) Release(ctx context.Context) error {
 		}
 	}
 	l.mu.Unlock()
-	n, err := reentrantRelease.Run(ctx, l.c.Redis(), []string{r.key}, l.owner).Int()
+	n, err := reentrantRelease.Run(ctx, redisservice.Of(l.c), []string{r.key}, l.owner).Int()
 	if err != nil {
 		return err
 	}
@@ -121,6 +122,6 @@ func (r *reentrantLease) Release(ctx context.Context) error {
 func (l *ReentrantLock) renew(ctx context.Context, key string, stop <-chan struct{}) {
 	ttl := l.c.TTL()
 	watchdog(ctx, ttl, stop, func(ctx context.Context) (int, error) {
-		return reentrantRenew.Run(ctx, l.c.Redis(), []string{key}, l.owner, ttl.Milliseconds()).Int()
+		return reentrantRenew.Run(ctx, redisservice.Of(l.c), []string{key}, l.owner, ttl.Milliseconds()).Int()
 	})
 }

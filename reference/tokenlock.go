@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/harness"
+	redisservice "github.com/locklab/locklab/service/redis"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -43,7 +44,7 @@ return 0`)
 // is a *TokenLease.
 func (l *TokenLock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
 	token := newToken(l.c, &l.n)
-	ok, err := l.c.Redis().SetNX(ctx, key, token, l.c.TTL()).Result()
+	ok, err := redisservice.Of(l.c).SetNX(ctx, key, token, l.c.TTL()).Result()
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +76,7 @@ func (l *TokenLease) Value() string { return l.token }
 // Release stops the watchdog and deletes the key if it is still ours.
 func (l *TokenLease) Release(ctx context.Context) error {
 	close(l.stop)
-	n, err := releaseScript.Run(ctx, l.c.Redis(), []string{l.key}, l.token).Int()
+	n, err := releaseScript.Run(ctx, redisservice.Of(l.c), []string{l.key}, l.token).Int()
 	if err != nil {
 		return err
 	}
@@ -89,7 +90,7 @@ func (l *TokenLease) Release(ctx context.Context) error {
 func (l *TokenLease) renew(ctx context.Context) {
 	ttl := l.c.TTL()
 	watchdog(ctx, ttl, l.stop, func(ctx context.Context) (int, error) {
-		return renewScript.Run(ctx, l.c.Redis(), []string{l.key}, l.token, ttl.Milliseconds()).Int()
+		return renewScript.Run(ctx, redisservice.Of(l.c), []string{l.key}, l.token, ttl.Milliseconds()).Int()
 	})
 }
 

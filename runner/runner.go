@@ -172,7 +172,7 @@ func runOps(ctx context.Context, s Scenario, newLocker harness.NewLocker, opts O
 	}
 	cl, err := cluster.Start(ctx, cluster.Config{Topology: s.Topology, Persistence: s.Persistence,
 		Resource: w.Resource.service(), Backend: backend,
-		Service: service.For(s.Topology)})
+		Service: service.LockService(s.Topology)})
 	if err != nil {
 		return nil, nil, fmt.Errorf("run %s: %w", s.Name, err)
 	}
@@ -586,7 +586,7 @@ func (r *run) setupInventory(ctx context.Context) error {
 	if r.w.Resource == EtcdResource {
 		return r.setupEtcdStock(ctx)
 	}
-	return r.cluster.Inventory().Admin().Set(ctx, stockKey, r.w.Stock, 0).Err()
+	return harness.SetStock(ctx, r.cluster, r.w.Stock)
 }
 
 // stock is what is left of the inventory.
@@ -597,7 +597,7 @@ func (r *run) stock(ctx context.Context) (int64, error) {
 	if r.w.Resource == EtcdResource {
 		return r.etcdStockLeft(ctx)
 	}
-	return r.cluster.Inventory().Admin().Get(ctx, stockKey).Int64()
+	return harness.ReadStock(ctx, r.cluster)
 }
 
 func (r *run) faultLabels() []string {

@@ -15,6 +15,7 @@ import (
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
+	redisservice "github.com/locklab/locklab/service/redis"
 )
 
 // setNXGetExpire is pitfall 1 written for Redis 7: SET key token NX GET,
@@ -28,14 +29,14 @@ type setNXGetExpire struct {
 func (l *setNXGetExpire) Acquire(ctx context.Context, key string) (harness.Lease, error) {
 	l.n++
 	token := fmt.Sprintf("c%d-%d", l.c.ID(), l.n)
-	err := l.c.Redis().SetArgs(ctx, key, token, redis.SetArgs{Mode: "NX", Get: true}).Err()
+	err := redisservice.Of(l.c).SetArgs(ctx, key, token, redis.SetArgs{Mode: "NX", Get: true}).Err()
 	switch {
 	case err == nil:
 		return nil, fmt.Errorf("%s: %w", key, harness.ErrNotAcquired) // the old value: held
 	case !errors.Is(err, redis.Nil):
 		return nil, err
 	}
-	if err := l.c.Redis().PExpire(ctx, key, l.c.TTL()).Err(); err != nil {
+	if err := redisservice.Of(l.c).PExpire(ctx, key, l.c.TTL()).Err(); err != nil {
 		return nil, err
 	}
 	return delLease{l.c, key}, nil
@@ -46,8 +47,10 @@ type delLease struct {
 	key string
 }
 
-func (delLease) Token() uint64                       { return 0 }
-func (l delLease) Release(ctx context.Context) error { return l.c.Redis().Del(ctx, l.key).Err() }
+func (delLease) Token() uint64 { return 0 }
+func (l delLease) Release(ctx context.Context) error {
+	return redisservice.Of(l.c).Del(ctx, l.key).Err()
+}
 
 // TestCrashAfterSetNXGet: crash-after-setnx strikes a lock whose SET NX
 // GET took the key (its reply is nil then) right after that SET, never

@@ -4,23 +4,13 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
-	"strconv"
 	"sync/atomic"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
-)
-
-// Keys on the inventory node: the stock, and the newest fencing token the
-// resource has accepted.
-const (
-	stockKey = "stock"
-	fenceKey = "fence"
 )
 
 // worker is one client running the workload.
@@ -169,7 +159,7 @@ func (w *worker) section(ctx context.Context, lease harness.Lease) {
 	defer leave()
 	inv := w.c.Inventory()
 	op := history.Op{Client: w.c.ID(), Kind: history.KindSection, Call: w.h.Now(), Token: lease.Token(), Result: models.NoWrite}
-	observed, err := read(ctx, inv, lease.Token())
+	observed, err := inv.Read(ctx, lease.Token())
 	if err != nil {
 		// Nothing was read (or a stale token was refused), so the resource
 		// saw no section.
@@ -197,66 +187,18 @@ func (w *worker) section(ctx context.Context, lease harness.Lease) {
 	op.Written = observed - 1
 	var wrote bool
 	if _, ok := lease.(harness.OptimisticLease); ok {
-		wrote, err = casWrite.Run(ctx, inv, []string{stockKey}, observed, op.Written).Bool()
+		wrote, err = inv.CompareAndSet(ctx, observed, op.Written)
 	} else {
-		wrote, err = write(ctx, inv, op.Written, lease.Token())
+		wrote, err = inv.Write(ctx, op.Written, lease.Token())
 	}
 	switch {
 	case err == nil && wrote:
 		op.Result = models.Wrote
 	case err == nil:
 		op.Result = models.Rejected
-	case errors.Is(err, harness.ErrNotSent), errors.Is(err, redis.ErrClosed):
+	case errors.Is(err, harness.ErrNotSent), errors.Is(err, harness.ErrClosed):
 		op.Error = err.Error()
 	default:
 		op.Result, op.Error = models.WriteUnknown, err.Error()
 	}
-}
-
-// The resource's side of fencing: it refuses a read or write whose token is
-// older than the newest it has seen. Reads are fenced too: a critical section
-// reads, then writes, and a stale holder that wrote before the new holder's
-// write would otherwise still lose an update.
-var fencedRead = redis.NewScript(`
-local newest = tonumber(redis.call("GET", KEYS[2]) or "0")
-if tonumber(ARGV[1]) < newest then
-	return redis.error_reply("stale token")
-end
-redis.call("SET", KEYS[2], ARGV[1])
-return tonumber(redis.call("GET", KEYS[1]))`)
-
-var fencedWrite = redis.NewScript(`
-local newest = tonumber(redis.call("GET", KEYS[2]) or "0")
-if tonumber(ARGV[1]) < newest then
-	return 0
-end
-redis.call("SET", KEYS[2], ARGV[1])
-redis.call("SET", KEYS[1], ARGV[2])
-return 1`)
-
-// casWrite is an optimistic lock's write (harness.OptimisticLease): the
-// new stock only if the stock is still what the section read.
-var casWrite = redis.NewScript(`
-if redis.call("GET", KEYS[1]) ~= ARGV[1] then
-	return 0
-end
-redis.call("SET", KEYS[1], ARGV[2])
-return 1`)
-
-// read returns the stock, fenced when the lease has a token.
-func read(ctx context.Context, inv *redis.Client, token uint64) (int64, error) {
-	if token == 0 {
-		return inv.Get(ctx, stockKey).Int64()
-	}
-	return fencedRead.Run(ctx, inv, []string{stockKey, fenceKey}, token).Int64()
-}
-
-// write stores the new stock, fenced when the lease has a token. It reports
-// false when the resource refused a stale token.
-func write(ctx context.Context, inv *redis.Client, stock int64, token uint64) (bool, error) {
-	if token == 0 {
-		return true, inv.Set(ctx, stockKey, strconv.FormatInt(stock, 10), 0).Err()
-	}
-	n, err := fencedWrite.Run(ctx, inv, []string{stockKey, fenceKey}, token, stock).Int()
-	return n == 1, err
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/locklab/locklab/pitfalls"
 	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
+	redisservice "github.com/locklab/locklab/service/redis"
 )
 
 // The locks below are written as users write them, with no locklab hook:
@@ -57,7 +58,7 @@ type blindLease struct {
 func (l *blindLock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
 	l.n++
 	token := fmt.Sprintf("c%d-%d", l.c.ID(), l.n)
-	ok, err := l.c.Redis().SetNX(ctx, key, token, l.c.TTL()).Result()
+	ok, err := redisservice.Of(l.c).SetNX(ctx, key, token, l.c.TTL()).Result()
 	switch {
 	case err != nil && !(l.timeoutIsSuccess && isTimeout(err)):
 		return nil, err
@@ -84,7 +85,7 @@ func (b *blindLease) renew(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
-			b.l.c.Redis().SetXX(ctx, b.key, b.token, b.l.c.TTL())
+			redisservice.Of(b.l.c).SetXX(ctx, b.key, b.token, b.l.c.TTL())
 		}
 	}
 }
@@ -109,7 +110,7 @@ func (b *blindLease) renewUntilError(ctx context.Context) {
 			return
 		case <-tick.C:
 		}
-		n, err := compareAndExpire.Run(ctx, b.l.c.Redis(), []string{b.key}, b.token, ttl.Milliseconds()).Int()
+		n, err := compareAndExpire.Run(ctx, redisservice.Of(b.l.c), []string{b.key}, b.token, ttl.Milliseconds()).Int()
 		if err != nil || n == 0 {
 			return
 		}
@@ -117,10 +118,10 @@ func (b *blindLease) renewUntilError(ctx context.Context) {
 }
 
 func (b *blindLease) Release(ctx context.Context) error {
-	n, err := compareAndDelete.Run(ctx, b.l.c.Redis(), []string{b.key}, b.token).Int()
+	n, err := compareAndDelete.Run(ctx, redisservice.Of(b.l.c), []string{b.key}, b.token).Int()
 	if err != nil {
 		if b.l.fallbackDel && isTimeout(err) {
-			return b.l.c.Redis().Del(ctx, b.key).Err()
+			return redisservice.Of(b.l.c).Del(ctx, b.key).Err()
 		}
 		return err
 	}
@@ -154,7 +155,7 @@ type slowRedlockLease struct {
 
 func (l *slowRedlock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
 	l.n++
-	lease := &slowRedlockLease{nodes: l.c.Nodes(), key: key, token: fmt.Sprintf("c%d-%d", l.c.ID(), l.n)}
+	lease := &slowRedlockLease{nodes: redisservice.Nodes(l.c), key: key, token: fmt.Sprintf("c%d-%d", l.c.ID(), l.n)}
 	votes := 0
 	for _, node := range lease.nodes {
 		if ok, _ := node.SetNX(ctx, key, lease.token, l.c.TTL()).Result(); ok {

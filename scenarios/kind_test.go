@@ -14,6 +14,7 @@ import (
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
+	redisservice "github.com/locklab/locklab/service/redis"
 )
 
 // noExclusion is a lock that excludes nothing between processes: its
@@ -27,10 +28,10 @@ type noExclusion struct {
 func (l *noExclusion) Acquire(ctx context.Context, key string) (harness.Lease, error) {
 	l.n++
 	token := fmt.Sprintf("c%d-%d", l.c.ID(), l.n)
-	for _, node := range l.c.Nodes() {
+	for _, node := range redisservice.Nodes(l.c) {
 		node.Set(ctx, key, token, l.c.TTL()) // refused or not, it goes ahead
 	}
-	return &everywhere{nodes: l.c.Nodes(), key: key}, nil
+	return &everywhere{nodes: redisservice.Nodes(l.c), key: key}, nil
 }
 
 type everywhere struct {

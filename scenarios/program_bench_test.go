@@ -49,7 +49,7 @@ func BenchmarkProgramStart(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			newLocker := tc.new(b)
 			ctx := context.Background()
-			cl, err := cluster.Start(ctx, cluster.Config{Topology: tc.topology, Backend: local.Local{}, Service: service.For(tc.topology)})
+			cl, err := cluster.Start(ctx, cluster.Config{Topology: tc.topology, Backend: local.Local{}, Service: service.LockService(tc.topology)})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
+	redisservice "github.com/locklab/locklab/service/redis"
 )
 
 // MyLock is docs/own-lock.md's example lock: SET NX PX, released with a plain DEL.
@@ -23,7 +24,7 @@ type myLease struct {
 }
 
 func (l MyLock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
-	ok, err := l.c.Redis().SetNX(ctx, key, l.c.ID(), l.c.TTL()).Result()
+	ok, err := redisservice.Of(l.c).SetNX(ctx, key, l.c.ID(), l.c.TTL()).Result()
 	if err != nil {
 		return nil, err
 	}
@@ -34,7 +35,7 @@ func (l MyLock) Acquire(ctx context.Context, key string) (harness.Lease, error) 
 }
 
 func (l myLease) Release(ctx context.Context) error {
-	return l.c.Redis().Del(ctx, l.key).Err()
+	return redisservice.Of(l.c).Del(ctx, l.key).Err()
 }
 
 func (myLease) Token() uint64 { return 0 }

@@ -13,6 +13,7 @@ import (
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/service/etcd"
 	"github.com/locklab/locklab/service/memcached"
+	"github.com/locklab/locklab/service/redis"
 	"github.com/locklab/locklab/service/sqldb"
 	"github.com/locklab/locklab/service/zookeeper"
 )
@@ -40,6 +41,20 @@ func For(t cluster.Topology) Service {
 		if s.Name() == t.Service() {
 			return s
 		}
+	}
+	return nil
+}
+
+// LockService is the lock service that starts topology t's deployment
+// (cluster.Config.Service): For(t), or Redis's (service/redis), whose
+// deployment is behind the seam while the harness still dials its clients
+// itself. It is nil on the topologies cluster.Start starts itself.
+func LockService(t cluster.Topology) cluster.LockService {
+	if s := For(t); s != nil {
+		return s
+	}
+	if t.Service() == cluster.Redis {
+		return redis.Service{}
 	}
 	return nil
 }

@@ -22,6 +22,8 @@ import (
 	"github.com/locklab/locklab/cluster/local"
 	"github.com/locklab/locklab/service"
 	"github.com/locklab/locklab/service/etcd"
+	redisservice "github.com/locklab/locklab/service/redis"
+	"github.com/locklab/locklab/service/redis/sentinel"
 	"github.com/locklab/locklab/service/sqldb"
 )
 
@@ -65,7 +67,7 @@ func startDockerCluster(tb testing.TB, cfg cluster.Config) (*cluster.Cluster, st
 	tb.Helper()
 	cfg.Backend = testDocker(tb)
 	if cfg.Service == nil {
-		cfg.Service = service.For(cfg.Topology) // nil but for a service behind the seam
+		cfg.Service = service.LockService(cfg.Topology) // nil but for the SQL topologies
 	}
 	c, err := cluster.Start(within(tb, time.Minute), cfg)
 	if err != nil {
@@ -102,7 +104,7 @@ const failoverBudget = 5 * time.Second
 // set writes key=value on n.
 func set(t *testing.T, n cluster.Node, key, value string) {
 	t.Helper()
-	if err := n.(cluster.RedisNode).Admin().Set(within(t, 2*time.Second), key, value, 0).Err(); err != nil {
+	if err := n.(sentinel.Node).Admin().Set(within(t, 2*time.Second), key, value, 0).Err(); err != nil {
 		t.Fatalf("SET %s on %s: %v", key, n.Name(), err)
 	}
 }
@@ -110,7 +112,7 @@ func set(t *testing.T, n cluster.Node, key, value string) {
 // awaitValue polls n until key holds want ("" for absent), within 3 s.
 func awaitValue(t *testing.T, n cluster.Node, key, want string) {
 	t.Helper()
-	if err := backendkit.AwaitValue(within(t, 3*time.Second), n.(cluster.RedisNode).Admin(), n.Name(), key, want); err != nil {
+	if err := backendkit.AwaitValue(within(t, 3*time.Second), n.(sentinel.Node).Admin(), n.Name(), key, want); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -183,9 +185,12 @@ func TestDockerTopologies(t *testing.T) {
 					t.Errorf("%s is published at %s, want 127.0.0.1 only", n.Name(), n.Addr())
 				}
 			}
-			master, err := c.Master(within(t, 5*time.Second))
-			if err != nil {
-				t.Fatal(err)
+			master := c.LockNodes()[0]
+			if rs, ok := c.Deployment().(cluster.Replicas); ok {
+				var err error
+				if master, err = rs.Master(within(t, 5*time.Second)); err != nil {
+					t.Fatal(err)
+				}
 			}
 			set(t, master, "k", "v")
 			if tc.topology == cluster.Replicated {
@@ -209,7 +214,7 @@ func TestDockerNodeFaults(t *testing.T) {
 	if n.Running() {
 		t.Error("Running after Kill")
 	}
-	if err := n.(cluster.RedisNode).Admin().Ping(within(t, time.Second)).Err(); err == nil {
+	if err := n.(sentinel.Node).Admin().Ping(within(t, time.Second)).Err(); err == nil {
 		t.Error("a killed node answers PING")
 	}
 	if err := n.Restart(ctx, true); err != nil {
@@ -224,7 +229,7 @@ func TestDockerNodeFaults(t *testing.T) {
 	if err := n.Pause(); err != nil {
 		t.Fatal(err)
 	}
-	if err := n.(cluster.RedisNode).Admin().Ping(within(t, 300*time.Millisecond)).Err(); err == nil {
+	if err := n.(sentinel.Node).Admin().Ping(within(t, 300*time.Millisecond)).Err(); err == nil {
 		t.Error("a paused node answers PING")
 	}
 	if !n.Running() {
@@ -233,14 +238,14 @@ func TestDockerNodeFaults(t *testing.T) {
 	if err := n.Resume(); err != nil {
 		t.Fatal(err)
 	}
-	if err := n.(cluster.RedisNode).Admin().Ping(within(t, 2*time.Second)).Err(); err != nil {
+	if err := n.(sentinel.Node).Admin().Ping(within(t, 2*time.Second)).Err(); err != nil {
 		t.Errorf("PING after Resume: %v", err)
 	}
 }
 
 func TestDockerCutReplication(t *testing.T) {
 	c, id := startDockerCluster(t, cluster.Config{Topology: cluster.Replicated})
-	rs := c.ReplicaSet()
+	rs := redisservice.ReplicaSet(c)
 	master, cut, other := rs.Nodes()[0], rs.Nodes()[1], rs.Nodes()[2]
 	heal, err := rs.CutReplication(within(t, 5*time.Second), cut)
 	if err != nil {
@@ -292,7 +297,7 @@ func TestDockerCutReplication(t *testing.T) {
 func awaitValueWithin(t *testing.T, n cluster.Node, key, want string, d time.Duration) {
 	t.Helper()
 	err := backendkit.PollUntil(within(t, d), "await "+key+" on "+n.Name(), func(ctx context.Context) (string, error) {
-		got, err := n.(cluster.RedisNode).Admin().Get(ctx, key).Result()
+		got, err := n.(sentinel.Node).Admin().Get(ctx, key).Result()
 		if err != nil || got != want {
 			return fmt.Sprintf("GET %s = %q, %v", key, got, err), nil
 		}
@@ -321,7 +326,7 @@ func sameSet(a, b []string) bool {
 
 func TestDockerFailover(t *testing.T) {
 	c, _ := startDockerCluster(t, cluster.Config{Topology: cluster.Replicated})
-	rs := c.ReplicaSet()
+	rs := redisservice.ReplicaSet(c)
 	master := rs.Nodes()[0]
 	// With both replicas cut, Sentinel still promotes one: it reaches them
 	// on the run network, and the key written during the cut is lost.
@@ -369,7 +374,7 @@ func awaitReplicaOfWithin(t *testing.T, n, master cluster.Node, d time.Duration)
 	t.Helper()
 	rs := "" // the address n reports, for the error
 	err := backendkit.PollUntil(within(t, d), "await "+n.Name()+" replica of "+master.Name(), func(ctx context.Context) (string, error) {
-		info, err := n.(cluster.RedisNode).Admin().Info(ctx, "replication").Result()
+		info, err := n.(sentinel.Node).Admin().Info(ctx, "replication").Result()
 		if err != nil {
 			return err.Error(), nil
 		}
@@ -515,7 +520,7 @@ func TestDockerSweepAfterKill(t *testing.T) {
 func dockerChild() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, err := cluster.Start(ctx, cluster.Config{Topology: cluster.Single, Backend: Docker{}})
+	c, err := cluster.Start(ctx, cluster.Config{Topology: cluster.Single, Backend: Docker{}, Service: service.LockService(cluster.Single)})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		os.Exit(1)
@@ -532,7 +537,7 @@ func BenchmarkStart(b *testing.B) {
 	for _, backend := range []string{"local", "docker"} {
 		for _, topo := range []cluster.Topology{cluster.Single, cluster.Replicated, cluster.Redlock, cluster.EtcdTopology, cluster.ZooKeeperTopology} {
 			b.Run(backend+"/"+string(topo), func(b *testing.B) {
-				cfg := cluster.Config{Topology: topo, Backend: local.Local{}, Service: service.For(topo)}
+				cfg := cluster.Config{Topology: topo, Backend: local.Local{}, Service: service.LockService(topo)}
 				if backend == "docker" {
 					cfg.Backend = testDocker(b)
 				}
@@ -558,11 +563,11 @@ func BenchmarkDockerFailover(b *testing.B) {
 	backend := testDocker(b)
 	for b.Loop() {
 		b.StopTimer()
-		c, err := cluster.Start(within(b, time.Minute), cluster.Config{Topology: cluster.Replicated, Backend: backend})
+		c, err := cluster.Start(within(b, time.Minute), cluster.Config{Topology: cluster.Replicated, Backend: backend, Service: service.LockService(cluster.Replicated)})
 		if err != nil {
 			b.Fatal(err)
 		}
-		r := c.ReplicaSet()
+		r := redisservice.ReplicaSet(c)
 		master := r.Nodes()[0]
 		b.StartTimer()
 		if err := master.Kill(); err != nil {

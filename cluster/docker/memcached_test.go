@@ -12,6 +12,7 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/service/memcached"
+	"github.com/locklab/locklab/service/redis/sentinel"
 )
 
 // TestDockerMemcached starts the memcached service on the docker backend
@@ -43,7 +44,7 @@ func TestDockerMemcached(t *testing.T) {
 	ctx := within(t, time.Minute)
 	n := cl.LockNodes()[0]
 	addr := n.Addr()
-	if _, redis := n.(cluster.RedisNode); !strings.HasPrefix(addr, "127.0.0.1:") || redis {
+	if _, redis := n.(sentinel.Node); !strings.HasPrefix(addr, "127.0.0.1:") || redis {
 		t.Errorf("node %s at %s, a Redis node %v: want 127.0.0.1 only and no Redis node", n.Name(), addr, redis)
 	}
 	// The lag meter counts the container's threads from its pid.

@@ -169,7 +169,7 @@ func (p *dockerPair) addrOf(name string) netip.Addr {
 // StartNode starts redis-server in a container as cfg says and returns once
 // it answers on its published port. cfg.Dir is not used: the node's data
 // lives in a volume of its own.
-func (r *dockerRun) StartNode(ctx context.Context, cfg cluster.NodeConfig) (cluster.RedisNode, error) {
+func (r *dockerRun) StartNode(ctx context.Context, cfg cluster.NodeConfig) (cluster.Node, error) {
 	if cfg.Name == "" || strings.ContainsAny(cfg.Name, "/: \t") {
 		return nil, fmt.Errorf("start node %q: name must be a non-empty word", cfg.Name)
 	}

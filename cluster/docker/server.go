@@ -78,7 +78,7 @@ func (n *dockerNode) awaitServer(ctx context.Context, spec cluster.ServerSpec) e
 }
 
 // serverNode is a dockerNode that runs no redis-server (memcached, an etcd
-// member, a ZooKeeper server): a cluster.Node, and no cluster.RedisNode,
+// member, a ZooKeeper server): a cluster.Node with no Admin,
 // since it has no Redis to administer.
 type serverNode struct{ n *dockerNode }
 

@@ -56,7 +56,7 @@ func (session) Name() string { return "local" }
 func (session) Close() error { return nil }
 
 // StartNode starts a redis-server process.
-func (l session) StartNode(ctx context.Context, cfg cluster.NodeConfig) (cluster.RedisNode, error) {
+func (l session) StartNode(ctx context.Context, cfg cluster.NodeConfig) (cluster.Node, error) {
 	if cfg.After != nil {
 		if err := cfg.After(ctx); err != nil {
 			return nil, fmt.Errorf("start node %s: %w", cfg.Name, err)

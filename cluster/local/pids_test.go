@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/service/sqldb"
+	"github.com/locklab/locklab/service"
 )
 
 // TestServerPids starts topologies of local processes: the lag meter must
@@ -19,14 +19,13 @@ func TestServerPids(t *testing.T) {
 		topology cluster.Topology
 		servers  int // the lock's servers and the inventory
 		comm     string
-		service  cluster.LockService // the topology's, behind the seam
 	}{
-		{cluster.Single, 2, "redis-server", nil},
-		{cluster.Replicated, 7, "redis-server", nil},
-		{cluster.PostgresTopology, 2, "", sqldb.Postgres{}}, // a redis-server inventory beside postgres
+		{cluster.Single, 2, "redis-server"},
+		{cluster.Replicated, 7, "redis-server"},
+		{cluster.PostgresTopology, 2, ""}, // a redis-server inventory beside postgres
 	} {
 		t.Run(string(tc.topology), func(t *testing.T) {
-			c, err := cluster.Start(t.Context(), cluster.Config{Topology: tc.topology, Backend: Local{}, Service: tc.service})
+			c, err := cluster.Start(t.Context(), cluster.Config{Topology: tc.topology, Backend: Local{}, Service: service.LockService(tc.topology)})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/network"
+	"github.com/locklab/locklab/service/redis/sentinel"
 )
 
 // TestReplicatedClose checks that the replicated topology on local processes
@@ -31,7 +31,7 @@ func TestReplicatedClose(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	r, err := cluster.StartReplicaSet(within(t, 20*time.Second), run, dir, proxy)
+	r, err := sentinel.StartReplicaSet(within(t, 20*time.Second), run, dir, proxy)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -72,8 +72,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/docker"
@@ -86,6 +84,7 @@ import (
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/service/redis"
 	"github.com/locklab/locklab/service/sqldb"
 	"github.com/locklab/locklab/suite"
 	"github.com/locklab/locklab/watch"
@@ -99,10 +98,10 @@ const (
 )
 
 func main() {
-	// go-redis logs every failed dial, and the MariaDB driver every broken
-	// connection; under injected faults those are expected and the history
-	// records them.
-	redis.SetLogger(quiet{})
+	// go-redis logs every failed dial (redis.Quiet), and the MariaDB
+	// driver every broken connection; under injected faults those are
+	// expected and the history records them.
+	redis.Quiet()
 	sqldb.SetLogger(quiet{})
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
@@ -111,8 +110,6 @@ func main() {
 }
 
 type quiet struct{}
-
-func (quiet) Printf(context.Context, string, ...any) {}
 
 func (quiet) Print(...any) {}
 

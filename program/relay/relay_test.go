@@ -17,6 +17,7 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/local"
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/service"
 )
 
 // readers gives the same bytes whole and one byte per read, so that every
@@ -156,7 +157,7 @@ func TestReadValue(t *testing.T) {
 // from SUBSCRIBE on), and a crash that drops every connection.
 func TestRelay(t *testing.T) {
 	ctx := context.Background()
-	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.Single, Backend: local.Local{}})
+	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.Single, Backend: local.Local{}, Service: service.LockService(cluster.Single)})
 	if errors.Is(err, local.ErrNoRedisServer) {
 		t.Skip(err)
 	}

@@ -23,7 +23,7 @@ type bareRun struct{ cluster.RunSession }
 
 func (bareRun) Name() string { return "stub" }
 func (bareRun) Close() error { return nil }
-func (bareRun) StartNode(context.Context, cluster.NodeConfig) (cluster.RedisNode, error) {
+func (bareRun) StartNode(context.Context, cluster.NodeConfig) (cluster.Node, error) {
 	return nil, errors.New("the stub starts no node")
 }
 

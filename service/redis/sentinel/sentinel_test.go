@@ -1,4 +1,4 @@
-package cluster_test
+package sentinel_test
 
 import (
 	"context"
@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/cluster/internal/backendkit"
 	"github.com/locklab/locklab/cluster/local"
 	"github.com/locklab/locklab/network"
+	"github.com/locklab/locklab/service/redis/sentinel"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -24,10 +24,10 @@ const failoverBudget = 5 * time.Second
 
 // startTestReplicated starts the replicated topology on a network of its own;
 // both are closed when the test ends.
-func startTestReplicated(tb testing.TB) *cluster.ReplicaSet {
+func startTestReplicated(tb testing.TB) *sentinel.ReplicaSet {
 	tb.Helper()
 	network := startTestNetwork(tb)
-	r, err := cluster.StartReplicaSet(within(tb, 20*time.Second), localRunOf(tb), tb.TempDir(), network)
+	r, err := sentinel.StartReplicaSet(within(tb, 20*time.Second), localRunOf(tb), tb.TempDir(), network)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -53,8 +53,19 @@ func localRunOf(tb testing.TB) cluster.RunSession {
 // awaitValue polls n until key holds want ("" for absent), within 3 s.
 func awaitValue(t *testing.T, n cluster.Node, key, want string) {
 	t.Helper()
-	if err := backendkit.AwaitValue(within(t, 3*time.Second), n.(cluster.RedisNode).Admin(), n.Name(), key, want); err != nil {
-		t.Fatal(err)
+	admin := n.(sentinel.Node).Admin()
+	err := cluster.PollUntil(within(t, 3*time.Second), "await "+key+" on "+n.Name(), func(ctx context.Context) (string, error) {
+		got, err := admin.Get(ctx, key).Result()
+		if errors.Is(err, redis.Nil) {
+			got, err = "", nil
+		}
+		if err != nil || got != want {
+			return "GET " + key + " = " + got, nil
+		}
+		return "", nil
+	})
+	if err != nil {
+		t.Fatalf("%v; want %q", err, want)
 	}
 }
 
@@ -62,15 +73,15 @@ func awaitValue(t *testing.T, n cluster.Node, key, want string) {
 func awaitReplicaOf(t *testing.T, n, master cluster.Node) {
 	t.Helper()
 	ctx := within(t, 10*time.Second)
-	err := backendkit.PollUntil(ctx, n.Name()+" becomes a replica of "+master.Name(), func(ctx context.Context) (string, error) {
-		from, err := cluster.ReplicaMasterAddr(ctx, n.(cluster.RedisNode))
+	err := cluster.PollUntil(ctx, n.Name()+" becomes a replica of "+master.Name(), func(ctx context.Context) (string, error) {
+		from, err := sentinel.ReplicaMasterAddr(ctx, n.(sentinel.Node))
 		if err != nil {
 			return err.Error(), nil
 		}
 		if from != master.Addr() {
 			return "replicates from " + from, nil
 		}
-		status, err := cluster.InfoField(ctx, n.(cluster.RedisNode), "replication", "master_link_status")
+		status, err := sentinel.InfoField(ctx, n.(sentinel.Node), "replication", "master_link_status")
 		if err != nil || status != "up" {
 			return "master_link_status " + status, nil
 		}
@@ -82,11 +93,11 @@ func awaitReplicaOf(t *testing.T, n, master cluster.Node) {
 }
 
 // awaitAllSentinelsName polls until every Sentinel names master, within 3 s.
-func awaitAllSentinelsName(t *testing.T, r *cluster.ReplicaSet, master cluster.Node) {
+func awaitAllSentinelsName(t *testing.T, r *sentinel.ReplicaSet, master cluster.Node) {
 	t.Helper()
-	err := backendkit.PollUntil(within(t, 3*time.Second), "every Sentinel names "+master.Name(), func(ctx context.Context) (string, error) {
+	err := cluster.PollUntil(within(t, 3*time.Second), "every Sentinel names "+master.Name(), func(ctx context.Context) (string, error) {
 		for _, s := range r.Sentinels() {
-			hostPort, err := s.Admin().Do(ctx, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", cluster.SentinelMaster).StringSlice()
+			hostPort, err := s.Admin().Do(ctx, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", sentinel.MasterName).StringSlice()
 			if err != nil || len(hostPort) != 2 || net.JoinHostPort(hostPort[0], hostPort[1]) != master.Addr() {
 				return fmt.Sprintf("%s names %v (%v)", s.Name(), hostPort, err), nil
 			}
@@ -101,7 +112,7 @@ func awaitAllSentinelsName(t *testing.T, r *cluster.ReplicaSet, master cluster.N
 // set writes key=value on n.
 func set(t *testing.T, n cluster.Node, key, value string) {
 	t.Helper()
-	if err := n.(cluster.RedisNode).Admin().Set(within(t, 2*time.Second), key, value, 0).Err(); err != nil {
+	if err := n.(sentinel.Node).Admin().Set(within(t, 2*time.Second), key, value, 0).Err(); err != nil {
 		t.Fatalf("SET %s on %s: %v", key, n.Name(), err)
 	}
 }
@@ -109,7 +120,7 @@ func set(t *testing.T, n cluster.Node, key, value string) {
 // waitReplicas runs WAIT on n: how many replicas acknowledged its writes within timeout.
 func waitReplicas(t *testing.T, n cluster.Node, replicas int, timeout time.Duration) int64 {
 	t.Helper()
-	acked, err := n.(cluster.RedisNode).Admin().Wait(within(t, timeout+2*time.Second), replicas, timeout).Result()
+	acked, err := n.(sentinel.Node).Admin().Wait(within(t, timeout+2*time.Second), replicas, timeout).Result()
 	if err != nil {
 		t.Fatalf("WAIT on %s: %v", n.Name(), err)
 	}
@@ -158,7 +169,7 @@ func TestReplicatedCutReplication(t *testing.T) {
 	if err := cut.Admin().Get(within(t, time.Second), "k").Err(); !errors.Is(err, redis.Nil) {
 		t.Errorf("GET k on the cut replica: %v, want nil", err)
 	}
-	if status, err := cluster.InfoField(within(t, time.Second), cut, "replication", "master_link_status"); err != nil || status != "down" {
+	if status, err := sentinel.InfoField(within(t, time.Second), cut, "replication", "master_link_status"); err != nil || status != "down" {
 		t.Errorf("cut replica's master_link_status = %q, %v; want down", status, err)
 	}
 
@@ -387,7 +398,7 @@ func BenchmarkFailover(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		r, err := cluster.StartReplicaSet(b.Context(), localRunOf(b), b.TempDir(), network)
+		r, err := sentinel.StartReplicaSet(b.Context(), localRunOf(b), b.TempDir(), network)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,4 +1,8 @@
-package cluster
+// Package sentinel is the replicated Redis topology: a master, its
+// replicas and the Sentinels that watch them (ReplicaSet), started on any
+// backend through its RunSession, and the replication faults that strike
+// it.
+package sentinel
 
 import (
 	"context"
@@ -12,7 +16,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/locklab/locklab/cluster/internal/backendkit"
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/network"
 	"github.com/redis/go-redis/v9"
 )
@@ -39,13 +43,13 @@ import (
 // reports it. A failover also ends the detour, rightly: the replica then
 // follows the new master, and the fault was on the path to the old one.
 //
-// A Networked backend (containers) needs no detour: replication and Sentinel
+// A cluster.Networked backend (containers) needs no detour: replication and Sentinel
 // run on its network, by name, and CutReplication cuts the network path of
 // the one replica there (see cluster/docker), which Sentinel has no way to undo.
 // That network has no delay, so DelayReplication needs the local backend.
 
-// SentinelMaster is the name the Sentinels know the master by.
-const SentinelMaster = "locklab"
+// MasterName is the name the Sentinels know the master by.
+const MasterName = "locklab"
 
 const (
 	replicatedReplicas = 2
@@ -78,13 +82,54 @@ const (
 	repointTimeout     = 5 * time.Second
 )
 
+// Node is a node that runs redis-server, a data node or a Sentinel, as
+// every backend's RunSession.StartNode starts it.
+type Node interface {
+	cluster.Node
+	// Admin is a direct client, past any link, for locklab's own use.
+	Admin() *redis.Client
+}
+
+// StartNode starts one redis-server on run as cfg says, and returns once it
+// answers.
+func StartNode(ctx context.Context, run cluster.RunSession, cfg cluster.NodeConfig) (Node, error) {
+	n, err := run.StartNode(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	rn, ok := n.(Node)
+	if !ok {
+		n.Stop()
+		return nil, fmt.Errorf("the %s backend started %s as no redis-server it can reach (no Admin)", run.Name(), cfg.Name)
+	}
+	return rn, nil
+}
+
+// StartNodes starts a node for each of cfgs at once, since each start
+// mostly waits for its server to answer. It returns them in cfgs' order;
+// after an error, those that did not start are nil.
+func StartNodes(ctx context.Context, run cluster.RunSession, cfgs []cluster.NodeConfig) ([]Node, error) {
+	nodes := make([]Node, len(cfgs))
+	errs := make([]error, len(cfgs))
+	var wg sync.WaitGroup
+	for i, cfg := range cfgs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			nodes[i], errs[i] = StartNode(ctx, run, cfg)
+		}()
+	}
+	wg.Wait()
+	return nodes, errors.Join(errs...)
+}
+
 // ReplicaSet is a master, its replicas and the Sentinels that watch them.
 // Its methods may be called from several goroutines.
 type ReplicaSet struct {
 	proxy     *network.Proxy
-	net       Networked   // nil for local processes, which replicate on 127.0.0.1
-	nodes     []RedisNode // the data nodes: the first master, then the replicas
-	sentinels []RedisNode
+	net       cluster.Networked // nil for local processes, which replicate on 127.0.0.1
+	nodes     []Node            // the data nodes: the first master, then the replicas
+	sentinels []Node
 	links     map[replPair]*network.Link // the detour of each replica towards each possible master
 
 	// mu is held while a replication fault is applied or healed, so that
@@ -95,14 +140,14 @@ type ReplicaSet struct {
 }
 
 // replPair names the replication path from master to replica.
-type replPair struct{ replica, master RedisNode }
+type replPair struct{ replica, master Node }
 
 // StartReplicaSet starts the data nodes and the Sentinels as Dir/n1…n3 and
 // Dir/s1…s3, and returns once both replicas are in sync and every Sentinel
 // sees the master, both replicas and the two other Sentinels. The run, a
-// backend's RunSession, starts the servers; the detour links are made in
+// backend's cluster.RunSession, starts the servers; the detour links are made in
 // proxy, which the caller closes after Close.
-func StartReplicaSet(ctx context.Context, run RunSession, dir string, proxy *network.Proxy) (_ *ReplicaSet, err error) {
+func StartReplicaSet(ctx context.Context, run cluster.RunSession, dir string, proxy *network.Proxy) (_ *ReplicaSet, err error) {
 	if proxy == nil {
 		return nil, errors.New("start replicated: no network")
 	}
@@ -110,7 +155,7 @@ func StartReplicaSet(ctx context.Context, run RunSession, dir string, proxy *net
 		return nil, fmt.Errorf("start replicated: %w", err)
 	}
 	r := &ReplicaSet{proxy: proxy, links: make(map[replPair]*network.Link), detours: make(map[*network.Link]int)}
-	r.net, _ = run.(Networked)
+	r.net, _ = run.(cluster.Networked)
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, r.Close())
@@ -125,12 +170,12 @@ func StartReplicaSet(ctx context.Context, run RunSession, dir string, proxy *net
 	}
 	// The replicas and the Sentinels start once the master answers: a replica
 	// that finds no master dials again only a second later.
-	var master RedisNode
+	var master Node
 	var masterErr error
 	masterUp := make(chan struct{})
 	startMaster := func() {
 		defer close(masterUp)
-		master, masterErr = run.StartNode(ctx, NodeConfig{Name: "n1", Dir: dir, Args: r.dataNodeArgs("n1"), Peers: peers})
+		master, masterErr = StartNode(ctx, run, cluster.NodeConfig{Name: "n1", Dir: dir, Args: r.dataNodeArgs("n1"), Peers: peers})
 	}
 	awaitMaster := func(ctx context.Context) error {
 		select {
@@ -164,17 +209,17 @@ func StartReplicaSet(ctx context.Context, run RunSession, dir string, proxy *net
 		}
 	}
 
-	var followers []NodeConfig
+	var followers []cluster.NodeConfig
 	for i := range replicatedReplicas {
 		name := fmt.Sprintf("n%d", i+2)
 		args := append(r.dataNodeArgs(name), "--replicaof", host, port)
-		followers = append(followers, NodeConfig{Name: name, Dir: dir, Args: args, Peers: peers, After: awaitMaster})
+		followers = append(followers, cluster.NodeConfig{Name: name, Dir: dir, Args: args, Peers: peers, After: awaitMaster})
 	}
 	conf := r.sentinelConf(host, port)
 	for i := range sentinelCount {
-		followers = append(followers, NodeConfig{Name: fmt.Sprintf("s%d", i+1), Dir: dir, Sentinel: conf, After: awaitMaster})
+		followers = append(followers, cluster.NodeConfig{Name: fmt.Sprintf("s%d", i+1), Dir: dir, Sentinel: conf, After: awaitMaster})
 	}
-	started, err := startNodes(ctx, run, followers)
+	started, err := StartNodes(ctx, run, followers)
 	if <-masterUp; r.net != nil {
 		r.nodes = append(r.nodes, master)
 	}
@@ -210,16 +255,16 @@ func (r *ReplicaSet) sentinelConf(host, port string) string {
 		names = []string{"sentinel resolve-hostnames yes", "sentinel announce-hostnames yes"}
 	}
 	return strings.Join(append(names,
-		fmt.Sprintf("sentinel monitor %s %s %s %d", SentinelMaster, host, port, sentinelQuorum),
-		fmt.Sprintf("sentinel down-after-milliseconds %s %d", SentinelMaster, sentinelDownAfter.Milliseconds()),
-		fmt.Sprintf("sentinel failover-timeout %s %d", SentinelMaster, sentinelFailoverTimeout.Milliseconds()),
+		fmt.Sprintf("sentinel monitor %s %s %s %d", MasterName, host, port, sentinelQuorum),
+		fmt.Sprintf("sentinel down-after-milliseconds %s %d", MasterName, sentinelDownAfter.Milliseconds()),
+		fmt.Sprintf("sentinel failover-timeout %s %d", MasterName, sentinelFailoverTimeout.Milliseconds()),
 		// One replica at a time resyncs with a new master: the other keeps serving.
-		fmt.Sprintf("sentinel parallel-syncs %s 1", SentinelMaster),
+		fmt.Sprintf("sentinel parallel-syncs %s 1", MasterName),
 	), "\n")
 }
 
 // makeDetours makes the detour links, one from each data node to each
-// other, through which replication runs on local processes; a Networked
+// other, through which replication runs on local processes; a cluster.Networked
 // backend cuts replication without them.
 func (r *ReplicaSet) makeDetours(ctx context.Context) error {
 	if r.net != nil {
@@ -267,7 +312,7 @@ func (r *ReplicaSet) dataNodeArgs(name string) []string {
 }
 
 // peerAddr is the address by which the other servers reach n.
-func (r *ReplicaSet) peerAddr(n RedisNode) string {
+func (r *ReplicaSet) peerAddr(n Node) string {
 	if r.net != nil {
 		return r.net.PeerAddr(n.Name())
 	}
@@ -278,7 +323,7 @@ func (r *ReplicaSet) peerAddr(n RedisNode) string {
 // set, from their production values (seconds) to sentinelPeriod, so that a
 // failover takes seconds. It reads INFO and publishes its hellos every
 // learn, by which it learns of the replicas and the other Sentinels.
-func tuneSentinel(ctx context.Context, s RedisNode, learn time.Duration) error {
+func tuneSentinel(ctx context.Context, s Node, learn time.Duration) error {
 	period := strconv.FormatInt(sentinelPeriod.Milliseconds(), 10)
 	learnPeriod := strconv.FormatInt(learn.Milliseconds(), 10)
 	// Only options this redis-server knows: for an unknown one, redis 7.0
@@ -297,8 +342,8 @@ func tuneSentinel(ctx context.Context, s RedisNode, learn time.Duration) error {
 func (r *ReplicaSet) awaitReady(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, replicatedReadyCap)
 	defer cancel()
-	nudged := make(map[RedisNode]time.Time)
-	return backendkit.PollUntil(ctx, "await replicas and sentinels", func(ctx context.Context) (string, error) {
+	nudged := make(map[Node]time.Time)
+	return cluster.PollUntil(ctx, "await replicas and sentinels", func(ctx context.Context) (string, error) {
 		for _, n := range r.nodes[1:] {
 			status, err := infoField(ctx, n, "replication", "master_link_status")
 			if err != nil {
@@ -339,7 +384,7 @@ func (r *ReplicaSet) awaitReady(ctx context.Context) error {
 			return fmt.Sprintf("master: %d of %d replicas acknowledge its writes", acks, replicatedReplicas), nil
 		}
 		for _, s := range r.sentinels {
-			cmd := redis.NewMapStringStringCmd(ctx, "SENTINEL", "MASTER", SentinelMaster)
+			cmd := redis.NewMapStringStringCmd(ctx, "SENTINEL", "MASTER", MasterName)
 			s.Admin().Process(ctx, cmd)
 			m, err := cmd.Result()
 			if err != nil {
@@ -357,10 +402,10 @@ func (r *ReplicaSet) awaitReady(ctx context.Context) error {
 
 // Nodes returns the data nodes, not the Sentinels: the first master, then the
 // replicas, in start order. Which is master now is for Master to say.
-func (r *ReplicaSet) Nodes() []RedisNode { return slices.Clone(r.nodes) }
+func (r *ReplicaSet) Nodes() []Node { return slices.Clone(r.nodes) }
 
 // Sentinels returns the Sentinel nodes.
-func (r *ReplicaSet) Sentinels() []RedisNode { return slices.Clone(r.sentinels) }
+func (r *ReplicaSet) Sentinels() []Node { return slices.Clone(r.sentinels) }
 
 // SentinelAddrs returns the Sentinels' addresses, as a failover client wants them.
 func (r *ReplicaSet) SentinelAddrs() []string {
@@ -374,7 +419,7 @@ func (r *ReplicaSet) SentinelAddrs() []string {
 // Master returns the node that a majority of the Sentinels name as master now
 // (SENTINEL GET-MASTER-ADDR-BY-NAME). It fails when no majority agrees, as in
 // the middle of a failover.
-func (r *ReplicaSet) Master(ctx context.Context) (RedisNode, error) {
+func (r *ReplicaSet) Master(ctx context.Context) (Node, error) {
 	addr, err := r.namedMaster(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("master: %w", err)
@@ -395,7 +440,7 @@ func (r *ReplicaSet) namedMaster(ctx context.Context) (string, error) {
 		// A short bound per Sentinel, so that one slow Sentinel does not hold up
 		// the poll of AwaitFailover.
 		actx, cancel := context.WithTimeout(ctx, sentinelAskTimeout)
-		hostPort, err := s.Admin().Do(actx, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", SentinelMaster).StringSlice()
+		hostPort, err := s.Admin().Do(actx, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", MasterName).StringSlice()
 		cancel()
 		if err != nil || len(hostPort) != 2 {
 			answers = append(answers, fmt.Sprintf("%s: %v %v", s.Name(), hostPort, err))
@@ -412,7 +457,7 @@ func (r *ReplicaSet) namedMaster(ctx context.Context) (string, error) {
 
 // dataNode returns the data node at addr, as clients or the Sentinels know
 // it, or nil.
-func (r *ReplicaSet) dataNode(addr string) RedisNode {
+func (r *ReplicaSet) dataNode(addr string) Node {
 	for _, n := range r.nodes {
 		if n.Addr() == addr || r.peerAddr(n) == addr {
 			return n
@@ -425,19 +470,19 @@ func (r *ReplicaSet) dataNode(addr string) RedisNode {
 // than from, and returns it with the time taken since the call. It polls the
 // Sentinels every few milliseconds, so took is observed, not slept; it gives
 // up when ctx ends or after 30 s.
-func (r *ReplicaSet) AwaitFailover(ctx context.Context, from Node) (to RedisNode, took time.Duration, err error) {
+func (r *ReplicaSet) AwaitFailover(ctx context.Context, from cluster.Node) (to Node, took time.Duration, err error) {
 	start := time.Now()
 	if from == nil {
 		return nil, 0, errors.New("await failover: from is nil")
 	}
 	ctx, cancel := context.WithTimeout(ctx, failoverCap)
 	defer cancel()
-	err = backendkit.PollUntil(ctx, "await failover from "+from.Name(), func(ctx context.Context) (string, error) {
+	err = cluster.PollUntil(ctx, "await failover from "+from.Name(), func(ctx context.Context) (string, error) {
 		addr, err := r.namedMaster(ctx)
 		switch {
 		case err != nil:
 			return err.Error(), nil
-		case Node(r.dataNode(addr)) == from:
+		case cluster.Node(r.dataNode(addr)) == from:
 			return "the Sentinels still name " + from.Name(), nil
 		}
 		if to = r.dataNode(addr); to == nil {
@@ -460,7 +505,7 @@ func (r *ReplicaSet) AwaitFailover(ctx context.Context, from Node) (to RedisNode
 // overlap. The fault ends early if Sentinel re-points the replica, which it
 // does once the detour has lasted 10 s while the master is up (see the top
 // of this file; the heal then returns an error), or at a failover.
-func (r *ReplicaSet) CutReplication(ctx context.Context, node Node) (network.Heal, error) {
+func (r *ReplicaSet) CutReplication(ctx context.Context, node cluster.Node) (network.Heal, error) {
 	replica := r.member(node)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -486,7 +531,7 @@ func (r *ReplicaSet) CutReplication(ctx context.Context, node Node) (network.Hea
 // current master (toxiproxy latency on its own link, as for CutReplication):
 // writes reach it d late, and its acknowledgements, which WAIT counts, 2d late.
 // The same limits as for CutReplication apply.
-func (r *ReplicaSet) DelayReplication(ctx context.Context, node Node, d time.Duration) (network.Heal, error) {
+func (r *ReplicaSet) DelayReplication(ctx context.Context, node cluster.Node, d time.Duration) (network.Heal, error) {
 	replica := r.member(node)
 	if r.net != nil {
 		return noHeal, fmt.Errorf("delay replication: not on the %s backend, whose network has no delay (its images have no tc); "+
@@ -520,12 +565,12 @@ func (r *ReplicaSet) DelayReplication(ctx context.Context, node Node, d time.Dur
 	return r.replicationHeal(replica, link, undelay), nil
 }
 
-// cutAtNetwork is CutReplication on a Networked backend: the replica's path
+// cutAtNetwork is CutReplication on a cluster.Networked backend: the replica's path
 // to the current master is cut at the network, and the replica does not know
 // it until its replication times out, as in a real partition. The cut lasts
 // until the heal; a failover leaves it on the path to the old master. Called
 // with r.mu held.
-func (r *ReplicaSet) cutAtNetwork(ctx context.Context, replica RedisNode) (network.Heal, error) {
+func (r *ReplicaSet) cutAtNetwork(ctx context.Context, replica Node) (network.Heal, error) {
 	master, err := r.masterOf(ctx, replica)
 	if err != nil {
 		return noHeal, fmt.Errorf("cut replication: %w", err)
@@ -534,7 +579,7 @@ func (r *ReplicaSet) cutAtNetwork(ctx context.Context, replica RedisNode) (netwo
 }
 
 // replicationLink returns the link from the current master to replica.
-func (r *ReplicaSet) replicationLink(ctx context.Context, replica RedisNode) (*network.Link, error) {
+func (r *ReplicaSet) replicationLink(ctx context.Context, replica Node) (*network.Link, error) {
 	master, err := r.masterOf(ctx, replica)
 	if err != nil {
 		return nil, err
@@ -544,11 +589,11 @@ func (r *ReplicaSet) replicationLink(ctx context.Context, replica RedisNode) (*n
 
 // member is n as one of the set's data nodes, or nil when it is none of
 // them (masterOf then says so).
-func (r *ReplicaSet) member(n Node) RedisNode {
+func (r *ReplicaSet) member(n cluster.Node) Node {
 	if n == nil {
 		return nil
 	}
-	if rn := r.dataNode(n.Addr()); rn != nil && Node(rn) == n {
+	if rn := r.dataNode(n.Addr()); rn != nil && cluster.Node(rn) == n {
 		return rn
 	}
 	return nil
@@ -556,7 +601,7 @@ func (r *ReplicaSet) member(n Node) RedisNode {
 
 // masterOf is the master that replica, a data node other than the master,
 // replicates from now.
-func (r *ReplicaSet) masterOf(ctx context.Context, replica RedisNode) (RedisNode, error) {
+func (r *ReplicaSet) masterOf(ctx context.Context, replica Node) (Node, error) {
 	if replica == nil || r.dataNode(replica.Addr()) != replica {
 		return nil, errors.New("not a data node of this topology")
 	}
@@ -575,7 +620,7 @@ func (r *ReplicaSet) masterOf(ctx context.Context, replica RedisNode) (RedisNode
 
 // detour points replica at link, unless it already replicates through it
 // for an earlier fault; fresh says whether this call did. Called with r.mu held.
-func (r *ReplicaSet) detour(ctx context.Context, replica RedisNode, link *network.Link) (fresh bool, err error) {
+func (r *ReplicaSet) detour(ctx context.Context, replica Node, link *network.Link) (fresh bool, err error) {
 	r.detours[link]++
 	// Looked up rather than assumed from the count: Sentinel may have ended
 	// the earlier fault's detour.
@@ -596,7 +641,7 @@ func (r *ReplicaSet) detour(ctx context.Context, replica RedisNode, link *networ
 
 // undetour points replica back at the master when the last fault on link
 // ends. It reports a detour that Sentinel ended early. Called with r.mu held.
-func (r *ReplicaSet) undetour(replica RedisNode, link *network.Link) error {
+func (r *ReplicaSet) undetour(replica Node, link *network.Link) error {
 	if r.detours[link]--; r.detours[link] > 0 {
 		return nil
 	}
@@ -632,7 +677,7 @@ func (r *ReplicaSet) undetour(replica RedisNode, link *network.Link) error {
 // pointed back at the master, once. In that order because toxiproxy takes
 // seconds to remove a latency toxic from a connection that closed under it,
 // and pointing the replica away closes its connection through the link.
-func (r *ReplicaSet) replicationHeal(replica RedisNode, link *network.Link, undo network.Heal) network.Heal {
+func (r *ReplicaSet) replicationHeal(replica Node, link *network.Link, undo network.Heal) network.Heal {
 	var mu sync.Mutex
 	undetoured := false
 	return func() error {
@@ -650,7 +695,7 @@ func (r *ReplicaSet) replicationHeal(replica RedisNode, link *network.Link, undo
 }
 
 // replicaMasterAddr returns the address n replicates from, "" when n is a master.
-func replicaMasterAddr(ctx context.Context, n RedisNode) (string, error) {
+func replicaMasterAddr(ctx context.Context, n Node) (string, error) {
 	info, err := n.Admin().Info(ctx, "replication").Result()
 	if err != nil {
 		return "", err
@@ -662,10 +707,10 @@ func replicaMasterAddr(ctx context.Context, n RedisNode) (string, error) {
 }
 
 // awaitLinkUp polls until replica reports its link to its master up.
-func awaitLinkUp(ctx context.Context, replica RedisNode) error {
+func awaitLinkUp(ctx context.Context, replica Node) error {
 	ctx, cancel := context.WithTimeout(ctx, repointTimeout)
 	defer cancel()
-	return backendkit.PollUntil(ctx, "await replication link of "+replica.Name(), func(ctx context.Context) (string, error) {
+	return cluster.PollUntil(ctx, "await replication link of "+replica.Name(), func(ctx context.Context) (string, error) {
 		status, err := infoField(ctx, replica, "replication", "master_link_status")
 		if err != nil {
 			return err.Error(), nil
@@ -677,9 +722,9 @@ func awaitLinkUp(ctx context.Context, replica RedisNode) error {
 	})
 }
 
-// FailoverClient builds a go-redis Sentinel failover client for SentinelMaster.
+// FailoverClient builds a go-redis Sentinel failover client for MasterName.
 // It reaches each data node with dial(ctx, addr), addr being the node's Addr
-// (Sentinel reports it, or, on a Networked backend, its name there, which
+// (Sentinel reports it, or, on a cluster.Networked backend, its name there, which
 // FailoverClient maps to its Addr), so that a client can map it to a link of
 // its own; a nil dial dials directly. The Sentinels are always dialled directly:
 // no fault is meant to sit between a client and them. From opts it takes the
@@ -696,7 +741,7 @@ func (r *ReplicaSet) FailoverClient(opts *redis.Options, dial func(ctx context.C
 	}
 	direct := &net.Dialer{Timeout: timeout}
 	sentinels := r.SentinelAddrs()
-	// On a Networked backend the Sentinels name nodes, and each other, by
+	// On a cluster.Networked backend the Sentinels name nodes, and each other, by
 	// their addresses on its network; clients dial them where published.
 	published := map[string]string{}
 	if r.net != nil {
@@ -705,7 +750,7 @@ func (r *ReplicaSet) FailoverClient(opts *redis.Options, dial func(ctx context.C
 		}
 	}
 	return redis.NewFailoverClient(&redis.FailoverOptions{
-		MasterName:    SentinelMaster,
+		MasterName:    MasterName,
 		SentinelAddrs: sentinels,
 		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			if a, ok := published[addr]; ok {
@@ -768,7 +813,7 @@ func (r *ReplicaSet) Close() error {
 }
 
 // infoField returns one field of one INFO section of n.
-func infoField(ctx context.Context, n RedisNode, section, field string) (string, error) {
+func infoField(ctx context.Context, n Node, section, field string) (string, error) {
 	info, err := n.Admin().Info(ctx, section).Result()
 	if err != nil {
 		return "", fmt.Errorf("%s: INFO %s: %w", n.Name(), section, err)
