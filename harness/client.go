@@ -154,9 +154,6 @@ func newClient(ctx context.Context, cfg clientConfig) *Client {
 	}
 	if cfg.service != nil {
 		c.endpoints = Endpoints{Env: cfg.service.Env(c, cfg.serviceAddrs)}
-		if u, ok := cfg.service.(Unrelayed); ok {
-			c.endpoints.unrelayed = u.Unrelayed()
-		}
 		var err error
 		if c.handle, err = cfg.service.Dial(c, cfg.serviceAddrs); err != nil {
 			c.spoilf("client %d: %v", c.id, err)

@@ -202,6 +202,8 @@ func seamProtocol(name string) (relay.Protocol, bool) {
 		return relay.Memcached, true
 	case EnvZooKeeper:
 		return relay.ZooKeeper, true
+	case EnvEtcd:
+		return relay.Etcd, true
 	}
 	return 0, false
 }

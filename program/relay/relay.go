@@ -1,5 +1,5 @@
 // Package relay stands between one lock program and its lock service
-// (Redis, PostgreSQL, MariaDB, memcached, ZooKeeper), so that faults at
+// (Redis, PostgreSQL, MariaDB, memcached, ZooKeeper, etcd), so that faults at
 // the lock's own commands strike a program as they strike a go-redis lock
 // (or a Go lock's statements and requests). A relay listens on 127.0.0.1,
 // one listener per lock node, and forwards each connection to the client's
@@ -16,9 +16,12 @@
 // nothing of the line protocol nor of processes, only of the protocols it
 // reads: RESP (relay.go), PostgreSQL's simple queries and the batches of
 // its extended protocol (pg.go), MariaDB's statements (mysql.go),
-// memcached's text protocol (memcached.go) and ZooKeeper's jute frames
+// memcached's text protocol (memcached.go), ZooKeeper's jute frames
 // (zookeeper.go), whose pings and watch events pass beside the requests
-// so that a held request holds no session's heartbeat.
+// so that a held request holds no session's heartbeat, and etcd's gRPC
+// (etcd.go, over package h2's HTTP/2), whose unary calls (Txn, Put,
+// LeaseGrant …) it strikes and whose streaming calls (LeaseKeepAlive,
+// Watch) pass beside them likewise.
 package relay
 
 import (
@@ -59,6 +62,7 @@ const (
 	MySQL                     // MariaDB's COM_QUERY and COM_STMT_EXECUTE (mysql.go)
 	Memcached                 // memcached's text protocol (memcached.go)
 	ZooKeeper                 // ZooKeeper's jute frames (zookeeper.go)
+	Etcd                      // etcd's gRPC over HTTP/2 (etcd.go, package h2)
 )
 
 // Listen starts a relay of proto for client c with one listener per
@@ -130,6 +134,8 @@ func (r *Relay) accept(ln net.Listener, up string, node int) {
 				r.serveMemcached(down, in, upConn, out)
 			case ZooKeeper:
 				r.serveZK(down, in, upConn, out)
+			case Etcd:
+				r.serveEtcd(down, in, upConn, out)
 			default:
 				r.serve(down, in, upConn, out, node)
 			}
