@@ -3,6 +3,8 @@ package program
 import (
 	"context"
 	"errors"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -189,5 +191,77 @@ func TestEtcdRelay(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// etcdPy is programs/etcd-lease.py, run by Debian's python3, or a skip
+// when it lacks python3-etcd3.
+func etcdPy(t *testing.T) string {
+	t.Helper()
+	if err := exec.Command("/usr/bin/python3", "-c", "import etcd3").Run(); err != nil {
+		t.Skip("python3 with etcd3 is not installed (make deps installs python3-etcd3)")
+	}
+	p, err := filepath.Abs(filepath.Join("..", "programs", "etcd-lease.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "/usr/bin/python3 " + p
+}
+
+// TestEtcdProgram: programs/etcd-lease.py (python3-etcd3, grpcio) on the
+// etcd topology, through its relay, takes a key another client then is
+// refused (its watch passing the relay) and releases it; a crash after
+// its acquire's second request (the Txn that queues its key) strikes it
+// there: the process is gone.
+func TestEtcdProgram(t *testing.T) {
+	ctx := context.Background()
+	cmd := etcdPy(t)
+	cl := startEtcd(t)
+	// Client 0's second acquire is the one struck.
+	crash := failpoint.AfterCommand(failpoint.PhaseAcquire, 2)
+	points := failpoint.NewSet([]failpoint.Point{{Name: crash, Client: 0, Skip: 1, Action: failpoint.Crash()}})
+	h, _ := history.New("")
+	a, b := joinEtcd(t, cl, 0, time.Second, points, h), joinEtcd(t, cl, 1, time.Second, points, h)
+	la, lb := New(cmd)(a).(*Lock), New(cmd)(b).(*Lock)
+	for _, l := range []*Lock{la, lb} {
+		if l.p == nil || l.p.relay == nil {
+			t.Fatalf("the program did not start with a relay: %v", l.err)
+		}
+		if err := l.Warm(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	acquire := func(c *harness.Client, l *Lock, key string) (harness.Lease, error) {
+		actx, leave := c.Enter(ctx, failpoint.PhaseAcquire)
+		defer leave()
+		return l.Acquire(actx, key)
+	}
+	sa, err := acquire(a, la, "k")
+	if err != nil {
+		t.Fatalf("a's acquire: %v", err)
+	}
+	if _, err := acquire(b, lb, "k"); !errors.Is(err, harness.ErrNotAcquired) {
+		t.Errorf("b's acquire of a held key: %v, want refused", err)
+	}
+	rctx, leave := a.Enter(ctx, failpoint.PhaseRelease)
+	if err := sa.Release(rctx); err != nil {
+		t.Errorf("a's release: %v", err)
+	}
+	leave()
+	if _, err := acquire(a, la, "struck"); err == nil {
+		t.Error("a's acquire struck by a crash after its Txn answered ok")
+	}
+	if lines := points.Unfired(); len(lines) > 0 {
+		t.Errorf("failpoints did not fire: %v", lines)
+	}
+	struck := false
+	for _, op := range h.Ops() {
+		struck = struck || (op.Failpoint == crash && op.Command == "TXN")
+	}
+	if !struck {
+		t.Errorf("no crash at the Txn in the history: %+v", h.Ops())
+	}
+	if _, err := acquire(a, la, "after"); !errors.Is(err, errDead) {
+		t.Errorf("after the crash: %v, want the program gone", err)
 	}
 }

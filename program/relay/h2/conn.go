@@ -106,7 +106,7 @@ func (c *conn) requests(r *Reader) error {
 	for {
 		f, err := r.Next()
 		if err != nil {
-			if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
+			if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || errors.Is(err, io.ErrClosedPipe) {
 				return nil
 			}
 			return err
