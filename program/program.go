@@ -17,18 +17,19 @@
 // `error` answer, or none within the bound, is an unknown outcome. stdout
 // carries answers only; logs go to stderr.
 //
-// On single, redlock, mariadb, postgres, memcached and zookeeper, the
+// On single, redlock, mariadb, postgres, memcached, zookeeper and etcd, the
 // addresses the program gets are those of its relay (package
 // program/relay), which forwards each connection to the client's own link
 // to the node and runs each command (each statement: MariaDB's COM_QUERY
 // or COM_STMT_EXECUTE, PostgreSQL's simple query or extended-protocol
 // batch; TLS is not read; each request of memcached's text protocol; each
-// ZooKeeper request but the session's pings) through the failpoints armed
-// on the lock's own commands (harness.Relay), as for a Go lock. Elsewhere
+// ZooKeeper request but the session's pings; each unary gRPC call to etcd,
+// not its keep-alive and watch streams) through the failpoints armed on
+// the lock's own commands (harness.Relay), as for a Go lock. On replicated
 // no relay reads the program's requests (harness.Endpoints.Unrelayed says
-// why: Sentinel's real addresses on replicated; etcd's gRPC, which the
-// relay does not speak), so a scenario that strikes them is unknown for a program, and a
-// fault explore drew there is reported missed, with that reason.
+// why: Sentinel hands out the nodes' real addresses), so a scenario that
+// strikes them is unknown for a program, and a fault explore drew there is
+// reported missed, with that reason.
 //
 // The process is the client (harness.Process): its crash is a SIGKILL of
 // its process group, its stop-the-world pause is SIGSTOP then SIGCONT, its

@@ -1,9 +1,10 @@
 // Package relay stands between one lock program and its lock service
-// (Redis, PostgreSQL, MariaDB, memcached, ZooKeeper, etcd), so that faults at
-// the lock's own commands strike a program as they strike a go-redis lock
-// (or a Go lock's statements and requests). A relay listens on 127.0.0.1,
-// one listener per lock node, and forwards each connection to the client's
-// own network link to that node (network faults still reach the program).
+// (Redis, PostgreSQL, MariaDB, memcached, ZooKeeper, etcd), so that faults
+// at the lock's own commands strike a program as they strike a go-redis
+// lock (or a Go lock's statements and requests). A relay listens on
+// 127.0.0.1, one listener per lock node, and forwards each connection to
+// the client's own network link to that node (network faults still reach
+// the program).
 // It reads each command the program sends and each reply, and runs the
 // command through the client's failpoints (harness.Relay): a pause or
 // sleep holds the command or its reply, a crash kills the process and
