@@ -143,7 +143,7 @@ func (c *conn) resetByProgram(stream uint32) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if stream == c.inflight {
-		c.finish(context.Canceled)
+		finish(c.result, context.Canceled)
 		return
 	}
 	if _, ok := c.queued[stream]; ok {
@@ -151,10 +151,12 @@ func (c *conn) resetByProgram(stream uint32) {
 	}
 }
 
-// finish hands the call in flight its end, once; c.mu is held.
-func (c *conn) finish(err error) {
+// finish hands a call its end, once: result is the call's own, so that a
+// late end (its reply's, after the program reset it) is never the next
+// call's.
+func finish(result chan error, err error) {
 	select {
-	case c.result <- err:
+	case result <- err:
 	default:
 	}
 }
@@ -169,20 +171,17 @@ func (c *conn) replies(r *Reader) {
 		}
 		c.mu.Lock()
 		ours := f.Stream != 0 && f.Stream == c.inflight
-		first := ours && !c.replying
+		first, result := ours && !c.replying, c.result
 		c.replying = c.replying || ours
 		c.mu.Unlock()
 		if c.toDown.pass(f, first) != nil {
 			return
 		}
-		if ours && (f.EndStream() || f.Type == http2.FrameRSTStream) {
-			c.mu.Lock()
-			if f.Type == http2.FrameRSTStream {
-				c.finish(errReset)
-			} else {
-				c.finish(Status(f))
-			}
-			c.mu.Unlock()
+		switch {
+		case ours && f.Type == http2.FrameRSTStream:
+			finish(result, errReset)
+		case ours && f.EndStream():
+			finish(result, Status(f))
 		}
 	}
 }
