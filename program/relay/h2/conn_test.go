@@ -3,6 +3,8 @@ package h2
 import (
 	"bufio"
 	"bytes"
+	"context"
+	"errors"
 	"io"
 	"net"
 	"testing"
@@ -193,4 +195,45 @@ func TestServe(t *testing.T) {
 		}
 		serverEnd.Close()
 	}
+}
+
+// TestServeReset: a call the program resets while it is held is sent with
+// its reset, and waits for no reply (send says it was canceled); the
+// connection goes on, the next call answered.
+func TestServeReset(t *testing.T) {
+	progEnd, relayDown := net.Pipe()
+	relayUp, serverEnd := net.Pipe()
+	defer progEnd.Close()
+	defer serverEnd.Close()
+	prog, server := newPeer(t, progEnd, 0), newPeer(t, serverEnd, len(http2.ClientPreface))
+	hold, ran := make(chan struct{}, 2), make(chan error, 2)
+	go Serve(relayDown, bufio.NewReader(relayDown), relayUp, bufio.NewReader(relayUp), Calls{
+		Unary: func(string) bool { return true },
+		Run: func(path string, send func() error) bool {
+			<-hold
+			ran <- send()
+			return true
+		},
+	})
+	io.WriteString(progEnd, http2.ClientPreface)
+	prog.w.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: prog.w.request("/etcdserverpb.KV/Put"), EndHeaders: true})
+	prog.w.fr.WriteData(1, true, []byte{0, 0, 0, 0, 0})
+	prog.w.fr.WriteRSTStream(1, http2.ErrCodeCancel)
+	prog.w.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 3, BlockFragment: prog.w.request("/etcdserverpb.KV/Range"), EndHeaders: true})
+	prog.w.fr.WriteData(3, true, []byte{0, 0, 0, 0, 0})
+	hold <- struct{}{}
+	server.expect(t, "the server", http2.FrameHeaders, 1)
+	server.expect(t, "the server", http2.FrameData, 1)
+	server.expect(t, "the server", http2.FrameRSTStream, 1)
+	if err := <-ran; !errors.Is(err, context.Canceled) {
+		t.Errorf("the reset call's send: %v, want canceled", err)
+	}
+	hold <- struct{}{}
+	server.expect(t, "the server", http2.FrameHeaders, 3)
+	server.expect(t, "the server", http2.FrameData, 3)
+	server.w.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 3, BlockFragment: server.w.block(":status", "200", "grpc-status", "0"), EndHeaders: true, EndStream: true})
+	if err := <-ran; err != nil {
+		t.Errorf("the next call's send: %v", err)
+	}
+	prog.expect(t, "the program", http2.FrameHeaders, 3)
 }
