@@ -159,6 +159,7 @@ type StatusError struct {
 	Message string
 }
 
+// Error says the code and the server's message.
 func (e StatusError) Error() string {
 	return "grpc: status " + strconv.Itoa(e.Code) + ": " + e.Message
 }
