@@ -146,9 +146,6 @@ func (c *Client) dialService(cfg clientConfig) {
 	if e, ok := cfg.service.(Endpointed); ok {
 		c.endpoints = e.Endpoints(c, cfg.serviceAddrs)
 	}
-	if u, ok := cfg.service.(Unrelayed); ok {
-		c.endpoints.unrelayed = u.Unrelayed()
-	}
 	if cfg.shared != nil {
 		// One service's one pool, for the lock and the inventory alike.
 		c.handle, c.shared = cfg.shared, true

@@ -118,9 +118,6 @@ type Endpoints struct {
 	// Env is the environment of a service started through the seam
 	// (Dialer.Env), as NAME=VALUE.
 	Env []string
-	// unrelayed is why no relay reads that service's protocol, when its
-	// Dialer says (Unrelayed).
-	unrelayed string
 }
 
 // Endpoints are the addresses this client dials.

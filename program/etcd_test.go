@@ -1,17 +1,31 @@
 package program
 
 import (
+	"context"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/local"
+	"github.com/locklab/locklab/failpoint"
+	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/program/relay"
+	"github.com/locklab/locklab/service/etcd"
 )
 
 // TestEtcdEnvironment: on the etcd topology a lock program gets
 // LOCKLAB_ETCD, each member through its client's own link, and the lease
-// to ask for in LOCKLAB_SESSION_MS (whole seconds); no Redis address, and
-// no relay, whose absence Unrelayed explains.
+// to ask for in LOCKLAB_SESSION_MS (whole seconds); no Redis address; and
+// a relay, which reads etcd's gRPC (TestEtcdRelay).
 func TestEtcdEnvironment(t *testing.T) {
 	cl, c, links := joinTopology(t, cluster.EtcdTopology, 1, time.Second)
 	env := map[string]string{}
@@ -37,7 +51,217 @@ func TestEtcdEnvironment(t *testing.T) {
 	if env[EnvSession] != "1000" || env[EnvTTL] != "300" || env[EnvClient] != "1" {
 		t.Errorf("environment %v", env)
 	}
-	if why := c.Endpoints().Unrelayed(); !strings.Contains(why, "gRPC") {
-		t.Errorf("Unrelayed: %q, want why no relay reads etcd's requests", why)
+	if why := c.Endpoints().Unrelayed(); why != "" {
+		t.Errorf("Unrelayed: %q, want etcd relayed", why)
+	}
+}
+
+// startEtcd starts the etcd topology on local processes, or skips when
+// etcd is not installed; it ends with the test.
+func startEtcd(t *testing.T) *cluster.Cluster {
+	t.Helper()
+	cl, err := cluster.Start(context.Background(), cluster.Config{Topology: cluster.EtcdTopology, Backend: local.Local{}, Service: etcd.Service{}})
+	if errors.Is(err, etcd.ErrNoEtcd) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cl.Close() })
+	return cl
+}
+
+// joinEtcd joins client id to cl, struck by points, with a TTL of ttl and
+// a timeout of 500 ms, recording into h; it ends with the test.
+func joinEtcd(t *testing.T, cl *cluster.Cluster, id int, ttl time.Duration, points *failpoint.Set, h *history.Recorder) *harness.Client {
+	t.Helper()
+	c, _, err := harness.Join(context.Background(), cl, harness.ClientOptions{ID: id, TTL: ttl, Timeout: 500 * time.Millisecond, Service: etcd.Service{}}, h, points)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// TestEtcdRelay puts a relay between etcd's own Go client (gRPC) and a
+// real etcd cluster, as a program on the etcd topology gets it:
+// LOCKLAB_ETCD names the relay's listeners, one per member; unary calls
+// and their replies (a failed comparison among them) pass; a Put paused
+// past its lease's TTL leaves the lease alive, its keep-alives passing
+// meanwhile on their stream; a Put struck by a crash before it never
+// reaches the members; one whose reply is dropped runs, and the client
+// sees its connection end instead of the reply.
+func TestEtcdRelay(t *testing.T) {
+	ctx := context.Background()
+	cl := startEtcd(t)
+	const ttl = time.Second
+	h, _ := history.New("")
+	admin := etcd.Of(joinEtcd(t, cl, 9, ttl, failpoint.NewSet(nil), h))
+	tests := []struct {
+		name  string
+		point failpoint.Point
+		ok    bool // whether the struck Put answers
+		ran   bool // whether it reached the members
+	}{
+		{"paused past the lease", failpoint.Point{Name: failpoint.BeforeCommand(failpoint.PhaseAcquire, 1), Client: 10, Action: failpoint.Pause(3 * ttl)}, true, true},
+		{"crash before", failpoint.Point{Name: failpoint.BeforeCommand(failpoint.PhaseAcquire, 1), Client: 11, Action: failpoint.Crash()}, false, false},
+		{"dropped reply", failpoint.Point{Name: failpoint.AfterCommand(failpoint.PhaseAcquire, 1), Client: 12, Action: failpoint.DropReply()}, false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			points := failpoint.NewSet([]failpoint.Point{tt.point})
+			h, _ := history.New("")
+			c := joinEtcd(t, cl, tt.point.Client, ttl, points, h)
+			if why := c.Endpoints().Unrelayed(); why != "" {
+				t.Fatalf("Unrelayed: %q, want etcd relayed", why)
+			}
+			upstream, proto, err := relayed(c.Endpoints())
+			if err != nil || proto != relay.Etcd || len(upstream) != len(cl.LockNodes()) {
+				t.Fatalf("relayed: %q %v %v, want each member's link and etcd's protocol", upstream, proto, err)
+			}
+			r, err := relay.Listen(c, upstream, proto)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			addrs := strings.Split(envOf(environment(c, r))[EnvEtcd], ",")
+			if !slices.Equal(addrs, r.Addrs()) {
+				t.Fatalf("%s=%q, want the relay's %q", EnvEtcd, addrs, r.Addrs())
+			}
+			// One member: the client's connection is the one struck.
+			cli, err := clientv3.New(clientv3.Config{Endpoints: addrs[:1], DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cli.Close()
+			base := "/relay/" + strings.ReplaceAll(tt.name, " ", "-")
+			lease, err := cli.Grant(ctx, int64(ttl/time.Second))
+			if err != nil {
+				t.Fatalf("grant: %v", err)
+			}
+			alive, err := cli.KeepAlive(ctx, lease.ID)
+			if err != nil {
+				t.Fatalf("keep-alive: %v", err)
+			}
+			go func() {
+				for range alive {
+				}
+			}()
+			if _, err := cli.Put(ctx, base, "x", clientv3.WithLease(lease.ID)); err != nil {
+				t.Fatalf("put %s: %v", base, err)
+			}
+			txn, err := cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(base), "=", 0)).Then(clientv3.OpPut(base, "y")).Commit()
+			if err != nil || txn.Succeeded {
+				t.Errorf("a txn on a key that exists: %+v %v, want its comparison failed", txn, err)
+			}
+			if got, err := cli.Get(ctx, base); err != nil || len(got.Kvs) != 1 || string(got.Kvs[0].Value) != "x" {
+				t.Errorf("get %s: %+v %v", base, got, err)
+			}
+
+			_, leave := c.Enter(ctx, failpoint.PhaseAcquire)
+			pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			_, err = cli.Put(pctx, base+"-struck", "z")
+			cancel()
+			leave()
+			if (err == nil) != tt.ok {
+				t.Errorf("the struck put: %v, want it answered: %v", err, tt.ok)
+			}
+			if got, err := admin.Get(ctx, base+"-struck"); err != nil || (len(got.Kvs) == 1) != tt.ran {
+				t.Errorf("the struck put's key: %+v %v, want it there: %v", got, err, tt.ran)
+			}
+			if lines := points.Unfired(); len(lines) > 0 {
+				t.Errorf("failpoints did not fire: %v", lines)
+			}
+			struck := false
+			for _, op := range h.Ops() {
+				struck = struck || (op.Failpoint == tt.point.Name && op.Command == "PUT")
+			}
+			if !struck {
+				t.Errorf("no fault at the put in the history: %+v", h.Ops())
+			}
+			if tt.ok {
+				// The lease outlived the pause: its keep-alives passed
+				// (an expired lease has a TTL of -1; a live one's whole
+				// seconds left may be 0).
+				if got, err := admin.TimeToLive(ctx, lease.ID); err != nil || got.TTL < 0 {
+					t.Errorf("after the pause the lease: TTL %d %v, want it alive", got.TTL, err)
+				}
+				if _, err := cli.Put(ctx, base+"-after", "w"); err != nil {
+					t.Errorf("a put after the pause: %v", err)
+				}
+			}
+		})
+	}
+}
+
+// etcdPy is programs/etcd-lease.py, run by Debian's python3, or a skip
+// when it lacks python3-etcd3.
+func etcdPy(t *testing.T) string {
+	t.Helper()
+	if err := exec.Command("/usr/bin/python3", "-c", "import etcd3").Run(); err != nil {
+		t.Skip("python3 with etcd3 is not installed (make deps installs python3-etcd3)")
+	}
+	p, err := filepath.Abs(filepath.Join("..", "programs", "etcd-lease.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "/usr/bin/python3 " + p
+}
+
+// TestEtcdProgram: programs/etcd-lease.py (python3-etcd3, grpcio) on the
+// etcd topology, through its relay, takes a key another client then is
+// refused (its watch passing the relay) and releases it; a crash after
+// its acquire's second request (the Txn that queues its key) strikes it
+// there: the process is gone.
+func TestEtcdProgram(t *testing.T) {
+	ctx := context.Background()
+	cmd := etcdPy(t)
+	cl := startEtcd(t)
+	// Client 0's second acquire is the one struck.
+	crash := failpoint.AfterCommand(failpoint.PhaseAcquire, 2)
+	points := failpoint.NewSet([]failpoint.Point{{Name: crash, Client: 0, Skip: 1, Action: failpoint.Crash()}})
+	h, _ := history.New("")
+	a, b := joinEtcd(t, cl, 0, time.Second, points, h), joinEtcd(t, cl, 1, time.Second, points, h)
+	la, lb := New(cmd)(a).(*Lock), New(cmd)(b).(*Lock)
+	for _, l := range []*Lock{la, lb} {
+		if l.p == nil || l.p.relay == nil {
+			t.Fatalf("the program did not start with a relay: %v", l.err)
+		}
+		if err := l.Warm(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	acquire := func(c *harness.Client, l *Lock, key string) (harness.Lease, error) {
+		actx, leave := c.Enter(ctx, failpoint.PhaseAcquire)
+		defer leave()
+		return l.Acquire(actx, key)
+	}
+	sa, err := acquire(a, la, "k")
+	if err != nil {
+		t.Fatalf("a's acquire: %v", err)
+	}
+	if _, err := acquire(b, lb, "k"); !errors.Is(err, harness.ErrNotAcquired) {
+		t.Errorf("b's acquire of a held key: %v, want refused", err)
+	}
+	rctx, leave := a.Enter(ctx, failpoint.PhaseRelease)
+	if err := sa.Release(rctx); err != nil {
+		t.Errorf("a's release: %v", err)
+	}
+	leave()
+	if _, err := acquire(a, la, "struck"); err == nil {
+		t.Error("a's acquire struck by a crash after its Txn answered ok")
+	}
+	if lines := points.Unfired(); len(lines) > 0 {
+		t.Errorf("failpoints did not fire: %v", lines)
+	}
+	struck := false
+	for _, op := range h.Ops() {
+		struck = struck || (op.Failpoint == crash && op.Command == "TXN")
+	}
+	if !struck {
+		t.Errorf("no crash at the Txn in the history: %+v", h.Ops())
+	}
+	if _, err := acquire(a, la, "after"); !errors.Is(err, errDead) {
+		t.Errorf("after the crash: %v, want the program gone", err)
 	}
 }

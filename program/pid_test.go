@@ -24,6 +24,13 @@ func TestProcessPid(t *testing.T) {
 	}
 	pid := c.ProcessPid()
 	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	// While the shell execs sleep its cmdline reads empty for a moment
+	// (the new image's arguments are not yet in place): read again until
+	// it says something, or the process is gone.
+	for deadline := time.Now().Add(5 * time.Second); err == nil && len(cmdline) == 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+		cmdline, err = os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	}
 	// The shell may have exec'd sleep already: "sleep\x0060".
 	if pid <= 0 || err != nil || !strings.Contains(string(cmdline), "sleep") {
 		t.Errorf("ProcessPid %d runs %q (%v), want the program's shell", pid, cmdline, err)

@@ -90,8 +90,8 @@ func start(c *harness.Client, command string) (*process, error) {
 	}
 	p.dir = dir
 	// The relay reads Redis's protocol on single and redlock, the SQL
-	// servers' and memcached's; elsewhere the program dials the client's links itself, and
-	// Unrelayed says why.
+	// servers', memcached's, ZooKeeper's and etcd's; elsewhere (Sentinel)
+	// the program dials the client's links itself, and Unrelayed says why.
 	if e := c.Endpoints(); e.Unrelayed() == "" {
 		upstream, proto, err := relayed(e)
 		if err == nil {
@@ -202,6 +202,8 @@ func seamProtocol(name string) (relay.Protocol, bool) {
 		return relay.Memcached, true
 	case EnvZooKeeper:
 		return relay.ZooKeeper, true
+	case EnvEtcd:
+		return relay.Etcd, true
 	}
 	return 0, false
 }

@@ -17,18 +17,19 @@
 // `error` answer, or none within the bound, is an unknown outcome. stdout
 // carries answers only; logs go to stderr.
 //
-// On single, redlock, mariadb, postgres, memcached and zookeeper, the
+// On single, redlock, mariadb, postgres, memcached, zookeeper and etcd, the
 // addresses the program gets are those of its relay (package
 // program/relay), which forwards each connection to the client's own link
 // to the node and runs each command (each statement: MariaDB's COM_QUERY
 // or COM_STMT_EXECUTE, PostgreSQL's simple query or extended-protocol
 // batch; TLS is not read; each request of memcached's text protocol; each
-// ZooKeeper request but the session's pings) through the failpoints armed
-// on the lock's own commands (harness.Relay), as for a Go lock. Elsewhere
+// ZooKeeper request but the session's pings; each unary gRPC call to etcd,
+// not its keep-alive and watch streams) through the failpoints armed on
+// the lock's own commands (harness.Relay), as for a Go lock. On replicated
 // no relay reads the program's requests (harness.Endpoints.Unrelayed says
-// why: Sentinel's real addresses on replicated; etcd's gRPC, which the
-// relay does not speak), so a scenario that strikes them is unknown for a program, and a
-// fault explore drew there is reported missed, with that reason.
+// why: Sentinel hands out the nodes' real addresses), so a scenario that
+// strikes them is unknown for a program, and a fault explore drew there is
+// reported missed, with that reason.
 //
 // The process is the client (harness.Process): its crash is a SIGKILL of
 // its process group, its stop-the-world pause is SIGSTOP then SIGCONT, its
@@ -134,11 +135,11 @@ type Lock struct {
 // Acquire asks the program for the lock on key.
 func (l *Lock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
 	if l.p != nil && l.p.relay != nil {
-		l.p.relay.BeginAcquire()
+		l.p.relay.Acquires().Begin()
 	}
 	answer, err := l.ask(ctx, "acquire", key)
 	if l.p != nil && l.p.relay != nil {
-		l.p.relay.EndAcquire(err == nil && (answer == "ok" || strings.HasPrefix(answer, "ok ")))
+		l.p.relay.Acquires().End(err == nil && (answer == "ok" || strings.HasPrefix(answer, "ok ")))
 	}
 	if err != nil {
 		return nil, err
@@ -169,7 +170,7 @@ func (l *Lock) Footprint() (footprint.Footprint, []string) {
 	if l.p == nil || l.p.relay == nil {
 		return footprint.Footprint{}, nil
 	}
-	return l.p.relay.Footprint()
+	return l.p.relay.Acquires().Footprint()
 }
 
 // ask sends `verb key` to the program.

@@ -119,7 +119,7 @@ func (r *Relay) mcRequest(req mcRequest, upConn net.Conn, out *bufio.Reader) ([]
 		_, err := send()
 		return reply, err == sendErr && (err == nil || isMCServerError(err))
 	}
-	r.learn.seen(footprint.Memcached(req.words))
+	r.learn.Seen(footprint.Memcached(req.words))
 	err := r.cmds.Statement(req.words, send)
 	return reply, err == sendErr && (err == nil || isMCServerError(err))
 }

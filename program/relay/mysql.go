@@ -185,7 +185,7 @@ func (c *myConn) statement(text string, raw []byte) ([]byte, int) {
 	var reply []byte
 	var sendErr error
 	done, unread := false, false
-	c.r.learn.seen(statementFootprint(strings.Fields(text)))
+	c.r.learn.Seen(statementFootprint(strings.Fields(text)))
 	err := c.r.cmds.Statement(strings.Fields(text), func() (any, error) {
 		if _, err := c.up.Write(raw); err != nil {
 			sendErr = err

@@ -175,7 +175,7 @@ func (c *pgConn) exchange(words []string, raw []byte, struck bool) (reply []byte
 	}
 	var err error
 	if struck {
-		c.r.learn.seen(statementFootprint(words))
+		c.r.learn.Seen(statementFootprint(words))
 		err = c.r.cmds.Statement(words, send)
 	} else {
 		_, err = send()

@@ -1,9 +1,10 @@
 // Package relay stands between one lock program and its lock service
-// (Redis, PostgreSQL, MariaDB, memcached, ZooKeeper), so that faults at
-// the lock's own commands strike a program as they strike a go-redis lock
-// (or a Go lock's statements and requests). A relay listens on 127.0.0.1,
-// one listener per lock node, and forwards each connection to the client's
-// own network link to that node (network faults still reach the program).
+// (Redis, PostgreSQL, MariaDB, memcached, ZooKeeper, etcd), so that faults
+// at the lock's own commands strike a program as they strike a go-redis
+// lock (or a Go lock's statements and requests). A relay listens on
+// 127.0.0.1, one listener per lock node, and forwards each connection to
+// the client's own network link to that node (network faults still reach
+// the program).
 // It reads each command the program sends and each reply, and runs the
 // command through the client's failpoints (harness.Relay): a pause or
 // sleep holds the command or its reply, a crash kills the process and
@@ -16,9 +17,12 @@
 // nothing of the line protocol nor of processes, only of the protocols it
 // reads: RESP (relay.go), PostgreSQL's simple queries and the batches of
 // its extended protocol (pg.go), MariaDB's statements (mysql.go),
-// memcached's text protocol (memcached.go) and ZooKeeper's jute frames
+// memcached's text protocol (memcached.go), ZooKeeper's jute frames
 // (zookeeper.go), whose pings and watch events pass beside the requests
-// so that a held request holds no session's heartbeat.
+// so that a held request holds no session's heartbeat, and etcd's gRPC
+// (etcd.go, over package h2's HTTP/2), whose unary calls (Txn, Put,
+// LeaseGrant …) it strikes and whose streaming calls (LeaseKeepAlive,
+// Watch) pass beside them likewise.
 package relay
 
 import (
@@ -40,9 +44,9 @@ import (
 // the connections the program opened through them.
 type Relay struct {
 	cmds      *harness.Relay
-	learn     learning      // what the program's requests show of its lock
-	proto     Protocol      // what it reads
-	timeout   time.Duration // dial timeout to the link
+	learn     footprint.Acquires // what the program's requests show of its lock
+	proto     Protocol           // what it reads
+	timeout   time.Duration      // dial timeout to the link
 	listeners []net.Listener
 
 	mu     sync.Mutex
@@ -61,6 +65,7 @@ const (
 	MySQL                     // MariaDB's COM_QUERY and COM_STMT_EXECUTE (mysql.go)
 	Memcached                 // memcached's text protocol (memcached.go)
 	ZooKeeper                 // ZooKeeper's jute frames (zookeeper.go)
+	Etcd                      // etcd's gRPC over HTTP/2 (etcd.go, package h2)
 )
 
 // Listen starts a relay of proto for client c with one listener per
@@ -132,6 +137,8 @@ func (r *Relay) accept(ln net.Listener, up string, node int) {
 				r.serveMemcached(down, in, upConn, out)
 			case ZooKeeper:
 				r.serveZK(down, in, upConn, out)
+			case Etcd:
+				r.serveEtcd(down, in, upConn, out)
 			default:
 				r.serve(down, in, upConn, out, node)
 			}
@@ -205,7 +212,7 @@ func (r *Relay) serve(down net.Conn, in *bufio.Reader, upConn net.Conn, out *buf
 		}
 		var reply []byte
 		var sendErr error
-		r.learn.seen(footprint.Redis(args))
+		r.learn.Seen(footprint.Redis(args))
 		err = r.cmds.Command(node, args, func() (any, error) {
 			if _, err := upConn.Write(raw); err != nil {
 				sendErr = err

@@ -105,7 +105,7 @@ func (r *Relay) serveZK(down net.Conn, in *bufio.Reader, upConn net.Conn, out *b
 		}
 		if hop.from == out {
 			if timeout, ok := footprint.ZooKeeperConnectReply(raw); ok {
-				r.learn.seen(footprint.ZooKeeperSession(timeout), true)
+				r.learn.Seen(footprint.ZooKeeperSession(timeout), true)
 			}
 		}
 		if _, err := hop.to.Write(raw); err != nil {
@@ -239,7 +239,7 @@ func (z *zkConn) exchange(req zkFrame) ([]byte, bool) {
 	if zkSetup[req.code] {
 		_, err = send()
 	} else {
-		z.r.learn.seen(zkFootprint(req.code, req.raw[12:]))
+		z.r.learn.Seen(zkFootprint(req.code, req.raw[12:]))
 		err = z.r.cmds.Statement(zkWords(req.code, req.raw[12:]), send)
 	}
 	return reply, reply != nil && err == sendErr

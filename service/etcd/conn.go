@@ -73,12 +73,6 @@ func (Service) Env(c *harness.Client, addrs []string) []string {
 		"LOCKLAB_SESSION_MS=" + strconv.FormatInt(Lease(c.TTL()).Milliseconds(), 10)}
 }
 
-// Unrelayed says why no fault strikes a lock program's own requests on
-// etcd (harness.Endpoints.Unrelayed).
-func (Service) Unrelayed() string {
-	return "the lock is a program on the etcd topology: etcd speaks gRPC over HTTP/2, which no relay of locklab's reads, so no fault can strike its requests (a Go lock's are struck by an interceptor of its gRPC client)"
-}
-
 // Guarded is a Lease of an etcd lock that lets its holder guard a write to
 // etcd by the lock itself: a transaction If(Guard()) commits only while
 // the lease still owns the lock key, so a holder whose lease expired (a

@@ -3,10 +3,10 @@ package etcd_test
 import (
 	"context"
 	"errors"
-	"strings"
 	"testing"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/service/etcd"
 )
 
@@ -37,10 +37,10 @@ func TestNeedsAStarter(t *testing.T) {
 	}
 }
 
-// TestUnrelayed: a lock program on etcd is told why no relay strikes its
-// requests (its environment is program's TestEtcdEnvironment's).
-func TestUnrelayed(t *testing.T) {
-	if why := (etcd.Service{}).Unrelayed(); !strings.Contains(why, "gRPC") {
-		t.Errorf("unrelayed %q: want the reason, gRPC", why)
+// TestRelayed: a lock program on etcd is relayed: its LOCKLAB_ETCD names
+// addresses a relay reads (program's TestEtcdRelay strikes them).
+func TestRelayed(t *testing.T) {
+	if why := (harness.Endpoints{Env: []string{"LOCKLAB_ETCD=127.0.0.1:1,127.0.0.1:2", "LOCKLAB_SESSION_MS=1000"}}).Unrelayed(); why != "" {
+		t.Errorf("a program on etcd is unrelayed: %q", why)
 	}
 }
