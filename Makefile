@@ -1,5 +1,5 @@
 # locklab: the two commands a user needs are `make check` and `make test`.
-.PHONY: deps check test bench vet docker acceptance image
+.PHONY: deps check test test-short bench vet docker acceptance image
 
 # -trimpath keeps each package's folder out of the build cache's keys, so a
 # clone of this tree elsewhere (CI's clean clone) reuses what this machine
@@ -58,6 +58,14 @@ test: deps docker vet
 	go test -count=1 -vet=off -race $(OTHER_PKGS)
 	go test -count=1 -vet=off -p 1 -timeout 20m -parallel 4 ./pitfalls/
 	go test -count=1 -vet=off -p 1 -timeout 20m -parallel 4 $(filter-out ./pitfalls/,$(TIMED_PKGS))
+
+# The inner loop: every package's unit tests and one run per lock service
+# (scenarios' TestOneRunPerService), on local processes. Under -short the
+# catalogue, the scenario runs and the docker backend's tests are left out
+# (each package's TestMain says which), and so are the race detector and
+# vet. `make test` stays the whole suite, and CI's command.
+test-short: deps
+	go test -short -count=1 -vet=off ./...
 
 # Issue 15's acceptance: ten minutes of explore on each correct lock of
 # the redlock topology, and on the watchdog and reentrant locks; each must

@@ -19,6 +19,9 @@ import (
 )
 
 func TestKinds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real servers: the full tier (make test)")
+	}
 	tests := []struct {
 		name      string
 		scenario  string

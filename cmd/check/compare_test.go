@@ -39,6 +39,9 @@ func TestCompareUsage(t *testing.T) {
 // pages and verdicts, every "—" cell says why, and compare.json parses to
 // what stdout printed.
 func TestCompare(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real servers: the full tier (make test)")
+	}
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Skip("redis-server is not installed (make deps)")
 	}

@@ -165,6 +165,9 @@ func TestMissingRedisServer(t *testing.T) {
 
 // TestJSON runs one pitfall and checks the schema of `check -json`.
 func TestJSON(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real servers: the full tier (make test)")
+	}
 	out := t.TempDir()
 	var stdout bytes.Buffer
 	code := run(context.Background(), []string{"-pitfall", "no-release", "-json", "-out", out}, &stdout, io.Discard)
@@ -211,6 +214,9 @@ func TestJSON(t *testing.T) {
 // runs of others leaves them in index.html, in catalogue order, while its
 // table shows only its own runs.
 func TestIndexKeepsEarlierRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real servers: the full tier (make test)")
+	}
 	out := t.TempDir()
 	// What `check -pitfall 1` would have left: a run folder with run.json
 	// and result.json.
@@ -270,6 +276,9 @@ func TestIndexKeepsEarlierRuns(t *testing.T) {
 // with the install hint, the others run, the index is written, and check
 // exits 1.
 func TestMissingMariaDB(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real servers: the full tier (make test)")
+	}
 	t.Setenv("MARIADB_BIN_DIR", t.TempDir())
 	if _, _, err := local.MariaDBPath(); err == nil {
 		t.Fatal("MariaDB found in an empty MARIADB_BIN_DIR")
@@ -328,6 +337,9 @@ func BenchmarkCatalogue(b *testing.B) {
 // the broken lock as it appears, and then the same table, with the same
 // verdicts, as without -watch.
 func TestWatch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real servers: the full tier (make test)")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	// -watch must not change a verdict. A verdict the machine made unknown

@@ -170,6 +170,9 @@ func TestMain(m *testing.M) {
 // is a bug named otherwise on one side whose kept run has a verdict the
 // machine made unknown.
 func TestShardsAsProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real servers: the full tier (make test)")
+	}
 	if err := (local.Local{}).Ready(context.Background(), false); err != nil {
 		t.Skip(err)
 	}
