@@ -30,6 +30,22 @@ type Service interface {
 	Source() fs.FS
 }
 
+// Crowded is a Service whose runs cost the machine more than others' (a
+// ZooKeeper run starts three JVMs): it says how many of its runs a machine
+// of cpus cores makes at once, where the others make four a core.
+type Crowded interface {
+	Parallel(cpus int) int
+}
+
+// Parallel is how many runs on topology t a machine of cpus cores makes at
+// once, unless told: four a core, or fewer for a Crowded service.
+func Parallel(t cluster.Topology, cpus int) int {
+	if c, ok := For(t).(Crowded); ok {
+		return max(1, c.Parallel(cpus))
+	}
+	return 4 * cpus
+}
+
 // All lists the services behind the seam.
 func All() []Service {
 	return []Service{etcd.Service{}, zookeeper.Service{}, memcached.Service{}, sqldb.MariaDB{}, sqldb.Postgres{}}

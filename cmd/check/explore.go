@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/locklab/locklab/explore/schedule"
 	"github.com/locklab/locklab/footprint"
 	"github.com/locklab/locklab/locks"
+	"github.com/locklab/locklab/service"
 	"github.com/locklab/locklab/suite"
 )
 
@@ -64,7 +66,7 @@ func newExploreFlags() exploreFlags {
 		out:         fs.String("out", "locklab-report", "report folder each bug's run folder goes into"),
 		backend:     fs.String("backend", "local", "where the servers run: local (processes) or docker (containers, whose images make docker builds)"),
 		kind:        fs.String("kind", "", kindUsage),
-		parallel:    fs.Int("parallel", defaultParallel(), "how many runs at once, each with servers of its own (runs mostly wait on timers); run i draws the same schedule whatever it is"),
+		parallel:    fs.Int("parallel", defaultParallel(), "how many runs at once, each with servers of its own (runs mostly wait on timers); run i draws the same schedule whatever it is; default four a core, or fewer for a service whose runs cost more (ZooKeeper: one more than the cores)"),
 		shard: fs.String("shard", "", "run share I/N (I from 0) of the runs one process with the same -seed makes: those numbered I modulo N; "+
 			"default from JOB_COMPLETION_INDEX and "+shardsEnv+" when both are set (a Kubernetes Indexed Job); the report goes to -out/shard-I"),
 		faults: fs.String("faults", "", "the fault kinds to draw, comma-separated: NAME,NAME draws only those, -NAME leaves one out "+
@@ -238,6 +240,10 @@ func exploreConfig(f exploreFlags, given map[string]bool) (explore.Config, error
 	ref := l.ReferenceOn(t)
 	cfg := explore.Config{Lock: l.Name, New: l.New, Reference: ref.New, SelfReference: ref.Name == l.Name, Topology: t,
 		Nested: l.Nested, Runs: *f.runs, Time: *f.time, Seed: *f.seed, StopAtFirst: *f.stopAtFirst, StopAfter: *f.stopAfter, Dir: *f.out, Parallel: *f.parallel}
+	if !given["parallel"] {
+		// Sized by what a run of the service costs (service.Crowded).
+		cfg.Parallel = service.Parallel(t, runtime.NumCPU())
+	}
 	if cfg.Kind, err = parseKind(*f.kind); err != nil {
 		return explore.Config{}, err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -176,6 +177,27 @@ func TestReplayLineCanBePasted(t *testing.T) {
 	for s, want := range map[string]string{"token-watchdog": "token-watchdog", "": "''", "a b": "'a b'", "-x,y": "-x,y"} {
 		if got := shellQuote(s); got != want {
 			t.Errorf("shellQuote(%q) = %s, want %s", s, got, want)
+		}
+	}
+}
+
+// TestParallelByService: explore's default -parallel is sized by what a
+// run of the service costs; a -parallel given wins.
+func TestParallelByService(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"-lock", "token-watchdog"}, 4 * runtime.NumCPU()},
+		{[]string{"-lock", "zk-fenced"}, runtime.NumCPU() + 1},
+		{[]string{"-lock", "zk-fenced", "-parallel", "8"}, 8},
+	} {
+		in, err := parseExplore(append(tc.args, "-out", t.TempDir()), &bytes.Buffer{}, noEnv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if in.cfg.Parallel != tc.want {
+			t.Errorf("%v: -parallel %d, want %d", tc.args, in.cfg.Parallel, tc.want)
 		}
 	}
 }
