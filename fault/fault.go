@@ -116,7 +116,7 @@ type Env struct {
 	// fault strikes (a program's own, once its requests showed it), whose
 	// state a fault can read to tell what it did to the lock; nil reads
 	// as "lock".
-	Key func() string
+	Key     func() string
 	clients []Client
 	links   [][]*network.Link // per client, one link per lock node
 	history *history.Recorder

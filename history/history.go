@@ -54,11 +54,11 @@
 package history
 
 import (
-	"github.com/locklab/locklab/footprint"
 	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/locklab/locklab/footprint"
 	"io"
 	"os"
 	"sync"
