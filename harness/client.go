@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,9 +31,9 @@ type Client struct {
 	key       string        // the workload's lock key, to tell which command took it
 	redis     *redis.Client
 	nodes     []*redis.Client
-	inventory *redis.Client
-	db        *sql.DB // the inventory in MariaDB or PostgreSQL, when it lives there
-	shared    bool    // handle (and db) are the service's shared pool's, which the client does not close
+	inventory InventoryConn // nil when the client was given no InventoryDialer
+	db        *sql.DB       // the inventory in MariaDB or PostgreSQL, when it lives there
+	shared    bool          // handle (and db) are the service's shared pool's, which the client does not close
 	history   *history.Recorder
 	points    *failpoint.Set
 
@@ -75,6 +74,8 @@ type clientConfig struct {
 	nodes     []string // every lock master, through this client's links
 	sentinels []string // the Sentinels of a replicated topology
 	inventory string   // the inventory node, direct: no fault touches it
+	// stock dials the client's connection to inventory, when not nil.
+	stock InventoryDialer
 	// stockDriver and stockDSN reach the SQL inventory (MariaDB or
 	// PostgreSQL), when it lives there, past any link.
 	stockDriver, stockDSN string
@@ -127,7 +128,9 @@ func newClient(ctx context.Context, cfg clientConfig) *Client {
 			c.nodes = append(c.nodes, c.dial(addr, cfg.timeout, i))
 		}
 	}
-	c.inventory = c.dial(cfg.inventory, cfg.timeout, -1)
+	if cfg.stock != nil {
+		c.inventory = cfg.stock.DialInventory(c, cfg.inventory)
+	}
 	c.probes = cfg.probes()
 	if cfg.service != nil {
 		c.dialService(cfg)
@@ -244,8 +247,14 @@ func (c *Client) TTL() time.Duration { return c.ttl }
 func (c *Client) Redis() *redis.Client { return c.redis }
 
 // Inventory is the client's connection to the inventory node, which no
-// fault touches: the workload's resource, not the lock's.
-func (c *Client) Inventory() Inventory { return redisInventory{c.inventory} }
+// fault touches: the workload's resource, not the lock's; nil when the
+// client was made with no InventoryDialer (ClientOptions.Inventory).
+func (c *Client) Inventory() Inventory {
+	if c.inventory == nil {
+		return nil
+	}
+	return c.inventory
+}
 
 // DB is the client's pool on the SQL inventory (MariaDB, or PostgreSQL on
 // the postgres topology), past any link, or nil when the inventory is not
@@ -510,7 +519,9 @@ func (c *Client) closeConns() {
 	for _, n := range c.nodes {
 		n.Close()
 	}
-	c.inventory.Close()
+	if c.inventory != nil {
+		c.inventory.Close()
+	}
 	if c.db != nil && !c.shared {
 		c.db.Close()
 	}
@@ -528,40 +539,6 @@ func (c *Client) Close() {
 	}
 	for _, p := range c.probes {
 		p.Close()
-	}
-}
-
-// clientHook makes every command of a client honour its crash and pause,
-// and passes it through the failpoints armed on the lock's commands.
-type clientHook struct {
-	c    *Client
-	node int // the lock node the hooked go-redis client talks to; -1 for none
-}
-
-func (h clientHook) DialHook(next redis.DialHook) redis.DialHook {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		if h.c.crashed.Load() {
-			return nil, ErrNotSent
-		}
-		return next(ctx, network, addr)
-	}
-}
-
-func (h clientHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		return h.c.command(ctx, h.node, []redis.Cmder{cmd}, func() error {
-			// go-redis sets a command's error only once the hooks returned;
-			// strike reads it before.
-			err := next(ctx, cmd)
-			cmd.SetErr(err)
-			return err
-		})
-	}
-}
-
-func (h clientHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		return h.c.command(ctx, h.node, cmds, func() error { return next(ctx, cmds) })
 	}
 }
 

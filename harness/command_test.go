@@ -10,7 +10,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/failpoint"
-	"github.com/locklab/locklab/harness/rediscmd"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/service/redis/sentinel"
 )
@@ -198,7 +197,7 @@ func relayed(args ...string) func(ctx context.Context, c *Client) error {
 			words[i] = a
 		}
 		return NewRelay(c).Command(0, args, func() (any, error) {
-			return rediscmd.Reply(c.probes[0].Do(ctx, words...))
+			return redisReply(c.probes[0].Do(ctx, words...))
 		})
 	}
 }
@@ -224,7 +223,7 @@ func TestAfterTookNotAnotherClientsTake(t *testing.T) {
 		}
 		c.points.Inflight().End(0, gen)
 		var err error
-		reply, err = rediscmd.Reply(c.probes[0].Do(ctx, "EVALSHA", nilOnSuccess.Hash(), 1, "lock", "c0"))
+		reply, err = redisReply(c.probes[0].Do(ctx, "EVALSHA", nilOnSuccess.Hash(), 1, "lock", "c0"))
 		return reply, err
 	})
 	if err != nil {

@@ -32,6 +32,10 @@ type ClientOptions struct {
 	// was started through the seam (cluster.Config.Service); nil
 	// otherwise.
 	Service Dialer
+	// Inventory dials the client's connection to the inventory node
+	// (service/redis's Inventory), which the workload's critical section
+	// reads and writes; nil leaves the client without one.
+	Inventory InventoryDialer
 }
 
 // Connect makes a client of cl outside any run, for testing or benchmarking
@@ -44,7 +48,7 @@ func Connect(ctx context.Context, cl *cluster.Cluster, opts ClientOptions) (*Cli
 		opts.Timeout = time.Second
 	}
 	h, _ := history.New("") // in memory: cannot fail
-	cfg := clientConfig{id: opts.ID, ttl: opts.TTL, key: opts.Key, timeout: opts.Timeout, history: h, points: failpoint.NewSet(nil), service: bind(opts.Service, cl)}
+	cfg := clientConfig{id: opts.ID, ttl: opts.TTL, key: opts.Key, timeout: opts.Timeout, history: h, points: failpoint.NewSet(nil), service: bind(opts.Service, cl), stock: opts.Inventory}
 	if opts.Direct {
 		cfg.inventory = cl.Inventory().Addr()
 		for _, n := range cl.LockNodes() {
@@ -66,7 +70,7 @@ func Connect(ctx context.Context, cl *cluster.Cluster, opts ClientOptions) (*Cli
 // node, recording into h and struck by the run's failpoints. The runner
 // calls it; a test of a lock on its own calls Connect.
 func Join(ctx context.Context, cl *cluster.Cluster, opts ClientOptions, h *history.Recorder, points *failpoint.Set) (*Client, []*network.Link, error) {
-	return connect(ctx, cl, clientConfig{id: opts.ID, ttl: opts.TTL, key: opts.Key, timeout: opts.Timeout, history: h, points: points, shared: opts.Pool, service: bind(opts.Service, cl)})
+	return connect(ctx, cl, clientConfig{id: opts.ID, ttl: opts.TTL, key: opts.Key, timeout: opts.Timeout, history: h, points: points, shared: opts.Pool, service: bind(opts.Service, cl), stock: opts.Inventory})
 }
 
 // bind is d bound to cl's deployment when it dials only so (Bound).

@@ -65,7 +65,9 @@ func TestRepliesRecorded(t *testing.T) {
 	c.Nodes()[0].SetNX(actx, "lock", "mine", 1500*time.Millisecond)
 	c.Nodes()[1].SetNX(actx, "lock", "mine", 1500*time.Millisecond)
 	c.Nodes()[0].Get(actx, "other key")
-	c.inventory.Get(actx, "lock") // not a lock node
+	inv := c.dial(nodes[0].Addr(), time.Second, -1) // not a lock node, as the inventory's
+	defer inv.Close()
+	inv.Get(actx, "lock")
 	leave()
 	rctx, leave := c.Enter(ctx, failpoint.PhaseRelease)
 	c.Nodes()[0].Eval(rctx, "return redis.call('del', KEYS[1])", []string{"lock"})

@@ -33,7 +33,7 @@ var libraries = []struct {
 	// and every lock by name) are written for go-redis, as the locks of
 	// service/etcd are for etcd's client.
 	{path: "github.com/redis/go-redis", allowed: []string{"service/redis", "pitfalls", "reference", "libraries", "locks"},
-		notYet: []string{"harness", "harness/rediscmd"}},
+		notYet: []string{"harness"}},
 }
 
 // TestClientLibraries checks who imports each lock service's client
