@@ -47,8 +47,9 @@ func For(t cluster.Topology) Service {
 
 // LockService is the lock service that starts topology t's deployment
 // (cluster.Config.Service): For(t), or Redis's (service/redis), whose
-// deployment is behind the seam while the harness still dials its clients
-// itself. It is nil on the topologies cluster.Start starts itself.
+// deployment dials its own clients (the harness binds it when a client is
+// given no Dialer), as it knows its topology's nodes and Sentinels. It is
+// nil on the topologies cluster.Start starts itself.
 func LockService(t cluster.Topology) cluster.LockService {
 	if s := For(t); s != nil {
 		return s
