@@ -5,15 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/history"
-	"github.com/locklab/locklab/service/redis/sentinel"
-	"github.com/redis/go-redis/v9"
 )
 
 // ErrCrashed is returned by everything a client does after it crashed.
@@ -22,19 +19,18 @@ var ErrCrashed = errors.New("client crashed")
 // ErrNotSent is the crash hook refusing a command before it left the client.
 var ErrNotSent = fmt.Errorf("%w: command not sent", ErrCrashed)
 
-// Client is one simulated application process: its own Redis connections
-// (through its own network links), its own clock, its own failpoints. Lock
+// Client is one simulated application process: its own handle to the lock
+// service (through its own network links, dialled by the service's
+// package), its own clock, its own failpoints. Lock
 // code gets nothing else.
 type Client struct {
 	id        int
 	ttl       time.Duration
 	timeout   time.Duration // Redis read timeout: how long a lost reply keeps it waiting
 	key       string        // the workload's lock key, to tell which command took it
-	redis     *redis.Client
-	nodes     []*redis.Client
-	inventory *redis.Client
-	db        *sql.DB // the inventory in MariaDB or PostgreSQL, when it lives there
-	shared    bool    // handle (and db) are the service's shared pool's, which the client does not close
+	inventory InventoryConn // nil when the client was given no InventoryDialer
+	db        *sql.DB       // the inventory in MariaDB or PostgreSQL, when it lives there
+	shared    bool          // handle (and db) are the service's shared pool's, which the client does not close
 	history   *history.Recorder
 	points    *failpoint.Set
 
@@ -57,12 +53,7 @@ type Client struct {
 
 	phase atomic.Pointer[phaseRun] // the worker's phase, for commands whose context has none
 
-	probes []*redis.Client // locklab's own, per lock node: see keyWatch
-
-	// dialled is, on replicated, the index of the data node the Sentinel
-	// failover client last dialled (-1 before any): the master its
-	// commands go to, for the history's replies.
-	dialled *atomic.Int32
+	probe KeyReader // locklab's own reads of the lock key, past the client's links: see keyWatch
 }
 
 // clientConfig is what newClient needs: the addresses this client dials
@@ -70,11 +61,10 @@ type Client struct {
 type clientConfig struct {
 	id        int
 	ttl       time.Duration
-	key       string   // the workload's lock key; "" means "lock"
-	master    string   // address of the lock node, through this client's link
-	nodes     []string // every lock master, through this client's links
-	sentinels []string // the Sentinels of a replicated topology
-	inventory string   // the inventory node, direct: no fault touches it
+	key       string // the workload's lock key; "" means "lock"
+	inventory string // the inventory node, direct: no fault touches it
+	// stock dials the client's connection to inventory, when not nil.
+	stock InventoryDialer
 	// stockDriver and stockDSN reach the SQL inventory (MariaDB or
 	// PostgreSQL), when it lives there, past any link.
 	stockDriver, stockDSN string
@@ -83,52 +73,20 @@ type clientConfig struct {
 	// the lock nodes at serviceAddrs (through this client's links).
 	service      Dialer
 	serviceAddrs []string
-	// failover builds the Sentinel client of a replicated topology in place
-	// of a plain one to master.
-	failover func(*redis.Options) *redis.Client
-	// direct are the lock masters' own addresses, in the order of nodes,
-	// and probeFailover the Sentinel client dialing them directly: how
-	// locklab reads the lock key without the client's links. Empty, the
-	// probes dial what the client dials.
-	direct        []string
-	probeFailover func(*redis.Options) *redis.Client
-	// dialled is where failover's dialer stores the index of the data
-	// node it dials.
-	dialled *atomic.Int32
-	timeout time.Duration
-	history *history.Recorder
-	points  *failpoint.Set
+	timeout      time.Duration
+	history      *history.Recorder
+	points       *failpoint.Set
 }
 
 func newClient(ctx context.Context, cfg clientConfig) *Client {
 	if cfg.key == "" {
 		cfg.key = "lock"
 	}
-	c := &Client{id: cfg.id, ttl: cfg.ttl, timeout: cfg.timeout, key: cfg.key, history: cfg.history, points: cfg.points, dialled: cfg.dialled}
+	c := &Client{id: cfg.id, ttl: cfg.ttl, timeout: cfg.timeout, key: cfg.key, history: cfg.history, points: cfg.points}
 	c.ctx, c.cancel = context.WithCancel(ctx)
-	switch {
-	case cfg.failover != nil:
-		c.endpoints = Endpoints{Sentinels: cfg.sentinels, Master: sentinel.MasterName}
-	case len(cfg.nodes) > 1:
-		c.endpoints = Endpoints{Nodes: cfg.nodes}
-	default:
-		c.endpoints = Endpoints{Redis: cfg.master}
+	if cfg.stock != nil {
+		c.inventory = cfg.stock.DialInventory(c, cfg.inventory)
 	}
-	switch {
-	case cfg.failover != nil:
-		c.redis = cfg.failover(options("", cfg.timeout))
-		c.redis.AddHook(clientHook{c: c, node: 0})
-	case cfg.master != "":
-		c.redis = c.dial(cfg.master, cfg.timeout, 0)
-	}
-	// With one master, Nodes is Redis itself rather than a second pool.
-	if len(cfg.nodes) > 1 {
-		for i, addr := range cfg.nodes {
-			c.nodes = append(c.nodes, c.dial(addr, cfg.timeout, i))
-		}
-	}
-	c.inventory = c.dial(cfg.inventory, cfg.timeout, -1)
-	c.probes = cfg.probes()
 	if cfg.service != nil {
 		c.dialService(cfg)
 	}
@@ -145,6 +103,9 @@ func (c *Client) dialService(cfg clientConfig) {
 	c.endpoints = Endpoints{Env: cfg.service.Env(c, cfg.serviceAddrs)}
 	if e, ok := cfg.service.(Endpointed); ok {
 		c.endpoints = e.Endpoints(c, cfg.serviceAddrs)
+	}
+	if p, ok := cfg.service.(Prober); ok {
+		c.probe = p.Probe(c)
 	}
 	if cfg.shared != nil {
 		// One service's one pool, for the lock and the inventory alike.
@@ -169,65 +130,6 @@ func openDB(driver, dsn string) *sql.DB {
 	return db
 }
 
-// options are the go-redis settings of every connection of a client:
-// retries off, so that a timeout surfaces as an unknown outcome instead of
-// being silently retried.
-func options(addr string, timeout time.Duration) *redis.Options {
-	return &redis.Options{
-		Addr:            addr,
-		Protocol:        2,
-		DisableIdentity: true,
-		MaxRetries:      -1,
-		// Commands end at the caller's deadline, not only at the timeouts
-		// below: a lock's per-node timeout must mean what it says.
-		ContextTimeoutEnabled: true,
-		DialerRetries:         1,
-		DialTimeout:           timeout,
-		ReadTimeout:           timeout,
-		WriteTimeout:          timeout,
-		PoolSize:              4,
-		DialerRetryTimeout:    time.Millisecond,
-	}
-}
-
-// dial builds a go-redis client to addr, lock node node (-1 for none), with
-// this client's crash and pause hook.
-func (c *Client) dial(addr string, timeout time.Duration, node int) *redis.Client {
-	rc := redis.NewClient(options(addr, timeout))
-	rc.AddHook(clientHook{c: c, node: node})
-	return rc
-}
-
-// probes are locklab's own connections to each lock node, in the order of
-// Nodes, to read the lock key's state around an Acquire's command (see
-// keyWatch): direct when the run gave the nodes' own addresses, with no
-// hook and short timeouts.
-func (cfg clientConfig) probes() []*redis.Client {
-	opts := func(addr string) *redis.Options {
-		o := options(addr, probeTimeout)
-		o.PoolSize = 1
-		return o
-	}
-	if cfg.failover != nil {
-		if cfg.probeFailover != nil {
-			return []*redis.Client{cfg.probeFailover(opts(""))}
-		}
-		return []*redis.Client{cfg.failover(opts(""))}
-	}
-	addrs := cfg.direct
-	if len(addrs) == 0 {
-		addrs = cfg.nodes
-	}
-	if len(addrs) == 0 && cfg.master != "" {
-		addrs = []string{cfg.master}
-	}
-	var probes []*redis.Client
-	for _, addr := range addrs {
-		probes = append(probes, redis.NewClient(opts(addr)))
-	}
-	return probes
-}
-
 // ID is the client's number, from 0.
 func (c *Client) ID() int { return c.id }
 
@@ -236,27 +138,20 @@ func (c *Client) ID() int { return c.id }
 // against this one.
 func (c *Client) TTL() time.Duration { return c.ttl }
 
-// Redis is this client's connection to the topology's lock master; nil on
-// the SQL topology, which has none.
-func (c *Client) Redis() *redis.Client { return c.redis }
-
 // Inventory is the client's connection to the inventory node, which no
-// fault touches: the workload's resource, not the lock's.
-func (c *Client) Inventory() Inventory { return redisInventory{c.inventory} }
+// fault touches: the workload's resource, not the lock's; nil when the
+// client was made with no InventoryDialer (ClientOptions.Inventory).
+func (c *Client) Inventory() Inventory {
+	if c.inventory == nil {
+		return nil
+	}
+	return c.inventory
+}
 
 // DB is the client's pool on the SQL inventory (MariaDB, or PostgreSQL on
 // the postgres topology), past any link, or nil when the inventory is not
 // in SQL.
 func (c *Client) DB() *sql.DB { return c.db }
-
-// Nodes is one connection per Redlock master; for other topologies it holds
-// just the master.
-func (c *Client) Nodes() []*redis.Client {
-	if len(c.nodes) == 0 && c.redis != nil {
-		return []*redis.Client{c.redis}
-	}
-	return c.nodes
-}
 
 // Now is this client's wall clock, which a scenario can skew.
 func (c *Client) Now() time.Time {
@@ -498,16 +393,12 @@ func (c *Client) waitResumed(ctx context.Context) error {
 }
 
 func (c *Client) closeConns() {
-	if c.redis != nil {
-		c.redis.Close()
-	}
 	if c.handle != nil && !c.shared {
 		c.handle.Close()
 	}
-	for _, n := range c.nodes {
-		n.Close()
+	if c.inventory != nil {
+		c.inventory.Close()
 	}
-	c.inventory.Close()
 	if c.db != nil && !c.shared {
 		c.db.Close()
 	}
@@ -523,42 +414,8 @@ func (c *Client) Close() {
 	if !c.crashed.Load() {
 		c.closeConns()
 	}
-	for _, p := range c.probes {
-		p.Close()
-	}
-}
-
-// clientHook makes every command of a client honour its crash and pause,
-// and passes it through the failpoints armed on the lock's commands.
-type clientHook struct {
-	c    *Client
-	node int // the lock node the hooked go-redis client talks to; -1 for none
-}
-
-func (h clientHook) DialHook(next redis.DialHook) redis.DialHook {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		if h.c.crashed.Load() {
-			return nil, ErrNotSent
-		}
-		return next(ctx, network, addr)
-	}
-}
-
-func (h clientHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		return h.c.command(ctx, h.node, []redis.Cmder{cmd}, func() error {
-			// go-redis sets a command's error only once the hooks returned;
-			// strike reads it before.
-			err := next(ctx, cmd)
-			cmd.SetErr(err)
-			return err
-		})
-	}
-}
-
-func (h clientHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		return h.c.command(ctx, h.node, cmds, func() error { return next(ctx, cmds) })
+	if c.probe != nil {
+		c.probe.Close()
 	}
 }
 

@@ -25,8 +25,7 @@ func newTestClient(t *testing.T, points []failpoint.Point) (*Client, cluster.Nod
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := newClient(context.Background(), clientConfig{id: 0, ttl: 100 * time.Millisecond, master: n.Addr(),
-		inventory: n.Addr(), timeout: time.Second, history: h, points: failpoint.NewSet(points)})
+	c := newRedisClient(0, []string{n.Addr()}, h, points)
 	t.Cleanup(c.Close)
 	return c, n
 }

@@ -7,8 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/harness/rediscmd"
 	"github.com/locklab/locklab/history"
@@ -102,20 +100,40 @@ func (c *Client) TookAt(ctx context.Context) (time.Duration, bool) {
 	return time.Duration(at - 1), at > 0
 }
 
-// command runs one go-redis command (or pipeline) of the lock, sent to
-// node (its index in Nodes; -1 for the inventory), through the failpoints
-// armed on the lock's commands (strike).
-func (c *Client) command(ctx context.Context, node int, cmds []redis.Cmder, send func() error) error {
+// Sent is one command of a batch that a lock's client library sends, as
+// its hook hands it to Commands: its words (the name first, as sent) and,
+// once it ran, its reply in the terms of rediscmd.TookBy (a string, an
+// int64, a bool, or nil for a null or a reply of another shape) and its
+// error. The words are enough for the failpoints, the history's replies and
+// telling which command took the lock, so the harness needs no client
+// library's types.
+type Sent struct {
+	Args  []string
+	Reply func() (any, error)
+}
+
+// Commands runs one command (or pipeline) of the lock, cmds, sent to node
+// (its index in the lock's nodes; -1 for the inventory) by calling send,
+// through the failpoints armed on the lock's commands (strike), and
+// honours the client's crash and pause around it. A client library's hook
+// (service/redis's, on go-redis) calls it for every batch: connection
+// setup (rediscmd.ConnectionSetup) and commands sent outside any phase
+// count in none and are only held by a pause and refused after a crash.
+func (c *Client) Commands(ctx context.Context, node int, cmds []Sent, send func() error) error {
 	pr := c.phaseOf(ctx)
-	if pr == nil || rediscmd.ConnectionSetup(cmds) {
+	args := make([][]string, len(cmds))
+	for i, cmd := range cmds {
+		args[i] = cmd.Args
+	}
+	if pr == nil || rediscmd.ConnectionSetup(args) {
 		return c.around(ctx, send)
 	}
 	sent := make([]sentCommand, len(cmds))
 	for i, cmd := range cmds {
-		sent[i] = sentCommand{args: rediscmd.Args(cmd), reply: func() (any, error) { return rediscmd.Reply(cmd) }}
+		sent[i] = sentCommand{args: cmd.Args, reply: cmd.Reply}
 	}
 	x := &exchange{h: c.history}
-	return c.strike(ctx, pr, node, rediscmd.Name(cmds), sent, x, func() error { return c.around(ctx, x.wrap(send)) })
+	return c.strike(ctx, pr, node, rediscmd.Name(args), sent, x, func() error { return c.around(ctx, x.wrap(send)) })
 }
 
 // strike runs one command (or pipeline) of the lock in phase run pr, sent

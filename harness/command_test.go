@@ -10,7 +10,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/failpoint"
-	"github.com/locklab/locklab/harness/rediscmd"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/service/redis/sentinel"
 )
@@ -188,7 +187,7 @@ func TestAfterTook(t *testing.T) {
 func relayed(args ...string) func(ctx context.Context, c *Client) error {
 	return func(ctx context.Context, c *Client) error {
 		if args[0] == "EVAL" {
-			if err := nilOnSuccess.Load(ctx, c.probes[0]).Err(); err != nil {
+			if err := nilOnSuccess.Load(ctx, c.testProbe()).Err(); err != nil {
 				return err
 			}
 			args = append([]string{"EVALSHA"}, args[1:]...)
@@ -198,7 +197,7 @@ func relayed(args ...string) func(ctx context.Context, c *Client) error {
 			words[i] = a
 		}
 		return NewRelay(c).Command(0, args, func() (any, error) {
-			return rediscmd.Reply(c.probes[0].Do(ctx, words...))
+			return redisReply(c.testProbe().Do(ctx, words...))
 		})
 	}
 }
@@ -211,7 +210,7 @@ func relayed(args ...string) func(ctx context.Context, c *Client) error {
 func TestAfterTookNotAnotherClientsTake(t *testing.T) {
 	ctx := context.Background()
 	c, n := newTestClient(t, []failpoint.Point{{Name: failpoint.AfterTook, Client: 0, Optional: true, Action: failpoint.Crash()}})
-	if err := nilOnSuccess.Load(ctx, c.probes[0]).Err(); err != nil {
+	if err := nilOnSuccess.Load(ctx, c.testProbe()).Err(); err != nil {
 		t.Fatal(err)
 	}
 	_, leave := c.Enter(ctx, failpoint.PhaseAcquire)
@@ -224,7 +223,7 @@ func TestAfterTookNotAnotherClientsTake(t *testing.T) {
 		}
 		c.points.Inflight().End(0, gen)
 		var err error
-		reply, err = rediscmd.Reply(c.probes[0].Do(ctx, "EVALSHA", nilOnSuccess.Hash(), 1, "lock", "c0"))
+		reply, err = redisReply(c.testProbe().Do(ctx, "EVALSHA", nilOnSuccess.Hash(), 1, "lock", "c0"))
 		return reply, err
 	})
 	if err != nil {

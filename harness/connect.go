@@ -3,17 +3,12 @@ package harness
 import (
 	"context"
 	"fmt"
-	"net"
-	"sync/atomic"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/network"
-	"github.com/locklab/locklab/service/redis/sentinel"
 )
 
 // ClientOptions describe a client made by Connect.
@@ -32,6 +27,10 @@ type ClientOptions struct {
 	// was started through the seam (cluster.Config.Service); nil
 	// otherwise.
 	Service Dialer
+	// Inventory dials the client's connection to the inventory node
+	// (service/redis's Inventory), which the workload's critical section
+	// reads and writes; nil leaves the client without one.
+	Inventory InventoryDialer
 }
 
 // Connect makes a client of cl outside any run, for testing or benchmarking
@@ -44,17 +43,11 @@ func Connect(ctx context.Context, cl *cluster.Cluster, opts ClientOptions) (*Cli
 		opts.Timeout = time.Second
 	}
 	h, _ := history.New("") // in memory: cannot fail
-	cfg := clientConfig{id: opts.ID, ttl: opts.TTL, key: opts.Key, timeout: opts.Timeout, history: h, points: failpoint.NewSet(nil), service: bind(opts.Service, cl)}
+	cfg := clientConfig{id: opts.ID, ttl: opts.TTL, key: opts.Key, timeout: opts.Timeout, history: h, points: failpoint.NewSet(nil), service: bind(opts.Service, cl), stock: opts.Inventory}
 	if opts.Direct {
 		cfg.inventory = cl.Inventory().Addr()
 		for _, n := range cl.LockNodes() {
-			cfg.nodes = append(cfg.nodes, n.Addr())
-		}
-		if dialsItself(cl) {
-			cfg.serviceAddrs, cfg.nodes = cfg.nodes, nil // the service's nodes, not Redis ones
-		}
-		if len(cfg.nodes) > 0 {
-			cfg.master = cfg.nodes[0]
+			cfg.serviceAddrs = append(cfg.serviceAddrs, n.Addr())
 		}
 		return newClient(ctx, cfg), nil
 	}
@@ -66,19 +59,25 @@ func Connect(ctx context.Context, cl *cluster.Cluster, opts ClientOptions) (*Cli
 // node, recording into h and struck by the run's failpoints. The runner
 // calls it; a test of a lock on its own calls Connect.
 func Join(ctx context.Context, cl *cluster.Cluster, opts ClientOptions, h *history.Recorder, points *failpoint.Set) (*Client, []*network.Link, error) {
-	return connect(ctx, cl, clientConfig{id: opts.ID, ttl: opts.TTL, key: opts.Key, timeout: opts.Timeout, history: h, points: points, shared: opts.Pool, service: bind(opts.Service, cl)})
+	return connect(ctx, cl, clientConfig{id: opts.ID, ttl: opts.TTL, key: opts.Key, timeout: opts.Timeout, history: h, points: points, shared: opts.Pool, service: bind(opts.Service, cl), stock: opts.Inventory})
 }
 
-// bind is d bound to cl's deployment when it dials only so (Bound).
+// bind is d bound to cl's deployment when it dials only so (Bound). With
+// no d, a deployment that dials its own clients (Redis's, which knows its
+// topology's nodes and Sentinels) is the Dialer.
 func bind(d Dialer, cl *cluster.Cluster) Dialer {
+	if own, ok := cl.Deployment().(Dialer); ok && d == nil {
+		return own
+	}
 	if b, ok := d.(Bound); ok {
 		return b.Bind(cl.Deployment())
 	}
 	return d
 }
 
-// connect completes cfg with one link per lock master for client cfg.id and
-// makes the client.
+// connect completes cfg with one link per lock node for client cfg.id and
+// makes the client, whose service dials its nodes through those links
+// (Dialer).
 func connect(ctx context.Context, cl *cluster.Cluster, cfg clientConfig) (*Client, []*network.Link, error) {
 	var links []*network.Link
 	for _, n := range cl.LockNodes() {
@@ -87,62 +86,11 @@ func connect(ctx context.Context, cl *cluster.Cluster, cfg clientConfig) (*Clien
 			return nil, nil, err
 		}
 		links = append(links, l)
-		cfg.nodes = append(cfg.nodes, l.Addr())
-		cfg.direct = append(cfg.direct, n.Addr())
-	}
-	if dialsItself(cl) {
-		// A service's own package dials its nodes (Dialer).
-		cfg.serviceAddrs, cfg.nodes, cfg.direct = cfg.nodes, nil, nil
-	}
-	if len(cfg.nodes) > 0 {
-		cfg.master = cfg.nodes[0]
+		cfg.serviceAddrs = append(cfg.serviceAddrs, l.Addr())
 	}
 	cfg.inventory = cl.Inventory().Addr()
-	if rs := replicaSet(cl); rs != nil {
-		// Sentinel reports real addresses; this client dials each node
-		// through its own link to it.
-		byNode, index := map[string]string{}, map[string]int{}
-		for i, n := range cl.LockNodes() {
-			byNode[n.Addr()], index[n.Addr()] = links[i].Addr(), i
-		}
-		cfg.nodes, cfg.sentinels = nil, rs.SentinelAddrs()
-		// Sentinel names the master only to the dialer: what it dials
-		// tells the history which data node the client's commands reach.
-		dialled := new(atomic.Int32)
-		dialled.Store(-1)
-		cfg.dialled = dialled
-		cfg.failover = func(opts *redis.Options) *redis.Client {
-			return rs.FailoverClient(opts, func(ctx context.Context, addr string) (net.Conn, error) {
-				if i, ok := index[addr]; ok {
-					dialled.Store(int32(i))
-				}
-				if via, ok := byNode[addr]; ok {
-					addr = via
-				}
-				var d net.Dialer
-				return d.DialContext(ctx, "tcp", addr)
-			})
-		}
-		cfg.direct = nil
-		cfg.probeFailover = func(opts *redis.Options) *redis.Client { return rs.FailoverClient(opts, nil) }
-	}
 	if db := cl.SQLInventory(); db != nil {
 		cfg.stockDriver, cfg.stockDSN = db.Driver(), db.DSN()
 	}
 	return newClient(ctx, cfg), links, nil
-}
-
-// dialsItself reports whether cl's lock service dials each client's handle
-// in its own package (Dialer). Redis's deployment is behind the seam
-// (service/redis), but the harness still dials its clients itself.
-func dialsItself(cl *cluster.Cluster) bool {
-	return cl.Deployment() != nil && cl.Topology().Service() != cluster.Redis
-}
-
-// replicaSet is the replicated topology's set, or nil on another.
-func replicaSet(cl *cluster.Cluster) *sentinel.ReplicaSet {
-	if d, ok := cl.Deployment().(interface{ ReplicaSet() *sentinel.ReplicaSet }); ok {
-		return d.ReplicaSet()
-	}
-	return nil
 }

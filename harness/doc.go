@@ -4,10 +4,12 @@
 // [failpoint.Action]). Package runner puts a lock through a scenario with them; the
 // faults they inject are package fault's.
 //
-// Lock code under test sees only [Client]: its ID, its Redis connections, its
-// clock and a way to run background work. It needs no hook: every command it
-// sends passes the client's go-redis hook (a lock program's, the relay of
-// package program: [NewRelay]), which knows the lock's [failpoint.Phase]
+// Lock code under test sees only [Client]: its ID, its handle to the lock
+// service (dialled by the service's package: service/redis's go-redis
+// connections, read with redis.Of), its clock and a way to run background
+// work. It needs no hook: every command it sends passes the handle's hook
+// into [Client.Commands] (a lock program's, the relay of package program:
+// [NewRelay]), which knows the lock's [failpoint.Phase]
 // (acquire, critical section, release, background) and counts the phase's
 // commands, so a scenario can strike before or after the k-th one
 // ([BeforeCommand], [AfterCommand]) or right after the command that took the

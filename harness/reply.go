@@ -29,20 +29,12 @@ func (x *exchange) wrap(send func() error) func() error {
 }
 
 // replyNode is the lock node whose replies to a command sent to node the
-// history records, and false when it records none: the run has one lock
-// node (its client lanes say it all), or node is not a lock node (the
-// inventory). On replicated the lock node is the data node that the
-// client's Sentinel failover client last dialled, which Sentinel named
-// master then.
+// history records, and false when it records none: node is not a lock
+// node (the inventory), or the client's handle does not say (ReplyNoder:
+// Redis's says none with one lock node, whose client lanes say it all).
 func (c *Client) replyNode(node int) (int, bool) {
-	switch {
-	case node < 0:
-		return 0, false
-	case c.dialled != nil:
-		n := int(c.dialled.Load())
-		return n, n >= 0
-	case len(c.nodes) > 1:
-		return node, true
+	if r, ok := c.handle.(ReplyNoder); ok && node >= 0 {
+		return r.ReplyNode(node)
 	}
 	return 0, false
 }

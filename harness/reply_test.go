@@ -34,8 +34,7 @@ func newTestNodes(t *testing.T, n int, points []failpoint.Point) (*Client, []clu
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := newClient(context.Background(), clientConfig{id: 3, ttl: 100 * time.Millisecond, master: addrs[0], nodes: addrs,
-		inventory: addrs[0], timeout: time.Second, history: h, points: failpoint.NewSet(points)})
+	c := newRedisClient(3, addrs, h, points)
 	t.Cleanup(c.Close)
 	return c, nodes
 }
@@ -65,7 +64,9 @@ func TestRepliesRecorded(t *testing.T) {
 	c.Nodes()[0].SetNX(actx, "lock", "mine", 1500*time.Millisecond)
 	c.Nodes()[1].SetNX(actx, "lock", "mine", 1500*time.Millisecond)
 	c.Nodes()[0].Get(actx, "other key")
-	c.inventory.Get(actx, "lock") // not a lock node
+	inv := c.dial(nodes[0].Addr(), time.Second, -1) // not a lock node, as the inventory's
+	defer inv.Close()
+	inv.Get(actx, "lock")
 	leave()
 	rctx, leave := c.Enter(ctx, failpoint.PhaseRelease)
 	c.Nodes()[0].Eval(rctx, "return redis.call('del', KEYS[1])", []string{"lock"})
@@ -135,16 +136,17 @@ func (e testRedisError) Error() string { return string(e) }
 func (testRedisError) RedisError()     {}
 
 func TestReplyNode(t *testing.T) {
-	c := &Client{}
+	h := &testHandle{}
+	c := &Client{handle: h}
 	if _, ok := c.replyNode(0); ok {
 		t.Error("a single node records replies")
 	}
-	c.dialled = new(atomic.Int32)
-	c.dialled.Store(-1)
+	h.dialled = new(atomic.Int32)
+	h.dialled.Store(-1)
 	if _, ok := c.replyNode(0); ok {
 		t.Error("replicated, before any dial, records replies")
 	}
-	c.dialled.Store(2)
+	h.dialled.Store(2)
 	if n, ok := c.replyNode(0); !ok || n != 2 {
 		t.Errorf("replicated: node %d %v, want 2 (the dialled data node)", n, ok)
 	}

@@ -49,6 +49,31 @@ type Endpointed interface {
 	Endpoints(c *Client, addrs []string) Endpoints
 }
 
+// ReplyNoder is a Handle that tells which lock node a command sent on its
+// connection to node reached, for the history's replies (Redis's: on
+// replicated, the data node its Sentinel failover client last dialled),
+// and false when the history should record none.
+type ReplyNoder interface {
+	ReplyNode(node int) (int, bool)
+}
+
+// KeyReader reads the lock key on a lock node past the client's links and
+// hooks, on locklab's own connections: how an opaque command (a script) is
+// told to have taken the key (keyWatch).
+type KeyReader interface {
+	// ReadKey is key's serialized value on node (its index in the lock's
+	// nodes), or exists false when there is none; an error when it
+	// could not be read.
+	ReadKey(ctx context.Context, node int, key string) (value string, exists bool, err error)
+	// Close closes the connections, when the client ends.
+	Close() error
+}
+
+// Prober is a Dialer that gives each client a KeyReader of its own.
+type Prober interface {
+	Probe(c *Client) KeyReader
+}
+
 // Handle is the client's handle to a lock service started through the
 // seam, or nil on the other services; the service's package reads it as
 // its own type (memcached.Of).

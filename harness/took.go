@@ -2,13 +2,11 @@ package harness
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"time"
 
 	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/harness/rediscmd"
-	"github.com/redis/go-redis/v9"
 )
 
 // How an Acquire's command is told to have taken the lock key (failpoint.AfterTook).
@@ -106,21 +104,18 @@ func (w *keyWatch) took(ctx context.Context) bool {
 	return false
 }
 
-// keyState reads the lock key on node with DUMP on the client's probe
-// connection; ok is false when the read failed (the node is down, paused
-// or cut off).
+// keyState reads the lock key on node on the client's probe (KeyReader,
+// DUMP on Redis); ok is false when the read failed (the node is down,
+// paused or cut off) or the client has no probe.
 func (c *Client) keyState(ctx context.Context, node int) (keyState, bool) {
-	if node >= len(c.probes) {
+	if c.probe == nil {
 		return keyState{}, false
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), probeTimeout)
 	defer cancel()
-	dump, err := c.probes[node].Dump(ctx, c.key).Result()
-	switch {
-	case errors.Is(err, redis.Nil):
-		return keyState{}, true
-	case err != nil:
+	dump, exists, err := c.probe.ReadKey(ctx, node, c.key)
+	if err != nil {
 		return keyState{}, false
 	}
-	return keyState{exists: true, dump: dump}, true
+	return keyState{exists: exists, dump: dump}, true
 }

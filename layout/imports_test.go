@@ -32,8 +32,7 @@ var libraries = []struct {
 	// The Redis locks (the catalogue's, the references, the libraries'
 	// and every lock by name) are written for go-redis, as the locks of
 	// service/etcd are for etcd's client.
-	{path: "github.com/redis/go-redis", allowed: []string{"service/redis", "pitfalls", "reference", "libraries", "locks"},
-		notYet: []string{"harness", "harness/rediscmd"}},
+	{path: "github.com/redis/go-redis", allowed: []string{"service/redis", "pitfalls", "reference", "libraries", "locks"}},
 }
 
 // TestClientLibraries checks who imports each lock service's client

@@ -14,14 +14,18 @@ import (
 // Redlock). A failure it shows too is inherent to the fault,
 // not the lock's own. Run uses it when Options.Reference is nil.
 func For(t cluster.Topology, nested bool) (name string, newLocker harness.NewLocker) {
-	if s := service.For(t); s != nil {
-		return s.Reference() // a service behind the seam offers its own
-	}
+	// Redis's correct lock depends on the topology and on nesting, which
+	// its service cannot tell: it is chosen here, before the seam's.
 	switch {
 	case t == cluster.Redlock:
 		return "redlock", NewRedlock
-	case nested:
+	case t.Service() == cluster.Redis && nested:
 		return "reentrant", NewReentrantLock
+	case t.Service() == cluster.Redis:
+		return "token-watchdog", NewWatchdogLock
+	}
+	if s := service.For(t); s != nil {
+		return s.Reference() // a service behind the seam offers its own
 	}
 	return "token-watchdog", NewWatchdogLock
 }

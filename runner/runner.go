@@ -27,6 +27,7 @@ import (
 	"github.com/locklab/locklab/reference"
 	"github.com/locklab/locklab/runner/lag"
 	"github.com/locklab/locklab/service"
+	redisservice "github.com/locklab/locklab/service/redis"
 	"github.com/locklab/locklab/service/sqldb"
 )
 
@@ -402,7 +403,8 @@ func inCycle(workers []*worker) []int {
 func (r *run) join(ctx context.Context, env *fault.Env, shared *sqldb.Conn) ([]*harness.Client, error) {
 	var clients []*harness.Client
 	for id := 0; id <= r.w.Clients; id++ {
-		opts := harness.ClientOptions{ID: id, TTL: r.w.TTL, Key: r.w.Key, Timeout: r.w.Timeout, Service: service.For(r.cluster.Topology())}
+		opts := harness.ClientOptions{ID: id, TTL: r.w.TTL, Key: r.w.Key, Timeout: r.w.Timeout, Service: service.For(r.cluster.Topology()),
+			Inventory: redisservice.Inventory{}}
 		if id < r.w.Clients && shared != nil { // a nil *Conn is no Handle
 			opts.Pool = shared
 		}
@@ -586,7 +588,7 @@ func (r *run) setupInventory(ctx context.Context) error {
 	if r.w.Resource == EtcdResource {
 		return r.setupEtcdStock(ctx)
 	}
-	return harness.SetStock(ctx, r.cluster, r.w.Stock)
+	return redisservice.SetStock(ctx, r.cluster, r.w.Stock)
 }
 
 // stock is what is left of the inventory.
@@ -597,7 +599,7 @@ func (r *run) stock(ctx context.Context) (int64, error) {
 	if r.w.Resource == EtcdResource {
 		return r.etcdStockLeft(ctx)
 	}
-	return harness.ReadStock(ctx, r.cluster)
+	return redisservice.ReadStock(ctx, r.cluster)
 }
 
 func (r *run) faultLabels() []string {

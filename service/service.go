@@ -1,6 +1,6 @@
 // Package service lists the lock services that plug into locklab through
 // one seam: each is a package of its own (service/etcd, service/zookeeper,
-// service/memcached, service/sqldb's MariaDB and Postgres) that starts its deployment on any backend (cluster.LockService), dials
+// service/memcached, service/sqldb's MariaDB and Postgres, service/redis) that starts its deployment on any backend (cluster.LockService), dials
 // each client's handle (harness.Dialer) and offers its correct lock. The runner starts a
 // topology's service from here; adding a service is its package and one
 // line in All.
@@ -48,7 +48,7 @@ func Parallel(t cluster.Topology, cpus int) int {
 
 // All lists the services behind the seam.
 func All() []Service {
-	return []Service{etcd.Service{}, zookeeper.Service{}, memcached.Service{}, sqldb.MariaDB{}, sqldb.Postgres{}}
+	return []Service{redis.Service{}, etcd.Service{}, zookeeper.Service{}, memcached.Service{}, sqldb.MariaDB{}, sqldb.Postgres{}}
 }
 
 // For is the service of topology t when it is behind the seam, or nil.
@@ -62,15 +62,11 @@ func For(t cluster.Topology) Service {
 }
 
 // LockService is the lock service that starts topology t's deployment
-// (cluster.Config.Service): For(t), or Redis's (service/redis), whose
-// deployment is behind the seam while the harness still dials its clients
-// itself. It is nil on the topologies cluster.Start starts itself.
+// (cluster.Config.Service): For(t). It is nil on the topologies
+// cluster.Start starts itself.
 func LockService(t cluster.Topology) cluster.LockService {
 	if s := For(t); s != nil {
 		return s
-	}
-	if t.Service() == cluster.Redis {
-		return redis.Service{}
 	}
 	return nil
 }

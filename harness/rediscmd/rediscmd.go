@@ -1,17 +1,14 @@
 // Package rediscmd reads what a Redis command does to a lock key from its
 // words and its reply: whether it took the key, whether it said yes, and
 // how the report names it. It is pure: the harness asks it about the
-// commands it sees pass, whoever sent them (a go-redis client or a
+// commands it sees pass, whoever sent them (a client library's hook or a
 // program's relay).
 package rediscmd
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/models"
 )
@@ -72,12 +69,13 @@ func TookBy(args []string, reply any, err error, key string) (took, known bool) 
 // does not have.
 func NoScript(err error) bool { return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") }
 
-// ConnectionSetup reports whether cmds are what go-redis sends on a new
-// connection before the first command (HELLO, AUTH, CLIENT …, SELECT,
-// READONLY): the client's, not the lock's, so they count in no phase.
-func ConnectionSetup(cmds []redis.Cmder) bool {
-	for _, cmd := range cmds {
-		if !SetupCommand(cmd.Name()) {
+// ConnectionSetup reports whether cmds, each its words (the name first),
+// are what a client library sends on a new connection before the first
+// command (HELLO, AUTH, CLIENT …, SELECT, READONLY): the client's, not the
+// lock's, so they count in no phase.
+func ConnectionSetup(cmds [][]string) bool {
+	for _, args := range cmds {
+		if len(args) == 0 || !SetupCommand(args[0]) {
 			return false
 		}
 	}
@@ -94,53 +92,17 @@ func SetupCommand(name string) bool {
 	return false
 }
 
-// Name is the name of a command, or of a pipeline's first command.
-func Name(cmds []redis.Cmder) string {
-	if len(cmds) == 0 {
+// Name is the name of a command, or of a pipeline's first command, each
+// its words (the name first).
+func Name(cmds [][]string) string {
+	if len(cmds) == 0 || len(cmds[0]) == 0 {
 		return "empty pipeline"
 	}
-	name := strings.ToUpper(cmds[0].Name())
+	name := strings.ToUpper(cmds[0][0])
 	if len(cmds) > 1 {
 		name = fmt.Sprintf("pipeline of %d from %s", len(cmds), name)
 	}
 	return name
-}
-
-// Args are the words of a go-redis command, as sent.
-func Args(cmd redis.Cmder) []string {
-	args := make([]string, len(cmd.Args()))
-	for i, a := range cmd.Args() {
-		args[i] = fmt.Sprint(a)
-	}
-	return args
-}
-
-// Reply is a go-redis command's reply and error in the terms of TookBy:
-// a string (a status, or a script's string), an int64, a bool, or nil for
-// a null (go-redis's redis.Nil) or a reply of another shape (an array).
-func Reply(cmd redis.Cmder) (any, error) {
-	if err := cmd.Err(); err != nil {
-		if errors.Is(err, redis.Nil) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	switch cmd := cmd.(type) {
-	case *redis.BoolCmd:
-		return cmd.Val(), nil
-	case *redis.StatusCmd:
-		return cmd.Val(), nil
-	case *redis.StringCmd:
-		return cmd.Val(), nil
-	case *redis.IntCmd:
-		return cmd.Val(), nil
-	case *redis.Cmd:
-		switch v := cmd.Val().(type) {
-		case int64, string, bool:
-			return v, nil
-		}
-	}
-	return nil, nil
 }
 
 // NamesKey reports whether a command with words args names key. Scripts

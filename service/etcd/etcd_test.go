@@ -3,6 +3,7 @@ package etcd_test
 import (
 	"context"
 	"errors"
+	redisservice "github.com/locklab/locklab/service/redis"
 	"testing"
 	"time"
 
@@ -50,8 +51,8 @@ func TestEtcdService(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if c.Redis() != nil || etcd.Of(c) == nil {
-		t.Fatalf("Redis %v, Etcd %v: want only etcd on the etcd topology", c.Redis(), etcd.Of(c))
+	if redisservice.Of(c) != nil || etcd.Of(c) == nil {
+		t.Fatalf("Redis %v, Etcd %v: want only etcd on the etcd topology", redisservice.Of(c), etcd.Of(c))
 	}
 	for _, ep := range etcd.Of(c).Endpoints() {
 		for _, n := range cl.LockNodes() {

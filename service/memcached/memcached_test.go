@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	redisservice "github.com/locklab/locklab/service/redis"
 	"os/exec"
 	"strings"
 	"testing"
@@ -51,8 +52,8 @@ func TestService(t *testing.T) {
 	ctx := context.Background()
 	cl := start(t)
 	a, b := join(t, cl, 0), join(t, cl, 1)
-	if memcached.Of(a) == nil || a.Redis() != nil {
-		t.Fatalf("handle %v, Redis %v: want only memcached", memcached.Of(a), a.Redis())
+	if memcached.Of(a) == nil || redisservice.Of(a) != nil {
+		t.Fatalf("handle %v, Redis %v: want only memcached", memcached.Of(a), redisservice.Of(a))
 	}
 	if env := a.Endpoints().Env; len(env) != 1 || env[0] == "LOCKLAB_MEMCACHED="+cl.LockNodes()[0].Addr() {
 		t.Errorf("env %q: want LOCKLAB_MEMCACHED through the client's link, not the server's own address", env)

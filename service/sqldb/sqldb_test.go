@@ -3,6 +3,7 @@ package sqldb_test
 import (
 	"context"
 	"errors"
+	redisservice "github.com/locklab/locklab/service/redis"
 	"slices"
 	"strings"
 	"testing"
@@ -51,8 +52,8 @@ func testSQLService(t *testing.T, topology cluster.Topology, dialect sqldb.Diale
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if c.Redis() != nil || sqldb.Of(c).DB() == nil || len(links) != 1 {
-		t.Fatalf("Redis %v, SQL %v, %d links: want only SQL, through one link", c.Redis(), sqldb.Of(c).DB(), len(links))
+	if redisservice.Of(c) != nil || sqldb.Of(c).DB() == nil || len(links) != 1 {
+		t.Fatalf("Redis %v, SQL %v, %d links: want only SQL, through one link", redisservice.Of(c), sqldb.Of(c).DB(), len(links))
 	}
 	// A lock program gets the server's URL through the client's link.
 	if e := c.Endpoints(); !strings.Contains(e.MySQL+e.Postgres, "@"+links[0].Addr()) || (e.Postgres != "") != (dialect == sqldb.Pgx) {

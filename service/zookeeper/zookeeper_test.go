@@ -2,6 +2,7 @@ package zookeeper_test
 
 import (
 	"context"
+	redisservice "github.com/locklab/locklab/service/redis"
 	"testing"
 	"time"
 
@@ -36,8 +37,8 @@ func TestZooKeeperService(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if c.Redis() != nil || zookeeper.Of(c) == nil {
-		t.Fatalf("Redis %v, ZooKeeper %v: want only ZooKeeper on the zookeeper topology", c.Redis(), zookeeper.Of(c))
+	if redisservice.Of(c) != nil || zookeeper.Of(c) == nil {
+		t.Fatalf("Redis %v, ZooKeeper %v: want only ZooKeeper on the zookeeper topology", redisservice.Of(c), zookeeper.Of(c))
 	}
 	lock := func(c *harness.Client, name string) {
 		t.Helper()

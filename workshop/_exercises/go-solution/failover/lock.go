@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/locklab/locklab/harness"
+	redisservice "github.com/locklab/locklab/service/redis"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -25,7 +26,7 @@ func (l *Lock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
 	token := fmt.Sprintf("client-%d-%d", l.c.ID(), l.n)
 	// WAIT counts the acknowledgements of this connection's own writes:
 	// the SET and the WAIT must share one connection.
-	conn := l.c.Redis().Conn()
+	conn := redisservice.Of(l.c).Conn()
 	defer conn.Close()
 	ok, err := conn.SetNX(ctx, key, token, l.c.TTL()).Result()
 	if err != nil {
@@ -63,7 +64,7 @@ return 0`)
 
 // Release gives the lock back if it is still ours.
 func (l *Lease) Release(ctx context.Context) error {
-	n, err := release.Run(ctx, l.c.Redis(), []string{l.key}, l.token).Int()
+	n, err := release.Run(ctx, redisservice.Of(l.c), []string{l.key}, l.token).Int()
 	if err != nil {
 		return err
 	}

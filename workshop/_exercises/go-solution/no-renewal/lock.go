@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/harness"
+	redisservice "github.com/locklab/locklab/service/redis"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -25,7 +26,7 @@ func New(c *harness.Client) harness.Locker { return &Lock{c: c} }
 func (l *Lock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
 	l.n++
 	token := fmt.Sprintf("client-%d-%d", l.c.ID(), l.n)
-	ok, err := l.c.Redis().SetNX(ctx, key, token, l.c.TTL()).Result()
+	ok, err := redisservice.Of(l.c).SetNX(ctx, key, token, l.c.TTL()).Result()
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +75,7 @@ func (l *Lease) renew(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		n, err := renew.Run(ctx, l.c.Redis(), []string{l.key}, l.token, l.c.TTL().Milliseconds()).Int()
+		n, err := renew.Run(ctx, redisservice.Of(l.c), []string{l.key}, l.token, l.c.TTL().Milliseconds()).Int()
 		if err == nil && n == 0 {
 			return // lost it: nothing left to renew
 		}
@@ -84,7 +85,7 @@ func (l *Lease) renew(ctx context.Context) {
 // Release stops the watchdog and gives the lock back if it is still ours.
 func (l *Lease) Release(ctx context.Context) error {
 	close(l.stop)
-	n, err := release.Run(ctx, l.c.Redis(), []string{l.key}, l.token).Int()
+	n, err := release.Run(ctx, redisservice.Of(l.c), []string{l.key}, l.token).Int()
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/locklab/locklab/harness"
+	redisservice "github.com/locklab/locklab/service/redis"
 )
 
 // Lock takes a key on the client's Redis with SET NX PX.
@@ -23,7 +24,7 @@ func New(c *harness.Client) harness.Locker { return &Lock{c: c} }
 func (l *Lock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
 	l.n++
 	token := fmt.Sprintf("client-%d-%d", l.c.ID(), l.n)
-	ok, err := l.c.Redis().SetNX(ctx, key, token, l.c.TTL()).Result()
+	ok, err := redisservice.Of(l.c).SetNX(ctx, key, token, l.c.TTL()).Result()
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +43,7 @@ type Lease struct {
 // Release gives the lock back.
 // TODO: this deletes the key whoever holds it now.
 func (l *Lease) Release(ctx context.Context) error {
-	return l.c.Redis().Del(ctx, l.key).Err()
+	return redisservice.Of(l.c).Del(ctx, l.key).Err()
 }
 
 // Token is 0: this lock hands out no fencing token.

@@ -10,6 +10,7 @@ import (
 	"fmt"
 
 	"github.com/locklab/locklab/harness"
+	redisservice "github.com/locklab/locklab/service/redis"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -26,7 +27,7 @@ func New(c *harness.Client) harness.Locker { return &Lock{c: c} }
 func (l *Lock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
 	l.n++
 	token := fmt.Sprintf("client-%d-%d", l.c.ID(), l.n)
-	ok, err := l.c.Redis().SetNX(ctx, key, token, l.c.TTL()).Result()
+	ok, err := redisservice.Of(l.c).SetNX(ctx, key, token, l.c.TTL()).Result()
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +53,7 @@ return 0`)
 
 // Release gives the lock back if it is still ours.
 func (l *Lease) Release(ctx context.Context) error {
-	n, err := release.Run(ctx, l.c.Redis(), []string{l.key}, l.token).Int()
+	n, err := release.Run(ctx, redisservice.Of(l.c), []string{l.key}, l.token).Int()
 	if err != nil {
 		return err
 	}
