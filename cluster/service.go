@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/locklab/locklab/cluster/internal/backendkit"
 	"github.com/locklab/locklab/network"
 )
 
@@ -86,7 +85,27 @@ func StartServer(ctx context.Context, run RunSession, spec ServerSpec) (Node, er
 // says what it was still waiting for. A service's package waits on its
 // servers with it, as the backends do.
 func PollUntil(ctx context.Context, what string, check func(ctx context.Context) (waiting string, err error)) error {
-	return backendkit.PollUntil(ctx, what, check)
+	return PollEvery(ctx, 5*time.Millisecond, what, check)
+}
+
+// PollEvery is PollUntil at its own pace: check runs every period.
+func PollEvery(ctx context.Context, period time.Duration, what string, check func(ctx context.Context) (waiting string, err error)) error {
+	tick := time.NewTicker(period)
+	defer tick.Stop()
+	for {
+		waiting, err := check(ctx)
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		if waiting == "" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s: %w (still: %s)", what, ctx.Err(), waiting)
+		case <-tick.C:
+		}
+	}
 }
 
 // ErrNoService means a topology's service was not given: a Config whose

@@ -10,6 +10,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/locklab/locklab/cluster"
 	"net"
 	"strconv"
 	"strings"
@@ -33,29 +34,15 @@ const (
 
 // PollUntil calls check every few milliseconds until it reports nothing left
 // to wait for (an empty string) or fails, or ctx ends; the error then says
-// what it was still waiting for.
+// what it was still waiting for (cluster.PollUntil, which the services'
+// packages use too).
 func PollUntil(ctx context.Context, what string, check func(ctx context.Context) (waiting string, err error)) error {
-	return PollEvery(ctx, pollPeriod, what, check)
+	return cluster.PollEvery(ctx, pollPeriod, what, check)
 }
 
 // PollEvery is PollUntil at its own pace: check runs every period.
 func PollEvery(ctx context.Context, period time.Duration, what string, check func(ctx context.Context) (waiting string, err error)) error {
-	tick := time.NewTicker(period)
-	defer tick.Stop()
-	for {
-		waiting, err := check(ctx)
-		if err != nil {
-			return fmt.Errorf("%s: %w", what, err)
-		}
-		if waiting == "" {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s: %w (still: %s)", what, ctx.Err(), waiting)
-		case <-tick.C:
-		}
-	}
+	return cluster.PollEvery(ctx, period, what, check)
 }
 
 // WaitAdmin polls until admin answers PING, bounded by ctx and AdminCap.
