@@ -14,7 +14,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/cluster/local"
 	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
@@ -56,33 +55,6 @@ func TestEtcdEnvironment(t *testing.T) {
 	}
 }
 
-// startEtcd starts the etcd topology on local processes, or skips when
-// etcd is not installed; it ends with the test.
-func startEtcd(t *testing.T) *cluster.Cluster {
-	t.Helper()
-	cl, err := cluster.Start(context.Background(), cluster.Config{Topology: cluster.EtcdTopology, Backend: local.Local{}, Service: etcd.Service{}})
-	if errors.Is(err, etcd.ErrNoEtcd) {
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cl.Close() })
-	return cl
-}
-
-// joinEtcd joins client id to cl, struck by points, with a TTL of ttl and
-// a timeout of 500 ms, recording into h; it ends with the test.
-func joinEtcd(t *testing.T, cl *cluster.Cluster, id int, ttl time.Duration, points *failpoint.Set, h *history.Recorder) *harness.Client {
-	t.Helper()
-	c, _, err := harness.Join(context.Background(), cl, harness.ClientOptions{ID: id, TTL: ttl, Timeout: 500 * time.Millisecond, Service: etcd.Service{}}, h, points)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	return c
-}
-
 // TestEtcdRelay puts a relay between etcd's own Go client (gRPC) and a
 // real etcd cluster, as a program on the etcd topology gets it:
 // LOCKLAB_ETCD names the relay's listeners, one per member; unary calls
@@ -93,10 +65,10 @@ func joinEtcd(t *testing.T, cl *cluster.Cluster, id int, ttl time.Duration, poin
 // sees its connection end instead of the reply.
 func TestEtcdRelay(t *testing.T) {
 	ctx := context.Background()
-	cl := startEtcd(t)
+	cl := startTopology(t, cluster.EtcdTopology)
 	const ttl = time.Second
 	h, _ := history.New("")
-	admin := etcd.Of(joinEtcd(t, cl, 9, ttl, failpoint.NewSet(nil), h))
+	admin := etcd.Of(joinService(t, cl, 9, ttl, failpoint.NewSet(nil), h))
 	tests := []struct {
 		name  string
 		point failpoint.Point
@@ -111,7 +83,7 @@ func TestEtcdRelay(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			points := failpoint.NewSet([]failpoint.Point{tt.point})
 			h, _ := history.New("")
-			c := joinEtcd(t, cl, tt.point.Client, ttl, points, h)
+			c := joinService(t, cl, tt.point.Client, ttl, points, h)
 			if why := c.Endpoints().Unrelayed(); why != "" {
 				t.Fatalf("Unrelayed: %q, want etcd relayed", why)
 			}
@@ -216,12 +188,12 @@ func etcdPy(t *testing.T) string {
 func TestEtcdProgram(t *testing.T) {
 	ctx := context.Background()
 	cmd := etcdPy(t)
-	cl := startEtcd(t)
+	cl := startTopology(t, cluster.EtcdTopology)
 	// Client 0's second acquire is the one struck.
 	crash := failpoint.AfterCommand(failpoint.PhaseAcquire, 2)
 	points := failpoint.NewSet([]failpoint.Point{{Name: crash, Client: 0, Skip: 1, Action: failpoint.Crash()}})
 	h, _ := history.New("")
-	a, b := joinEtcd(t, cl, 0, time.Second, points, h), joinEtcd(t, cl, 1, time.Second, points, h)
+	a, b := joinService(t, cl, 0, time.Second, points, h), joinService(t, cl, 1, time.Second, points, h)
 	la, lb := New(cmd)(a).(*Lock), New(cmd)(b).(*Lock)
 	for _, l := range []*Lock{la, lb} {
 		if l.p == nil || l.p.relay == nil {

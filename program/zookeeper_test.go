@@ -13,41 +13,12 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/cluster/local"
 	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/program/relay"
 	"github.com/locklab/locklab/service/zookeeper"
 )
-
-// startZooKeeper starts the zookeeper topology on local processes, or
-// skips when ZooKeeper is not installed; it ends with the test.
-func startZooKeeper(t *testing.T) *cluster.Cluster {
-	t.Helper()
-	cl, err := cluster.Start(context.Background(), cluster.Config{Topology: cluster.ZooKeeperTopology, Backend: local.Local{}, Service: zookeeper.Service{}})
-	if errors.Is(err, zookeeper.ErrNoZooKeeper) {
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cl.Close() })
-	return cl
-}
-
-// joinZooKeeper joins client id to cl, struck by points, with a TTL (its
-// session timeout) of ttl and a timeout of 500 ms, recording into h; it
-// ends with the test.
-func joinZooKeeper(t *testing.T, cl *cluster.Cluster, id int, ttl time.Duration, points *failpoint.Set, h *history.Recorder) *harness.Client {
-	t.Helper()
-	c, _, err := harness.Join(context.Background(), cl, harness.ClientOptions{ID: id, TTL: ttl, Timeout: 500 * time.Millisecond, Service: zookeeper.Service{}}, h, points)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	return c
-}
 
 // TestZooKeeperRelay puts a relay between go-zookeeper and a real
 // ZooKeeper ensemble, as a program on the zookeeper topology gets it:
@@ -58,10 +29,10 @@ func joinZooKeeper(t *testing.T, cl *cluster.Cluster, id int, ttl time.Duration,
 // whose reply is dropped runs, and its connection ends.
 func TestZooKeeperRelay(t *testing.T) {
 	ctx := context.Background()
-	cl := startZooKeeper(t)
+	cl := startTopology(t, cluster.ZooKeeperTopology)
 	const ttl = time.Second
 	h, _ := history.New("")
-	admin := zookeeper.Of(joinZooKeeper(t, cl, 9, ttl, failpoint.NewSet(nil), h))
+	admin := zookeeper.Of(joinService(t, cl, 9, ttl, failpoint.NewSet(nil), h))
 	tests := []struct {
 		name  string
 		point failpoint.Point
@@ -76,7 +47,7 @@ func TestZooKeeperRelay(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			points := failpoint.NewSet([]failpoint.Point{tt.point})
 			h, _ := history.New("")
-			c := joinZooKeeper(t, cl, tt.point.Client, ttl, points, h)
+			c := joinService(t, cl, tt.point.Client, ttl, points, h)
 			if why := c.Endpoints().Unrelayed(); why != "" {
 				t.Fatalf("Unrelayed: %q, want ZooKeeper relayed", why)
 			}
@@ -168,11 +139,11 @@ func zkPy(t *testing.T) string {
 func TestZooKeeperProgram(t *testing.T) {
 	ctx := context.Background()
 	cmd := zkPy(t)
-	cl := startZooKeeper(t)
+	cl := startTopology(t, cluster.ZooKeeperTopology)
 	// Client 0's second acquire is the one struck.
 	points := failpoint.NewSet([]failpoint.Point{{Name: failpoint.AfterCommand(failpoint.PhaseAcquire, 1), Client: 0, Skip: 1, Action: failpoint.Crash()}})
 	h, _ := history.New("")
-	a, b := joinZooKeeper(t, cl, 0, time.Second, points, h), joinZooKeeper(t, cl, 1, time.Second, points, h)
+	a, b := joinService(t, cl, 0, time.Second, points, h), joinService(t, cl, 1, time.Second, points, h)
 	la, lb := New(cmd)(a).(*Lock), New(cmd)(b).(*Lock)
 	for _, l := range []*Lock{la, lb} {
 		if l.p == nil || l.p.relay == nil {
