@@ -8,6 +8,7 @@ package service
 
 import (
 	"io/fs"
+	"time"
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/harness"
@@ -44,6 +45,13 @@ func Parallel(t cluster.Topology, cpus int) int {
 		return max(1, c.Parallel(cpus))
 	}
 	return 4 * cpus
+}
+
+// Paced is a Service whose leases explore draws longer than Redis's 200 ms
+// (its runs of 1.5 s with them): the lease and the run's length of its
+// schedules.
+type Paced interface {
+	Pace() (ttl, runFor time.Duration)
 }
 
 // All lists the services behind the seam.

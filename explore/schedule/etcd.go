@@ -9,14 +9,6 @@ import (
 	"github.com/locklab/locklab/fault"
 )
 
-// Workload shape of the etcd topology: etcd's leases count in whole
-// seconds (one is the shortest its Raft timing grants), so leases and runs
-// are longer than on Redis.
-const (
-	etcdTTL    = time.Second
-	etcdRunFor = 4 * time.Second
-)
-
 // The kinds drawn on etcd's members (kill-leader, pause-member; on
 // ZooKeeper's servers too) are in kinds.go's list.
 

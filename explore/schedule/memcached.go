@@ -6,15 +6,6 @@ import (
 
 	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/fault"
-	"github.com/locklab/locklab/service/memcached"
-)
-
-// Workload shape of the memcached topology: the shortest lease a correct
-// memcached lock can ask for, since the server counts expiry in whole
-// seconds of a clock that ticks once a second, and a run of three leases.
-const (
-	mcTTL    = memcached.MinLease
-	mcRunFor = 3 * mcTTL
 )
 
 // The kinds drawn on memcached alone (evict, kill-memcached) are in

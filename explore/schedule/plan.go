@@ -16,6 +16,7 @@ import (
 	"github.com/locklab/locklab/fault"
 	"github.com/locklab/locklab/network"
 	"github.com/locklab/locklab/runner"
+	"github.com/locklab/locklab/service"
 )
 
 // Fault is one drawn fault: the failpoints and scheduled faults that make it
@@ -263,14 +264,8 @@ func (s Space) draw(list []kind, version int, t cluster.Topology, nested bool, s
 	if t == cluster.Redlock {
 		d.ttl, d.duration = redlockTTL, redlockRunFor
 	}
-	if t.Service() == cluster.Etcd {
-		d.ttl, d.duration = etcdTTL, etcdRunFor
-	}
-	if t.Service() == cluster.ZooKeeper {
-		d.ttl, d.duration = zkTTL, zkRunFor
-	}
-	if t.Service() == cluster.Memcached {
-		d.ttl, d.duration = mcTTL, mcRunFor
+	if p, ok := service.For(t).(service.Paced); ok {
+		d.ttl, d.duration = p.Pace()
 	}
 	p := Plan{Version: version, Seed: seed, Topology: t, Workload: runner.Workload{
 		Clients: clients, TTL: d.ttl, Duration: d.duration, Nested: nested, Timeout: timeout,

@@ -9,15 +9,6 @@ import (
 	"github.com/locklab/locklab/fault"
 )
 
-// Workload shape of the zookeeper topology: a session timeout (the
-// clients' TTL) as long as etcd's shortest lease, so that the two
-// consensus services are drawn alike; etcd's kinds (kill-leader,
-// pause-member) are drawn on ZooKeeper too.
-const (
-	zkTTL    = time.Second
-	zkRunFor = 4 * time.Second
-)
-
 // The kinds drawn on ZooKeeper alone (kill-server, clock-jump-server) are
 // in kinds.go's list.
 

@@ -56,6 +56,11 @@ type Set = members.Set
 // lock node.
 type Service struct{}
 
+// Pace is the lease and run length of explore's schedules on etcd
+// (service.Paced): etcd's leases count in whole seconds, one the shortest
+// its Raft timing grants, so leases and runs are longer than on Redis.
+func (Service) Pace() (ttl, runFor time.Duration) { return time.Second, 4 * time.Second }
+
 // Name is cluster.Etcd.
 func (Service) Name() cluster.Service { return cluster.Etcd }
 

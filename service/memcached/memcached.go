@@ -40,6 +40,12 @@ var ErrNoMemcached = errors.New("memcached not available")
 // Service is the memcached lock service: one server, the lock node.
 type Service struct{}
 
+// Pace is the lease and run length of explore's schedules on memcached
+// (service.Paced): the shortest lease a correct memcached lock can ask for
+// (MinLease: the server counts expiry in whole seconds of a clock that
+// ticks once a second), and a run of three leases.
+func (Service) Pace() (ttl, runFor time.Duration) { return MinLease, 3 * MinLease }
+
 // Name is cluster.Memcached.
 func (Service) Name() cluster.Service { return cluster.Memcached }
 

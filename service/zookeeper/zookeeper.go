@@ -47,6 +47,11 @@ type Set = ensemble.Set
 // servers, each a lock node.
 type Service struct{}
 
+// Pace is the lease and run length of explore's schedules on ZooKeeper
+// (service.Paced): a session timeout (the clients' TTL) as long as etcd's
+// shortest lease, so that the two consensus services are drawn alike.
+func (Service) Pace() (ttl, runFor time.Duration) { return time.Second, 4 * time.Second }
+
 // Name is cluster.ZooKeeper.
 func (Service) Name() cluster.Service { return cluster.ZooKeeper }
 
