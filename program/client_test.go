@@ -60,3 +60,44 @@ func joinService(t *testing.T, cl *cluster.Cluster, id int, ttl time.Duration, p
 	t.Cleanup(c.Close)
 	return c
 }
+
+// relayedPair runs cmd as the lock of clients 0 and 1 on topology, each
+// through its relay and warm, with a crash armed at crash in client 0's
+// second acquire: client 0 takes key k, client 1 is then refused, client 0
+// releases it. It returns client 0's acquire, for the struck one, and the
+// run's points and history.
+func relayedPair(t *testing.T, topology cluster.Topology, cmd, crash string) (acquire func(key string) error, points *failpoint.Set, h *history.Recorder) {
+	t.Helper()
+	ctx := context.Background()
+	cl := startTopology(t, topology)
+	points = failpoint.NewSet([]failpoint.Point{{Name: crash, Client: 0, Skip: 1, Action: failpoint.Crash()}})
+	h, _ = history.New("")
+	a, b := joinService(t, cl, 0, time.Second, points, h), joinService(t, cl, 1, time.Second, points, h)
+	la, lb := New(cmd)(a).(*Lock), New(cmd)(b).(*Lock)
+	for _, l := range []*Lock{la, lb} {
+		if l.p == nil || l.p.relay == nil {
+			t.Fatalf("the program did not start with a relay: %v", l.err)
+		}
+		if err := l.Warm(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	take := func(c *harness.Client, l *Lock, key string) (harness.Lease, error) {
+		actx, leave := c.Enter(ctx, failpoint.PhaseAcquire)
+		defer leave()
+		return l.Acquire(actx, key)
+	}
+	sa, err := take(a, la, "k")
+	if err != nil {
+		t.Fatalf("a's acquire: %v", err)
+	}
+	if _, err := take(b, lb, "k"); !errors.Is(err, harness.ErrNotAcquired) {
+		t.Errorf("b's acquire of a held key: %v, want refused", err)
+	}
+	rctx, leave := a.Enter(ctx, failpoint.PhaseRelease)
+	if err := sa.Release(rctx); err != nil {
+		t.Errorf("a's release: %v", err)
+	}
+	leave()
+	return func(key string) error { _, err := take(a, la, key); return err }, points, h
+}

@@ -15,7 +15,6 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/failpoint"
-	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/program/relay"
 	"github.com/locklab/locklab/service/etcd"
@@ -186,41 +185,10 @@ func etcdPy(t *testing.T) string {
 // its acquire's second request (the Txn that queues its key) strikes it
 // there: the process is gone.
 func TestEtcdProgram(t *testing.T) {
-	ctx := context.Background()
-	cmd := etcdPy(t)
-	cl := startTopology(t, cluster.EtcdTopology)
 	// Client 0's second acquire is the one struck.
 	crash := failpoint.AfterCommand(failpoint.PhaseAcquire, 2)
-	points := failpoint.NewSet([]failpoint.Point{{Name: crash, Client: 0, Skip: 1, Action: failpoint.Crash()}})
-	h, _ := history.New("")
-	a, b := joinService(t, cl, 0, time.Second, points, h), joinService(t, cl, 1, time.Second, points, h)
-	la, lb := New(cmd)(a).(*Lock), New(cmd)(b).(*Lock)
-	for _, l := range []*Lock{la, lb} {
-		if l.p == nil || l.p.relay == nil {
-			t.Fatalf("the program did not start with a relay: %v", l.err)
-		}
-		if err := l.Warm(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	acquire := func(c *harness.Client, l *Lock, key string) (harness.Lease, error) {
-		actx, leave := c.Enter(ctx, failpoint.PhaseAcquire)
-		defer leave()
-		return l.Acquire(actx, key)
-	}
-	sa, err := acquire(a, la, "k")
-	if err != nil {
-		t.Fatalf("a's acquire: %v", err)
-	}
-	if _, err := acquire(b, lb, "k"); !errors.Is(err, harness.ErrNotAcquired) {
-		t.Errorf("b's acquire of a held key: %v, want refused", err)
-	}
-	rctx, leave := a.Enter(ctx, failpoint.PhaseRelease)
-	if err := sa.Release(rctx); err != nil {
-		t.Errorf("a's release: %v", err)
-	}
-	leave()
-	if _, err := acquire(a, la, "struck"); err == nil {
+	acquire, points, h := relayedPair(t, cluster.EtcdTopology, etcdPy(t), crash)
+	if err := acquire("struck"); err == nil {
 		t.Error("a's acquire struck by a crash after its Txn answered ok")
 	}
 	if lines := points.Unfired(); len(lines) > 0 {
@@ -233,7 +201,7 @@ func TestEtcdProgram(t *testing.T) {
 	if !struck {
 		t.Errorf("no crash at the Txn in the history: %+v", h.Ops())
 	}
-	if _, err := acquire(a, la, "after"); !errors.Is(err, errDead) {
+	if err := acquire("after"); !errors.Is(err, errDead) {
 		t.Errorf("after the crash: %v, want the program gone", err)
 	}
 }
