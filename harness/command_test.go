@@ -236,3 +236,29 @@ func TestAfterTookNotAnotherClientsTake(t *testing.T) {
 		t.Errorf("after the command that took the key reached %d times; the other client took it", got)
 	}
 }
+
+// TestLockKeyIn: a command names the lock key by the workload's key
+// itself, or, when its meaning is known, by a key that holds it as a
+// library prefixes it; a fencing counter's INCR and a script name it only
+// by the key itself.
+func TestLockKeyIn(t *testing.T) {
+	c := &Client{key: "lock"}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"SET", "lock", "t", "NX", "PX", "200"}, "lock"},
+		{[]string{"SET", "app:orders:lock", "t", "NX", "PX", "1000"}, "app:orders:lock"},
+		{[]string{"GET", "app:orders:lock"}, "app:orders:lock"},
+		{[]string{"INCR", "lock:fence"}, ""},
+		{[]string{"EVALSHA", "abc", "1", "app:orders:lock", "t"}, ""},
+		{[]string{"EVALSHA", "abc", "2", "lock:fence", "lock", "t"}, "lock"},
+		{[]string{"SET", "locksmith", "t", "NX"}, ""},
+		{[]string{"SET", "other", "t", "NX"}, ""},
+	} {
+		got, ok := c.lockKeyIn(tt.args)
+		if got != tt.want || ok != (tt.want != "") {
+			t.Errorf("lockKeyIn(%q) = %q, %v; want %q", tt.args, got, ok, tt.want)
+		}
+	}
+}

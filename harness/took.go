@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/failpoint"
+	"github.com/locklab/locklab/footprint"
 	"github.com/locklab/locklab/harness/rediscmd"
 )
 
@@ -47,6 +48,7 @@ type keyWatch struct {
 	c      *Client
 	node   int
 	cmds   []sentCommand
+	key    string // the lock key as the commands name it (lockKeyIn)
 	watch  bool   // an Acquire's command before the one that took the key
 	gen    uint64 // keyCommands' count for node when it started
 	alone  bool   // no other command naming the key was on its way then
@@ -63,13 +65,20 @@ type keyState struct {
 
 // watchKey starts following cmds, just before they are sent.
 func (c *Client) watchKey(ctx context.Context, pr *phaseRun, node int, cmds []sentCommand) *keyWatch {
-	if node < 0 || !slices.ContainsFunc(cmds, func(s sentCommand) bool { return rediscmd.NamesKey(s.args, c.key) }) {
+	key := ""
+	for _, s := range cmds {
+		if k, ok := c.lockKeyIn(s.args); ok {
+			key = k
+			break
+		}
+	}
+	if node < 0 || key == "" {
 		return nil
 	}
-	w := &keyWatch{c: c, node: node, cmds: cmds, watch: pr.phase == failpoint.PhaseAcquire && pr.tookSent.Load() == 0}
+	w := &keyWatch{c: c, node: node, cmds: cmds, key: key, watch: pr.phase == failpoint.PhaseAcquire && pr.tookSent.Load() == 0}
 	w.gen, w.alone = c.points.Inflight().Start(node)
-	if w.watch && slices.ContainsFunc(cmds, func(s sentCommand) bool { _, known := rediscmd.TookBy(s.args, nil, nil, c.key); return !known }) {
-		w.before, w.probed = c.keyState(ctx, node)
+	if w.watch && slices.ContainsFunc(cmds, func(s sentCommand) bool { _, known := rediscmd.TookBy(s.args, nil, nil, key); return !known }) {
+		w.before, w.probed = c.keyState(ctx, node, key)
 	}
 	return w
 }
@@ -83,7 +92,7 @@ func (w *keyWatch) took(ctx context.Context) bool {
 	var after keyState
 	stateSays := false
 	if w.probed {
-		after, stateSays = w.c.keyState(ctx, w.node)
+		after, stateSays = w.c.keyState(ctx, w.node, w.key)
 	}
 	alone := w.c.points.Inflight().End(w.node, w.gen) && w.alone
 	if !w.watch {
@@ -91,7 +100,7 @@ func (w *keyWatch) took(ctx context.Context) bool {
 	}
 	for _, s := range w.cmds {
 		reply, err := s.reply()
-		if took, known := rediscmd.TookBy(s.args, reply, err, w.c.key); known {
+		if took, known := rediscmd.TookBy(s.args, reply, err, w.key); known {
 			if took {
 				return true
 			}
@@ -104,18 +113,36 @@ func (w *keyWatch) took(ctx context.Context) bool {
 	return false
 }
 
-// keyState reads the lock key on node on the client's probe (KeyReader,
+// keyState reads key on node on the client's probe (KeyReader,
 // DUMP on Redis); ok is false when the read failed (the node is down,
 // paused or cut off) or the client has no probe.
-func (c *Client) keyState(ctx context.Context, node int) (keyState, bool) {
+func (c *Client) keyState(ctx context.Context, node int, key string) (keyState, bool) {
 	if c.probe == nil {
 		return keyState{}, false
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), probeTimeout)
 	defer cancel()
-	dump, exists, err := c.probe.ReadKey(ctx, node, c.key)
+	dump, exists, err := c.probe.ReadKey(ctx, node, key)
 	if err != nil {
 		return keyState{}, false
 	}
 	return keyState{exists: exists, dump: dump}, true
+}
+
+// lockKeyIn is the key of a command with words args that is the lock's:
+// the workload's key itself, or, for a command whose meaning is known
+// (rediscmd.TookBy: SET NX, SETNX, a read, a DEL …), a key that holds it
+// as a library names its keys ("app:orders:lock", footprint.Matches), so
+// that a lock program that prefixes its key is struck where its SET NX
+// took it. An opaque command (a script, INCR) counts only with the key
+// itself: a Go lock's fencing counter ("lock:fence") holds the key too,
+// and its INCR takes nothing.
+func (c *Client) lockKeyIn(args []string) (string, bool) {
+	if k, ok := rediscmd.KeyIn(args, func(k string) bool { return k == c.key }); ok {
+		return k, true
+	}
+	return rediscmd.KeyIn(args, func(k string) bool {
+		_, known := rediscmd.TookBy(args, nil, nil, k)
+		return known && footprint.Matches(k, c.key)
+	})
 }

@@ -105,27 +105,36 @@ func Name(cmds [][]string) string {
 	return name
 }
 
-// NamesKey reports whether a command with words args names key. Scripts
-// list their keys after the key count; other commands name their key
-// first.
+// NamesKey reports whether a command with words args names key.
 func NamesKey(args []string, key string) bool {
+	_, ok := KeyIn(args, func(k string) bool { return k == key })
+	return ok
+}
+
+// KeyIn is the first key of a command with words args that is reports
+// true of. Scripts list their keys after the key count; other commands
+// name their key first.
+func KeyIn(args []string, is func(key string) bool) (string, bool) {
 	if len(args) == 0 {
-		return false
+		return "", false
 	}
 	switch strings.ToLower(args[0]) {
 	case "eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro":
 		if len(args) < 3 {
-			return false
+			return "", false
 		}
 		n, _ := strconv.Atoi(args[2])
 		for i := 3; i < 3+n && i < len(args); i++ {
-			if args[i] == key {
-				return true
+			if is(args[i]) {
+				return args[i], true
 			}
 		}
-		return false
+		return "", false
 	}
-	return len(args) > 1 && args[1] == key
+	if len(args) > 1 && is(args[1]) {
+		return args[1], true
+	}
+	return "", false
 }
 
 // Outcome reads a reply as yes or no: OK, true, a positive number or
