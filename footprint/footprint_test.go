@@ -321,7 +321,7 @@ func TestZooKeeperWire(t *testing.T) {
 	}
 }
 
-func TestEtcd(t *testing.T) {
+func TestEtcdPut(t *testing.T) {
 	cases := []struct {
 		name  string
 		key   string

@@ -202,8 +202,8 @@ func ZooKeeperConnectReply(frame []byte) (time.Duration, bool) {
 
 // EtcdGrant is what an etcd LeaseGrant shows: the TTL the server granted
 // (its reply's, which may differ from the one asked for) is the lease of
-// the session whose keys are attached to it. The relay cannot read
-// gRPC: a Go caller that sees the grant hands it here.
+// the session whose keys are attached to it (Etcd reads it from the
+// call).
 func EtcdGrant(granted time.Duration) Footprint {
 	return leaseOf("", granted, "LeaseGrant: TTL "+strconv.FormatInt(int64(granted/time.Second), 10)+" s")
 }

@@ -6,6 +6,7 @@ import (
 	"net"
 	"strings"
 
+	"github.com/locklab/locklab/footprint"
 	"github.com/locklab/locklab/program/relay/h2"
 )
 
@@ -28,7 +29,8 @@ var etcdStreams = map[string]bool{
 // named by its method in capitals (TXN, PUT, LEASEGRANT), as the Go
 // locks' interceptor names their requests (service/etcd); a held call
 // holds what the program sends after it on that connection, a held reply
-// what the member sends after it, save the streaming calls' frames. A
+// what the member sends after it, save the streaming calls' frames; what
+// a call asked and got shows the lock's footprint (footprint.Etcd). A
 // connection that is not HTTP/2 is piped.
 func (r *Relay) serveEtcd(down net.Conn, in *bufio.Reader, upConn net.Conn, out *bufio.Reader) {
 	err := h2.Serve(down, in, upConn, out, h2.Calls{
@@ -41,6 +43,9 @@ func (r *Relay) serveEtcd(down net.Conn, in *bufio.Reader, upConn net.Conn, out 
 				return nil, sendErr
 			})
 			return sent && err == sendErr
+		},
+		Done: func(path string, request, reply []byte) {
+			r.learn.Seen(footprint.Etcd(path[strings.LastIndex(path, "/")+1:], request, reply))
 		},
 	})
 	if errors.Is(err, h2.ErrNotHTTP2) {

@@ -31,7 +31,16 @@ type Calls struct {
 	// it. Run reports whether the reply may be handed on; when it may not,
 	// the connection ends.
 	Run func(path string, send func() error) bool
+	// Done, when set, is told of each unary call Run handed on: its
+	// path, and the DATA its request and its reply carried (each at most
+	// maxBody bytes: gRPC's length-prefixed messages), for a reader of
+	// what the call asked and got.
+	Done func(path string, request, reply []byte)
 }
+
+// maxBody bounds the DATA kept of one call's request or reply for
+// Calls.Done: a lock's requests are small, and what is cut shows nothing.
+const maxBody = 64 << 10
 
 // call is a unary call the program opened, in the order it did.
 type call struct {
@@ -57,10 +66,22 @@ type conn struct {
 	once         sync.Once
 
 	mu       sync.Mutex
-	inflight uint32          // the stream of the call sent, waiting for its reply; 0 for none
-	replying bool            // a frame of its reply has come (and held toDown)
-	result   chan error      // its end: its status, or the reset of its stream
-	queued   map[uint32]bool // the streams of the unary calls not yet sent: whether the program reset them
+	inflight uint32           // the stream of the call sent, waiting for its reply; 0 for none
+	replying bool             // a frame of its reply has come (and held toDown)
+	result   chan error       // its end: its status, or the reset of its stream
+	queued   map[uint32]bool  // the streams of the unary calls not yet sent: whether the program reset them
+	bodies   map[uint32]*body // the unary calls' DATA, when Calls.Done is set
+}
+
+// body is what a unary call's DATA frames carried, each way.
+type body struct{ request, reply []byte }
+
+// keep appends f's data to b, up to maxBody.
+func keep(b []byte, f Frame) []byte {
+	if d := f.Data(); len(b)+len(d) <= maxBody {
+		return append(b, d...)
+	}
+	return b
 }
 
 // Serve relays the program's connection down, read through in, to its
@@ -78,7 +99,8 @@ func Serve(down net.Conn, in *bufio.Reader, up net.Conn, out *bufio.Reader, call
 		return err
 	}
 	c := &conn{calls: calls, down: down, up: up, toUp: gate{w: up}, toDown: gate{w: down},
-		queue: make(chan call, 1024), upDone: make(chan struct{}), done: make(chan struct{}), queued: map[uint32]bool{}}
+		queue: make(chan call, 1024), upDone: make(chan struct{}), done: make(chan struct{}), queued: map[uint32]bool{},
+		bodies: map[uint32]*body{}}
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); c.replies(NewReader(out)) }()
@@ -119,6 +141,16 @@ func (c *conn) requests(r *Reader) error {
 		if unary {
 			c.mu.Lock()
 			c.queued[f.Stream] = false
+			if c.calls.Done != nil {
+				c.bodies[f.Stream] = &body{}
+			}
+			c.mu.Unlock()
+		}
+		if f.Type == http2.FrameData {
+			c.mu.Lock()
+			if b := c.bodies[f.Stream]; b != nil {
+				b.request = keep(b.request, f)
+			}
 			c.mu.Unlock()
 		}
 		if err := c.toUp.pass(f, unary); err != nil {
@@ -173,6 +205,9 @@ func (c *conn) replies(r *Reader) {
 		ours := f.Stream != 0 && f.Stream == c.inflight
 		first, result := ours && !c.replying, c.result
 		c.replying = c.replying || ours
+		if b := c.bodies[f.Stream]; ours && b != nil && f.Type == http2.FrameData {
+			b.reply = keep(b.reply, f)
+		}
 		c.mu.Unlock()
 		if c.toDown.pass(f, first) != nil {
 			return
@@ -203,7 +238,12 @@ func (c *conn) work() {
 		}
 		c.mu.Lock()
 		c.inflight, c.replying = 0, false
+		b := c.bodies[next.stream]
+		delete(c.bodies, next.stream)
 		c.mu.Unlock()
+		if b != nil {
+			c.calls.Done(next.path, b.request, b.reply)
+		}
 		if c.toDown.release() != nil {
 			return
 		}

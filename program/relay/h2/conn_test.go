@@ -144,7 +144,7 @@ func TestServe(t *testing.T) {
 		relayUp, serverEnd := net.Pipe()
 		prog, server := newPeer(t, progEnd, 0), newPeer(t, serverEnd, len(http2.ClientPreface))
 		hold, ran := make(chan struct{}), make(chan error, 1)
-		served := make(chan error, 1)
+		served, done := make(chan error, 1), make(chan [3]string, 1)
 		go func() {
 			served <- Serve(relayDown, bufio.NewReader(relayDown), relayUp, bufio.NewReader(relayUp), Calls{
 				Unary: func(path string) bool { return path != "/etcdserverpb.Lease/LeaseKeepAlive" },
@@ -154,13 +154,14 @@ func TestServe(t *testing.T) {
 					ran <- err
 					return handOn
 				},
+				Done: func(path string, request, reply []byte) { done <- [3]string{path, string(request), string(reply)} },
 			})
 		}()
 		io.WriteString(progEnd, http2.ClientPreface)
 		prog.w.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: prog.w.request("/etcdserverpb.Lease/LeaseKeepAlive"), EndHeaders: true})
 		server.expect(t, "the server", http2.FrameHeaders, 1)
 		prog.w.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 3, BlockFragment: prog.w.request("/etcdserverpb.KV/Put"), EndHeaders: true})
-		prog.w.fr.WriteData(3, true, []byte{0, 0, 0, 0, 0})
+		prog.w.fr.WriteData(3, true, []byte{0, 0, 0, 0, 1, 0xaa})
 		prog.w.fr.WriteData(1, false, []byte{0, 0, 0, 0, 0})
 		server.expect(t, "the server, the Put held", http2.FrameData, 1)
 		server.w.fr.WriteData(1, false, []byte{0, 0, 0, 0, 0})
@@ -172,7 +173,7 @@ func TestServe(t *testing.T) {
 		}
 		server.expect(t, "the server", http2.FrameData, 3)
 		server.w.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 3, BlockFragment: server.w.block(":status", "200"), EndHeaders: true})
-		server.w.fr.WriteData(3, false, []byte{0, 0, 0, 0, 0})
+		server.w.fr.WriteData(3, false, []byte{0, 0, 0, 0, 1, 0xbb})
 		server.w.fr.WriteData(1, false, []byte{0, 0, 0, 0, 0})
 		// The keep-alive's reply passes the Put's, held until Run ends.
 		prog.expect(t, "the program, the Put's reply held", http2.FrameData, 1)
@@ -187,6 +188,12 @@ func TestServe(t *testing.T) {
 				t.Errorf("the trailers: %v", f.Fields)
 			}
 			progEnd.Close()
+			// Done hears what the call asked and got, the keep-alive's
+			// DATA left out.
+			want := [3]string{"/etcdserverpb.KV/Put", "\x00\x00\x00\x00\x01\xaa", "\x00\x00\x00\x00\x01\xbb"}
+			if got := <-done; got != want {
+				t.Errorf("Done: %q, want %q", got, want)
+			}
 		} else if f, ok := <-prog.frames; ok {
 			t.Errorf("the reply dropped, the program got %v on %d", f.Type, f.Stream)
 		}

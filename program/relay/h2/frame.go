@@ -49,6 +49,22 @@ func (f Frame) EndStream() bool {
 	return (f.Type == http2.FrameData || f.Type == http2.FrameHeaders) && f.Flags.Has(http2.FlagDataEndStream)
 }
 
+// Data is what a DATA frame carries, its padding left out; nil for a
+// frame of another type, or one whose padding does not fit.
+func (f Frame) Data() []byte {
+	if f.Type != http2.FrameData || len(f.Raw) < 9 {
+		return nil
+	}
+	d := f.Raw[9:]
+	if f.Flags.Has(http2.FlagDataPadded) {
+		if len(d) == 0 || int(d[0]) >= len(d) {
+			return nil
+		}
+		d = d[1 : len(d)-int(d[0])]
+	}
+	return d
+}
+
 // Field is the value of the field named name in a header block, or "".
 func (f Frame) Field(name string) string {
 	for _, hf := range f.Fields {

@@ -137,3 +137,25 @@ func TestStatus(t *testing.T) {
 		}
 	}
 }
+
+// TestFrameData: a DATA frame's data, its padding left out.
+func TestFrameData(t *testing.T) {
+	header := func(typ http2.FrameType, flags http2.Flags, payload ...byte) Frame {
+		raw := append([]byte{0, 0, byte(len(payload)), byte(typ), byte(flags), 0, 0, 0, 1}, payload...)
+		return Frame{Raw: raw, Type: typ, Flags: flags, Stream: 1}
+	}
+	for _, tt := range []struct {
+		name string
+		f    Frame
+		want []byte
+	}{
+		{"plain", header(http2.FrameData, 0, 1, 2, 3), []byte{1, 2, 3}},
+		{"padded", header(http2.FrameData, http2.FlagDataPadded, 2, 1, 2, 0, 0), []byte{1, 2}},
+		{"padding past the end", header(http2.FrameData, http2.FlagDataPadded, 9, 1), nil},
+		{"a header block", header(http2.FrameHeaders, 0, 1, 2), nil},
+	} {
+		if got := tt.f.Data(); !bytes.Equal(got, tt.want) {
+			t.Errorf("%s: Data() = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
