@@ -1,5 +1,5 @@
 # locklab: the two commands a user needs are `make check` and `make test`.
-.PHONY: deps check test test-short bench vet docker acceptance image
+.PHONY: deps check readme test test-short bench vet docker acceptance image
 
 # -trimpath keeps each package's folder out of the build cache's keys, so a
 # clone of this tree elsewhere (CI's clean clone) reuses what this machine
@@ -15,6 +15,11 @@ deps:
 # Runs the whole catalogue and writes locklab-report/.
 check: deps $(if $(filter docker,$(BACKEND)),docker)
 	go run ./cmd/check -backend $(BACKEND)
+
+# Writes one make check's output into README.md's table (TestReadmeTable
+# fails when they differ from the catalogue).
+readme: deps $(if $(filter docker,$(BACKEND)),docker)
+	BACKEND=$(BACKEND) scripts/readme-table.sh
 
 # Builds the docker backend's images from this machine's redis-server,
 # mariadbd, postgres, etcd and ZooKeeper (with its JRE), offline; skips those built already, and says so in one line
