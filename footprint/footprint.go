@@ -5,7 +5,7 @@
 // as the relays hand them over (a RESP command's words, a SQL statement, a
 // memcached line, a ZooKeeper request), and a Learner gathers what the
 // requests of acquires that succeeded show, keeping only what no request
-// contradicts (issue 44).
+// contradicts.
 //
 // It does no I/O and imports nothing of locklab, so that harness, runner
 // and program can all use it. Every reader says only what is certain: a

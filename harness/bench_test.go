@@ -28,7 +28,7 @@ func BenchmarkStartSingle(b *testing.B) {
 
 // BenchmarkAcquireRelease is one acquire+release of the correct lock, dialing
 // the node directly and through the client's toxiproxy link. On the 2-core
-// machine of issue 18, shared and loaded, medians of 30 runs of 3000: direct
+// 2-core CI machine, shared and loaded, medians of 30 runs of 3000: direct
 // 95 µs, link 134 µs, 1.4× (it was 108 / 279 µs, 2.6×, before the link
 // copied its own connections, network/pump.go). What is left is the
 // second TCP hop: two more writes and reads per command.

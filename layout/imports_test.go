@@ -36,7 +36,7 @@ var libraries = []struct {
 }
 
 // TestClientLibraries checks who imports each lock service's client
-// library (issue 43: only the service's own package, the locks written
+// library (only the service's own package, the locks written
 // for it and the backends): a package that starts to fails here, and so
 // does an entry of notYet that no longer does, until it is taken out.
 func TestClientLibraries(t *testing.T) {

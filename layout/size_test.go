@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-// Limits a newcomer can read in one sitting (issue 43): a package's Go
+// Limits a newcomer can read in one sitting: a package's Go
 // code, its tests left out, and a function's lines and branches (if, for,
 // case, &&, ||). A function that is a data table (no branch at all) has no
 // line limit.

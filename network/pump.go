@@ -22,7 +22,7 @@ import (
 // Profiled on 2 cores, one acquire+release of the token lock through a link
 // cost 210 µs of CPU against 50 µs direct: 88 µs in toxiproxy's goroutines,
 // 45 µs in the scheduler looking for work (16 µs of it futex); wall time
-// 2.6× direct (issue 18). Copied by a pump: 108 µs of CPU, 48 of them the
+// 2.6× direct (on the 2-core CI machine). Copied by a pump: 108 µs of CPU, 48 of them the
 // pump's four writes and reads (the second TCP hop's own price), no futex
 // to speak of; wall time 1.4× direct.
 //

@@ -1,7 +1,11 @@
-// Package pitfalls holds every classic Redis-lock pitfall as a runnable lock:
-// the broken variant, its fix, and a catalogue entry saying which seed
-// article describes it, what goes wrong, which scenario exposes it and which
-// checker must catch it.
+// Package pitfalls holds the catalogue: every classic lock pitfall of every
+// family (in-process, Redis, database, consensus, memcached), each as a
+// runnable broken lock, its fixes and controls, and an entry saying which
+// seed article describes it (docs/seeds.md), what goes wrong, which
+// scenario exposes it and which checker must catch it. Most of its locks
+// are written here (Redis's, PostgreSQL's advisory locks, memcached's);
+// the MariaDB designs come from package reference, and the consensus
+// services' from their own packages (service/etcd, service/zookeeper).
 package pitfalls
 
 import (

@@ -5,7 +5,7 @@ import (
 	"github.com/locklab/locklab/service/etcd"
 )
 
-// consensus is the consensus family of the catalogue (issue 20): etcd's
+// consensus is the consensus family of the catalogue: etcd's
 // concurrency.Mutex, whose key Raft replicates, against the two faults
 // that beat Redis locks: a paused holder, and a failover.
 func consensus() []Pitfall {

@@ -5,7 +5,7 @@ import (
 	"github.com/locklab/locklab/service/zookeeper"
 )
 
-// zookeeperPitfalls is the ZooKeeper half of the consensus family (issue 20):
+// zookeeperPitfalls is the ZooKeeper half of the consensus family:
 // go-zookeeper's Lock recipe, whose nodes Zab replicates, against the two
 // faults that beat Redis locks: a paused holder, and a failover.
 func zookeeperPitfalls() []Pitfall {

@@ -49,7 +49,7 @@ func TestExploreFindsBlindLocks(t *testing.T) {
 				// Found on seeds 2 and 3 in 19 to 53 s, but not on every
 				// run: a paused node counts as a stall of every client, so
 				// the overlap of a Redlock that ignores elapsed time is often
-				// explained as inherent (issue 15's closing note).
+				// explained as inherent.
 				t.Skip("not found on every run yet; make acceptance runs it (LOCKLAB_ACCEPTANCE=1)")
 			}
 			rep := exploreBlind(t, i, 3, 40, 0)

@@ -14,7 +14,7 @@ import (
 // grants (1.5 election timeouts, rounded up).
 const etcdTTL = time.Second
 
-// etcd lists the scenarios of the etcd topology (issue 20): the inventory
+// etcd lists the scenarios of the etcd topology: the inventory
 // is a key of the etcd cluster itself, so that a lock's lease can guard
 // the write to it.
 func etcd() []runner.Scenario {

@@ -14,7 +14,7 @@ import (
 // the two services are judged alike, and five of the servers' ticks.
 const zkTTL = time.Second
 
-// zookeeper lists the scenarios of the zookeeper topology (issue 20): the
+// zookeeper lists the scenarios of the zookeeper topology: the
 // inventory is the Redis node, which checks a fencing token when the lease
 // carries one.
 func zookeeper() []runner.Scenario {

@@ -273,7 +273,7 @@ type flags struct {
 
 // defaultParallel is how many runs check, explore and compare make at once
 // unless told: four a core. A run mostly waits on TTLs and timers; on the
-// 2-core machine of issue 18 the whole catalogue took 67 s at 4 runs at
+// 2-core CI machine the whole catalogue took 67 s at 4 runs at
 // once, 50 s at 6, 39 s at 8 and 40 s at 12, where the cores ran out.
 func defaultParallel() int { return 4 * runtime.NumCPU() }
 
