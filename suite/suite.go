@@ -149,8 +149,10 @@ func lockJob(name string, newLocker harness.NewLocker, s runner.Scenario) job {
 			return reports.SkippedLockRun(name, s.Name, seed, dir, why)
 		},
 	}
+	// The scenario's reference (a reentrant lock where it nests), unless
+	// the lock names one of its own kind.
 	ref := locks.Reference(s.Topology, s.Workload.Nested)
-	if l, err := locks.Lookup(name); err == nil {
+	if l, err := locks.Lookup(name); err == nil && l.Reference != "" {
 		ref = l.ReferenceOn(s.Topology)
 	}
 	j.reference = ref.New
