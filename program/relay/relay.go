@@ -66,6 +66,11 @@ const (
 	Memcached                 // memcached's text protocol (memcached.go)
 	ZooKeeper                 // ZooKeeper's jute frames (zookeeper.go)
 	Etcd                      // etcd's gRPC over HTTP/2 (etcd.go, package h2)
+	// RedisReplicas is RESP to the data nodes of one replicated master,
+	// which relayed Sentinels name to the program: each command counts
+	// as sent to lock node 0, the master, whichever data node it reaches,
+	// as a Go lock's Sentinel failover client's commands do.
+	RedisReplicas
 )
 
 // Listen starts a relay of proto for client c with one listener per
@@ -107,6 +112,9 @@ func (r *Relay) Warmup(ask func() error) error { return r.cmds.Warmup(ask) }
 // index in the client's Nodes) at up.
 func (r *Relay) accept(ln net.Listener, up string, node int) {
 	defer r.wg.Done()
+	if r.proto == RedisReplicas {
+		node = 0
+	}
 	for {
 		down, err := ln.Accept()
 		if err != nil {
