@@ -54,7 +54,8 @@ func askMaster(ctx context.Context, addr string) (string, error) {
 // LOCKLAB_SENTINELS, which name its relay's listeners, one per data node,
 // in place of the nodes: GET-MASTER-ADDR-BY-NAME, MASTERS' and REPLICAS'
 // ip and port; the Sentinels' own addresses pass unchanged. After a
-// failover the master they name is the relay's listener for the new one.
+// failover the master they name, and the +switch-master message, is the
+// relay's listener for the new one.
 func TestSentinelRelay(t *testing.T) {
 	ctx := context.Background()
 	_, c, links := joinTopology(t, cluster.Replicated, 0, 500*time.Millisecond)
@@ -133,7 +134,13 @@ func TestSentinelRelay(t *testing.T) {
 	}
 
 	// A failover: the relayed Sentinels name the relay's listener for the
-	// new master.
+	// new master, in their replies and in the +switch-master message of a
+	// subscriber.
+	sub := s.Subscribe(ctx, "+switch-master")
+	defer sub.Close()
+	if _, err := sub.Receive(ctx); err != nil {
+		t.Fatalf("subscribe to +switch-master: %v", err)
+	}
 	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	admin := redis.NewSentinelClient(&redis.Options{Addr: e.Sentinels[0]})
@@ -158,6 +165,15 @@ func TestSentinelRelay(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatalf("no failover from %s: %v", master, err)
+	}
+	select {
+	case msg := <-sub.Channel():
+		w := strings.Fields(msg.Payload)
+		if len(w) != 5 || net.JoinHostPort(w[1], w[2]) != relayOf(master) || net.JoinHostPort(w[3], w[4]) != relayOf(now) {
+			t.Errorf("+switch-master %q, want the relay's %s then %s", msg.Payload, relayOf(master), relayOf(now))
+		}
+	case <-wctx.Done():
+		t.Error("no +switch-master message")
 	}
 	// Each Sentinel learns of the failover in its own time.
 	err = cluster.PollEvery(wctx, 50*time.Millisecond, "the relayed Sentinels to follow the failover", func(ctx context.Context) (string, error) {

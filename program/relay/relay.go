@@ -241,9 +241,9 @@ func (r *Relay) serve(down net.Conn, in *bufio.Reader, upConn net.Conn, out *buf
 					continue
 				}
 				reply = v.Raw
-				meaning, rerr := meaning(v)
+				m, rerr := meaning(v)
 				sendErr = rerr
-				return meaning, rerr
+				return m, rerr
 			}
 		})
 		if reply == nil || err != sendErr {
