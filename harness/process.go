@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -111,6 +112,13 @@ type Endpoints struct {
 	Sentinels []string // the Sentinels of the replicated topology
 	Master    string   // the name the Sentinels know the master by
 	Nodes     []string // the five masters of the redlock topology
+	// Links are, on the replicated topology, the client's links to its
+	// data nodes (the first master, then the replicas): what a program's
+	// relay forwards to, the nodes Sentinel names being any of them.
+	Links []string
+	// SentinelRelay, on the replicated topology, starts the relayed
+	// Sentinels that name a program's relay in place of the data nodes.
+	SentinelRelay SentinelRelayer
 	// MySQL is the lock table's server of the mariadb topology, as a URL
 	// most languages' clients take: mysql://USER[:PASSWORD]@HOST:PORT/locklab.
 	MySQL    string
@@ -118,6 +126,18 @@ type Endpoints struct {
 	// Env is the environment of a service started through the seam
 	// (Dialer.Env), as NAME=VALUE.
 	Env []string
+}
+
+// SentinelRelayer starts a lock program's relayed Sentinels (package
+// service/redis/sentinel): one per Sentinel, each passing the program's
+// requests to it and rewriting each data node's address in its replies
+// to relays[i], the program's relay to node i of Endpoints.Links, so that
+// the master Sentinel names, after a failover too, is one the program
+// dials through its relay and its client's links.
+type SentinelRelayer interface {
+	// RelaySentinels starts them and returns their addresses, in place
+	// of Endpoints.Sentinels, and what stops them.
+	RelaySentinels(relays []string) (addrs []string, stop io.Closer, err error)
 }
 
 // Endpoints are the addresses this client dials.

@@ -4,15 +4,16 @@ import "strings"
 
 // Unrelayed says why faults at a lock program's own requests cannot strike
 // it on the service e names, or "" when a relay can read its requests and
-// strike them (Redis on single and redlock: package program's relay reads
-// RESP; PostgreSQL's simple and extended queries; MariaDB's COM_QUERY;
+// strike them (Redis: package program's relay reads RESP, on replicated
+// behind relayed Sentinels that name it, Endpoints.SentinelRelay;
+// PostgreSQL's simple and extended queries; MariaDB's COM_QUERY;
 // memcached's text protocol; ZooKeeper's jute; etcd's gRPC). A program
 // dials e itself, through the client's links, so network faults and its
 // process's crash, pause and clock skew still reach it.
 func (e Endpoints) Unrelayed() string {
 	switch {
-	case len(e.Sentinels) > 0:
-		return "the lock is a program on the replicated topology: Sentinel hands it the nodes' own addresses, past locklab's relay, so no fault can strike its commands"
+	case len(e.Sentinels) > 0 && e.SentinelRelay == nil:
+		return "the lock is a program on the replicated topology with no relayed Sentinels: Sentinel hands it the nodes' own addresses, past locklab's relay, so no fault can strike its commands"
 	case len(e.Env) > 0 && !relayedEnv(e.Env):
 		return "the lock is a program on a service started through the seam whose protocol no relay of locklab's reads, so no fault can strike its requests (a Go lock's are struck by its handle, through Client.Request)"
 	}

@@ -27,7 +27,7 @@ import (
 func TestEtcdEnvironment(t *testing.T) {
 	cl, c, links := joinTopology(t, cluster.EtcdTopology, 1, time.Second)
 	env := map[string]string{}
-	for _, kv := range environment(c, nil) {
+	for _, kv := range environment(c, nil, nil) {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
 	}
@@ -95,7 +95,7 @@ func TestEtcdRelay(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer r.Close()
-			addrs := strings.Split(envOf(environment(c, r))[EnvEtcd], ",")
+			addrs := strings.Split(envOf(environment(c, r, nil))[EnvEtcd], ",")
 			if !slices.Equal(addrs, r.Addrs()) {
 				t.Fatalf("%s=%q, want the relay's %q", EnvEtcd, addrs, r.Addrs())
 			}

@@ -86,7 +86,7 @@ func TestMemcachedEnvironment(t *testing.T) {
 		t.Fatalf("relayed: %q %v %v, want the link %s and memcached's protocol", upstream, proto, err, own)
 	}
 
-	env := envOf(environment(c, nil))
+	env := envOf(environment(c, nil, nil))
 	for _, k := range []string{EnvRedis, EnvNodes, EnvSentinels, EnvMySQL, EnvPostgres, EnvEtcd, EnvZooKeeper, EnvSession} {
 		if v, ok := env[k]; ok {
 			t.Errorf("%s=%s on memcached", k, v)
@@ -101,7 +101,7 @@ func TestMemcachedEnvironment(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if got := envOf(environment(c, r))[EnvMemcached]; got != r.Addrs()[0] {
+	if got := envOf(environment(c, r, nil))[EnvMemcached]; got != r.Addrs()[0] {
 		t.Errorf("with a relay %s=%q, want the relay's %s", EnvMemcached, got, r.Addrs()[0])
 	}
 	if got := envOf(c.Endpoints().Env)[EnvMemcached]; got != own {

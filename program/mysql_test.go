@@ -35,7 +35,7 @@ func TestMySQLRelay(t *testing.T) {
 	}
 	defer r.Close()
 	var dsn string
-	for _, kv := range environment(c, r) {
+	for _, kv := range environment(c, r, nil) {
 		if v, ok := strings.CutPrefix(kv, EnvMySQL+"="); ok {
 			dsn = v
 		}

@@ -25,7 +25,7 @@ import (
 func TestPostgresEnvironment(t *testing.T) {
 	cl, c, links := joinTopology(t, cluster.PostgresTopology, 2, time.Second)
 	env := map[string]string{}
-	for _, kv := range environment(c, nil) {
+	for _, kv := range environment(c, nil, nil) {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
 	}
@@ -78,7 +78,7 @@ func TestPostgresRelay(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(r.Close)
-		conn, err := pgx.Connect(ctx, envOf(environment(c, r))[EnvPostgres])
+		conn, err := pgx.Connect(ctx, envOf(environment(c, r, nil))[EnvPostgres])
 		if err != nil {
 			t.Fatal(err)
 		}

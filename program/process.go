@@ -60,7 +60,11 @@ type process struct {
 	dir     *cluster.RunDir // holds the clock file
 	clock   string          // libfaketime's timestamp file; "" without libfaketime
 	relay   *relay.Relay    // between the program and its service; nil when unrelayed
-	stderr  tail
+	// sentinels are the relayed Sentinels' addresses, which name relay's
+	// listeners (replicated), and stopSentinels stops them; nil elsewhere.
+	sentinels     []string
+	stopSentinels io.Closer
+	stderr        tail
 
 	mu      sync.Mutex
 	pending []*request // requests written, oldest first, waiting for their answer
@@ -89,26 +93,25 @@ func start(c *harness.Client, command string) (*process, error) {
 		return nil, err
 	}
 	p.dir = dir
-	// The relay reads Redis's protocol on single and redlock, the SQL
-	// servers', memcached's, ZooKeeper's and etcd's; elsewhere (Sentinel)
-	// the program dials the client's links itself, and Unrelayed says why.
-	if e := c.Endpoints(); e.Unrelayed() == "" {
-		upstream, proto, err := relayed(e)
-		if err == nil {
-			p.relay, err = relay.Listen(c, upstream, proto)
-		}
-		if err != nil {
-			dir.Remove()
-			return nil, err
-		}
-	}
 	cleanup := func() {
+		if p.stopSentinels != nil {
+			p.stopSentinels.Close()
+		}
 		if p.relay != nil {
 			p.relay.Close()
 		}
 		dir.Remove()
 	}
-	env := append(os.Environ(), environment(c, p.relay)...)
+	// The relay reads Redis's protocol, the SQL servers', memcached's,
+	// ZooKeeper's and etcd's; elsewhere the program dials the client's
+	// links itself, and Unrelayed says why.
+	if e := c.Endpoints(); e.Unrelayed() == "" {
+		if err := p.listen(e); err != nil {
+			cleanup()
+			return nil, err
+		}
+	}
+	env := append(os.Environ(), environment(c, p.relay, p.sentinels)...)
 	if lib := proc.Libfaketime(); lib != "" {
 		sweepShm()
 		p.clock = filepath.Join(dir.Path(), "clock")
@@ -162,8 +165,27 @@ func start(c *harness.Client, command string) (*process, error) {
 	return p, nil
 }
 
+// listen starts the program's relay to endpoints e and, on replicated,
+// the relayed Sentinels that name it.
+func (p *process) listen(e harness.Endpoints) error {
+	upstream, proto, err := relayed(e)
+	if err != nil {
+		return err
+	}
+	if p.relay, err = relay.Listen(p.client, upstream, proto); err != nil {
+		return err
+	}
+	if e.SentinelRelay != nil {
+		p.sentinels, p.stopSentinels, err = e.SentinelRelay.RelaySentinels(p.relay.Addrs())
+	}
+	return err
+}
+
 // relayed is where a relay for endpoints e forwards, and what it reads.
 func relayed(e harness.Endpoints) ([]string, relay.Protocol, error) {
+	if len(e.Sentinels) > 0 {
+		return e.Links, relay.RedisReplicas, nil
+	}
 	if len(e.Env) > 0 {
 		for _, kv := range e.Env {
 			name, addrs, _ := strings.Cut(kv, "=")
@@ -209,12 +231,18 @@ func seamProtocol(name string) (relay.Protocol, bool) {
 }
 
 // environment is what a lock program learns of its client: the addresses
-// of its relay r, or the Sentinels' when there is none.
-func environment(c *harness.Client, r *relay.Relay) []string {
+// of its relay r, and on replicated of its relayed Sentinels, which name
+// r; the client's own without them.
+func environment(c *harness.Client, r *relay.Relay, sentinels []string) []string {
 	e := c.Endpoints()
+	if sentinels != nil {
+		e.Sentinels = sentinels
+	}
 	if r != nil {
 		addrs := r.Addrs()
 		switch {
+		case r.Protocol() == relay.RedisReplicas:
+			// The relayed Sentinels name the relay's addresses.
 		case len(e.Env) > 0:
 			e.Env = withRelay(e.Env, r.Protocol(), addrs)
 		case r.Protocol() == relay.Postgres:
@@ -474,6 +502,9 @@ func (p *process) Close() error {
 		err = errors.Join(err, fmt.Errorf("lock program %q (pid %d) did not end within 10 s of SIGKILL", p.command, p.cmd.Process.Pid))
 	}
 	removeShm(p.cmd.Process.Pid)
+	if p.stopSentinels != nil {
+		err = errors.Join(err, p.stopSentinels.Close())
+	}
 	if p.relay != nil {
 		p.relay.Close()
 	}

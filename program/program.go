@@ -17,19 +17,20 @@
 // `error` answer, or none within the bound, is an unknown outcome. stdout
 // carries answers only; logs go to stderr.
 //
-// On single, redlock, mariadb, postgres, memcached, zookeeper and etcd, the
-// addresses the program gets are those of its relay (package
+// The addresses the program gets are those of its relay (package
 // program/relay), which forwards each connection to the client's own link
 // to the node and runs each command (each statement: MariaDB's COM_QUERY
 // or COM_STMT_EXECUTE, PostgreSQL's simple query or extended-protocol
 // batch; TLS is not read; each request of memcached's text protocol; each
 // ZooKeeper request but the session's pings; each unary gRPC call to etcd,
 // not its keep-alive and watch streams) through the failpoints armed on
-// the lock's own commands (harness.Relay), as for a Go lock. On replicated
-// no relay reads the program's requests (harness.Endpoints.Unrelayed says
-// why: Sentinel hands out the nodes' real addresses), so a scenario that
-// strikes them is unknown for a program, and a fault explore drew there is
-// reported missed, with that reason.
+// the lock's own commands (harness.Relay), as for a Go lock. On
+// replicated, LOCKLAB_SENTINELS names the program's relayed Sentinels
+// (harness.SentinelRelayer, package service/redis/sentinel), which name
+// its relay to each data node in place of the node, after a failover too.
+// Where no relay reads the program's requests (harness.Endpoints.Unrelayed
+// says why), a scenario that strikes them is unknown for a program, and a
+// fault explore drew there is reported missed, with that reason.
 //
 // The process is the client (harness.Process): its crash is a SIGKILL of
 // its process group, its stop-the-world pause is SIGSTOP then SIGCONT, its

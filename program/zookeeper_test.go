@@ -59,7 +59,7 @@ func TestZooKeeperRelay(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer r.Close()
-			addrs := strings.Split(envOf(environment(c, r))[EnvZooKeeper], ",")
+			addrs := strings.Split(envOf(environment(c, r, nil))[EnvZooKeeper], ",")
 			if !slices.Equal(addrs, r.Addrs()) {
 				t.Fatalf("%s=%q, want the relay's %q", EnvZooKeeper, addrs, r.Addrs())
 			}

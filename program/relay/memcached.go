@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"github.com/locklab/locklab/footprint"
 	"io"
 	"net"
+	"strconv"
 	"strings"
+
+	"github.com/locklab/locklab/footprint"
+	"github.com/locklab/locklab/resp"
 )
 
 // mcBinaryMagic starts every request of memcached's binary protocol, which
@@ -17,6 +20,19 @@ const mcBinaryMagic = 0x80
 // mcMaxLine bounds a line the relay reads: memcached takes a get of many
 // keys on one line, so it is longer than Redis's inline limit.
 const mcMaxLine = 1 << 20
+
+// mcMaxData bounds a data block's byte count, as Redis bounds a bulk
+// string, so that garbage cannot make the relay allocate without bound.
+const mcMaxData = 512 << 20
+
+// mcLength parses a data block's byte count.
+func mcLength(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n > mcMaxData {
+		return 0, protocolError(fmt.Sprintf("bad length %q", s))
+	}
+	return n, nil
+}
 
 // mcSync is the meta no-op the relay sends after a request that answers
 // nothing when it succeeds (noreply, a meta command's q flag): the
@@ -141,7 +157,7 @@ func isMCServerError(err error) bool {
 // a number, or a data block that does not end with CRLF, is a protocol
 // error, after which the server itself would read the data as a command.
 func readMCRequest(in *bufio.Reader) (mcRequest, error) {
-	line, err := readLine(in, mcMaxLine)
+	line, err := resp.ReadLine(in, mcMaxLine)
 	if err != nil {
 		return mcRequest{}, err
 	}
@@ -185,13 +201,13 @@ func readMCRequest(in *bufio.Reader) (mcRequest, error) {
 	if data < 0 {
 		return req, nil
 	}
-	n, err := length(req.words[data], maxBulk)
+	n, err := mcLength(req.words[data])
 	if err != nil || n < 0 {
 		return mcRequest{}, protocolError(fmt.Sprintf("bad data length %q", req.words[data]))
 	}
 	block := make([]byte, n+2)
 	if _, err := io.ReadFull(in, block); err != nil {
-		return mcRequest{}, unexpected(err)
+		return mcRequest{}, resp.Unexpected(err)
 	}
 	if block[n] != '\r' || block[n+1] != '\n' {
 		return mcRequest{}, protocolError("bad data chunk: it does not end with CRLF after its length")
@@ -249,7 +265,7 @@ func readMCReply(out *bufio.Reader, kind mcReply) (reply []byte, serverErr, err 
 // readMCUnit reads one line of a reply and, for an item (a get's VALUE, a
 // meta command's VA), its data block; word is the line's first word.
 func readMCUnit(out *bufio.Reader) (raw []byte, word string, err error) {
-	line, err := readLine(out, mcMaxLine)
+	line, err := resp.ReadLine(out, mcMaxLine)
 	if err != nil {
 		return nil, "", err
 	}
@@ -269,13 +285,13 @@ func readMCUnit(out *bufio.Reader) (raw []byte, word string, err error) {
 	default:
 		return line, words[0], nil
 	}
-	n, err := length(size, maxBulk)
+	n, err := mcLength(size)
 	if err != nil || n < 0 {
 		return nil, "", protocolError(fmt.Sprintf("bad item length %q", size))
 	}
 	raw = append(line, make([]byte, n+2)...)
 	if _, err := io.ReadFull(out, raw[len(line):]); err != nil {
-		return nil, "", unexpected(err)
+		return nil, "", resp.Unexpected(err)
 	}
 	if raw[len(raw)-2] != '\r' || raw[len(raw)-1] != '\n' {
 		return nil, "", protocolError("an item's data does not end with CRLF")

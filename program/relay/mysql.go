@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/locklab/locklab/resp"
 	"io"
 	"net"
 	"strings"
@@ -484,7 +485,7 @@ func readMyPacket(r *bufio.Reader) (payload, raw []byte, err error) {
 		var head [4]byte
 		if _, err := io.ReadFull(r, head[:]); err != nil {
 			if raw != nil {
-				err = unexpected(err)
+				err = resp.Unexpected(err)
 			}
 			return nil, nil, err
 		}
@@ -496,7 +497,7 @@ func readMyPacket(r *bufio.Reader) (payload, raw []byte, err error) {
 		raw = append(raw, head[:]...)
 		raw = append(raw, make([]byte, n)...)
 		if _, err := io.ReadFull(r, raw[start+4:]); err != nil {
-			return nil, nil, unexpected(err)
+			return nil, nil, resp.Unexpected(err)
 		}
 		payload = append(payload, raw[start+4:]...)
 		if n < 0xffffff {

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/locklab/locklab/resp"
 	"io"
 	"net"
 	"strings"
@@ -258,7 +259,7 @@ func readPGMessage(r *bufio.Reader) (typ byte, raw []byte, err error) {
 	raw = make([]byte, 1+n)
 	copy(raw, head)
 	if _, err := io.ReadFull(r, raw[5:]); err != nil {
-		return 0, nil, unexpected(err)
+		return 0, nil, resp.Unexpected(err)
 	}
 	return head[0], raw, nil
 }
@@ -276,7 +277,7 @@ func readPGStartup(r *bufio.Reader) ([]byte, error) {
 	raw := make([]byte, n)
 	copy(raw, head)
 	if _, err := io.ReadFull(r, raw[4:]); err != nil {
-		return nil, unexpected(err)
+		return nil, resp.Unexpected(err)
 	}
 	return raw, nil
 }

@@ -31,13 +31,13 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/locklab/locklab/footprint"
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/resp"
 )
 
 // Relay is the relay of one client: its listeners, one per lock node, and
@@ -66,6 +66,11 @@ const (
 	Memcached                 // memcached's text protocol (memcached.go)
 	ZooKeeper                 // ZooKeeper's jute frames (zookeeper.go)
 	Etcd                      // etcd's gRPC over HTTP/2 (etcd.go, package h2)
+	// RedisReplicas is RESP to the data nodes of one replicated master,
+	// which relayed Sentinels name to the program: each command counts
+	// as sent to lock node 0, the master, whichever data node it reaches,
+	// as a Go lock's Sentinel failover client's commands do.
+	RedisReplicas
 )
 
 // Listen starts a relay of proto for client c with one listener per
@@ -107,6 +112,9 @@ func (r *Relay) Warmup(ask func() error) error { return r.cmds.Warmup(ask) }
 // index in the client's Nodes) at up.
 func (r *Relay) accept(ln net.Listener, up string, node int) {
 	defer r.wg.Done()
+	if r.proto == RedisReplicas {
+		node = 0
+	}
 	for {
 		down, err := ln.Accept()
 		if err != nil {
@@ -196,7 +204,7 @@ func (r *Relay) Close() {
 // reply of the one before.
 func (r *Relay) serve(down net.Conn, in *bufio.Reader, upConn net.Conn, out *bufio.Reader, node int) {
 	for {
-		args, raw, err := readCommand(in)
+		args, raw, err := resp.ReadCommand(in)
 		if err != nil {
 			var perr protocolError
 			if errors.As(err, &perr) {
@@ -219,23 +227,23 @@ func (r *Relay) serve(down net.Conn, in *bufio.Reader, upConn net.Conn, out *buf
 				return nil, err
 			}
 			for {
-				v, err := readValue(out)
+				v, err := resp.ReadValue(out)
 				if err != nil {
 					sendErr = err
 					return nil, err
 				}
-				if v.kind == '>' {
+				if v.Kind == '>' {
 					// RESP3 push: out of band, not this command's reply.
-					if _, err := down.Write(v.raw); err != nil {
+					if _, err := down.Write(v.Raw); err != nil {
 						sendErr = err
 						return nil, err
 					}
 					continue
 				}
-				reply = v.raw
-				meaning, rerr := v.meaning()
+				reply = v.Raw
+				m, rerr := meaning(v)
 				sendErr = rerr
-				return meaning, rerr
+				return m, rerr
 			}
 		})
 		if reply == nil || err != sendErr {
@@ -275,20 +283,9 @@ func pipe(down net.Conn, in *bufio.Reader, up net.Conn, out *bufio.Reader) {
 	<-done
 }
 
-// Limits on what the relay accepts, as Redis's own (proto-max-bulk-len
-// 512 MB, inline requests of 64 KB), so that garbage cannot make it
-// allocate without bound.
-const (
-	maxBulk   = 512 << 20
-	maxCount  = 1 << 24 // elements of one aggregate
-	maxDepth  = 64      // nesting of aggregates
-	maxInline = 64 << 10
-)
-
-// protocolError is a command the relay cannot parse, as Redis would not.
-type protocolError string
-
-func (e protocolError) Error() string { return string(e) }
+// protocolError is a command or reply the relay cannot parse, as Redis
+// would not: resp's, under the name this package's other protocols use too.
+type protocolError = resp.ProtocolError
 
 // replyError is a Redis error reply: its text, without the leading '-'.
 type replyError string
@@ -299,205 +296,22 @@ func (e replyError) Error() string { return string(e) }
 // does: the node answered, with an error.
 func (replyError) RedisError() {}
 
-// value is one RESP value as read, kept as its bytes so that it is
-// forwarded exactly as it came.
-type value struct {
-	kind  byte   // the RESP type byte: + - : $ * and RESP3's _ , # ! = ( % ~ > |
-	raw   []byte // every byte of it, attributes included
-	str   string // a simple, bulk, verbatim string, an error, a double or a big number
-	num   int64  // an integer
-	null  bool   // a null: _, $-1 or *-1
-	elems []value
-}
-
 // meaning is what a reply says in the terms of harness.Relay.Command: a
 // string, an int64, a bool or nil, and a Redis error reply as an error.
-func (v value) meaning() (any, error) {
+func meaning(v resp.Value) (any, error) {
 	switch {
-	case v.kind == '-' || v.kind == '!':
-		return nil, replyError(v.str)
-	case v.null:
+	case v.Kind == '-' || v.Kind == '!':
+		return nil, replyError(v.Str)
+	case v.Null:
 		return nil, nil
-	case v.kind == '+' || v.kind == '$':
-		return v.str, nil
-	case v.kind == ':':
-		return v.num, nil
-	case v.kind == '#':
-		return v.str == "t", nil
+	case v.Kind == '+' || v.Kind == '$':
+		return v.Str, nil
+	case v.Kind == ':':
+		return v.Num, nil
+	case v.Kind == '#':
+		return v.Str == "t", nil
 	}
 	return nil, nil
-}
-
-// readCommand reads one command a client sent: an array of bulk strings,
-// or an inline command (words separated by spaces; quotes are not parsed).
-// raw is what to send to Redis: the array as it came, an inline command
-// encoded as an array. Blank inline lines are skipped, as Redis does.
-func readCommand(r *bufio.Reader) (args []string, raw []byte, err error) {
-	for {
-		b, err := r.Peek(1)
-		if err != nil {
-			return nil, nil, err
-		}
-		if b[0] != '*' {
-			line, err := readLine(r, maxInline)
-			if err != nil {
-				return nil, nil, err
-			}
-			args = strings.Fields(strings.TrimRight(string(line), "\r\n"))
-			if len(args) == 0 {
-				continue
-			}
-			return args, encodeCommand(args), nil
-		}
-		v, err := readValue(r)
-		if err != nil {
-			return nil, nil, err
-		}
-		if v.null || len(v.elems) == 0 {
-			continue // Redis ignores an empty or null array
-		}
-		for _, e := range v.elems {
-			if e.kind != '$' || e.null {
-				return nil, nil, protocolError(fmt.Sprintf("expected a bulk string in a command, got %q", e.kind))
-			}
-			args = append(args, e.str)
-		}
-		return args, v.raw, nil
-	}
-}
-
-// encodeCommand is args as a RESP array of bulk strings.
-func encodeCommand(args []string) []byte {
-	b := fmt.Appendf(nil, "*%d\r\n", len(args))
-	for _, a := range args {
-		b = fmt.Appendf(b, "$%d\r\n%s\r\n", len(a), a)
-	}
-	return b
-}
-
-// readValue reads one RESP2 or RESP3 value. A RESP3 attribute (|) is read
-// with the value it annotates and returned as that value. Streamed strings
-// and aggregates (a length of ?), which Redis never sends, are refused.
-func readValue(r *bufio.Reader) (value, error) {
-	var raw []byte
-	v, err := readInto(r, &raw, 0)
-	v.raw = raw
-	return v, err
-}
-
-func readInto(r *bufio.Reader, raw *[]byte, depth int) (value, error) {
-	if depth > maxDepth {
-		return value{}, protocolError("aggregates nested too deep")
-	}
-	line, err := readLine(r, maxInline)
-	if err != nil {
-		return value{}, err
-	}
-	if len(line) < 3 || line[len(line)-2] != '\r' {
-		return value{}, protocolError(fmt.Sprintf("line %q is empty or does not end with CRLF", clip(string(line))))
-	}
-	*raw = append(*raw, line...)
-	v := value{kind: line[0]}
-	body := string(line[1 : len(line)-2])
-	switch v.kind {
-	case '+', '-', ',', '(':
-		v.str = body
-	case ':':
-		if v.num, err = strconv.ParseInt(body, 10, 64); err != nil {
-			return v, protocolError(fmt.Sprintf("bad integer %q", body))
-		}
-	case '_':
-		v.null = true
-	case '#':
-		if body != "t" && body != "f" {
-			return v, protocolError(fmt.Sprintf("bad boolean %q", body))
-		}
-		v.str = body
-	case '$', '!', '=':
-		n, err := length(body, maxBulk)
-		if err != nil {
-			return v, err
-		}
-		if n < 0 {
-			v.null = true
-			break
-		}
-		data := make([]byte, n+2)
-		if _, err := io.ReadFull(r, data); err != nil {
-			return v, unexpected(err)
-		}
-		if data[n] != '\r' || data[n+1] != '\n' {
-			return v, protocolError("a bulk string does not end with CRLF")
-		}
-		*raw = append(*raw, data...)
-		v.str = string(data[:n])
-	case '*', '~', '>', '%', '|':
-		n, err := length(body, maxCount)
-		if err != nil {
-			return v, err
-		}
-		if n < 0 {
-			v.null = true
-			break
-		}
-		if v.kind == '%' || v.kind == '|' {
-			n *= 2 // a map holds a key and a value per entry
-		}
-		for range n {
-			e, err := readInto(r, raw, depth+1)
-			if err != nil {
-				return v, err
-			}
-			if v.kind != '|' {
-				v.elems = append(v.elems, e)
-			}
-		}
-		if v.kind == '|' {
-			// An attribute annotates the value that follows: that is the reply.
-			return readInto(r, raw, depth)
-		}
-	default:
-		return v, protocolError(fmt.Sprintf("unknown RESP type %q", v.kind))
-	}
-	return v, nil
-}
-
-// length parses the length of a bulk string or aggregate: -1 for a null.
-func length(s string, limit int) (int, error) {
-	n, err := strconv.Atoi(s)
-	if err != nil || n < -1 || n > limit {
-		return 0, protocolError(fmt.Sprintf("bad length %q", s))
-	}
-	return n, nil
-}
-
-// readLine reads through the next LF, at most limit bytes.
-func readLine(r *bufio.Reader, limit int) ([]byte, error) {
-	var line []byte
-	for {
-		part, err := r.ReadSlice('\n')
-		line = append(line, part...)
-		if len(line) > limit {
-			return nil, protocolError("line too long")
-		}
-		if err == nil {
-			return line, nil
-		}
-		if !errors.Is(err, bufio.ErrBufferFull) {
-			if len(line) > 0 {
-				return nil, unexpected(err)
-			}
-			return nil, err
-		}
-	}
-}
-
-// unexpected turns an EOF inside a value into io.ErrUnexpectedEOF.
-func unexpected(err error) error {
-	if errors.Is(err, io.EOF) {
-		return io.ErrUnexpectedEOF
-	}
-	return err
 }
 
 // clip shortens what a program sent to fit in one line of an error. It is

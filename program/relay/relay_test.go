@@ -17,6 +17,7 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/local"
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/resp"
 	"github.com/locklab/locklab/service"
 )
 
@@ -63,7 +64,7 @@ func TestReadCommand(t *testing.T) {
 		for how, r := range readers(tt.in) {
 			t.Run(tt.name+"/"+how, func(t *testing.T) {
 				for i, want := range tt.want {
-					args, raw, err := readCommand(r)
+					args, raw, err := resp.ReadCommand(r)
 					if err != nil {
 						t.Fatalf("command %d: %v", i, err)
 					}
@@ -74,7 +75,7 @@ func TestReadCommand(t *testing.T) {
 						t.Errorf("command %d sent as %q, want %q", i, raw, tt.raw[i])
 					}
 				}
-				_, _, err := readCommand(r)
+				_, _, err := resp.ReadCommand(r)
 				wantEnd(t, err, tt.err)
 			})
 		}
@@ -116,17 +117,17 @@ func TestReadValue(t *testing.T) {
 		for how, r := range readers(in) {
 			t.Run(tt.name+"/"+how, func(t *testing.T) {
 				for i := range 2 {
-					v, err := readValue(r)
+					v, err := resp.ReadValue(r)
 					if err != nil {
 						t.Fatalf("value %d: %v", i, err)
 					}
-					if string(v.raw) != tt.in {
-						t.Errorf("raw %q, want it as it came: %q", v.raw, tt.in)
+					if string(v.Raw) != tt.in {
+						t.Errorf("raw %q, want it as it came: %q", v.Raw, tt.in)
 					}
-					if v.kind != tt.kind {
-						t.Errorf("kind %q, want %q", v.kind, tt.kind)
+					if v.Kind != tt.kind {
+						t.Errorf("kind %q, want %q", v.Kind, tt.kind)
 					}
-					m, err := v.meaning()
+					m, err := meaning(v)
 					if m != tt.meaning {
 						t.Errorf("meaning %#v, want %#v", m, tt.meaning)
 					}
@@ -139,14 +140,14 @@ func TestReadValue(t *testing.T) {
 						t.Errorf("no error, want %q", tt.err)
 					}
 				}
-				if _, err := readValue(r); !errors.Is(err, io.EOF) {
+				if _, err := resp.ReadValue(r); !errors.Is(err, io.EOF) {
 					t.Errorf("after the values: %v, want EOF", err)
 				}
 			})
 		}
 	}
-	for _, bad := range []string{"?1\r\n", ":x\r\n", "#y\r\n", "$?\r\n", "*?\r\n", "\r\n", strings.Repeat("*1\r\n", maxDepth+2) + ":1\r\n"} {
-		if _, err := readValue(bufio.NewReader(strings.NewReader(bad))); !errors.As(err, new(protocolError)) {
+	for _, bad := range []string{"?1\r\n", ":x\r\n", "#y\r\n", "$?\r\n", "*?\r\n", "\r\n", strings.Repeat("*1\r\n", resp.MaxDepth+2) + ":1\r\n"} {
+		if _, err := resp.ReadValue(bufio.NewReader(strings.NewReader(bad))); !errors.As(err, new(protocolError)) {
 			t.Errorf("%q: %v, want a protocol error", bad, err)
 		}
 	}
@@ -209,8 +210,8 @@ func TestRelay(t *testing.T) {
 		t.Fatal(err)
 	}
 	conn.Write([]byte("GET lock\r\n"))
-	if v, err := readValue(bufio.NewReader(conn)); err != nil || v.str != "c0" {
-		t.Errorf("inline GET: %q, %v", v.str, err)
+	if v, err := resp.ReadValue(bufio.NewReader(conn)); err != nil || v.Str != "c0" {
+		t.Errorf("inline GET: %q, %v", v.Str, err)
 	}
 	conn.Close()
 
@@ -242,13 +243,13 @@ func TestRelay(t *testing.T) {
 	defer conn.Close()
 	conn.Write([]byte("PING\r\n"))
 	br := bufio.NewReader(conn)
-	if v, err := readValue(br); err != nil || v.str != "PONG" {
-		t.Fatalf("PING: %q, %v", v.str, err)
+	if v, err := resp.ReadValue(br); err != nil || v.Str != "PONG" {
+		t.Fatalf("PING: %q, %v", v.Str, err)
 	}
 	c.Crash("test")
 	conn.Write([]byte("SET after crash\r\n"))
 	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
-	if _, err := readValue(br); !errors.Is(err, io.EOF) {
+	if _, err := resp.ReadValue(br); !errors.Is(err, io.EOF) {
 		t.Errorf("after the crash: %v, want the connection closed", err)
 	}
 	admin := redis.NewClient(&redis.Options{Addr: cl.LockNodes()[0].Addr()})

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"github.com/locklab/locklab/footprint"
+	"github.com/locklab/locklab/resp"
 	"io"
 	"net"
 	"strconv"
@@ -317,7 +318,7 @@ func readZKFrame(r *bufio.Reader) ([]byte, error) {
 	raw := make([]byte, 4+n)
 	copy(raw, head)
 	if _, err := io.ReadFull(r, raw[4:]); err != nil {
-		return nil, unexpected(err)
+		return nil, resp.Unexpected(err)
 	}
 	return raw, nil
 }

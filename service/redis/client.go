@@ -153,8 +153,9 @@ func (d *replicated) Env(c *harness.Client, addrs []string) []string {
 	return []string{"LOCKLAB_SENTINELS=" + strings.Join(d.rs.SentinelAddrs(), ","), "LOCKLAB_MASTER=" + sentinel.MasterName}
 }
 
-// Endpoints are the Sentinels, which hand a program the nodes' own
-// addresses, past locklab's relay (harness.Endpoints.Unrelayed).
+// Endpoints are the Sentinels and c's links to the data nodes (addrs): a
+// program's relay forwards to the links, and its relayed Sentinels
+// (sentinel.Relay) name the relay in place of the nodes.
 func (d *replicated) Endpoints(c *harness.Client, addrs []string) harness.Endpoints {
-	return harness.Endpoints{Sentinels: d.rs.SentinelAddrs(), Master: sentinel.MasterName}
+	return harness.Endpoints{Sentinels: d.rs.SentinelAddrs(), Master: sentinel.MasterName, Links: addrs, SentinelRelay: d.rs}
 }
