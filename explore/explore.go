@@ -175,6 +175,11 @@ type Report struct {
 	WallS float64 `json:"wall_s"`
 	// RunsPerMin is Runs per minute of WallS.
 	RunsPerMin float64 `json:"runs_per_min"`
+	// Started and Reused count the deployments the runs took: started
+	// for a run, or warm, reset after an earlier run that struck no
+	// server (Config.Fresh). Both are 0 for a Fresh exploration.
+	Started int `json:"deployments_started,omitempty"`
+	Reused  int `json:"deployments_reused,omitempty"`
 	// Parallel is how many runs were made at once.
 	Parallel int `json:"parallel"`
 	// Shard is the share of the campaign this report covers ("1/4"); ""
@@ -503,6 +508,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	err = e.explore(ctx)
 	if e.pool != nil {
 		err = errors.Join(err, e.pool.Close())
+		st := e.pool.Stats()
+		rep.Started, rep.Reused = st.Started, st.Reused
 	}
 	rep.WallS = time.Since(start).Seconds()
 	if rep.WallS > 0 {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"syscall"
 	"testing"
 	"time"
 
@@ -88,9 +89,15 @@ func TestPoolResets(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			pool := runner.NewPool()
+			var pids []int // of every cluster taken
 			defer func() {
 				if err := pool.Close(); err != nil {
 					t.Error(err)
+				}
+				for _, pid := range pids { // nothing outlives the pool
+					if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+						t.Errorf("server process %d still there after the pool closed (%v)", pid, err)
+					}
 				}
 			}()
 			cfg := poolConfig(d.topology)
@@ -98,6 +105,7 @@ func TestPoolResets(t *testing.T) {
 			if err != nil {
 				t.Skip(err) // the service is not installed
 			}
+			pids = append(pids, first.ServerPids()...)
 			if err := d.leave(ctx, first); err != nil {
 				t.Fatal(err)
 			}
@@ -123,6 +131,7 @@ func TestPoolResets(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			pids = append(pids, fresh.ServerPids()...)
 			if fresh == first {
 				t.Error("a cluster reused after a run that struck a server")
 			}
