@@ -80,6 +80,7 @@ type Cluster struct {
 	network    *network.Proxy
 	session    RunSession // the backend's run, which started the servers
 	deployment Deployment // a service started through the seam (service.go)
+	config     Config     // what started it, which a Pool keeps it by
 }
 
 // Config says what a cluster starts.
@@ -115,7 +116,7 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
-	c := &Cluster{topology: topo, backend: backend, dir: dir}
+	c := &Cluster{topology: topo, backend: backend, dir: dir, config: cfg}
 	defer func() {
 		if err != nil {
 			c.Close()

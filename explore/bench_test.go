@@ -12,6 +12,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/locks"
+	"github.com/locklab/locklab/service"
 )
 
 func TestMain(m *testing.M) {
@@ -25,22 +26,54 @@ type quiet struct{}
 
 func (quiet) Printf(context.Context, string, ...any) {}
 
+// benchLocks are the correct Go locks whose pace BenchmarkExploreRuns
+// measures, one a topology: those of docs/performance.md's table, and the
+// reference lock where it names none.
+var benchLocks = []struct {
+	topology cluster.Topology
+	lock     string // "" means the topology's reference lock
+}{
+	{cluster.Single, "token-watchdog"},
+	{cluster.Replicated, ""},
+	{cluster.Redlock, ""},
+	{cluster.MariaDBTopology, "unique-row"},
+	{cluster.PostgresTopology, "advisory-pinned"},
+	{cluster.EtcdTopology, "etcd-mutex-guarded"},
+	{cluster.ZooKeeperTopology, "zk-fenced"},
+	{cluster.MemcachedTopology, "memcached"},
+}
+
 // BenchmarkExploreRuns is the pace of exploration on each topology, with
-// the correct lock of the topology (so no run stops it), runs made as many
-// at once as check explore makes by default: runs per minute. Give it a
-// few dozen runs (-benchtime 24x) for the runs at once to fill.
+// a correct lock (so no run stops it), runs made as many at once as check
+// explore makes by default (service.Parallel): runs per minute, on warm
+// deployments reused between runs (Config.Fresh false) and on fresh ones.
+// Give it a few dozen runs (-benchtime 24x) for the runs at once to fill.
 func BenchmarkExploreRuns(b *testing.B) {
-	for _, topology := range []cluster.Topology{cluster.Single, cluster.Replicated, cluster.Redlock} {
-		b.Run(string(topology), func(b *testing.B) {
-			l := locks.Reference(topology, false)
-			rep, err := Run(context.Background(), Config{Lock: l.Name, New: l.New, Reference: l.New, Topology: topology,
-				Runs: b.N, Seed: 1, Dir: b.TempDir(), Parallel: 2 * runtime.NumCPU()})
-			if err != nil {
+	for _, bl := range benchLocks {
+		l := locks.Reference(bl.topology, false)
+		if bl.lock != "" {
+			var err error
+			if l, err = locks.Lookup(bl.lock); err != nil {
 				b.Fatal(err)
 			}
-			b.ReportMetric(rep.RunsPerMin, "runs/min")
-			b.ReportMetric(float64(rep.Own), "own")
-		})
+		}
+		for _, fresh := range []bool{false, true} {
+			name := string(bl.topology) + "/warm"
+			if fresh {
+				name = string(bl.topology) + "/fresh"
+			}
+			b.Run(name, func(b *testing.B) {
+				ref := l.ReferenceOn(bl.topology)
+				rep, err := Run(context.Background(), Config{Lock: l.Name, New: l.New, Reference: ref.New, SelfReference: ref.Name == l.Name,
+					Topology: bl.topology, Runs: b.N, Seed: 1, Dir: b.TempDir(), Fresh: fresh,
+					Parallel: service.Parallel(bl.topology, runtime.NumCPU())})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(rep.RunsPerMin, "runs/min")
+				b.ReportMetric(float64(rep.Own), "own")
+			})
+		}
 	}
 }
 

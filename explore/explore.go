@@ -97,6 +97,10 @@ type Config struct {
 	// plans one process would draw, it runs those numbered Index modulo
 	// Count. Runs then counts the whole campaign's runs, not the shard's.
 	Shard Shard
+	// Fresh starts every run's servers anew and stops them after it,
+	// rather than reusing a warm deployment of an earlier run, reset, when
+	// that run's faults struck no server (runner.Options.Pool).
+	Fresh bool
 
 	space schedule.Space // Faults, read
 
@@ -171,6 +175,11 @@ type Report struct {
 	WallS float64 `json:"wall_s"`
 	// RunsPerMin is Runs per minute of WallS.
 	RunsPerMin float64 `json:"runs_per_min"`
+	// Started and Reused count the deployments the runs took: started
+	// for a run, or warm, reset after an earlier run that struck no
+	// server (Config.Fresh). Both are 0 for a Fresh exploration.
+	Started int `json:"deployments_started,omitempty"`
+	Reused  int `json:"deployments_reused,omitempty"`
 	// Parallel is how many runs were made at once.
 	Parallel int `json:"parallel"`
 	// Shard is the share of the campaign this report covers ("1/4"); ""
@@ -491,7 +500,17 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := e.openRuns(); err != nil {
 		return nil, err
 	}
+	if !cfg.Fresh {
+		// Closed before Run returns, whatever ends the runs (Ctrl-C too):
+		// it stops every server it kept.
+		e.pool = runner.NewPool()
+	}
 	err = e.explore(ctx)
+	if e.pool != nil {
+		err = errors.Join(err, e.pool.Close())
+		st := e.pool.Stats()
+		rep.Started, rep.Reused = st.Started, st.Reused
+	}
 	rep.WallS = time.Since(start).Seconds()
 	if rep.WallS > 0 {
 		rep.RunsPerMin = float64(rep.Runs) / rep.WallS * 60
@@ -568,9 +587,10 @@ type explorer struct {
 	rep     *Report
 	scratch string
 	start   time.Time
-	made    atomic.Int64 // run folders made in scratch
-	runs    *os.File     // the runs file; nil when none is written
-	runsErr error        // the first error writing it
+	made    atomic.Int64  // run folders made in scratch
+	runs    *os.File      // the runs file; nil when none is written
+	runsErr error         // the first error writing it
+	pool    *cluster.Pool // warm deployments, shared by every run; nil when Fresh
 }
 
 func (e *explorer) explore(ctx context.Context) error {
@@ -1012,7 +1032,7 @@ func (e *explorer) count(o outcome) {
 func (e *explorer) try(ctx context.Context, plan schedule.Plan, reference bool) (outcome, error) {
 	dir := filepath.Join(e.scratch, fmt.Sprint(e.made.Add(1)))
 	opts := runner.Options{Seed: plan.Seed, Dir: dir, Lock: e.cfg.Lock, Backend: e.cfg.Backend, Reference: e.cfg.Reference,
-		ReferenceOf: e.cfg.ReferenceOf, Kind: e.cfg.Kind}
+		ReferenceOf: e.cfg.ReferenceOf, Kind: e.cfg.Kind, Pool: e.pool}
 	if !reference || e.cfg.SelfReference {
 		opts.ReferenceRuns = -1
 	}

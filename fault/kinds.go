@@ -193,3 +193,13 @@ func (k Kind) Where() string {
 	}
 	return "only " + strings.Join(parts, " and ")
 }
+
+// SparesServers reports whether a fault of k leaves every server as it
+// was, so that a warm deployment may serve the next run once the lock's
+// state is reset (cluster.Pool): it strikes a client (its process, clock,
+// work or commands) or a client's link or connection, and asks the
+// backend for no node operation: never a server's process, clock or data,
+// nor a path between servers (cut-replication's ReplicationCut).
+func (k Kind) SparesServers() bool {
+	return (k.Target == TargetClient || k.Target == TargetLink) && len(k.Uses) == 0
+}

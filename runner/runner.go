@@ -70,6 +70,12 @@ type Options struct {
 	// (history.Watcher), for a live view; the reference lock's runs are not
 	// told to it.
 	Watch history.Watcher
+	// Pool, when set, hands the run its cluster and takes it back: a
+	// warm deployment, reset since its last run, in place of one started
+	// for this run alone (cluster.Pool). The run gives it back for reuse
+	// only when it ended and none of its faults struck a server
+	// (fault.Kind.SparesServers). Nil starts and stops a cluster per run.
+	Pool *cluster.Pool
 }
 
 // Result is what one run found.
@@ -171,15 +177,17 @@ func runOps(ctx context.Context, s Scenario, newLocker harness.NewLocker, opts O
 	if backend == nil {
 		backend = local.Local{}
 	}
-	cl, err := cluster.Start(ctx, cluster.Config{Topology: s.Topology, Persistence: s.Persistence,
+	cl, err := takeCluster(ctx, opts.Pool, cluster.Config{Topology: s.Topology, Persistence: s.Persistence,
 		Resource: w.Resource.service(), Backend: backend,
 		Service: service.LockService(s.Topology)})
 	if err != nil {
 		return nil, nil, fmt.Errorf("run %s: %w", s.Name, err)
 	}
 	// The reference lock, if it runs, gets its own cluster; this one is
-	// closed first.
-	closeCluster := sync.OnceValue(cl.Close)
+	// closed (or given back) first, and reused only once the run ended
+	// sparing every server.
+	var spared bool
+	closeCluster := sync.OnceValue(func() error { return giveBack(opts.Pool, cl, spared) })
 	defer closeCluster()
 	logf(opts.Log, "%s: %s topology started in %s", s.Name, cl.Topology(), time.Since(started).Round(time.Millisecond))
 
@@ -211,6 +219,7 @@ func runOps(ctx context.Context, s Scenario, newLocker harness.NewLocker, opts O
 	if e := history.EndOf(ops); e != nil {
 		res.Spoiled, res.Missed = e.Spoiled, e.Missed
 	}
+	spared = sparesServers(s, ops)
 	closeCluster()
 	if err := classify(ctx, s, opts, res, ops, checked); err != nil {
 		return nil, nil, fmt.Errorf("run %s: %w", s.Name, err)

@@ -62,6 +62,12 @@ type Options struct {
 	// or Kind when set; runner.Options.ReferenceOf says how.
 	ByKind bool
 	Kind   footprint.Kind
+	// Fresh starts every run's servers anew and stops them after it,
+	// rather than reusing, reset, a deployment of an earlier run of the
+	// suite whose faults struck no server (runner.Options.Pool).
+	Fresh bool
+
+	pool *cluster.Pool // the suite's warm deployments; nil when Fresh
 }
 
 // Catalogue runs every case of each pitfall in ps (its broken lock, its
@@ -207,13 +213,17 @@ type job struct {
 
 // runAll makes the runs of todo, opts.Parallel at a time, with a progress
 // line each, and then rebuilds the index; see Lock.
-func runAll(ctx context.Context, todo []job, opts Options) ([]reports.Run, error) {
+func runAll(ctx context.Context, todo []job, opts Options) (_ []reports.Run, err error) {
 	progress := opts.Progress
 	if progress == nil {
 		progress = io.Discard
 	}
 	var runs []reports.Run
-	var err error
+	if !opts.Fresh {
+		opts.pool = runner.NewPool()
+		// Every server it kept stops before the suite returns.
+		defer func() { err = errors.Join(err, opts.pool.Close()) }()
+	}
 	if opts.Parallel > 1 && opts.Watch == nil {
 		runs, err = runParallel(ctx, todo, opts, progress)
 	} else {
@@ -361,7 +371,7 @@ func runOne(ctx context.Context, j job, opts Options) (reports.Run, error) {
 	ropts := runner.Options{
 		Seed: seed, Dir: dir, Lock: j.lock, Duration: opts.Duration,
 		Backend: opts.Backend, ReferenceRuns: j.referenceRuns, Reference: j.reference,
-		ReferenceOf: j.referenceOf, Kind: opts.Kind,
+		ReferenceOf: j.referenceOf, Kind: opts.Kind, Pool: opts.pool,
 	}
 	if opts.Watch != nil {
 		view, done := opts.Watch(j.label)

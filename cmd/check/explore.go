@@ -44,6 +44,7 @@ type exploreFlags struct {
 	parallel    *int
 	shard       *string
 	kind        *string
+	fresh       *bool
 }
 
 func newExploreFlags() exploreFlags {
@@ -67,6 +68,7 @@ func newExploreFlags() exploreFlags {
 		backend:     fs.String("backend", "local", "where the servers run: local (processes) or docker (containers, whose images make docker builds)"),
 		kind:        fs.String("kind", "", kindUsage),
 		parallel:    fs.Int("parallel", defaultParallel(), "how many runs at once, each with servers of its own (runs mostly wait on timers); run i draws the same schedule whatever it is; default four a core, or fewer for a service whose runs cost more (ZooKeeper: one more than the cores)"),
+		fresh:       fs.Bool("fresh", false, "start every run's servers anew, rather than reusing a deployment of an earlier run whose faults struck no server, reset to fresh"),
 		shard: fs.String("shard", "", "run share I/N (I from 0) of the runs one process with the same -seed makes: those numbered I modulo N; "+
 			"default from JOB_COMPLETION_INDEX and "+shardsEnv+" when both are set (a Kubernetes Indexed Job); the report goes to -out/shard-I"),
 		faults: fs.String("faults", "", "the fault kinds to draw, comma-separated: NAME,NAME draws only those, -NAME leaves one out "+
@@ -76,7 +78,7 @@ func newExploreFlags() exploreFlags {
 
 // exploreUsage prints how to call check explore.
 func exploreUsage(w io.Writer) {
-	fmt.Fprint(w, `usage: check explore -lock NAME [-topology T | -service S] [-time D | -runs N] [-seed S] [-faults KINDS] [-stop-at-first | -stop-after N] [-json] [-out DIR] [-backend local|docker] [-parallel N] [-shard I/N]
+	fmt.Fprint(w, `usage: check explore -lock NAME [-topology T | -service S] [-time D | -runs N] [-seed S] [-faults KINDS] [-stop-at-first | -stop-after N] [-json] [-out DIR] [-backend local|docker] [-parallel N] [-fresh] [-shard I/N]
        check explore -lock NAME [-topology T | -service S] [-faults KINDS] -replay vN:SEED[:i,j]
        check merge [-out DIR] [-json] DIR...
 
@@ -239,7 +241,8 @@ func exploreConfig(f exploreFlags, given map[string]bool) (explore.Config, error
 	t := ts[0] // the lock's first topology, unless -topology says
 	ref := l.ReferenceOn(t)
 	cfg := explore.Config{Lock: l.Name, New: l.New, Reference: ref.New, SelfReference: ref.Name == l.Name, Topology: t,
-		Nested: l.Nested, Runs: *f.runs, Time: *f.time, Seed: *f.seed, StopAtFirst: *f.stopAtFirst, StopAfter: *f.stopAfter, Dir: *f.out, Parallel: *f.parallel}
+		Nested: l.Nested, Runs: *f.runs, Time: *f.time, Seed: *f.seed, StopAtFirst: *f.stopAtFirst, StopAfter: *f.stopAfter, Dir: *f.out, Parallel: *f.parallel,
+		Fresh: *f.fresh}
 	if !given["parallel"] {
 		// Sized by what a run of the service costs (service.Crowded).
 		cfg.Parallel = service.Parallel(t, runtime.NumCPU())

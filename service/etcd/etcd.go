@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/locklab/locklab/cluster"
@@ -158,4 +159,44 @@ func readStock(ctx context.Context, cli *clientv3.Client) (int64, error) {
 		return 0, errors.New("read the stock: no stock key")
 	}
 	return strconv.ParseInt(string(resp.Kvs[0].Value), 10, 64)
+}
+
+// Reset revokes every lease, the keys on them with it, and deletes every
+// key left (cluster.Resetter): the lock's, the stock, a program's own.
+func (d *deployment) Reset(ctx context.Context) error {
+	admin := d.set.Admin()
+	leases, err := admin.Leases(ctx)
+	if err != nil {
+		return fmt.Errorf("list the leases: %w", err)
+	}
+	for _, l := range leases.Leases {
+		if _, err := admin.Revoke(ctx, l.ID); err != nil && !errors.Is(err, rpctypes.ErrLeaseNotFound) {
+			return fmt.Errorf("revoke lease %x: %w", l.ID, err)
+		}
+	}
+	if _, err := admin.Delete(ctx, "\x00", clientv3.WithFromKey()); err != nil {
+		return fmt.Errorf("delete the keys: %w", err)
+	}
+	return nil
+}
+
+// Clean reports a key or a lease left (cluster.Resetter), as the leader
+// sees it: a linearizable read.
+func (d *deployment) Clean(ctx context.Context) error {
+	admin := d.set.Admin()
+	keys, err := admin.Get(ctx, "\x00", clientv3.WithFromKey(), clientv3.WithCountOnly())
+	if err != nil {
+		return fmt.Errorf("count the keys: %w", err)
+	}
+	if keys.Count > 0 {
+		return fmt.Errorf("%d keys left", keys.Count)
+	}
+	leases, err := admin.Leases(ctx)
+	if err != nil {
+		return fmt.Errorf("list the leases: %w", err)
+	}
+	if n := len(leases.Leases); n > 0 {
+		return fmt.Errorf("%d leases left", n)
+	}
+	return nil
 }

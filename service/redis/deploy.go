@@ -55,7 +55,7 @@ func (Service) StartTopology(ctx context.Context, run cluster.RunSession, dir st
 	if err != nil {
 		return nil, errors.Join(err, d.Stop())
 	}
-	return d, nil
+	return resettable{d}, nil
 }
 
 // masters are independent Redis masters: the single topology's one, or
@@ -196,6 +196,45 @@ func (d *replicated) PreferReplica(ctx context.Context, node cluster.Node) (netw
 func ReplicaSet(cl *cluster.Cluster) *sentinel.ReplicaSet {
 	if d, ok := cl.Deployment().(*replicated); ok {
 		return d.rs
+	}
+	return nil
+}
+
+// resettable is the single and redlock topologies' masters, which a Pool
+// reuses between runs (cluster.Resetter). The replicated topology, which
+// embeds masters too, is no Resetter: a run leaves its failover state in
+// the Sentinels and its replicas' offsets.
+type resettable struct{ *masters }
+
+// Reset empties every master: the lock's keys, its fencing counter and
+// whatever else a run wrote.
+func (d resettable) Reset(ctx context.Context) error {
+	for _, n := range d.nodes {
+		if err := n.Admin().FlushAll(ctx).Err(); err != nil {
+			return fmt.Errorf("flush %s: %w", n.Name(), err)
+		}
+	}
+	return nil
+}
+
+// Clean reports the first master that holds a key (cluster.Resetter).
+func (d resettable) Clean(ctx context.Context) error {
+	for _, n := range d.nodes {
+		if err := emptyNode(ctx, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// emptyNode reports an error when n holds a key.
+func emptyNode(ctx context.Context, n sentinel.Node) error {
+	keys, err := n.Admin().DBSize(ctx).Result()
+	switch {
+	case err != nil:
+		return fmt.Errorf("count %s's keys: %w", n.Name(), err)
+	case keys > 0:
+		return fmt.Errorf("%s still holds %d keys", n.Name(), keys)
 	}
 	return nil
 }

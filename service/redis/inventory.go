@@ -142,3 +142,17 @@ func ReadStock(ctx context.Context, cl *cluster.Cluster) (int64, error) {
 	}
 	return a.Get(ctx, stockKey).Int64()
 }
+
+// ResetInventory empties cl's inventory node, its stock and its fencing
+// token with it, and checks that it holds nothing: a cluster.Scrub, for a
+// Pool that reuses the cluster.
+func ResetInventory(ctx context.Context, cl *cluster.Cluster) error {
+	a, err := admin(cl)
+	if err != nil {
+		return err
+	}
+	if err := a.FlushAll(ctx).Err(); err != nil {
+		return fmt.Errorf("flush the inventory: %w", err)
+	}
+	return emptyNode(ctx, cl.Inventory().(sentinel.Node))
+}

@@ -151,3 +151,68 @@ func (d *deployment) Stamp(context.Context) (time.Time, error) {
 	}
 	return time.UnixMilli(stat.Mtime), nil
 }
+
+// Reset deletes every node but ZooKeeper's own, ephemeral ones of
+// sessions still open included (cluster.Resetter): a session whose client
+// is gone lives on until its timeout, but holds nothing then, and a node
+// deleted here is no longer that session's to delete at its end.
+func (d *deployment) Reset(ctx context.Context) error {
+	admin := d.set.Admin()
+	top, _, err := admin.Children("/")
+	if err != nil {
+		return fmt.Errorf("list the nodes: %w", err)
+	}
+	for _, name := range top {
+		if name == "zookeeper" {
+			continue
+		}
+		if err := deleteTree(ctx, admin, "/"+name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deleteTree deletes path and every node under it, children first.
+func deleteTree(ctx context.Context, admin *zk.Conn, path string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	children, _, err := admin.Children(path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("list %s: %w", path, err)
+	}
+	for _, c := range children {
+		if err := deleteTree(ctx, admin, path+"/"+c); err != nil {
+			return err
+		}
+	}
+	// A node a session made meanwhile fails this, and the reset with it:
+	// the cluster is then not reused.
+	if err := admin.Delete(path, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return fmt.Errorf("delete %s: %w", path, err)
+	}
+	return nil
+}
+
+// Clean reports a node left beside ZooKeeper's own (cluster.Resetter),
+// once the admin's server has caught up with the leader.
+func (d *deployment) Clean(ctx context.Context) error {
+	admin := d.set.Admin()
+	if _, err := admin.Sync("/"); err != nil {
+		return fmt.Errorf("catch up with the leader (sync): %w", err)
+	}
+	top, _, err := admin.Children("/")
+	if err != nil {
+		return fmt.Errorf("list the nodes: %w", err)
+	}
+	for _, name := range top {
+		if name != "zookeeper" {
+			return fmt.Errorf("node /%s left", name)
+		}
+	}
+	return ctx.Err()
+}
