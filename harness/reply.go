@@ -48,7 +48,7 @@ func (c *Client) recordReplies(pr *phaseRun, node int, cmds []sentCommand, x *ex
 		return
 	}
 	for _, s := range cmds {
-		if !rediscmd.NamesKey(s.args, c.key) {
+		if !rediscmd.NamesKey(s.args, c.serverKey()) {
 			continue
 		}
 		op := history.Op{Client: c.id, Kind: history.KindReply, Key: c.key, Call: x.call, Return: x.ret,

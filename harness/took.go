@@ -63,12 +63,12 @@ type keyState struct {
 
 // watchKey starts following cmds, just before they are sent.
 func (c *Client) watchKey(ctx context.Context, pr *phaseRun, node int, cmds []sentCommand) *keyWatch {
-	if node < 0 || !slices.ContainsFunc(cmds, func(s sentCommand) bool { return rediscmd.NamesKey(s.args, c.key) }) {
+	if node < 0 || !slices.ContainsFunc(cmds, func(s sentCommand) bool { return rediscmd.NamesKey(s.args, c.serverKey()) }) {
 		return nil
 	}
 	w := &keyWatch{c: c, node: node, cmds: cmds, watch: pr.phase == failpoint.PhaseAcquire && pr.tookSent.Load() == 0}
 	w.gen, w.alone = c.points.Inflight().Start(node)
-	if w.watch && slices.ContainsFunc(cmds, func(s sentCommand) bool { _, known := rediscmd.TookBy(s.args, nil, nil, c.key); return !known }) {
+	if w.watch && slices.ContainsFunc(cmds, func(s sentCommand) bool { _, known := rediscmd.TookBy(s.args, nil, nil, c.serverKey()); return !known }) {
 		w.before, w.probed = c.keyState(ctx, node)
 	}
 	return w
@@ -91,7 +91,7 @@ func (w *keyWatch) took(ctx context.Context) bool {
 	}
 	for _, s := range w.cmds {
 		reply, err := s.reply()
-		if took, known := rediscmd.TookBy(s.args, reply, err, w.c.key); known {
+		if took, known := rediscmd.TookBy(s.args, reply, err, w.c.serverKey()); known {
 			if took {
 				return true
 			}
@@ -113,9 +113,20 @@ func (c *Client) keyState(ctx context.Context, node int) (keyState, bool) {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), probeTimeout)
 	defer cancel()
-	dump, exists, err := c.probe.ReadKey(ctx, node, c.key)
+	dump, exists, err := c.probe.ReadKey(ctx, node, c.serverKey())
 	if err != nil {
 		return keyState{}, false
 	}
 	return keyState{exists: exists, dump: dump}, true
+}
+
+// serverKey is the lock's key as its commands name it on the servers: the
+// one its requests showed (ClientOptions.KeyOf), or the workload's.
+func (c *Client) serverKey() string {
+	if c.keyOf != nil {
+		if k := c.keyOf(); k != "" {
+			return k
+		}
+	}
+	return c.key
 }

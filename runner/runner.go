@@ -456,7 +456,7 @@ func inCycle(workers []*worker) []int {
 func (r *run) join(ctx context.Context, env *fault.Env, shared *sqldb.Conn) ([]*harness.Client, error) {
 	var clients []*harness.Client
 	for id := 0; id <= r.w.Clients; id++ {
-		opts := harness.ClientOptions{ID: id, TTL: r.w.TTL, Key: r.w.Key, Timeout: r.w.Timeout, Service: service.For(r.cluster.Topology()),
+		opts := harness.ClientOptions{ID: id, TTL: r.w.TTL, Key: r.w.Key, KeyOf: r.lockKey, Timeout: r.w.Timeout, Service: service.For(r.cluster.Topology()),
 			Inventory: redisservice.Inventory{}}
 		if id < r.w.Clients && shared != nil { // a nil *Conn is no Handle
 			opts.Pool = shared

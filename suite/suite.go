@@ -62,6 +62,12 @@ type Options struct {
 	// or Kind when set; runner.Options.ReferenceOf says how.
 	ByKind bool
 	Kind   footprint.Kind
+	// Lease, when above 0, is the lease a lock's runs are timed against
+	// (check -ttl): each scenario is stretched to it where it is longer
+	// than the scenario's TTL (runner.Scenario.Stretch). At 0, Lock learns
+	// it from the lock's own requests (a lock program's footprint) in its
+	// first run, made alone, and times every later run against it.
+	Lease time.Duration
 }
 
 // Catalogue runs every case of each pitfall in ps (its broken lock, its
@@ -135,6 +141,15 @@ func Lock(ctx context.Context, name string, newLocker harness.NewLocker, topolog
 	if opts.Seed == 0 {
 		opts.Seed = 1 // as runner.Run takes it, so that run.json says so
 	}
+	lease := &runner.Lease{}
+	if opts.Lease > 0 {
+		lease = runner.GivenLease(opts.Lease)
+	} else {
+		todo[0].first = true
+	}
+	for i := range todo {
+		todo[i].lease = lease
+	}
 	return runAll(ctx, todo, opts)
 }
 
@@ -201,6 +216,11 @@ type job struct {
 	referenceOf func(footprint.Kind) harness.NewLocker
 	run         func(res *runner.Result) reports.Run
 	skipped     func(seed int64, dir, why string) reports.Run
+	// lease is runner.Options.Lease: shared by a lock's runs.
+	lease *runner.Lease
+	// first says the run is made alone before the others: the one that
+	// learns the lease they are timed against.
+	first bool
 }
 
 // runAll makes the runs of todo, opts.Parallel at a time, with a progress
@@ -281,6 +301,7 @@ func runParallel(ctx context.Context, todo []job, opts Options, progress io.Writ
 	var mu sync.Mutex // guards progress and done
 	done := 0
 	next := make(chan int)
+	learned := make(chan struct{}) // closed when the first run ended
 	var wg sync.WaitGroup
 	for range min(opts.Parallel, len(todo)) {
 		wg.Add(1)
@@ -288,6 +309,9 @@ func runParallel(ctx context.Context, todo []job, opts Options, progress io.Writ
 			defer wg.Done()
 			for i := range next {
 				runs[i], errs[i] = runOne(ctx, todo[i], opts)
+				if todo[i].first {
+					close(learned)
+				}
 				if errs[i] != nil {
 					cancel()
 				}
@@ -302,8 +326,21 @@ func runParallel(ctx context.Context, todo []job, opts Options, progress io.Writ
 			}
 		}()
 	}
+	order := longestFirst(todo, opts.Duration)
+	if i := slices.IndexFunc(order, func(i int) bool { return todo[i].first }); i >= 0 {
+		order = append([]int{order[i]}, slices.Delete(order, i, i+1)...)
+	}
 feed:
-	for _, i := range longestFirst(todo, opts.Duration) {
+	for n, i := range order {
+		if n == 1 && todo[order[0]].first {
+			// The first run learns the lease the others are timed
+			// against: they wait for it, rather than each learn it.
+			select {
+			case <-learned:
+			case <-ctx.Done():
+				break feed
+			}
+		}
 		select {
 		case next <- i:
 		case <-ctx.Done():
@@ -359,7 +396,7 @@ func runOne(ctx context.Context, j job, opts Options) (reports.Run, error) {
 	ropts := runner.Options{
 		Seed: seed, Dir: dir, Lock: j.lock, Duration: opts.Duration,
 		Backend: opts.Backend, ReferenceRuns: j.referenceRuns, Reference: j.reference,
-		ReferenceOf: j.referenceOf, Kind: opts.Kind,
+		ReferenceOf: j.referenceOf, Kind: opts.Kind, Lease: j.lease,
 	}
 	if opts.Watch != nil {
 		view, done := opts.Watch(j.label)
