@@ -107,8 +107,8 @@ type Config struct {
 	// that a replay draws what it drew.
 	Lease time.Duration
 
-	space schedule.Space // Faults, read
-	lease *runner.Lease  // Lease, or the one the runs learn
+	space schedule.Space   // Faults, read
+	lease *footprint.Lease // Lease, or the one the runs learn
 
 	// run is runner.Run; tests replace it.
 	run func(ctx context.Context, s runner.Scenario, newLocker harness.NewLocker, opts runner.Options) (*runner.Result, error)
@@ -578,9 +578,9 @@ func (cfg *Config) fill() error {
 	case cfg.Lease < 0:
 		return errors.New("explore: negative lease")
 	case cfg.Lease > 0:
-		cfg.lease = runner.GivenLease(cfg.Lease)
+		cfg.lease = footprint.GivenLease(cfg.Lease)
 	default:
-		cfg.lease = &runner.Lease{}
+		cfg.lease = &footprint.Lease{}
 	}
 	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/locklab/locklab/check"
@@ -20,88 +19,22 @@ import (
 // what was learned, and of a run whose faults fell short of the lease.
 const LearnDir = "learning"
 
-// outlasts is how much longer than the TTL a scenario was timed against a
-// learned lease must be to stretch the scenario: a lease within it is the
-// one the lock was told, give or take a library's rounding.
-const outlasts = 1.5
-
-// Lease is the lease a lock's runs are timed against: one the user gives
-// (check -ttl), or one learned from the lock's own requests (a lock
-// program's footprint) by the first run that showed it to be longer than
-// the TTL the lock was told. Shared by the runs of one lock (a suite's,
-// an exploration's), it lets every later run be timed against it from
-// its start rather than be made twice. The zero Lease knows none yet; a
-// Lease is safe for concurrent use.
-type Lease struct {
-	mu    sync.Mutex
-	lease time.Duration
-	slack time.Duration // how much sooner the server may free it (footprint.Footprint.Slack)
-	from  string        // the request it was learned from
-	given bool
-}
-
-// GivenLease is a lease the user states: every run is timed against it
-// where it is longer than the scenario's TTL, and nothing learned replaces
-// it.
-func GivenLease(d time.Duration) *Lease { return &Lease{lease: d, given: true} }
-
-// String names the lease for a page: "the learned lease 1000 ms (from SET
-// … PX 1000)", "the given lease 1000 ms", or "" while none is known.
-func (l *Lease) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.name()
-}
-
-// name is String with l.mu held.
-func (l *Lease) name() string {
-	switch {
-	case l.lease == 0:
-		return ""
-	case l.given:
-		return fmt.Sprintf("the given lease %d ms", l.lease.Milliseconds())
-	}
-	return fmt.Sprintf("the learned lease %s (from %s)", leaseText(l.lease, l.slack), l.from)
-}
-
-// learn keeps fp's lease when it outlasts told, the TTL the run that
-// showed it told the lock: a lease of the lock's own, which later runs
-// are timed against. A lease that follows what the lock is told predicts
-// nothing for a scenario of another TTL, and is not kept; neither is any
-// once a lease is given or known.
-func (l *Lease) learn(fp footprint.Footprint, told time.Duration) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.lease == 0 && longer(fp.Lease-fp.Slack, told) {
-		l.lease, l.slack, l.from = fp.Lease, fp.Slack, fp.LeaseFrom
-	}
-}
-
-// longer reports whether a learned lease outlasts ttl by the margin.
-func longer(lease, ttl time.Duration) bool { return float64(lease) > outlasts*float64(ttl) }
-
-// timing is s timed against l: stretched to it where it is longer than
+// timeAgainst is s timed against l: stretched to it where it is longer than
 // s's TTL (a given one), or outlasts it (a learned one), else s as it is.
 // ok says the lease is known; Timing.Text is then filled.
-func (l *Lease) timing(s Scenario) (Scenario, *Timing, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+func timeAgainst(l *footprint.Lease, s Scenario) (Scenario, *Timing, bool) {
 	ttl := s.Workload.withDefaults().TTL
 	t := &Timing{Lease: ttl, Stretch: 1, Source: TimedScenario}
-	switch {
-	case l.lease == 0:
-		return s, t, false
-	case l.given && l.lease > ttl, !l.given && longer(l.lease-l.slack, ttl):
-	default:
-		t.Text = fmt.Sprintf("timed against the scenario's %d ms: %s is no longer, and a scenario is never shrunk", ttl.Milliseconds(), l.name())
-		return s, t, true
+	lease, text, known, given := l.Against(ttl)
+	t.Text = text
+	if lease == 0 {
+		return s, t, known
 	}
-	t.Lease, t.Stretch, t.Source = l.lease, float64(l.lease)/float64(ttl), TimedLearned
-	if l.given {
+	t.Lease, t.Stretch, t.Source = lease, float64(lease)/float64(ttl), TimedLearned
+	if given {
 		t.Source = TimedGiven
 	}
-	t.Text = fmt.Sprintf("timed against %s: the scenario's %d ms stretched %.3g×", l.name(), ttl.Milliseconds(), t.Stretch)
-	return s.Stretch(l.lease), t, true
+	return s.Stretch(lease), t, true
 }
 
 // Sources of a Timing.
@@ -136,14 +69,6 @@ func (t *Timing) scaled(opts Options) Options {
 	return opts
 }
 
-// leaseText is a lease in a page's words, with its slack as a range.
-func leaseText(lease, slack time.Duration) string {
-	if slack > 0 {
-		return fmt.Sprintf("%d–%d ms", (lease - slack).Milliseconds(), lease.Milliseconds())
-	}
-	return fmt.Sprintf("%d ms", lease.Milliseconds())
-}
-
 // learned is what the run of ops learned of the lock's lease: its end's
 // footprint, or the zero one.
 func learned(ops []history.Op) footprint.Footprint {
@@ -157,19 +82,19 @@ func learned(ops []history.Op) footprint.Footprint {
 // from what the run learned (fp) where the lease it was timed against
 // said nothing.
 func describe(t *Timing, fp footprint.Footprint) {
-	from := fmt.Sprintf("the learned lease %s (from %s)", leaseText(fp.Lease, fp.Slack), fp.LeaseFrom)
+	from := fmt.Sprintf("the learned lease %s (from %s)", fp.LeaseText(), fp.LeaseFrom)
 	switch {
-	case t.Text != "" && t.Source != TimedScenario && longer(fp.Lease-fp.Slack, t.Lease):
+	case t.Text != "" && t.Source != TimedScenario && footprint.Longer(fp.Lease-fp.Slack, t.Lease):
 		// A lock that asks for a multiple of what it is told: its
 		// lease ran ahead of the stretch. Said, not chased.
-		t.Text += fmt.Sprintf("; in this run it asked for %s (from %s), past that lease", leaseText(fp.Lease, fp.Slack), fp.LeaseFrom)
+		t.Text += fmt.Sprintf("; in this run it asked for %s (from %s), past that lease", fp.LeaseText(), fp.LeaseFrom)
 	case t.Text != "":
 	case fp.Lease == 0:
 		t.Text = fmt.Sprintf("lease not learned: timed against the scenario's %d ms", t.Lease.Milliseconds())
 	case fp.Lease < t.Lease:
 		t.Text = fmt.Sprintf("timed against the scenario's %d ms: %s is shorter, and a scenario is never shrunk", t.Lease.Milliseconds(), from)
 	default:
-		t.Text = fmt.Sprintf("timed against the scenario's %d ms: %s is within %.1f× of it", t.Lease.Milliseconds(), from, outlasts)
+		t.Text = fmt.Sprintf("timed against the scenario's %d ms: %s is within %.1f× of it", t.Lease.Milliseconds(), from, footprint.Outlasts)
 	}
 }
 

@@ -89,31 +89,31 @@ func TestLeaseTiming(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name    string
-		lease   *Lease
+		lease   *footprint.Lease
 		learn   []footprint.Footprint // each learned by a run told 200 ms
 		s       Scenario
 		known   bool
 		stretch float64
 		text    string
 	}{
-		{"nothing known", &Lease{}, nil, s, false, 1, ""},
-		{"given", GivenLease(time.Second), nil, s, true, 5, "timed against the given lease 1000 ms: the scenario's 200 ms stretched 5×"},
-		{"given, learned ignored", GivenLease(time.Second), []footprint.Footprint{fp(4*time.Second, 0)}, s, true, 5, "given lease 1000 ms"},
-		{"given, shorter", GivenLease(100 * time.Millisecond), nil, s, true, 1, "no longer, and a scenario is never shrunk"},
-		{"learned", &Lease{}, []footprint.Footprint{fp(time.Second, 0)}, s, true, 5,
+		{"nothing known", &footprint.Lease{}, nil, s, false, 1, ""},
+		{"given", footprint.GivenLease(time.Second), nil, s, true, 5, "timed against the given lease 1000 ms: the scenario's 200 ms stretched 5×"},
+		{"given, learned ignored", footprint.GivenLease(time.Second), []footprint.Footprint{fp(4*time.Second, 0)}, s, true, 5, "given lease 1000 ms"},
+		{"given, shorter", footprint.GivenLease(100 * time.Millisecond), nil, s, true, 1, "no longer, and a scenario is never shrunk"},
+		{"learned", &footprint.Lease{}, []footprint.Footprint{fp(time.Second, 0)}, s, true, 5,
 			"timed against the learned lease 1000 ms (from SET app:lock … NX PX 1000): the scenario's 200 ms stretched 5×"},
-		{"learned, the first kept", &Lease{}, []footprint.Footprint{fp(time.Second, 0), fp(2*time.Second, 0)}, s, true, 5, "1000 ms"},
-		{"the told TTL is not kept", &Lease{}, []footprint.Footprint{fp(200*time.Millisecond, 0), fp(time.Second, 0)}, s, true, 5, "1000 ms"},
-		{"within the margin is not kept", &Lease{}, []footprint.Footprint{fp(300*time.Millisecond, 0)}, s, false, 1, ""},
-		{"slack counts against it", &Lease{}, []footprint.Footprint{fp(time.Second, 800*time.Millisecond)}, s, false, 1, ""},
-		{"slack shows as a range", &Lease{}, []footprint.Footprint{fp(2*time.Second, time.Second)}, s, true, 10, "lease 1000–2000 ms"},
-		{"learned, a longer scenario", &Lease{}, []footprint.Footprint{fp(time.Second, 0)}, long, true, 1, "timed against the scenario's 6000 ms"},
+		{"learned, the first kept", &footprint.Lease{}, []footprint.Footprint{fp(time.Second, 0), fp(2*time.Second, 0)}, s, true, 5, "1000 ms"},
+		{"the told TTL is not kept", &footprint.Lease{}, []footprint.Footprint{fp(200*time.Millisecond, 0), fp(time.Second, 0)}, s, true, 5, "1000 ms"},
+		{"within the margin is not kept", &footprint.Lease{}, []footprint.Footprint{fp(300*time.Millisecond, 0)}, s, false, 1, ""},
+		{"slack counts against it", &footprint.Lease{}, []footprint.Footprint{fp(time.Second, 800*time.Millisecond)}, s, false, 1, ""},
+		{"slack shows as a range", &footprint.Lease{}, []footprint.Footprint{fp(2*time.Second, time.Second)}, s, true, 10, "lease 1000–2000 ms"},
+		{"learned, a longer scenario", &footprint.Lease{}, []footprint.Footprint{fp(time.Second, 0)}, long, true, 1, "timed against the scenario's 6000 ms"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, f := range tc.learn {
-				tc.lease.learn(f, 200*time.Millisecond)
+				tc.lease.Learn(f, 200*time.Millisecond)
 			}
-			got, timing, known := tc.lease.timing(tc.s)
+			got, timing, known := timeAgainst(tc.lease, tc.s)
 			if known != tc.known || timing.Stretch != tc.stretch || !strings.Contains(timing.Text, tc.text) {
 				t.Errorf("known %v, stretch %g, %q; want %v, %g, %q", known, timing.Stretch, timing.Text, tc.known, tc.stretch, tc.text)
 			}

@@ -69,7 +69,7 @@ type Options struct {
 	// Lease is the lease the lock's runs are timed against, given or
 	// shared among the runs of one lock so that a lease one learned times
 	// the next; nil learns one for this run alone (see Run).
-	Lease *Lease
+	Lease *footprint.Lease
 	// Watch, when set, is told of the run's operations as they happen
 	// (history.Watcher), for a live view; the reference lock's runs are not
 	// told to it.
@@ -147,7 +147,7 @@ const (
 func Run(ctx context.Context, s Scenario, newLocker harness.NewLocker, opts Options) (*Result, error) {
 	lease := opts.Lease
 	if lease == nil {
-		lease = &Lease{} // learned by this run, for its own second try
+		lease = &footprint.Lease{} // learned by this run, for its own second try
 	}
 	var learns atomic.Bool
 	watched := func(c *harness.Client) harness.Locker {
@@ -157,15 +157,15 @@ func Run(ctx context.Context, s Scenario, newLocker harness.NewLocker, opts Opti
 		}
 		return l
 	}
-	timed, timing, known := lease.timing(s)
+	timed, timing, known := timeAgainst(lease, s)
 	res, ops, err := runOps(ctx, timed, watched, timing.scaled(opts))
 	if err != nil || !learns.Load() && !known {
 		return res, err // a Go lock, told its TTL: nothing to say
 	}
 	fp := learned(ops)
 	if !known || timing.Source == TimedScenario {
-		lease.learn(fp, timed.Workload.withDefaults().TTL)
-		if again, t, ok := lease.timing(s); ok && t.Source != TimedScenario {
+		lease.Learn(fp, timed.Workload.withDefaults().TTL)
+		if again, t, ok := timeAgainst(lease, s); ok && t.Source != TimedScenario {
 			logf(opts.Log, "%s: %s; made again", s.Name, t.Text)
 			if err := setAside(opts.Dir); err != nil {
 				return nil, fmt.Errorf("run %s: %w", s.Name, err)

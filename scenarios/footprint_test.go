@@ -77,9 +77,10 @@ func TestLeaseTimedLikeItsTwin(t *testing.T) {
 		t.Run(tc.scenario, func(t *testing.T) {
 			t.Parallel()
 			results := make([]*runner.Result, len(locks))
+			dirs := []string{t.TempDir(), t.TempDir()} // read after the runs
 			t.Run("runs", func(t *testing.T) {
 				for i, l := range locks {
-					dir := t.TempDir() // the parent's: read after the runs
+					dir := dirs[i]
 					t.Run(l.name, func(t *testing.T) {
 						t.Parallel()
 						results[i] = timedLikeItsTwin(t, dir, l.name, l.new, tc.scenario, tc.lock, tc.kind)

@@ -141,9 +141,9 @@ func Lock(ctx context.Context, name string, newLocker harness.NewLocker, topolog
 	if opts.Seed == 0 {
 		opts.Seed = 1 // as runner.Run takes it, so that run.json says so
 	}
-	lease := &runner.Lease{}
+	lease := &footprint.Lease{}
 	if opts.Lease > 0 {
-		lease = runner.GivenLease(opts.Lease)
+		lease = footprint.GivenLease(opts.Lease)
 	} else {
 		todo[0].first = true
 	}
@@ -217,7 +217,7 @@ type job struct {
 	run         func(res *runner.Result) reports.Run
 	skipped     func(seed int64, dir, why string) reports.Run
 	// lease is runner.Options.Lease: shared by a lock's runs.
-	lease *runner.Lease
+	lease *footprint.Lease
 	// first says the run is made alone before the others: the one that
 	// learns the lease they are timed against.
 	first bool
