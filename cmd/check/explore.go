@@ -78,7 +78,7 @@ func newExploreFlags() exploreFlags {
 
 // exploreUsage prints how to call check explore.
 func exploreUsage(w io.Writer) {
-	fmt.Fprint(w, `usage: check explore -lock NAME [-topology T | -service S] [-time D | -runs N] [-seed S] [-faults KINDS] [-stop-at-first | -stop-after N] [-json] [-out DIR] [-backend local|docker] [-parallel N] [-shard I/N]
+	fmt.Fprint(w, `usage: check explore -lock NAME [-topology T | -service S] [-ttl D] [-time D | -runs N] [-seed S] [-faults KINDS] [-stop-at-first | -stop-after N] [-json] [-out DIR] [-backend local|docker] [-parallel N] [-shard I/N]
        check explore -lock NAME [-topology T | -service S] [-faults KINDS] -replay vN:SEED[:i,j]
        check merge [-out DIR] [-json] DIR...
 
