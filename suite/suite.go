@@ -328,7 +328,8 @@ func runParallel(ctx context.Context, todo []job, opts Options, progress io.Writ
 	}
 	order := longestFirst(todo, opts.Duration)
 	if i := slices.IndexFunc(order, func(i int) bool { return todo[i].first }); i >= 0 {
-		order = append([]int{order[i]}, slices.Delete(order, i, i+1)...)
+		first := order[i]
+		order = append([]int{first}, slices.Delete(order, i, i+1)...)
 	}
 feed:
 	for n, i := range order {
