@@ -272,8 +272,9 @@ func runInTurn(ctx context.Context, todo []job, opts Options, progress io.Writer
 // longestFirst is the order in which runParallel starts the runs of todo:
 // the longest planned workload (its duration, or d when set, and its TTL)
 // first, so that the few long runs (a Sentinel failover's) do not start
-// last and keep one worker busy while the others idle. Each run keeps its
-// seed, so the order changes no verdict.
+// last and keep one worker busy while the others idle; but the run that
+// learns the lease the others are timed against (job.first) before all.
+// Each run keeps its seed, so the order changes no verdict.
 func longestFirst(todo []job, d time.Duration) []int {
 	planned := func(j job) time.Duration {
 		w := j.scenario.Workload
@@ -287,6 +288,12 @@ func longestFirst(todo []job, d time.Duration) []int {
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(planned(todo[b]), planned(todo[a])) })
+	if i := slices.IndexFunc(order, func(i int) bool { return todo[i].first }); i > 0 {
+		// Read before Delete moves it: Go does not say whether an
+		// operand is read before or after a call beside it.
+		first := order[i]
+		order = append([]int{first}, slices.Delete(order, i, i+1)...)
+	}
 	return order
 }
 
@@ -327,10 +334,6 @@ func runParallel(ctx context.Context, todo []job, opts Options, progress io.Writ
 		}()
 	}
 	order := longestFirst(todo, opts.Duration)
-	if i := slices.IndexFunc(order, func(i int) bool { return todo[i].first }); i >= 0 {
-		first := order[i]
-		order = append([]int{first}, slices.Delete(order, i, i+1)...)
-	}
 feed:
 	for n, i := range order {
 		if n == 1 && todo[order[0]].first {
