@@ -85,9 +85,13 @@ const (
 // Failing reports whether v is a verdict that gets a Kind.
 func Failing(v Verdict) bool { return v == Illegal || v == Stuck || v == Slow }
 
+// DefaultHandover is the longest median handover that is prompt, where
+// Options.Handover gives none.
+const DefaultHandover = 100 * time.Millisecond
+
 // Options are the bounds the checkers judge against.
 type Options struct {
-	Handover time.Duration // longest acceptable median handover; 0 means 100 ms
+	Handover time.Duration // longest acceptable median handover; 0 means DefaultHandover
 	Initial  int64         // stock at the start, for the resource checker
 	Timeout  time.Duration // porcupine's budget per model; 0 means 30 s
 }
@@ -114,7 +118,7 @@ type linearization struct {
 // verdicts speak only of what the scenario did to the lock.
 func Run(ops []history.Op, opts Options) Result {
 	if opts.Handover == 0 {
-		opts.Handover = 100 * time.Millisecond
+		opts.Handover = DefaultHandover
 	}
 	if opts.Timeout == 0 {
 		opts.Timeout = 30 * time.Second

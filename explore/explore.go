@@ -102,7 +102,17 @@ type Config struct {
 	// that run's faults struck no server (runner.Options.Pool).
 	Fresh bool
 
-	space schedule.Space // Faults, read
+	// Lease, when above 0, is the lease the lock holds (check explore
+	// -ttl): every schedule is timed against it where it is longer than
+	// the schedule's TTL (runner.Scenario.Stretch). At 0, the first run
+	// whose lock's own requests show a longer lease (a lock program's) is
+	// made again timed against it, and so is every later run from its
+	// start. The schedules are drawn as ever, and stretched as they run, so
+	// that a replay draws what it drew.
+	Lease time.Duration
+
+	space schedule.Space   // Faults, read
+	lease *footprint.Lease // Lease, or the one the runs learn
 
 	// run is runner.Run; tests replace it.
 	run func(ctx context.Context, s runner.Scenario, newLocker harness.NewLocker, opts runner.Options) (*runner.Result, error)
@@ -202,6 +212,10 @@ type Report struct {
 	First     *Found `json:"first_own,omitempty"`
 	// Bugs are the distinct own failures found, first found first.
 	Bugs []Bug `json:"bugs"`
+	// Lease is the lease the schedules were timed against where it was
+	// longer than theirs, given or learned ("the learned lease 1000 ms
+	// (from SET … PX 1000)"); "" when none was given or learned.
+	Lease string `json:"lease,omitempty"`
 }
 
 // UnmarshalJSON reads a Report also under the name Missed had before the
@@ -511,6 +525,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		st := e.pool.Stats()
 		rep.Started, rep.Reused = st.Started, st.Reused
 	}
+	rep.Lease = cfg.lease.String()
 	rep.WallS = time.Since(start).Seconds()
 	if rep.WallS > 0 {
 		rep.RunsPerMin = float64(rep.Runs) / rep.WallS * 60
@@ -577,6 +592,14 @@ func (cfg *Config) fill() error {
 	}
 	if cfg.run == nil {
 		cfg.run = runner.Run
+	}
+	switch {
+	case cfg.Lease < 0:
+		return errors.New("explore: negative lease")
+	case cfg.Lease > 0:
+		cfg.lease = footprint.GivenLease(cfg.Lease)
+	default:
+		cfg.lease = &footprint.Lease{}
 	}
 	return nil
 }
@@ -1032,7 +1055,7 @@ func (e *explorer) count(o outcome) {
 func (e *explorer) try(ctx context.Context, plan schedule.Plan, reference bool) (outcome, error) {
 	dir := filepath.Join(e.scratch, fmt.Sprint(e.made.Add(1)))
 	opts := runner.Options{Seed: plan.Seed, Dir: dir, Lock: e.cfg.Lock, Backend: e.cfg.Backend, Reference: e.cfg.Reference,
-		ReferenceOf: e.cfg.ReferenceOf, Kind: e.cfg.Kind, Pool: e.pool}
+		ReferenceOf: e.cfg.ReferenceOf, Kind: e.cfg.Kind, Pool: e.pool, Lease: e.cfg.lease}
 	if !reference || e.cfg.SelfReference {
 		opts.ReferenceRuns = -1
 	}

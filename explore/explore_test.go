@@ -17,6 +17,7 @@ import (
 	"github.com/locklab/locklab/explore/schedule"
 	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/fault"
+	"github.com/locklab/locklab/footprint"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/runner"
@@ -657,5 +658,46 @@ func TestEndsOnTime(t *testing.T) {
 		if stopped.Load() == 0 || int(stopped.Load()) != rep.CutShort || rep.Runs == 0 || rep.WallS > 2 {
 			t.Errorf("parallel %d: %d runs stopped; report: %d runs, %d cut short, %.1f s", parallel, stopped.Load(), rep.Runs, rep.CutShort, rep.WallS)
 		}
+	}
+}
+
+// TestRunsShareTheLease: every run of an exploration, its reruns too, is
+// timed against one lease: the one given, or the one the first run
+// learned (here the fake learns it, as runner.Run does from a lock
+// program's requests). The schedules reach the runner as drawn, timed
+// against their own TTL, so that a replay draws what it drew; the runner
+// stretches them. The report names the lease.
+func TestRunsShareTheLease(t *testing.T) {
+	learned := footprint.Footprint{Lease: time.Second, LeaseFrom: "SET app:lock … PX 1000 NX"}
+	for _, tc := range []struct {
+		name  string
+		given time.Duration
+		want  string
+	}{
+		{"learned", 0, "the learned lease 1000 ms (from SET app:lock … PX 1000 NX)"},
+		{"given", 2 * time.Second, "the given lease 2000 ms"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var leases []*footprint.Lease
+			run := func(ctx context.Context, s runner.Scenario, l harness.NewLocker, opts runner.Options) (*runner.Result, error) {
+				if s.Workload.TTL != 200*time.Millisecond {
+					t.Errorf("a schedule reached the runner with TTL %s, not as drawn", s.Workload.TTL)
+				}
+				leases = append(leases, opts.Lease)
+				opts.Lease.Learn(learned, s.Workload.TTL)
+				return fakeRun("clients")(ctx, s, l, opts)
+			}
+			rep, err := RunWith(context.Background(), Config{Lock: "fake", New: locks.Reference(cluster.Single, false).New,
+				Runs: 3, Seed: 3, Lease: tc.given, Dir: t.TempDir()}, run)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(leases) < 3 || slices.ContainsFunc(leases, func(l *footprint.Lease) bool { return l != leases[0] }) {
+				t.Errorf("%d runs, not all with one lease", len(leases))
+			}
+			if rep.Lease != tc.want {
+				t.Errorf("report's lease %q, want %q", rep.Lease, tc.want)
+			}
+		})
 	}
 }

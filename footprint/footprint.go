@@ -87,11 +87,7 @@ func (f Footprint) String() string {
 	}
 	var lease, kind []part
 	if f.Lease > 0 {
-		text := fmt.Sprintf("lease %d ms", f.Lease.Milliseconds())
-		if f.Slack > 0 {
-			text = fmt.Sprintf("lease %d–%d ms", (f.Lease - f.Slack).Milliseconds(), f.Lease.Milliseconds())
-		}
-		lease = []part{{text, f.LeaseFrom}}
+		lease = []part{{"lease " + f.LeaseText(), f.LeaseFrom}}
 	}
 	if f.Kind != Unknown {
 		kind = []part{{string(f.Kind), f.KindFrom}}

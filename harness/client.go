@@ -28,6 +28,7 @@ type Client struct {
 	ttl       time.Duration
 	timeout   time.Duration // Redis read timeout: how long a lost reply keeps it waiting
 	key       string        // the workload's lock key, to tell which command took it
+	keyOf     func() string // the key the lock's requests showed (ClientOptions.KeyOf); nil: key
 	inventory InventoryConn // nil when the client was given no InventoryDialer
 	db        *sql.DB       // the inventory in MariaDB or PostgreSQL, when it lives there
 	shared    bool          // handle (and db) are the service's shared pool's, which the client does not close
@@ -62,6 +63,7 @@ type clientConfig struct {
 	id        int
 	ttl       time.Duration
 	key       string // the workload's lock key; "" means "lock"
+	keyOf     func() string
 	inventory string // the inventory node, direct: no fault touches it
 	// stock dials the client's connection to inventory, when not nil.
 	stock InventoryDialer
@@ -82,7 +84,7 @@ func newClient(ctx context.Context, cfg clientConfig) *Client {
 	if cfg.key == "" {
 		cfg.key = "lock"
 	}
-	c := &Client{id: cfg.id, ttl: cfg.ttl, timeout: cfg.timeout, key: cfg.key, history: cfg.history, points: cfg.points}
+	c := &Client{id: cfg.id, ttl: cfg.ttl, timeout: cfg.timeout, key: cfg.key, keyOf: cfg.keyOf, history: cfg.history, points: cfg.points}
 	c.ctx, c.cancel = context.WithCancel(ctx)
 	if cfg.stock != nil {
 		c.inventory = cfg.stock.DialInventory(c, cfg.inventory)

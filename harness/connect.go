@@ -17,6 +17,10 @@ type ClientOptions struct {
 	TTL     time.Duration // the lease TTL locks are asked to use; 0 means 300 ms
 	Timeout time.Duration // Redis timeouts; 0 means 1 s
 	Key     string        // the lock key, for faults at the command that took it; "" means "lock"
+	// KeyOf, when set, is the lock's key on the servers as the lock's own
+	// requests have shown it so far (a library's "app:KEY"), which tells
+	// the commands that took it in place of Key; "" leaves it to Key.
+	KeyOf func() string
 	// Direct dials the nodes without network links, so no fault reaches it.
 	Direct bool
 	// Pool, when not nil, is the service's pool the client shares with
@@ -43,7 +47,7 @@ func Connect(ctx context.Context, cl *cluster.Cluster, opts ClientOptions) (*Cli
 		opts.Timeout = time.Second
 	}
 	h, _ := history.New("") // in memory: cannot fail
-	cfg := clientConfig{id: opts.ID, ttl: opts.TTL, key: opts.Key, timeout: opts.Timeout, history: h, points: failpoint.NewSet(nil), service: bind(opts.Service, cl), stock: opts.Inventory}
+	cfg := clientConfig{id: opts.ID, ttl: opts.TTL, key: opts.Key, keyOf: opts.KeyOf, timeout: opts.Timeout, history: h, points: failpoint.NewSet(nil), service: bind(opts.Service, cl), stock: opts.Inventory}
 	if opts.Direct {
 		cfg.inventory = cl.Inventory().Addr()
 		for _, n := range cl.LockNodes() {
@@ -59,7 +63,7 @@ func Connect(ctx context.Context, cl *cluster.Cluster, opts ClientOptions) (*Cli
 // node, recording into h and struck by the run's failpoints. The runner
 // calls it; a test of a lock on its own calls Connect.
 func Join(ctx context.Context, cl *cluster.Cluster, opts ClientOptions, h *history.Recorder, points *failpoint.Set) (*Client, []*network.Link, error) {
-	return connect(ctx, cl, clientConfig{id: opts.ID, ttl: opts.TTL, key: opts.Key, timeout: opts.Timeout, history: h, points: points, shared: opts.Pool, service: bind(opts.Service, cl), stock: opts.Inventory})
+	return connect(ctx, cl, clientConfig{id: opts.ID, ttl: opts.TTL, key: opts.Key, keyOf: opts.KeyOf, timeout: opts.Timeout, history: h, points: points, shared: opts.Pool, service: bind(opts.Service, cl), stock: opts.Inventory})
 }
 
 // bind is d bound to cl's deployment when it dials only so (Bound). With

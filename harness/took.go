@@ -130,19 +130,31 @@ func (c *Client) keyState(ctx context.Context, node int, key string) (keyState, 
 }
 
 // lockKeyIn is the key of a command with words args that is the lock's:
-// the workload's key itself, or, for a command whose meaning is known
-// (rediscmd.TookBy: SET NX, SETNX, a read, a DEL …), a key that holds it
-// as a library names its keys ("app:orders:lock", footprint.Matches), so
-// that a lock program that prefixes its key is struck where its SET NX
-// took it. An opaque command (a script, INCR) counts only with the key
-// itself: a Go lock's fencing counter ("lock:fence") holds the key too,
-// and its INCR takes nothing.
+// the key its requests showed (serverKey) or the workload's key itself,
+// or, for a command whose meaning is known (rediscmd.TookBy: SET NX,
+// SETNX, a read, a DEL …), a key that holds it as a library names its
+// keys ("app:orders:lock", footprint.Matches), so that a lock program that
+// prefixes its key is struck where its SET NX took it before any acquire
+// showed the key. An opaque command (a script, INCR) counts only with the
+// key itself: a Go lock's fencing counter ("lock:fence") holds the key
+// too, and its INCR takes nothing.
 func (c *Client) lockKeyIn(args []string) (string, bool) {
-	if k, ok := rediscmd.KeyIn(args, func(k string) bool { return k == c.key }); ok {
+	if k, ok := rediscmd.KeyIn(args, func(k string) bool { return k == c.serverKey() || k == c.key }); ok {
 		return k, true
 	}
 	return rediscmd.KeyIn(args, func(k string) bool {
 		_, known := rediscmd.TookBy(args, nil, nil, k)
 		return known && footprint.Matches(k, c.key)
 	})
+}
+
+// serverKey is the lock's key as its commands name it on the servers: the
+// one its requests showed (ClientOptions.KeyOf), or the workload's.
+func (c *Client) serverKey() string {
+	if c.keyOf != nil {
+		if k := c.keyOf(); k != "" {
+			return k
+		}
+	}
+	return c.key
 }

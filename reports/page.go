@@ -47,6 +47,11 @@ type runPage struct {
 	// footprint), and Ambiguous why any of it could not be told.
 	Learned   string
 	Ambiguous []string
+	// Timing is what the run's faults were timed against, when a lease
+	// was given or the lock learns its own (runner.Timing): "timed against
+	// the learned lease 1000 ms (from SET …): the scenario's 200 ms
+	// stretched 5×".
+	Timing string
 }
 
 // runStory is what a run's history adds to its report: the drawings and
@@ -109,6 +114,9 @@ func writeRunPage(dir string, r Run, v variant, st runStory) error {
 			p.Title = fmt.Sprintf("%s %s", r.Entry.ID, p.Title)
 		}
 		p.Wrong, p.Fix = r.Entry.Wrong, r.Entry.Fix
+	}
+	if r.Result != nil && r.Result.Timing != nil {
+		p.Timing = r.Result.Timing.Text
 	}
 	p.Meta = fmt.Sprintf("scenario %s, seed %d", r.Scenario, r.Seed)
 	if r.Skipped == "" {

@@ -66,6 +66,10 @@ type Options struct {
 	// Kind is where the lock's hold lives, as the user says it (check
 	// -kind), over what its requests showed; Unknown leaves it to them.
 	Kind footprint.Kind
+	// Lease is the lease the lock's runs are timed against, given or
+	// shared among the runs of one lock so that a lease one learned times
+	// the next; nil learns one for this run alone (see Run).
+	Lease *footprint.Lease
 	// Watch, when set, is told of the run's operations as they happen
 	// (history.Watcher), for a live view; the reference lock's runs are not
 	// told to it.
@@ -105,6 +109,11 @@ type Result struct {
 	Reference map[string]check.Verdict `json:"reference,omitempty"`
 	// ReferenceRuns is how many times the reference ran.
 	ReferenceRuns int `json:"reference_runs,omitempty"`
+	// Timing says what the run's lease-timed lengths were timed against:
+	// a lease given or learned, or the scenario's own TTL; nil for a lock
+	// that learns nothing of itself and was given no lease (a Go lock, told
+	// its TTL).
+	Timing *Timing `json:"timing,omitempty"`
 }
 
 // Late is the first verdict of r that the machine made unknown by
@@ -134,8 +143,52 @@ const (
 // not happen as written: then every verdict is unknown and
 // Result.Spoiled says what did not happen. An error means the run
 // could not run or could not be judged, and comes with no result.
+//
+// The run is timed against Options.Lease where it knows a longer lease
+// than s's TTL (Scenario.Stretch). Otherwise a lock that learns its
+// footprint (a lock program) is run on s as it is, and when its requests
+// show a lease that outlasts s's TTL, the run is made again on s
+// stretched to that lease, the first set aside in LearnDir;
+// Result.Timing says which.
 func Run(ctx context.Context, s Scenario, newLocker harness.NewLocker, opts Options) (*Result, error) {
-	res, _, err := runOps(ctx, s, newLocker, opts)
+	lease := opts.Lease
+	if lease == nil {
+		lease = &footprint.Lease{} // learned by this run, for its own second try
+	}
+	var learns atomic.Bool
+	watched := func(c *harness.Client) harness.Locker {
+		l := newLocker(c)
+		if _, ok := l.(harness.Footprinter); ok {
+			learns.Store(true)
+		}
+		return l
+	}
+	timed, timing, known := timeAgainst(lease, s)
+	res, ops, err := runOps(ctx, timed, watched, timing.scaled(opts))
+	if err != nil || !learns.Load() && !known {
+		return res, err // a Go lock, told its TTL: nothing to say
+	}
+	fp := learned(ops)
+	if !known || timing.Source == TimedScenario {
+		lease.Learn(fp, timed.Workload.withDefaults().TTL)
+		if again, t, ok := timeAgainst(lease, s); ok && t.Source != TimedScenario {
+			logf(opts.Log, "%s: %s; made again", s.Name, t.Text)
+			if err := setAside(opts.Dir); err != nil {
+				return nil, fmt.Errorf("run %s: %w", s.Name, err)
+			}
+			if res, ops, err = runOps(ctx, again, newLocker, t.scaled(opts)); err != nil {
+				return nil, err
+			}
+			timing, fp = t, learned(ops)
+		}
+	}
+	if learns.Load() {
+		describe(timing, fp)
+	}
+	res.Timing = timing
+	if opts.Dir != "" {
+		err = writeJSON(filepath.Join(opts.Dir, ResultFile), res)
+	}
 	return res, err
 }
 
@@ -412,7 +465,7 @@ func inCycle(workers []*worker) []int {
 func (r *run) join(ctx context.Context, env *fault.Env, shared *sqldb.Conn) ([]*harness.Client, error) {
 	var clients []*harness.Client
 	for id := 0; id <= r.w.Clients; id++ {
-		opts := harness.ClientOptions{ID: id, TTL: r.w.TTL, Key: r.w.Key, Timeout: r.w.Timeout, Service: service.For(r.cluster.Topology()),
+		opts := harness.ClientOptions{ID: id, TTL: r.w.TTL, Key: r.w.Key, KeyOf: r.lockKey, Timeout: r.w.Timeout, Service: service.For(r.cluster.Topology()),
 			Inventory: redisservice.Inventory{}}
 		if id < r.w.Clients && shared != nil { // a nil *Conn is no Handle
 			opts.Pool = shared

@@ -2,14 +2,19 @@ package scenarios_test
 
 import (
 	"context"
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/footprint"
+	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/program"
+	"github.com/locklab/locklab/reference"
 	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
 )
@@ -63,4 +68,94 @@ func TestProgramFootprint(t *testing.T) {
 			t.Logf("learned: %s", fp)
 		})
 	}
+}
+
+// TestLeaseTimedLikeItsTwin: a program that prefixes its key and holds a
+// whole-second lease of its own (redis-py, --prefix=app: --lease-ms=1000,
+// no renewal) is timed against that lease, learned from its first run's
+// SET, and gets the verdicts of its Go twin, the token lock with the same
+// key and lease, learned the same way: own under slow work past the
+// lease (the renewing reference stays ok), inherent under a pause past it,
+// ok after a crash right after its SET (the key expires). Timed against
+// the scenario's 200 ms, none of these faults would outlast the lease.
+func TestLeaseTimedLikeItsTwin(t *testing.T) {
+	needRedisPy(t)
+	t.Parallel()
+	locks := []struct {
+		name string
+		new  harness.NewLocker
+	}{
+		{"redis-py", program.New(redisPy + " --prefix=app: --lease-ms=1000")},
+		{"Go twin", reference.NewTokenLockAs("app:", time.Second)},
+	}
+	for _, tc := range []struct {
+		scenario string
+		lock     check.Verdict
+		kind     check.Kind
+	}{
+		{"slow-work", check.Illegal, check.Own},
+		{"pause-holder", check.Illegal, check.Inherent},
+		{"crash-after-setnx", check.OK, ""},
+	} {
+		t.Run(tc.scenario, func(t *testing.T) {
+			t.Parallel()
+			results := make([]*runner.Result, len(locks))
+			dirs := []string{t.TempDir(), t.TempDir()} // read after the runs
+			t.Run("runs", func(t *testing.T) {
+				for i, l := range locks {
+					dir := dirs[i]
+					t.Run(l.name, func(t *testing.T) {
+						t.Parallel()
+						results[i] = timedLikeItsTwin(t, dir, l.name, l.new, tc.scenario, tc.lock, tc.kind)
+					})
+				}
+			})
+			if t.Failed() {
+				return
+			}
+			got, want := results[0], results[1]
+			for _, c := range []string{check.CheckLock, check.CheckResource, check.CheckLiveness} {
+				if got.Verdicts[c] != want.Verdicts[c] || verdictOf(got, c).Kind != verdictOf(want, c).Kind {
+					t.Errorf("%s: redis-py %s %q (%s), its twin %s %q (%s)", c, got.Verdicts[c], verdictOf(got, c).Kind, detail(got, c),
+						want.Verdicts[c], verdictOf(want, c).Kind, detail(want, c))
+				}
+			}
+			if tc.scenario == "crash-after-setnx" {
+				if g, w := struck(t, got.Dir), struck(t, want.Dir); len(g) == 0 || !slices.Equal(g, w) {
+					t.Errorf("struck: redis-py %q, its twin %q; want the same crash at its SET", g, w)
+				}
+			}
+		})
+	}
+}
+
+// timedLikeItsTwin runs lock in scenario into dir, and wants it timed against the
+// 1 s lease its first run learned, with verdict and kind of lock checker;
+// where the faults need the lease outlasted, the first run, timed against
+// the scenario's 200 ms, must have been ok: the run made again is what
+// judged the lock.
+func timedLikeItsTwin(t *testing.T, dir, name string, lock harness.NewLocker, scenario string, verdict check.Verdict, kind check.Kind) *runner.Result {
+	res := settled(t, func() (*runner.Result, error) {
+		return scenarios.Run(context.Background(), scenario, lock, runner.Options{Seed: 1, Dir: dir, Lock: name})
+	})
+	if tm := res.Timing; tm == nil || tm.Source != runner.TimedLearned || tm.Lease != time.Second || tm.Stretch != 5 {
+		t.Fatalf("timing %+v; want the learned lease of 1 s, 5× the scenario's", tm)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, runner.LearnDir, runner.ResultFile))
+	if err != nil {
+		t.Fatalf("the run that learned the lease was not kept: %v", err)
+	}
+	var first runner.Result
+	if err := json.Unmarshal(b, &first); err != nil {
+		t.Fatal(err)
+	}
+	if verdict != check.OK && first.Verdicts[check.CheckLock] != check.OK {
+		t.Errorf("timed against the scenario's 200 ms, lock %s; want ok, the fault short of the lease", first.Verdicts[check.CheckLock])
+	}
+	c := verdictOf(res, check.CheckLock)
+	if c.Verdict != verdict || c.Kind != kind || len(res.Spoiled) > 0 {
+		t.Errorf("lock %s, kind %q (%s; %s; spoiled %q); want %s, %q", c.Verdict, c.Kind, c.Detail, c.KindWhy, res.Spoiled, verdict, kind)
+	}
+	t.Logf("%s; %v", res.Timing.Text, res.Verdicts)
+	return res
 }

@@ -88,4 +88,9 @@ func TestLongestFirst(t *testing.T) {
 	if got, want := longestFirst(todo, time.Second), []int{1, 3, 0, 2}; !slices.Equal(got, want) {
 		t.Errorf("with a duration for all: order %v, want %v", got, want)
 	}
+	// The run that learns the lease comes first, and every run once.
+	todo[2].first = true
+	if got, want := longestFirst(todo, 0), []int{2, 1, 3, 0}; !slices.Equal(got, want) {
+		t.Errorf("with a run that learns the lease: order %v, want %v", got, want)
+	}
 }

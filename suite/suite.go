@@ -66,6 +66,12 @@ type Options struct {
 	// rather than reusing, reset, a deployment of an earlier run of the
 	// suite whose faults struck no server (runner.Options.Pool).
 	Fresh bool
+	// Lease, when above 0, is the lease a lock's runs are timed against
+	// (check -ttl): each scenario is stretched to it where it is longer
+	// than the scenario's TTL (runner.Scenario.Stretch). At 0, Lock learns
+	// it from the lock's own requests (a lock program's footprint) in its
+	// first run, made alone, and times every later run against it.
+	Lease time.Duration
 
 	pool *cluster.Pool // the suite's warm deployments; nil when Fresh
 }
@@ -141,6 +147,15 @@ func Lock(ctx context.Context, name string, newLocker harness.NewLocker, topolog
 	if opts.Seed == 0 {
 		opts.Seed = 1 // as runner.Run takes it, so that run.json says so
 	}
+	lease := &footprint.Lease{}
+	if opts.Lease > 0 {
+		lease = footprint.GivenLease(opts.Lease)
+	} else {
+		todo[0].first = true
+	}
+	for i := range todo {
+		todo[i].lease = lease
+	}
 	return runAll(ctx, todo, opts)
 }
 
@@ -209,6 +224,11 @@ type job struct {
 	referenceOf func(footprint.Kind) harness.NewLocker
 	run         func(res *runner.Result) reports.Run
 	skipped     func(seed int64, dir, why string) reports.Run
+	// lease is runner.Options.Lease: shared by a lock's runs.
+	lease *footprint.Lease
+	// first says the run is made alone before the others: the one that
+	// learns the lease they are timed against.
+	first bool
 }
 
 // runAll makes the runs of todo, opts.Parallel at a time, with a progress
@@ -264,8 +284,9 @@ func runInTurn(ctx context.Context, todo []job, opts Options, progress io.Writer
 // longestFirst is the order in which runParallel starts the runs of todo:
 // the longest planned workload (its duration, or d when set, and its TTL)
 // first, so that the few long runs (a Sentinel failover's) do not start
-// last and keep one worker busy while the others idle. Each run keeps its
-// seed, so the order changes no verdict.
+// last and keep one worker busy while the others idle; but the run that
+// learns the lease the others are timed against (job.first) before all.
+// Each run keeps its seed, so the order changes no verdict.
 func longestFirst(todo []job, d time.Duration) []int {
 	planned := func(j job) time.Duration {
 		w := j.scenario.Workload
@@ -279,6 +300,12 @@ func longestFirst(todo []job, d time.Duration) []int {
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(planned(todo[b]), planned(todo[a])) })
+	if i := slices.IndexFunc(order, func(i int) bool { return todo[i].first }); i > 0 {
+		// Read before Delete moves it: Go does not say whether an
+		// operand is read before or after a call beside it.
+		first := order[i]
+		order = append([]int{first}, slices.Delete(order, i, i+1)...)
+	}
 	return order
 }
 
@@ -293,6 +320,7 @@ func runParallel(ctx context.Context, todo []job, opts Options, progress io.Writ
 	var mu sync.Mutex // guards progress and done
 	done := 0
 	next := make(chan int)
+	learned := make(chan struct{}) // closed when the first run ended
 	var wg sync.WaitGroup
 	for range min(opts.Parallel, len(todo)) {
 		wg.Add(1)
@@ -300,6 +328,9 @@ func runParallel(ctx context.Context, todo []job, opts Options, progress io.Writ
 			defer wg.Done()
 			for i := range next {
 				runs[i], errs[i] = runOne(ctx, todo[i], opts)
+				if todo[i].first {
+					close(learned)
+				}
 				if errs[i] != nil {
 					cancel()
 				}
@@ -314,8 +345,18 @@ func runParallel(ctx context.Context, todo []job, opts Options, progress io.Writ
 			}
 		}()
 	}
+	order := longestFirst(todo, opts.Duration)
 feed:
-	for _, i := range longestFirst(todo, opts.Duration) {
+	for n, i := range order {
+		if n == 1 && todo[order[0]].first {
+			// The first run learns the lease the others are timed
+			// against: they wait for it, rather than each learn it.
+			select {
+			case <-learned:
+			case <-ctx.Done():
+				break feed
+			}
+		}
 		select {
 		case next <- i:
 		case <-ctx.Done():
@@ -371,7 +412,7 @@ func runOne(ctx context.Context, j job, opts Options) (reports.Run, error) {
 	ropts := runner.Options{
 		Seed: seed, Dir: dir, Lock: j.lock, Duration: opts.Duration,
 		Backend: opts.Backend, ReferenceRuns: j.referenceRuns, Reference: j.reference,
-		ReferenceOf: j.referenceOf, Kind: opts.Kind, Pool: opts.pool,
+		ReferenceOf: j.referenceOf, Kind: opts.Kind, Pool: opts.pool, Lease: j.lease,
 	}
 	if opts.Watch != nil {
 		view, done := opts.Watch(j.label)

@@ -45,6 +45,7 @@ type exploreFlags struct {
 	shard       *string
 	kind        *string
 	fresh       *bool
+	ttl         *time.Duration
 }
 
 func newExploreFlags() exploreFlags {
@@ -67,6 +68,7 @@ func newExploreFlags() exploreFlags {
 		out:         fs.String("out", "locklab-report", "report folder each bug's run folder goes into"),
 		backend:     fs.String("backend", "local", "where the servers run: local (processes) or docker (containers, whose images make docker builds)"),
 		kind:        fs.String("kind", "", kindUsage),
+		ttl:         fs.Duration("ttl", 0, "the lease the lock holds, e.g. 1s: every schedule timed against a shorter TTL is stretched to it. Default: the lease the lock's own requests show (a lock program's), learned by the first runs; a replay learns it again"),
 		parallel:    fs.Int("parallel", defaultParallel(), "how many runs at once, each with servers of its own (runs mostly wait on timers); run i draws the same schedule whatever it is; default four a core, or fewer for a service whose runs cost more (ZooKeeper: one more than the cores)"),
 		fresh:       fs.Bool("fresh", false, "start every run's servers anew, rather than reusing a deployment of an earlier run whose faults struck no server, reset to fresh"),
 		shard: fs.String("shard", "", "run share I/N (I from 0) of the runs one process with the same -seed makes: those numbered I modulo N; "+
@@ -78,7 +80,7 @@ func newExploreFlags() exploreFlags {
 
 // exploreUsage prints how to call check explore.
 func exploreUsage(w io.Writer) {
-	fmt.Fprint(w, `usage: check explore -lock NAME [-topology T | -service S] [-time D | -runs N] [-seed S] [-faults KINDS] [-stop-at-first | -stop-after N] [-json] [-out DIR] [-backend local|docker] [-parallel N] [-fresh] [-shard I/N]
+	fmt.Fprint(w, `usage: check explore -lock NAME [-topology T | -service S] [-ttl D] [-time D | -runs N] [-seed S] [-faults KINDS] [-stop-at-first | -stop-after N] [-json] [-out DIR] [-backend local|docker] [-parallel N] [-fresh] [-shard I/N]
        check explore -lock NAME [-topology T | -service S] [-faults KINDS] -replay vN:SEED[:i,j]
        check merge [-out DIR] [-json] DIR...
 
@@ -227,6 +229,8 @@ func exploreFlagConflict(f exploreFlags, given map[string]bool) error {
 		return fmt.Errorf("-runs must be positive, got %d", *f.runs)
 	case *f.out == "":
 		return errors.New("-out must not be empty")
+	case given["ttl"] && *f.ttl <= 0:
+		return fmt.Errorf("-ttl must be a lease above 0, got %s", *f.ttl)
 	}
 	return nil
 }
@@ -256,6 +260,9 @@ func exploreConfig(f exploreFlags, given map[string]bool) (explore.Config, error
 	cfg.Command = "check explore -lock " + shellQuote(*f.lock) + " -topology " + string(t)
 	if cfg.Kind != footprint.Unknown {
 		cfg.Command += " -kind " + string(cfg.Kind)
+	}
+	if cfg.Lease = *f.ttl; cfg.Lease > 0 {
+		cfg.Command += " -ttl " + cfg.Lease.String()
 	}
 	if *f.faults != "" {
 		cfg.Faults = []string{*f.faults}
@@ -434,6 +441,9 @@ func exploreSummary(w io.Writer, rep *explore.Report, cfg explore.Config) {
 	}
 	if rep.CutShort > 0 {
 		fmt.Fprintf(w, "; cut short %d (under way at the end: stopped, not counted)", rep.CutShort)
+	}
+	if rep.Lease != "" {
+		fmt.Fprintf(w, "; timed against %s", rep.Lease)
 	}
 	fmt.Fprintln(w)
 	if len(rep.Bugs) > 0 {

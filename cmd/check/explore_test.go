@@ -44,6 +44,7 @@ func TestExploreUsageErrors(t *testing.T) {
 		{"shard without seed", []string{"-lock", "token", "-shard", "1/4", "-out", out}, "shard 1/4 needs -seed"},
 		{"shard of a replay", []string{"-lock", "token", "-replay", "12", "-shard", "1/4", "-out", out}, "-replay makes one run: it is not sharded"},
 		{"bad flag", []string{"-lock", "token", "-pitfall", "4"}, "flag provided but not defined: -pitfall"},
+		{"ttl of nothing", []string{"-lock", "token", "-ttl", "-1s", "-out", out}, "-ttl must be a lease above 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

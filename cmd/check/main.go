@@ -127,6 +127,7 @@ type config struct {
 	parallel   int
 	watch      bool           // draw each run's lanes as it goes (package watch)
 	kind       footprint.Kind // -kind: where the lock's hold lives, over what its requests show
+	ttl        time.Duration  // -ttl: the lease the lock holds, over what its requests show
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -179,7 +180,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitMismatch
 	}
 	opts := suite.Options{Out: cfg.out, Seed: cfg.seed, Duration: cfg.duration, Progress: stderr, Backend: cfg.backend, Parallel: cfg.parallel,
-		ByKind: cfg.lock.Program, Kind: cfg.kind}
+		ByKind: cfg.lock.Program, Kind: cfg.kind, Lease: cfg.ttl}
 	if cfg.watch {
 		tty := isTerminal(stdout)
 		opts.Watch = func(label string) (history.Watcher, func()) {
@@ -268,6 +269,7 @@ type flags struct {
 	backend  *string
 	parallel *int
 	kind     *string
+	ttl      *time.Duration
 	watch    *bool
 }
 
@@ -296,6 +298,7 @@ func newFlags() flags {
 		backend:  fs.String("backend", "local", "where the servers run: local (processes) or docker (containers, whose images make docker builds)"),
 		parallel: fs.Int("parallel", defaultParallel(), "how many runs at once, each with servers and ports of its own (runs mostly wait on timers); a run the others' load may have unsettled is made again alone"),
 		kind:     fs.String("kind", "", kindUsage),
+		ttl:      fs.Duration("ttl", 0, ttlUsage),
 		watch:    fs.Bool("watch", false, "with -pitfall or -lock: draw each run's lanes (holds, faults, overlaps) on stdout as it goes, one run at a time, then the table"),
 	}
 }
@@ -358,7 +361,7 @@ func parse(args []string, stdout io.Writer) (config, error) {
 	if *f.parallel < 1 {
 		return config{}, fmt.Errorf("-parallel must be at least 1, got %d", *f.parallel)
 	}
-	cfg := config{seed: *f.seed, out: *f.out, duration: *f.duration, json: *f.json, parallel: *f.parallel, watch: *f.watch}
+	cfg := config{seed: *f.seed, out: *f.out, duration: *f.duration, json: *f.json, parallel: *f.parallel, watch: *f.watch, ttl: *f.ttl}
 	var err error
 	if cfg.backend, err = parseBackend(*f.backend); err != nil {
 		return config{}, err
@@ -370,6 +373,9 @@ func parse(args []string, stdout io.Writer) (config, error) {
 	fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
 	if given["kind"] && !given["lock"] {
 		return config{}, errors.New("-kind goes with -lock: it says where the lock's hold lives")
+	}
+	if err := ttlFits(*f.ttl, given); err != nil {
+		return config{}, err
 	}
 	if err := watchFits(cfg, given); err != nil {
 		return config{}, err
@@ -552,6 +558,24 @@ func parseBackend(name string) (cluster.Backend, error) {
 		return docker.Docker{}, nil
 	}
 	return nil, fmt.Errorf("unknown -backend %q (local or docker)", name)
+}
+
+// ttlUsage says what -ttl takes.
+const ttlUsage = "with -lock: the lease the lock holds, e.g. 1s; every scenario timed against a shorter TTL is stretched to it " +
+	"(its TTL, work, pauses and faults scaled alike). Default: the lease the lock's own requests show (a lock program's), learned in its first run"
+
+// ttlFits refuses a -ttl that is not a lease, or one without a lock to
+// hold it.
+func ttlFits(ttl time.Duration, given map[string]bool) error {
+	switch {
+	case !given["ttl"]:
+		return nil
+	case ttl <= 0:
+		return fmt.Errorf("-ttl must be a lease above 0, got %s", ttl)
+	case !given["lock"]:
+		return errors.New("-ttl goes with -lock: it says the lease the lock holds")
+	}
+	return nil
 }
 
 // kindUsage says what -kind takes.

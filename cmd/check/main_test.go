@@ -59,6 +59,8 @@ func TestUsageErrors(t *testing.T) {
 		{"watch without runs named", []string{"-watch"}, "-watch draws the runs of -pitfall or -lock"},
 		{"watch in parallel", []string{"-pitfall", "5", "-watch", "-parallel", "4"}, "-watch makes the runs one at a time"},
 		{"watch with json", []string{"-pitfall", "5", "-watch", "-json"}, "-watch draws on stdout, where -json writes"},
+		{"ttl without lock", []string{"-ttl", "1s"}, "-ttl goes with -lock"},
+		{"ttl of nothing", []string{"-lock", "token", "-ttl", "0s"}, "-ttl must be a lease above 0"},
 		{"duration too short for a lock's scenario", []string{"-lock", "redislock", "-topology", "replicated", "-duration", "1s"}, "too short for scenario failover"},
 	}
 	for _, tt := range tests {
