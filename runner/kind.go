@@ -64,6 +64,7 @@ func classify(ctx context.Context, s Scenario, opts Options, res *Result, ops []
 	if len(undecided) == 0 {
 		return nil
 	}
+	defer untold(res, undecided, j)
 	n := opts.ReferenceRuns
 	if n == 0 {
 		n = DefaultReferenceRuns
@@ -122,6 +123,20 @@ func fromHistory(c check.Check, j check.Judgement, fault, cure string) (kind che
 		return check.Inherent, why, true
 	}
 	return "", "", false
+}
+
+// untold puts first, in the KindWhy of each failing safety check of
+// undecided left untold, what the history could not decide of its first
+// overlap (check.Judgement.Undecided): which node and which reply left it
+// open, so that the run says what was missing, not only that no reference
+// settled it.
+func untold(res *Result, undecided []int, j check.Judgement) {
+	what := j.Undecided()
+	for _, i := range undecided {
+		if c := &res.Checks[i]; c.Kind == "" && safety(c.Checker) && c.Verdict == check.Illegal && what != "" {
+			c.KindWhy = strings.TrimSuffix(what+"; "+c.KindWhy, "; ")
+		}
+	}
 }
 
 // tally is what the reference runs said of one checker.
