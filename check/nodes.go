@@ -119,21 +119,33 @@ func (p proof) shared(a, b hold) []nodeCase {
 		return nil
 	}
 	var cases []nodeCase
+	takes := p.replies.of(a.client, aCall, a.start, RoleTake, models.OK)
 	for _, g := range p.replies.of(b.client, bCall, b.start, RoleTake, models.OK) {
-		takes := p.replies.of(a.client, aCall, a.start, RoleTake, models.OK)
 		i := slices.IndexFunc(takes, func(t roled) bool { return t.Node == g.Node })
 		if i < 0 || slices.ContainsFunc(cases, func(c nodeCase) bool { return c.node == g.Node }) {
 			continue
 		}
-		cases = append(cases, p.onNode(a, b, takes[i], g))
+		// The node ran the grant sent first first; the later hold's may
+		// be it, when its acquire took long.
+		switch take := takes[i]; {
+		case g.Call >= take.Return:
+			cases = append(cases, p.onNode(a, take, g))
+		case take.Call >= g.Return:
+			cases = append(cases, p.onNode(b, g, take))
+		default:
+			cases = append(cases, nodeCase{node: g.Node, class: Unexplained,
+				why: fmt.Sprintf("node %d: client %d's grant (%s to %s) and client %d's (%s to %s) overlap in time: the replies do not tell which the node ran first",
+					g.Node, a.client, ms(take.Call), ms(take.Return), b.client, ms(g.Call), ms(g.Return))})
+		}
 	}
 	return cases
 }
 
-// onNode judges one shared node: take is the earlier hold's grant there,
-// g the later's.
-func (p proof) onNode(a, b hold, take, g roled) nodeCase {
+// onNode judges one shared node: take is the grant there of hold a, which
+// the node ran first, g the other hold's, which it ran after.
+func (p proof) onNode(a hold, take, g roled) nodeCase {
 	n := take.Node
+	b := hold{client: g.Client}
 	c := nodeCase{node: n, class: Unexplained}
 	// The key lives a TTL from when the node ran the last command that
 	// set or renewed it: no earlier than that command's call, no later
@@ -143,11 +155,6 @@ func (p proof) onNode(a, b hold, take, g roled) nodeCase {
 		if r.Node == n && r.Return != history.NeverReturned {
 			validTo, goneBy = max(validTo, r.Call+p.ttl), max(goneBy, r.Return+p.ttl)
 		}
-	}
-	if g.Call < take.Return {
-		c.why = fmt.Sprintf("node %d: client %d's grant (sent at %s) may have run before client %d's (replied at %s)",
-			n, b.client, ms(g.Call), a.client, ms(take.Return))
-		return c
 	}
 	for _, f := range p.faults {
 		if effect(f) == history.EffectLoss && touches(f, n) && f.Call >= take.Call && f.Call <= g.Return {
@@ -207,10 +214,10 @@ func (p proof) removed(a hold, take, g roled, validTo time.Duration) (why string
 }
 
 // expired tells why a's key on node n was gone, by the node's TTL, by
-// goneBy, before the later hold was granted there, while a still held the
-// lock: the lock kept a key its acquire outlived (own, when the run's
-// correct lock counts its acquire's time: Redlock), or a fault held a up
-// past it, or its work outlived it.
+// goneBy, before the other hold was granted there, while a held the lock
+// or was about to: the lock kept a key its acquire outlived (own, when the
+// run's correct lock counts its acquire's time: Redlock), or a fault held
+// a up past it, or its work outlived it.
 func (p proof) expired(a hold, n int, goneBy time.Duration) (Class, string) {
 	gap := a.start - goneBy - p.late(goneBy, a.start)
 	if _, skewed := p.skewed(a.client, a.start); p.timed && gap >= p.ttl/4 && !skewed {
@@ -223,6 +230,10 @@ func (p proof) expired(a hold, n int, goneBy time.Duration) (Class, string) {
 	if f, ok := p.struck(a.client, a.start, goneBy, history.EffectWork); ok && p.timed {
 		return Explained, fmt.Sprintf("client %d's key expired on node %d by %s, by the node's TTL, while it worked on (%s): "+
 			"the run's correct lock, Redlock, does not renew", a.client, n, ms(goneBy), f.Fault)
+	}
+	if goneBy <= a.start {
+		return Unexplained, fmt.Sprintf("client %d's key expired on node %d by %s, by the node's TTL, only %s before its acquire returned: "+
+			"too close to tell from the machine's delays", a.client, n, ms(goneBy), ms(a.start-goneBy))
 	}
 	return Unexplained, fmt.Sprintf("client %d's key expired on node %d by %s, by the node's TTL, while client %d still held the lock, "+
 		"and no fault held client %d up that long", a.client, n, ms(goneBy), a.client, a.client)
