@@ -162,7 +162,7 @@ func (p proof) onNode(a hold, take, g roled) nodeCase {
 			return c
 		}
 	}
-	if why, class, ok := p.removed(a, take, g, validTo); ok {
+	if why, class, ok := p.removed(a, take, g, validTo, goneBy); ok {
 		c.class, c.why = class, why
 		return c
 	}
@@ -187,28 +187,34 @@ func (p proof) onNode(a hold, take, g roled) nodeCase {
 // removed tells, when a release took a's key off the node of take before
 // grant g: by a itself, that explains the node; by another client while
 // the key was surely valid and no fault touched the node, the lock removed
-// a key it did not hold.
-func (p proof) removed(a hold, take, g roled, validTo time.Duration) (why string, class Class, ok bool) {
+// a key it did not hold. A removal once a's key had surely expired there
+// (goneBy) removed another's key, and tells nothing of a's.
+func (p proof) removed(a hold, take, g roled, validTo, goneBy time.Duration) (why string, class Class, ok bool) {
 	n := take.Node
+	var removals []roled
 	for client := range p.replies.byClient {
-		for _, r := range p.replies.of(client, take.Call, g.Return, RoleRelease, models.OK) {
-			if r.Node != n {
-				continue
-			}
-			if client == a.client {
-				return fmt.Sprintf("client %d's own release removed its key from node %d at %s", a.client, n, ms(r.Call)), Explained, true
-			}
-			f, touched := p.touched(n, take.Call, g.Return)
-			if r.Call > take.Return && r.Return != history.NeverReturned && r.Return < validTo && !touched {
-				return fmt.Sprintf("client %d removed client %d's key from node %d at %s while it was valid there until %s at least, and no fault touched the node: "+
-					"the lock removed a key it did not hold", client, a.client, n, ms(r.Call), ms(validTo)), Proved, true
-			}
-			why := fmt.Sprintf("client %d removed a key from node %d at %s, and whether it was client %d's valid one the replies do not tell", client, n, ms(r.Call), a.client)
-			if touched {
-				why += fmt.Sprintf(" (%q touched the node)", f.Fault)
-			}
-			return why, Unexplained, true
+		removals = append(removals, p.replies.of(client, take.Call, g.Return, RoleRelease, models.OK)...)
+	}
+	// The first removal decides, whatever the map's order.
+	slices.SortFunc(removals, func(x, y roled) int { return cmp.Or(cmp.Compare(x.Call, y.Call), cmp.Compare(x.Client, y.Client)) })
+	for _, r := range removals {
+		client := r.Client
+		if r.Node != n || (client != a.client && r.Call >= goneBy) {
+			continue
 		}
+		if client == a.client {
+			return fmt.Sprintf("client %d's own release removed its key from node %d at %s", a.client, n, ms(r.Call)), Explained, true
+		}
+		f, touched := p.touched(n, take.Call, g.Return)
+		if r.Call > take.Return && r.Return != history.NeverReturned && r.Return < validTo && !touched {
+			return fmt.Sprintf("client %d removed client %d's key from node %d at %s while it was valid there until %s at least, and no fault touched the node: "+
+				"the lock removed a key it did not hold", client, a.client, n, ms(r.Call), ms(validTo)), Proved, true
+		}
+		why := fmt.Sprintf("client %d removed a key from node %d at %s, and whether it was client %d's valid one the replies do not tell", client, n, ms(r.Call), a.client)
+		if touched {
+			why += fmt.Sprintf(" (%q touched the node)", f.Fault)
+		}
+		return why, Unexplained, true
 	}
 	return "", "", false
 }
