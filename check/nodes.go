@@ -325,11 +325,12 @@ func nodeVerdict(cases []nodeCase) (Class, string) {
 		return Proved, cases[i].why
 	}
 	if len(cases) > 0 && !slices.ContainsFunc(cases, func(c nodeCase) bool { return c.class != Explained }) {
-		var whys []string
+		var nodes []string
 		for _, c := range cases {
-			whys = append(whys, c.why)
+			nodes = append(nodes, fmt.Sprint(c.node))
 		}
-		return Explained, "on every node both holds were granted: " + strings.Join(whys, "; ")
+		return Explained, fmt.Sprintf("on every node that granted both holds (%s) the first key was gone before the second grant; first, %s",
+			strings.Join(nodes, ", "), cases[0].why)
 	}
 	if i := slices.IndexFunc(cases, func(c nodeCase) bool { return c.class == Unexplained }); i >= 0 {
 		return Unexplained, cases[i].why
