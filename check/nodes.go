@@ -177,11 +177,22 @@ func (p proof) onNode(a hold, take, g roled) nodeCase {
 		}
 		c.class, c.why = Proved, fmt.Sprintf("node %d granted client %d the key by %s while client %d's, granted there at %s, was valid until %s at least by the node's TTL, "+
 			"and no fault touched node %d: %s", n, b.client, ms(g.Return), a.client, ms(take.Return), ms(validTo), n, p.counted())
+	case ifAbsent(g):
+		// The node granted only once the key was gone, and neither a
+		// loss nor a removal took it: it expired by then.
+		c.class, c.why = p.expired(a, n, min(goneBy, g.Return))
 	default:
 		c.why = fmt.Sprintf("node %d: client %d's key there expired between %s and %s by the node's TTL, and client %d's grant ran between %s and %s: "+
 			"the replies do not tell which came first", n, a.client, ms(validTo), ms(goneBy), b.client, ms(g.Call), ms(g.Return))
 	}
 	return c
+}
+
+// ifAbsent reports whether reply g's command sets the key only if it is
+// absent (SET … NX, SETNX), so that its grant proves the key was gone.
+func ifAbsent(g roled) bool {
+	words := strings.Fields(g.Command)
+	return slices.Contains(words, "NX") || slices.Contains(words, "SETNX")
 }
 
 // removed tells, when a release took a's key off the node of take before
