@@ -117,6 +117,11 @@ func TestJudgeNodeByNode(t *testing.T) {
 		}(),
 		want: Unexplained, why: "the replies do not tell which the node ran first",
 	}, {
+		name: "an SET NX grant within the expiry's uncertainty proves the key expired: slow work, inherent",
+		ops: []history.Op{grant(0, 2, 1, 10, true), acq(0, 0, 12, models.OK), slowWork(0, 12, 290),
+			grant(1, 2, 205, 206, true), acq(1, 204, 220, models.OK), rel(1, 250, 251), rel(0, 300, 301), end},
+		want: Explained, why: "client 0's key expired on node 2 by 206 ms, by the node's TTL, while it worked on",
+	}, {
 		name: "an acquire that outlived its first keys (elapsed ignored): own",
 		ops:  slow(paused),
 		want: Proved, why: "client 0 counted node 0, whose key had expired by the node's TTL at 201 ms, 299 ms before its acquire returned",
