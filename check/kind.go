@@ -104,9 +104,8 @@ func (p proof) judge(a, b hold) (Class, string) {
 // that set or last renewed it) when the later grant's reply came and no
 // fault touched that node, or another client removed the earlier key there
 // while it was valid, or the earlier holder counted a node whose key had
-// expired a quarter TTL (less the time the machine ran late) before its
-// acquire returned while the run's correct lock counts its acquire's time
-// (End.Timed). It is explained when on every shared node the key was lost
+// expired before its acquire's last reply came while the run's correct
+// lock counts its acquire's time (End.Timed). It is explained when on every shared node the key was lost
 // first: a loss fault on that node, the holder's own release, or its
 // expiry while a fault held the holder up (or, under Redlock, which does
 // not renew, while it worked on). Otherwise the first node left open says
@@ -246,9 +245,8 @@ type proof struct {
 	faults []history.Op                // faults and crashes, each with a Return
 	// replies are the lock nodes' replies, and flights when each client
 	// had a command in flight to each node.
-	replies   replies
-	flights   map[int]map[int][]history.Span
-	lateSpans []history.Span // when the machine ran the run late (End.Late)
+	replies replies
+	flights map[int]map[int][]history.Span
 }
 
 // holdStart identifies a hold by its client, key and start.
@@ -263,9 +261,6 @@ func newProof(ops []history.Op, ttl time.Duration) proof {
 		replies: newReplies(ops, ttl), flights: map[int]map[int][]history.Span{}}
 	for client := range p.replies.byClient {
 		p.flights[client] = p.replies.inFlight(client, ops)
-	}
-	if e := history.EndOf(ops); e != nil {
-		p.lateSpans = e.Late
 	}
 	for _, op := range ops {
 		switch {

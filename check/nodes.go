@@ -235,11 +235,19 @@ func (p proof) removed(a hold, take, g roled, validTo, goneBy time.Duration) (wh
 // or was about to: the lock kept a key its acquire outlived (own, when the
 // run's correct lock counts its acquire's time: Redlock), or a fault held
 // a up past it, or its work outlived it.
+//
+// The acquire outlived the key when the key was gone before the last reply
+// a's acquire received: a correct Redlock reads its clock after that reply
+// (the history's reply time comes first), from a start before its first
+// command, so it counts more than a TTL and refuses, whatever the machine
+// delayed. Redlock's own drift allowance (a hundredth of the TTL and 2 ms)
+// is the margin.
 func (p proof) expired(a hold, n int, goneBy time.Duration) (Class, string) {
-	gap := a.start - goneBy - p.late(goneBy, a.start)
-	if _, skewed := p.skewed(a.client, a.start); p.timed && gap >= p.ttl/4 && !skewed {
-		return Proved, fmt.Sprintf("client %d counted node %d, whose key had expired by the node's TTL at %s, %s before its acquire returned at %s: "+
-			"a correct Redlock counts the time its acquire took against the lease and refuses it", a.client, n, ms(goneBy), ms(a.start-goneBy), ms(a.start))
+	heard, ok := p.lastHeard(a)
+	drift := p.ttl/100 + 2*time.Millisecond
+	if _, skewed := p.skewed(a.client, a.start); ok && p.timed && goneBy+drift <= heard && !skewed {
+		return Proved, fmt.Sprintf("client %d counted node %d, whose key had expired by the node's TTL at %s, %s before its acquire's last reply at %s: "+
+			"a correct Redlock counts the time its acquire took against the lease and refuses it", a.client, n, ms(goneBy), ms(heard-goneBy), ms(heard))
 	}
 	if f, ok := p.stalled(a.client, a.start, goneBy+p.ttl/2); ok && goneBy > a.start {
 		return Explained, fmt.Sprintf("client %d's key expired on node %d by %s, by the node's TTL, while %q held client %d up", a.client, n, ms(goneBy), f.Fault, a.client)
@@ -249,11 +257,28 @@ func (p proof) expired(a hold, n int, goneBy time.Duration) (Class, string) {
 			"the run's correct lock, Redlock, does not renew", a.client, n, ms(goneBy), f.Fault)
 	}
 	if goneBy <= a.start {
-		return Unexplained, fmt.Sprintf("client %d's key expired on node %d by %s, by the node's TTL, only %s before its acquire returned: "+
-			"too close to tell from the machine's delays", a.client, n, ms(goneBy), ms(a.start-goneBy))
+		return Unexplained, fmt.Sprintf("client %d's key expired on node %d by %s, by the node's TTL, after its acquire's last reply and %s before the acquire returned: "+
+			"whether the lock counted an expired key, the replies do not tell", a.client, n, ms(goneBy), ms(a.start-goneBy))
 	}
 	return Unexplained, fmt.Sprintf("client %d's key expired on node %d by %s, by the node's TTL, while client %d still held the lock, "+
 		"and no fault held client %d up that long", a.client, n, ms(goneBy), a.client, a.client)
+}
+
+// lastHeard is when the last reply that hold a's acquire received came;
+// false when it received none.
+func (p proof) lastHeard(a hold) (time.Duration, bool) {
+	call, ok := p.calledAt(a)
+	if !ok {
+		return 0, false
+	}
+	var last time.Duration
+	heard := false
+	for _, r := range p.replies.byClient[a.client] {
+		if r.Call >= call && r.Call <= a.start && r.Return != history.NeverReturned && r.Return <= a.start {
+			last, heard = max(last, r.Return), true
+		}
+	}
+	return last, heard
 }
 
 // counted says what a lock did that is granted a key a node still held
@@ -285,17 +310,6 @@ func (p proof) skewed(client int, t time.Duration) (history.Op, bool) {
 		}
 	}
 	return history.Op{}, false
-}
-
-// late is how much of from..to the machine ran late (End.Late).
-func (p proof) late(from, to time.Duration) time.Duration {
-	var in []history.Span
-	for _, s := range p.lateSpans {
-		if s.To > from && s.From < to {
-			in = append(in, history.Span{From: max(s.From, from), To: min(s.To, to)})
-		}
-	}
-	return total(in)
 }
 
 // heldUp is how much of from..to fault f held client up. A fault on the
