@@ -162,13 +162,16 @@ func (p proof) onNode(a hold, take, g roled) nodeCase {
 			return c
 		}
 	}
-	if why, class, ok := p.removed(a, take, g, validTo, goneBy); ok {
-		c.class, c.why = class, why
-		return c
-	}
+	// A removal the replies cannot attribute decides nothing by itself;
+	// the key's expiry still can: had it not been removed, it would have
+	// been gone by the other grant all the same.
+	removal, class, removed := p.removed(a, take, g, validTo, goneBy)
 	switch {
+	case removed && class != Unexplained:
+		c.class, c.why = class, removal
 	case g.Call >= goneBy:
 		c.class, c.why = p.expired(a, n, goneBy)
+	case removed:
 	case g.Return < validTo:
 		if f, ok := p.touched(n, take.Call, g.Return); ok {
 			c.why = fmt.Sprintf("node %d granted client %d at %s while client %d's key was valid there by its TTL, but %q touched the node meanwhile",
@@ -184,6 +187,9 @@ func (p proof) onNode(a hold, take, g roled) nodeCase {
 	default:
 		c.why = fmt.Sprintf("node %d: client %d's key there expired between %s and %s by the node's TTL, and client %d's grant ran between %s and %s: "+
 			"the replies do not tell which came first", n, a.client, ms(validTo), ms(goneBy), b.client, ms(g.Call), ms(g.Return))
+	}
+	if removed && c.class == Unexplained {
+		c.why = removal
 	}
 	return c
 }

@@ -126,6 +126,11 @@ func TestJudgeNodeByNode(t *testing.T) {
 		ops:  slow(paused),
 		want: Proved, why: "client 0 counted node 0, whose key had expired by the node's TTL at 201 ms, 279 ms before its acquire's last reply at 480 ms",
 	}, {
+		name: "a removal that may have run before the take: the expiry still decides",
+		ops: slow(paused, history.Op{Client: 2, Kind: history.KindReply, Key: "lock", Node: 0, Command: "EVAL", Phase: "release",
+			Call: 1 * msec, Return: 2 * msec, Outcome: models.OK}),
+		want: Proved, why: "client 0 counted node 0",
+	}, {
 		name: "a removal once the key had expired removed another's: it tells nothing",
 		ops: slow(paused, history.Op{Client: 2, Kind: history.KindReply, Key: "lock", Node: 0, Command: "EVAL", Phase: "release",
 			Call: 250 * msec, Return: 251 * msec, Outcome: models.OK}),
