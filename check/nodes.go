@@ -266,8 +266,8 @@ func (p proof) expired(a hold, n int, goneBy time.Duration) (Class, string) {
 		return Unexplained, fmt.Sprintf("client %d's key expired on node %d by %s, by the node's TTL, after its acquire's last reply and %s before the acquire returned: "+
 			"whether the lock counted an expired key, the replies do not tell", a.client, n, ms(goneBy), ms(a.start-goneBy))
 	}
-	return Unexplained, fmt.Sprintf("client %d's key expired on node %d by %s, by the node's TTL, while client %d still held the lock, "+
-		"and no fault held client %d up that long", a.client, n, ms(goneBy), a.client, a.client)
+	return Unexplained, fmt.Sprintf("client %d's key expired on node %d by %s, by the node's TTL, while client %d still held the lock (since %s), "+
+		"and no fault held client %d up that long: its work, or the loaded machine, outlived the key", a.client, n, ms(goneBy), a.client, ms(a.start), a.client)
 }
 
 // lastHeard is when the last reply that hold a's acquire received came;

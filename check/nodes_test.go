@@ -197,3 +197,32 @@ func TestStallHoldsUpOnlyWaiters(t *testing.T) {
 		})
 	}
 }
+
+// TestMachineStallBesideANodeFault: a node killed while the holder worked,
+// waiting on no node, does not account for the holder's stall: the
+// machine stalled it, as TestStallIsNamed's holder with no fault at all.
+// Had the holder waited on that node, the fault would account for it.
+func TestMachineStallBesideANodeFault(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		waited history.Op // a reply of client 2's, on node 2 or not
+		want   Verdict
+	}{
+		{"the holder waited on no node struck", grant(2, 0, 0, 1, true), Unknown},
+		{"the holder waited on the node struck", history.Op{Client: 2, Kind: history.KindReply, Key: "lock", Node: 2, Command: "EVAL",
+			Phase: "background", Call: 10 * msec, Return: 340 * msec, Outcome: models.OK}, Illegal},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ops := []history.Op{
+				tc.waited, acq(2, 0, 1, models.OK), sec(2, 2, 352, 10, 9),
+				onNodeFault("kill-node", history.EffectStall, 5, 345, 2),
+				acq(1, 320, 321, models.OK), rel(1, 331, 332), rel(2, 354, 355),
+				endOp(400, history.End{Initial: 10, Stock: 9, Probe: true, TTL: 300 * msec, Work: 100 * msec}),
+			}
+			c := Run(ops, Options{Initial: 10}).Checks[0]
+			if c.Verdict != tc.want || (tc.want == Unknown && !strings.Contains(c.Detail, "the machine stalled client 2")) {
+				t.Errorf("lock %s (%s), want %s", c.Verdict, c.Detail, tc.want)
+			}
+		})
+	}
+}
