@@ -125,16 +125,22 @@ func fromHistory(c check.Check, j check.Judgement, fault, cure string) (kind che
 	return "", "", false
 }
 
-// untold puts first, in the KindWhy of each failing safety check of
-// undecided left untold, what the history could not decide of its first
+// untold puts first, in the KindWhy of each failing check of undecided
+// left untold, what could not be decided: for a safety check, of its first
 // overlap (check.Judgement.Undecided): which node and which reply left it
 // open, so that the run says what was missing, not only that no reference
-// settled it.
+// settled it. A liveness or handover failure, which no overlap explains,
+// says what the checker found.
 func untold(res *Result, undecided []int, j check.Judgement) {
 	what := j.Undecided()
 	for _, i := range undecided {
-		if c := &res.Checks[i]; c.Kind == "" && safety(c.Checker) && c.Verdict == check.Illegal && what != "" {
+		c := &res.Checks[i]
+		switch {
+		case c.Kind != "":
+		case safety(c.Checker) && c.Verdict == check.Illegal && what != "":
 			c.KindWhy = strings.TrimSuffix(what+"; "+c.KindWhy, "; ")
+		case !safety(c.Checker) && c.Detail != "":
+			c.KindWhy = strings.TrimSuffix(c.Checker+" "+string(c.Verdict)+" ("+c.Detail+"), and no fault of the run is known to cause it; "+c.KindWhy, "; ")
 		}
 	}
 }
