@@ -259,8 +259,10 @@ func (p proof) expired(a hold, n int, goneBy time.Duration) (Class, string) {
 		return Explained, fmt.Sprintf("client %d's key expired on node %d by %s, by the node's TTL, while %q held client %d up", a.client, n, ms(goneBy), f.Fault, a.client)
 	}
 	if f, ok := p.struck(a.client, a.start, goneBy, history.EffectWork); ok && p.timed {
-		return Explained, fmt.Sprintf("client %d's key expired on node %d by %s, by the node's TTL, while it worked on (%s): "+
-			"the run's correct lock, Redlock, does not renew", a.client, n, ms(goneBy), f.Fault)
+		if why, ok := p.unrenewed(a, n, goneBy); ok {
+			return Explained, fmt.Sprintf("client %d's key expired on node %d by %s, by the node's TTL, while it worked on (%s): %s",
+				a.client, n, ms(goneBy), f.Fault, why)
+		}
 	}
 	if goneBy <= a.start {
 		return Unexplained, fmt.Sprintf("client %d's key expired on node %d by %s, by the node's TTL, after its acquire's last reply and %s before the acquire returned: "+
@@ -268,6 +270,34 @@ func (p proof) expired(a hold, n int, goneBy time.Duration) (Class, string) {
 	}
 	return Unexplained, fmt.Sprintf("client %d's key expired on node %d by %s, by the node's TTL, while client %d still held the lock (since %s), "+
 		"and no fault held client %d up that long: its work, or the loaded machine, outlived the key", a.client, n, ms(goneBy), a.client, ms(a.start), a.client)
+}
+
+// unrenewed says why hold a's key on node n went unrenewed until goneBy,
+// when a fault explains it: the lock renews nothing there, as the run's
+// correct lock, Redlock, does not; or a renewal failed while a fault
+// struck that node or a's link to it. A lock whose renewals there went
+// through and then stopped with no fault is left unexplained.
+func (p proof) unrenewed(a hold, n int, goneBy time.Duration) (string, bool) {
+	var tried []roled
+	for _, r := range p.replies.byClient[a.client] {
+		if r.role == RoleRenew && r.Node == n && r.Call >= a.start && r.Call <= goneBy {
+			tried = append(tried, r)
+		}
+	}
+	if len(tried) == 0 {
+		return "the lock renews nothing there, as the run's correct lock, Redlock, does not", true
+	}
+	for _, r := range tried {
+		if r.Outcome == models.OK {
+			continue
+		}
+		for _, f := range p.faults {
+			if touches(f, n) && (f.Client == a.client || f.Client < 0) && f.Call <= p.replies.returned(r.Op, nil) && f.Return >= r.Call {
+				return fmt.Sprintf("its renewal there at %s failed under %q", ms(r.Call), f.Fault), true
+			}
+		}
+	}
+	return "", false
 }
 
 // lastHeard is when the last reply that hold a's acquire received came;

@@ -31,6 +31,20 @@ func grants(client int, from time.Duration, nodes ...int) []history.Op {
 	return out
 }
 
+// renew is client's renewal of its key on node, sent in the background.
+func renew(client, node int, call, ret time.Duration, ok bool) history.Op {
+	r := grant(client, node, call, ret, ok)
+	r.Command, r.Phase = "EVAL", "background"
+	return r
+}
+
+// partitioned is a partition of client's links to nodes, from call to ret.
+func partitioned(client int, call, ret time.Duration, nodes ...int) history.Op {
+	f := withEffect(client, call, ret, "partition", history.EffectStall)
+	f.FaultKind, f.Target = "partition", &history.Target{Type: history.TargetLink, Nodes: nodes}
+	return f
+}
+
 // onNode is a fault of kind and effect on lock nodes, from call to ret (ms).
 func onNodeFault(kind string, e history.Effect, call, ret time.Duration, nodes ...int) history.Op {
 	f := withEffect(-1, call, ret, kind+" of lock nodes", e)
@@ -121,6 +135,16 @@ func TestJudgeNodeByNode(t *testing.T) {
 		ops: []history.Op{grant(0, 2, 1, 10, true), acq(0, 0, 12, models.OK), slowWork(0, 12, 290),
 			grant(1, 2, 205, 206, true), acq(1, 204, 220, models.OK), rel(1, 250, 251), rel(0, 300, 301), end},
 		want: Explained, why: "client 0's key expired on node 2 by 206 ms, by the node's TTL, while it worked on",
+	}, {
+		name: "a renewal that failed with no fault on it: slow work explains nothing",
+		ops: []history.Op{grant(0, 2, 1, 10, true), acq(0, 0, 12, models.OK), slowWork(0, 12, 290), renew(0, 2, 100, 101, false),
+			grant(1, 2, 205, 206, true), acq(1, 204, 220, models.OK), rel(1, 250, 251), rel(0, 300, 301), end},
+		want: Unexplained, why: "its work, or the loaded machine, outlived the key",
+	}, {
+		name: "a renewal that failed under a partition of the holder's link: inherent",
+		ops: []history.Op{grant(0, 2, 1, 10, true), acq(0, 0, 12, models.OK), slowWork(0, 12, 290), renew(0, 2, 100, 101, false),
+			partitioned(0, 90, 120, 2), grant(1, 2, 205, 206, true), acq(1, 204, 220, models.OK), rel(1, 250, 251), rel(0, 300, 301), end},
+		want: Explained, why: `its renewal there at 100 ms failed under "partition"`,
 	}, {
 		name: "an acquire that outlived its first keys (elapsed ignored): own",
 		ops:  slow(paused),
