@@ -352,10 +352,12 @@ func (p proof) skewed(client int, t time.Duration) (history.Op, bool) {
 // whole system or on client does so throughout; but one that strikes
 // through lock nodes (a paused node, latency or a black hole on a link),
 // in a history that records the nodes' replies, holds the client up only
-// while it had a command in flight to a node struck.
+// while it had a command in flight to a node struck. It is -1 when f did
+// not hold client up at all within from..to, and 0 when it did for an
+// instant (a command that struck it and came back at once).
 func (p proof) heldUp(f history.Op, client int, from, to time.Duration) time.Duration {
 	if f.Client != client && f.Client >= 0 {
-		return 0
+		return -1
 	}
 	span := history.Span{From: max(f.Call, from), To: min(f.Return, to)}
 	if span.To < span.From {
