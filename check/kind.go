@@ -31,7 +31,9 @@ const (
 type Overlap struct {
 	Earlier, Later Hold
 	Class          Class
-	// Why says, for an explained overlap, which fault explains it and how.
+	// Why says which fault explains an explained overlap and how; for
+	// one judged node by node, which node decided it and why, or, left
+	// unexplained, what the replies could not tell.
 	Why string
 }
 
@@ -44,6 +46,24 @@ type Judgement struct {
 	// Refused are the releases refused to a holder no stall, delay or loss
 	// fault touched, inside its lease: someone overwrote or deleted its key.
 	Refused []history.Op
+}
+
+// judge classes the overlap of a, the earlier hold, and b (see Judge):
+// node by node first, where the lock nodes' replies show nodes that
+// granted both; then by the clients' leases and the faults on them.
+func (p proof) judge(a, b hold) (Class, string) {
+	cases := p.shared(a, b)
+	class, why := nodeVerdict(cases)
+	if class != Unexplained {
+		return class, why
+	}
+	if p.valid(a, b.start) && p.valid(b, b.start) {
+		return Proved, ""
+	}
+	if explained, ok := p.explain(a, b, cases); ok {
+		return Explained, explained
+	}
+	return Unexplained, why
 }
 
 // Judge judges every overlap of two holds in ops, in order of the later
@@ -75,6 +95,27 @@ type Judgement struct {
 //   - unexplained otherwise, and always without an end record to give the
 //     TTL.
 //
+// Where the history records each lock node's replies (Redlock's five
+// masters, the replicated topology's data node), an overlap is first
+// judged node by node, on each node where both holds were granted (a
+// shared node): the earlier hold's key must have left it before the later
+// was granted. It is proved when on some shared node the earlier key was
+// still valid by the node's own TTL (counted from the call of the command
+// that set or last renewed it) when the later grant's reply came and no
+// fault touched that node, or another client removed the earlier key there
+// while it was valid, or the earlier holder counted a node whose key had
+// expired before its acquire's last reply came while the run's correct
+// lock counts its acquire's time (End.Timed). It is explained when on every shared node the key was lost
+// first: a loss fault on that node, the holder's own release, or its
+// expiry while a fault held the holder up (or, under Redlock, which does
+// not renew, while it worked on). Otherwise the first node left open says
+// what the replies could not tell (Overlap.Why), and the rules above
+// decide, a loss counting only on a shared node.
+//
+// A fault that strikes through lock nodes (a paused node, latency or a
+// black hole on a link) holds a client up, in a history with replies, only
+// while that client had a command in flight to a node struck.
+//
 // Faults recorded without an effect (histories from before effects) count
 // as stalls, as every fault but slow work did then.
 func Judge(ops []history.Op) Judgement {
@@ -88,14 +129,8 @@ func Judge(ops []history.Op) Judgement {
 	j := Judgement{TTL: ttl}
 	for a, b := range overlapping(p.holds) {
 		o := Overlap{Earlier: a.export(), Later: b.export(), Class: Unexplained}
-		switch {
-		case ttl <= 0:
-		case p.valid(a, b.start) && p.valid(b, b.start):
-			o.Class = Proved
-		default:
-			if why, ok := p.explain(a, b); ok {
-				o.Class, o.Why = Explained, why
-			}
+		if ttl > 0 {
+			o.Class, o.Why = p.judge(a, b)
 		}
 		j.Overlaps = append(j.Overlaps, o)
 	}
@@ -132,7 +167,9 @@ func (j Judgement) first(c Class) (Overlap, bool) {
 // names the first.
 func (j Judgement) Proof() (why string, ok bool) {
 	var found []string
-	if o, ok := j.first(Proved); ok {
+	if o, ok := j.first(Proved); ok && o.Why != "" {
+		found = append(found, fmt.Sprintf("%d overlap(s) of two holds that the lock nodes' replies prove: first, %s: %s", j.Count(Proved), o.story(), o.Why))
+	} else if ok {
 		found = append(found, fmt.Sprintf("%d overlap(s) of two holds that no stall, delay or loss fault touched, both younger than the %s TTL: "+
 			"first, %s", j.Count(Proved), ms(j.TTL), o.story()))
 	}
@@ -154,6 +191,21 @@ func (j Judgement) Explanation() (why string, ok bool) {
 	}
 	o := j.Overlaps[0]
 	return fmt.Sprintf("%d overlap(s), a fault explains each; first, %s: %s", len(j.Overlaps), o.story(), o.Why), true
+}
+
+// Undecided says, in one line, what the history could not decide of its
+// first unexplained overlap: which node and which reply left it open, or
+// that no reply or fault explains it. "" when every overlap is decided.
+func (j Judgement) Undecided() string {
+	o, ok := j.first(Unexplained)
+	if !ok {
+		return ""
+	}
+	why := o.Why
+	if why == "" {
+		why = "no fault explains it, and no node's replies decide it"
+	}
+	return fmt.Sprintf("%d overlap(s) the history cannot decide; first, %s: %s", j.Count(Unexplained), o.story(), why)
 }
 
 // story tells an overlap in one clause.
@@ -191,6 +243,10 @@ type proof struct {
 	holds  []hold
 	called map[holdStart]time.Duration // the call of the acquire that began each hold
 	faults []history.Op                // faults and crashes, each with a Return
+	// replies are the lock nodes' replies, and flights when each client
+	// had a command in flight to each node.
+	replies replies
+	flights map[int]map[int][]history.Span
 }
 
 // holdStart identifies a hold by its client, key and start.
@@ -201,7 +257,11 @@ type holdStart struct {
 }
 
 func newProof(ops []history.Op, ttl time.Duration) proof {
-	p := proof{ttl: ttl, holds: holds(ops), called: map[holdStart]time.Duration{}, faults: faultOps(ops)}
+	p := proof{ttl: ttl, holds: holds(ops), called: map[holdStart]time.Duration{}, faults: faultOps(ops),
+		replies: newReplies(ops, ttl), flights: map[int]map[int][]history.Span{}}
+	for client := range p.replies.byClient {
+		p.flights[client] = p.replies.inFlight(client, ops)
+	}
 	for _, op := range ops {
 		switch {
 		case op.Kind == history.KindAcquire && op.Outcome == models.OK:
@@ -222,11 +282,18 @@ func (p proof) calledAt(h hold) (time.Duration, bool) {
 
 // struck finds a fault of one of the effects on client, or on the whole
 // system, that overlaps from..to.
+// A stall or delay that strikes through lock nodes counts only while it
+// held client up (heldUp); a loss counts wherever it struck.
 func (p proof) struck(client int, from, to time.Duration, effects ...history.Effect) (history.Op, bool) {
 	for _, f := range p.faults {
-		if (f.Client == client || f.Client < 0) && f.Call <= to && f.Return >= from && slices.Contains(effects, effect(f)) {
-			return f, true
+		e := effect(f)
+		if !slices.Contains(effects, e) || f.Call > to || f.Return < from || (f.Client != client && f.Client >= 0) {
+			continue
 		}
+		if (e == history.EffectStall || e == history.EffectDelay) && p.heldUp(f, client, from, to) < 0 {
+			continue
+		}
+		return f, true
 	}
 	return history.Op{}, false
 }
@@ -239,8 +306,7 @@ func (p proof) struck(client int, from, to time.Duration, effects ...history.Eff
 func (p proof) stalled(client int, from, to time.Duration) (history.Op, bool) {
 	for _, f := range p.faults {
 		e := effect(f)
-		if (f.Client == client || f.Client < 0) && (e == history.EffectStall || e == history.EffectDelay) &&
-			min(f.Return, to)-max(f.Call, from) >= p.ttl/2 {
+		if (e == history.EffectStall || e == history.EffectDelay) && p.heldUp(f, client, from, to) >= p.ttl/2 {
 			return f, true
 		}
 	}
@@ -259,8 +325,9 @@ func (p proof) valid(h hold, t time.Duration) bool {
 }
 
 // explain finds the fault that explains the overlap of a and b, a the
-// earlier hold, as Judge describes.
-func (p proof) explain(a, b hold) (why string, ok bool) {
+// earlier hold, as Judge describes; a loss counts only on a node of
+// shared, when the replies showed some.
+func (p proof) explain(a, b hold, shared []nodeCase) (why string, ok bool) {
 	// The lease is as old as the command that took the key (leased), which
 	// may be older than the hold: counted from the acquire's return, a
 	// later holder that the server let in only once the lease ran out comes
@@ -274,6 +341,9 @@ func (p proof) explain(a, b hold) (why string, ok bool) {
 	if aCall, ok := p.calledAt(a); ok {
 		for _, f := range p.faults {
 			if effect(f) != history.EffectLoss || (f.Client >= 0 && f.Client != a.client) || f.Call < aCall || f.Call >= b.start {
+				continue
+			}
+			if shared != nil && !slices.ContainsFunc(shared, func(c nodeCase) bool { return touches(f, c.node) }) {
 				continue
 			}
 			age := f.Call - aCall

@@ -22,6 +22,13 @@ func stalled(ops []history.Op, checker string) (string, bool) {
 	}
 	hs := holds(ops)
 	faults := faultOps(ops)
+	// A fault through lock nodes held a client up only while it waited on
+	// one of them (heldUp), where the history records the nodes' replies.
+	rs := newReplies(ops, e.TTL)
+	flights := map[int]map[int][]history.Span{}
+	for client := range rs.byClient {
+		flights[client] = rs.inFlight(client, ops)
+	}
 	// suspects are the holds whose lease may have run out, each up to the
 	// moment the violation needed it to have run out.
 	type suspect struct {
@@ -51,7 +58,7 @@ func stalled(ops []history.Op, checker string) (string, bool) {
 		// Time the holder spent asking the lock again (a nested acquire
 		// waiting for a non-reentrant lock) is the lock's doing, not the
 		// machine's.
-		accounted := faultedFor(faults, s.h.client, from, s.upTo) + lockCallsFor(ops, s.h.client, from, s.upTo)
+		accounted := faultedFor(faults, flights[s.h.client], s.h.client, from, s.upTo) + lockCallsFor(ops, s.h.client, from, s.upTo)
 		// A few milliseconds of round trips to Redis and MariaDB are not a
 		// stall; a stall worth the name is a sizeable part of the lease.
 		stall := held - e.Work - accounted
@@ -109,18 +116,29 @@ func sectionOps(ops []history.Op) []history.Op {
 
 // faultedFor is how much of from..to a fault on client, or on the whole
 // system, covered, less the time the harness itself held client (which
-// covers the fault it was injecting: that time is the machine's).
-func faultedFor(faults []history.Op, client int, from, to time.Duration) time.Duration {
+// covers the fault it was injecting: that time is the machine's). A fault
+// through lock nodes covers, when flights (client's commands in flight, by
+// node) says anything, only the time client waited on a node it struck.
+func faultedFor(faults []history.Op, flights map[int][]history.Span, client int, from, to time.Duration) time.Duration {
 	var covered, held []history.Span
 	for _, f := range faults {
 		if f.Client != client && f.Client >= 0 {
 			continue
 		}
 		s := history.Span{From: max(f.Call, from), To: min(f.Return, to)}
+		nodes, all, through := onNodes(f)
 		switch {
 		case s.To <= s.From:
 		case f.Effect == history.EffectHarness:
 			held = append(held, s)
+		case through && !all && len(flights) > 0 && effect(f) != history.EffectLoss:
+			for _, n := range nodes {
+				for _, w := range flights[n] {
+					if in := (history.Span{From: max(w.From, s.From), To: min(w.To, s.To)}); in.To > in.From {
+						covered = append(covered, in)
+					}
+				}
+			}
 		default:
 			covered = append(covered, s)
 		}

@@ -350,6 +350,10 @@ func (o outcome) summary() string {
 	if !o.struck {
 		parts = append(parts, "(missed: no drawn fault struck)")
 	}
+	if len(o.untold) > 0 && o.untold[0].KindWhy != "" {
+		// What could not be decided, so that an untold run teaches something.
+		parts = append(parts, "(untold: "+o.untold[0].KindWhy+")")
+	}
 	return strings.Join(parts, ", ")
 }
 

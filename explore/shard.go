@@ -82,6 +82,10 @@ type RunRecord struct {
 	// Unknown says why each unknown verdict is unknown: what of the
 	// scenario did not happen, or the check's own detail.
 	Unknown []string `json:"unknown,omitempty"`
+	// Untold says, one line for each failing check left untold, what the
+	// history could not decide: which node and which reply left an
+	// overlap open, or why no reference settled it.
+	Untold []string `json:"untold,omitempty"`
 	// Missed says why no drawn fault struck (Struck false), or why one of
 	// them did not: the lock never reached its failpoint, or no relay
 	// reads the program's requests.
@@ -95,6 +99,7 @@ func recordOf(plan schedule.Plan, o outcome, sig string) RunRecord {
 		kind := string(c.Kind)
 		if kind == "" {
 			kind = "untold"
+			r.Untold = append(r.Untold, fmt.Sprintf("%s: %s", c.Checker, c.KindWhy))
 		}
 		r.Failing = append(r.Failing, fmt.Sprintf("%s %s (%s)", c.Checker, c.Verdict, kind))
 	}

@@ -171,7 +171,18 @@ func All() []Lock {
 	return all
 }
 
-// Lookup finds a lock by name. A name exec:COMMAND is the lock program
+// Tests are locks written for locklab's own tests as a user would write
+// them, each with a bug a test must catch. Explore and the tests name them
+// (Lookup); `check list`, the report and the comparison, which read All,
+// do not offer them, as no user should pick one.
+func Tests() []Lock {
+	return []Lock{
+		{Name: "redlock-no-elapsed", Topologies: []cluster.Topology{cluster.Redlock}, New: pitfalls.NewRedlockNoElapsed,
+			About: "Redlock without its clock: SET NX PX on every node in turn, a lease with any majority however long the acquire took."},
+	}
+}
+
+// Lookup finds a lock by name, in All or Tests. A name exec:COMMAND is the lock program
 // run by COMMAND (package program), on any topology, single first: a
 // program names nothing, so the user says which service it is for.
 func Lookup(name string) (Lock, error) {
@@ -182,7 +193,7 @@ func Lookup(name string) (Lock, error) {
 		return Lock{Name: programName(command), Topologies: cluster.Topologies(), Program: true,
 			New: program.New(command), About: "The lock program `" + command + "`, spoken to over locklab's line protocol."}, nil
 	}
-	for _, l := range All() {
+	for _, l := range append(All(), Tests()...) {
 		if l.Name == name {
 			return l, nil
 		}

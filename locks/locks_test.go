@@ -12,7 +12,7 @@ import (
 // known topology; a broken lock names a pitfall the catalogue has.
 func TestAll(t *testing.T) {
 	seen := map[string]bool{}
-	for _, l := range All() {
+	for _, l := range append(All(), Tests()...) {
 		if l.Name == "" || seen[l.Name] {
 			t.Errorf("lock %q: empty or repeated name", l.Name)
 		}
@@ -32,7 +32,7 @@ func TestAll(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"redsync", "redsync-refresh", "redislock", "redislock-refresh", "del-release",
-		"token", "token-watchdog", "reentrant", "wait-replicas", "redlock", "fenced"} {
+		"token", "token-watchdog", "reentrant", "wait-replicas", "redlock", "fenced", "redlock-no-elapsed"} {
 		if !seen[name] {
 			t.Errorf("no lock named %s", name)
 		}

@@ -64,6 +64,7 @@ func classify(ctx context.Context, s Scenario, opts Options, res *Result, ops []
 	if len(undecided) == 0 {
 		return nil
 	}
+	defer untold(res, undecided, j)
 	n := opts.ReferenceRuns
 	if n == 0 {
 		n = DefaultReferenceRuns
@@ -122,6 +123,26 @@ func fromHistory(c check.Check, j check.Judgement, fault, cure string) (kind che
 		return check.Inherent, why, true
 	}
 	return "", "", false
+}
+
+// untold puts first, in the KindWhy of each failing check of undecided
+// left untold, what could not be decided: for a safety check, of its first
+// overlap (check.Judgement.Undecided): which node and which reply left it
+// open, so that the run says what was missing, not only that no reference
+// settled it. A liveness or handover failure, which no overlap explains,
+// says what the checker found.
+func untold(res *Result, undecided []int, j check.Judgement) {
+	what := j.Undecided()
+	for _, i := range undecided {
+		c := &res.Checks[i]
+		switch {
+		case c.Kind != "":
+		case safety(c.Checker) && c.Verdict == check.Illegal && what != "":
+			c.KindWhy = strings.TrimSuffix(what+"; "+c.KindWhy, "; ")
+		case !safety(c.Checker) && c.Detail != "":
+			c.KindWhy = strings.TrimSuffix(c.Checker+" "+string(c.Verdict)+" ("+c.Detail+"), and no fault of the run is known to cause it; "+c.KindWhy, "; ")
+		}
+	}
 }
 
 // tally is what the reference runs said of one checker.

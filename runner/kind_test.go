@@ -59,7 +59,7 @@ func TestKinds(t *testing.T) {
 		// A node restarted empty while client 0's young lease was on it
 		// explains the overlap: no reference is needed.
 		name: "a loss explains the overlap: inherent", scenario: "redlock-restart", lock: pitfalls.NewRedlock, reference: pitfalls.NewRedlock,
-		checker: check.CheckLock, want: check.Inherent, why: "restarted empty (every key it held is lost)\", which can lose the lock's state on a node",
+		checker: check.CheckLock, want: check.Inherent, why: "node 2 lost client 0's key to \"lock node 2 restarted empty (every key it held is lost)\"",
 	}, {
 		// The holder was paused past its lease: the history excuses any
 		// lock, so no reference is needed.

@@ -47,9 +47,10 @@ func TestExploreFindsBlindLocks(t *testing.T) {
 			t.Parallel()
 			if l.name == "slow-redlock" && os.Getenv("LOCKLAB_ACCEPTANCE") == "" {
 				// Found on seeds 2 and 3 in 19 to 53 s, but not on every
-				// run: a paused node counts as a stall of every client, so
-				// the overlap of a Redlock that ignores elapsed time is often
-				// explained as inherent.
+				// run while a paused node counted as a stall of every client.
+				// Since overlaps are judged node by node it was found from
+				// seed 3 in 43 s and 15 runs at load 40 on two cores, once:
+				// it stays in make acceptance until it is found on every run.
 				t.Skip("not found on every run yet; make acceptance runs it (LOCKLAB_ACCEPTANCE=1)")
 			}
 			rep := exploreBlind(t, i, 3, 40, 0)

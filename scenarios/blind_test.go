@@ -139,45 +139,6 @@ func isTimeout(err error) bool {
 	return errors.As(err, &t) && t.Timeout()
 }
 
-// slowRedlock is Redlock without its clock: it waits for every node as long
-// as the client's timeout allows and keeps the lock with any majority, however
-// long that took.
-type slowRedlock struct {
-	c *harness.Client
-	n int
-}
-
-type slowRedlockLease struct {
-	nodes []*redis.Client
-	key   string
-	token string
-}
-
-func (l *slowRedlock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
-	l.n++
-	lease := &slowRedlockLease{nodes: redisservice.Nodes(l.c), key: key, token: fmt.Sprintf("c%d-%d", l.c.ID(), l.n)}
-	votes := 0
-	for _, node := range lease.nodes {
-		if ok, _ := node.SetNX(ctx, key, lease.token, l.c.TTL()).Result(); ok {
-			votes++
-		}
-	}
-	if votes <= len(lease.nodes)/2 {
-		lease.Release(ctx)
-		return nil, harness.ErrNotAcquired
-	}
-	return lease, nil
-}
-
-func (l *slowRedlockLease) Release(ctx context.Context) error {
-	for _, node := range l.nodes {
-		compareAndDelete.Run(ctx, node, []string{l.key}, l.token)
-	}
-	return nil
-}
-
-func (*slowRedlockLease) Token() uint64 { return 0 }
-
 // blindLocks are the hookless broken locks above, each on the topology it
 // is written for: what explore must find blind, without their scenarios.
 // Locks with no watchdog (Redlock has none either) are explored with work bounded by the lease
@@ -200,7 +161,7 @@ var blindLocks = []struct {
 		nil, []string{"cut", "partition", "renewal", "black hole", "lost reply", "pause"}},
 	{"quitting-watchdog", cluster.Single, func(c *harness.Client) harness.Locker { return &blindLock{c: c, quittingWatchdog: true} },
 		nil, []string{"renewal", "cut", "partition", "black hole", "lost reply"}},
-	{"slow-redlock", cluster.Redlock, func(c *harness.Client) harness.Locker { return &slowRedlock{c: c} },
+	{"slow-redlock", cluster.Redlock, pitfalls.NewRedlockNoElapsed,
 		boundedWork, []string{"slow nodes", "pause node", "latency", "delay"}},
 }
 
@@ -225,7 +186,7 @@ func TestBlindScenarios(t *testing.T) {
 			check.CheckLock, check.Illegal, pitfalls.NewWatchdogLock},
 		{"holder-cut-off", func(c *harness.Client) harness.Locker { return &blindLock{c: c, zombieWatchdog: true} },
 			check.CheckLiveness, check.Stuck, pitfalls.NewWatchdogLock},
-		{"redlock-slow-nodes", func(c *harness.Client) harness.Locker { return &slowRedlock{c: c} },
+		{"redlock-slow-nodes", pitfalls.NewRedlockNoElapsed,
 			check.CheckLock, check.Illegal, pitfalls.NewRedlock},
 	} {
 		t.Run(tc.scenario, func(t *testing.T) {

@@ -4,9 +4,9 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
+	"github.com/locklab/locklab/check"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 )
@@ -30,49 +30,12 @@ type nodeTick struct {
 	at     time.Duration
 }
 
-// role is what a command asked of a lock node.
-type role int
-
+// Roles of replies, as check tells them.
 const (
-	roleNone    role = iota // a read, or a command that changes no owner
-	roleTake                // take the key (SET NX, an acquire's script)
-	roleRenew               // extend the key's expiry
-	roleRelease             // remove the key
+	roleTake    = check.RoleTake
+	roleRenew   = check.RoleRenew
+	roleRelease = check.RoleRelease
 )
-
-// roleOf tells what a reply's command asked of the node. Commands whose
-// meaning is known say it by their name; a script or any other write
-// says it by the phase it was sent in: in an acquire, a take, unless the
-// same acquire already asked that node for the key, when it gives back
-// what it may have taken (Redlock does so on every node when it misses
-// the quorum); in a release, a release; in the background, a renewal.
-func roleOf(r history.Op, asked bool) role {
-	name, _, _ := strings.Cut(r.Command, " ")
-	switch name {
-	case "SET", "SETNX", "SETEX", "PSETEX", "GETSET", "HSETNX":
-		return roleTake
-	case "EXPIRE", "PEXPIRE", "EXPIREAT", "PEXPIREAT":
-		return roleRenew
-	case "DEL", "UNLINK":
-		return roleRelease
-	case "GET", "MGET", "EXISTS", "TYPE", "TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME", "STRLEN", "GETRANGE",
-		"HGET", "HEXISTS", "HGETALL", "HLEN", "HMGET", "HKEYS", "HVALS", "DUMP", "OBJECT",
-		"EVAL_RO", "EVALSHA_RO", "FCALL_RO", "WATCH", "SCRIPT":
-		return roleNone
-	}
-	switch r.Phase {
-	case "acquire":
-		if asked {
-			return roleRelease
-		}
-		return roleTake
-	case "release":
-		return roleRelease
-	case "background":
-		return roleRenew
-	}
-	return roleNone
-}
 
 // nodeHolds reads the replies of ops, node by node, into the spans in
 // which each node held the key for a client and the ticks of its refusals.
@@ -264,7 +227,7 @@ func nodeLosses(ops []history.Op) []loss {
 // reply is a reply op and what its command asked of the node.
 type reply struct {
 	history.Op
-	role role
+	role check.Role
 }
 
 // at is when a reply is read: a take's when it came, anything else's when
@@ -276,38 +239,15 @@ func (r reply) at() time.Duration {
 	return r.Call
 }
 
-// assignRoles tells each reply's role. What a script sent in an acquire
-// asked depends on whether the same acquire (the client's acquire op
-// whose span holds the command's call) had already asked that node for
-// the key. replies are in the order of their calls.
+// assignRoles tells each reply's role (check.ReplyRoles); replies are
+// in the order of their calls.
 func assignRoles(replies []reply, ops []history.Op) {
-	acquires := map[int][]history.Op{} // per client, in the order of their calls
-	for _, op := range ops {
-		if op.Kind == history.KindAcquire {
-			acquires[op.Client] = append(acquires[op.Client], op)
-		}
+	rs := make([]history.Op, len(replies))
+	for i, r := range replies {
+		rs[i] = r.Op
 	}
-	last := history.Last(ops)
-	for _, as := range acquires {
-		slices.SortStableFunc(as, func(a, b history.Op) int { return cmp.Compare(a.Call, b.Call) })
-	}
-	// within is the index of the acquire of client whose span holds t, or -1.
-	within := func(client int, t time.Duration) int {
-		as := acquires[client]
-		i, _ := slices.BinarySearchFunc(as, t, func(a history.Op, t time.Duration) int { return cmp.Compare(a.Call, t+1) })
-		if i--; i >= 0 && history.Returned(as[i], last) >= t {
-			return i
-		}
-		return -1
-	}
-	asked := map[[3]int]bool{} // by client, node and acquire
-	for i := range replies {
-		r := &replies[i]
-		k := [3]int{r.Client, r.Node, within(r.Client, r.Call)}
-		r.role = roleOf(r.Op, k[2] >= 0 && asked[k])
-		if r.role == roleTake && k[2] >= 0 {
-			asked[k] = true
-		}
+	for i, role := range check.ReplyRoles(rs, ops) {
+		replies[i].role = role
 	}
 }
 
