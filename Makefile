@@ -72,12 +72,14 @@ test: deps docker vet
 test-short: deps
 	go test -short -count=1 -vet=off ./...
 
-# Issue 15's acceptance: ten minutes of explore on each correct lock of
-# the redlock topology, and on the watchdog and reentrant locks; each must
-# find no bug of its own (exit 0).
+# Acceptance: the blind Redlock that ignores its elapsed time found, and
+# ten minutes of explore on each correct lock of the redlock topology, and
+# on the watchdog and reentrant locks; each must find no bug of its own
+# (exit 0). Bare redsync is not one: it never renews, so a critical section
+# longer than its lease is its own bug, which explore finds.
 acceptance: deps
 	LOCKLAB_ACCEPTANCE=1 go test -count=1 -run 'TestExploreFindsBlindLocks/slow-redlock' -timeout 5m ./scenarios/
-	for l in redlock redsync redsync-refresh fenced-redlock; do go run ./cmd/check explore -lock $$l -topology redlock -time 10m || exit 1; done
+	for l in redlock redsync-refresh fenced-redlock; do go run ./cmd/check explore -lock $$l -topology redlock -time 10m || exit 1; done
 	for l in token-watchdog reentrant; do go run ./cmd/check explore -lock $$l -time 10m || exit 1; done
 
 # Speed goals: the lock cycle, porcupine, start-up, and the whole catalogue.
