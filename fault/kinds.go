@@ -203,3 +203,14 @@ func (k Kind) Where() string {
 func (k Kind) SparesServers() bool {
 	return (k.Target == TargetClient || k.Target == TargetLink) && len(k.Uses) == 0
 }
+
+// Spares reports whether the kind named name spares every server
+// (Kind.SparesServers); a name of no kind does not.
+func Spares(name string) bool {
+	for _, k := range Kinds() {
+		if k.Name == name {
+			return k.SparesServers()
+		}
+	}
+	return false
+}

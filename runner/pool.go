@@ -49,20 +49,9 @@ func sparesServers(s Scenario, ops []history.Op) bool {
 		}
 	}
 	for _, op := range ops {
-		if op.Kind == history.KindFault && !spares(op.FaultKind) {
+		if op.Kind == history.KindFault && !fault.Spares(op.FaultKind) {
 			return false
 		}
 	}
 	return true
-}
-
-// spares is SparesServers of the kind named name; a name of no kind does
-// not spare.
-func spares(name string) bool {
-	for _, k := range fault.Kinds() {
-		if k.Name == name {
-			return k.SparesServers()
-		}
-	}
-	return false
 }

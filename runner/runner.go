@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,7 +22,6 @@ import (
 	"github.com/locklab/locklab/footprint"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
-	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/reference"
 	"github.com/locklab/locklab/runner/lag"
 	"github.com/locklab/locklab/service"
@@ -405,7 +403,7 @@ func (r *run) execute(ctx context.Context, newLocker harness.NewLocker) error {
 // what the lock's own requests showed of it.
 func (r *run) account(end *history.End) {
 	end.Spoiled = append(end.Spoiled, r.points.SpoiledBy()...)
-	end.Missed = r.points.Missed(func(client int) string { return refusals(r.h.Ops(), client) })
+	end.Missed = r.points.Missed(func(client int) string { return history.Refusals(r.h.Ops(), client) })
 	// A drawn fault at a program's requests that no relay reads: said so,
 	// never passed over as if it had struck.
 	end.Missed = append(end.Missed, r.points.MissedDrawn()...)
@@ -748,43 +746,4 @@ func warm(ctx context.Context, workers ...*worker) {
 		}
 	}
 	wg.Wait()
-}
-
-// refusals says how often client held the lock, and when anyone last
-// held it, with what refused every acquire since: a lock that refuses
-// service (WAIT with replication cut) refuses them all.
-func refusals(ops []history.Op, client int) string {
-	held, last := 0, time.Duration(0)
-	for _, op := range ops {
-		if op.Kind != history.KindAcquire || op.Nested || op.Probe || op.Outcome != models.OK {
-			continue
-		}
-		if op.Client == client {
-			held++
-		}
-		last = max(last, op.Return)
-	}
-	refused, reasons := 0, map[string]int{}
-	for _, op := range ops {
-		if op.Kind != history.KindAcquire || op.Nested || op.Probe || op.Call <= last {
-			continue
-		}
-		refused++
-		why := op.Error
-		if why == "" {
-			why = "not acquired"
-		}
-		reasons[why]++
-	}
-	line := fmt.Sprintf("client %d held the lock %d time(s)", client, held)
-	if refused == 0 {
-		return line
-	}
-	why := make([]string, 0, len(reasons))
-	for r, n := range reasons {
-		why = append(why, fmt.Sprintf("%d× %s", n, r))
-	}
-	slices.Sort(why)
-	return line + fmt.Sprintf("; nobody held it after %s: all %d acquires since were refused (%s)",
-		last.Round(time.Millisecond), refused, strings.Join(why, "; "))
 }

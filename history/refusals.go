@@ -1,0 +1,49 @@
+package history
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/locklab/locklab/models"
+)
+
+// Refusals says how often client held the lock, and when anyone last
+// held it, with what refused every acquire since: a lock that refuses
+// service (WAIT with replication cut) refuses them all.
+func Refusals(ops []Op, client int) string {
+	held, last := 0, time.Duration(0)
+	for _, op := range ops {
+		if op.Kind != KindAcquire || op.Nested || op.Probe || op.Outcome != models.OK {
+			continue
+		}
+		if op.Client == client {
+			held++
+		}
+		last = max(last, op.Return)
+	}
+	refused, reasons := 0, map[string]int{}
+	for _, op := range ops {
+		if op.Kind != KindAcquire || op.Nested || op.Probe || op.Call <= last {
+			continue
+		}
+		refused++
+		why := op.Error
+		if why == "" {
+			why = "not acquired"
+		}
+		reasons[why]++
+	}
+	line := fmt.Sprintf("client %d held the lock %d time(s)", client, held)
+	if refused == 0 {
+		return line
+	}
+	why := make([]string, 0, len(reasons))
+	for r, n := range reasons {
+		why = append(why, fmt.Sprintf("%d× %s", n, r))
+	}
+	slices.Sort(why)
+	return line + fmt.Sprintf("; nobody held it after %s: all %d acquires since were refused (%s)",
+		last.Round(time.Millisecond), refused, strings.Join(why, "; "))
+}
