@@ -37,6 +37,10 @@ type scene struct {
 	checks    map[string]check.Check
 	sections  []history.Op
 	releases  []history.Op // the workload's releases, Return filled in
+	// replies are the lock nodes' replies to the workload's commands, and
+	// losses the faults that can free a lock on its server (a node's
+	// restart, a failover, a killed connection): where a cause is found.
+	replies, losses []history.Op
 
 	overlap *overlap    // the lock checker's first violation
 	lost    *lostUpdate // the resource checker's first violation
@@ -129,8 +133,13 @@ func newScene(ops []history.Op, checks []check.Check) *scene {
 		case history.KindRelease:
 			op.Return = history.Returned(op, s.last)
 			s.releases = append(s.releases, op)
+		case history.KindReply:
+			s.replies = append(s.replies, op)
 		case history.KindFault:
 			op.Return = history.Returned(op, s.last)
+			if frees(op) {
+				s.losses = append(s.losses, op)
+			}
 			if op.Client >= 0 && !onNetwork(op) {
 				s.hatched[op.Client] = append(s.hatched[op.Client], op)
 				continue

@@ -1,0 +1,155 @@
+package timeline
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/models"
+)
+
+// frees reports whether a fault can free a lock on its server by itself
+// (a restart, a failover, a clock jump, an eviction, a killed session):
+// a cause of a second holder, not only a stall of the first.
+func frees(f history.Op) bool { return f.Effect == history.EffectLoss }
+
+// cause is the step that let b in while a held the lock: what freed a's
+// hold on the server, taken from the recorded events, in the order of the
+// evidence they give. A lock node's reply that removed a's key (another
+// client's late DEL or compare-and-delete, an acquire's cleanup) or took
+// it over (GETSET, a plain SET) says it outright; then a release that was
+// still under way when a got the lock and ended the releasing client's own
+// hold (a DEL of someone else's lock, where no reply is recorded); then a
+// fault that frees a lock on its server; then a's lease running out, after
+// its last recorded take or renewal; and a lock that refused no acquire in
+// the whole run excludes nothing. It reports false when no recorded event
+// explains the overlap: the story then names no cause rather than guess.
+func (s *scene) cause(a, b check.Hold) (Event, bool) {
+	finders := []func(a, b check.Hold) (Event, bool){s.replyCause, s.releaseCause, s.faultCause, s.expiryCause, s.grantCause}
+	for _, find := range finders {
+		if e, ok := find(a, b); ok {
+			e.Cause, e.priority = true, 9
+			return e, true
+		}
+	}
+	return Event{}, false
+}
+
+// replyCause is the last reply of a lock node, to a client other than a's,
+// that removed or took over a's key after a got it and before b did.
+func (s *scene) replyCause(a, b check.Hold) (Event, bool) {
+	for _, r := range slices.Backward(s.replies) {
+		if r.Client == a.Client || r.Key != a.Key || r.Outcome != models.OK || r.Call > b.Start || history.Returned(r, s.last) < a.Start {
+			continue
+		}
+		// Only a plain DEL removes whatever key is there: a script's
+		// compare-and-delete that said yes removed its sender's own.
+		name, _, _ := strings.Cut(r.Command, " ")
+		at := clamp(r.Call, a.Start, b.Start)
+		switch {
+		case name == "DEL" || name == "UNLINK":
+			return Event{At: at, Client: r.Client, Step: StepRelease,
+				Text: fmt.Sprintf("client %d's %s (%s, sent at %s) deletes client %d's key", r.Client, name, phaseWord(r.Phase), msText(r.Call), a.Client)}, true
+		case name == "GETSET" || roleOf(r, false) == roleTake && name == "SET" && !strings.Contains(r.Command, "NX"):
+			return Event{At: at, Client: r.Client, Step: StepRelease,
+				Text: fmt.Sprintf("client %d's %s (%s) takes client %d's key over", r.Client, r.Command, phaseWord(r.Phase), a.Client)}, true
+		}
+	}
+	return Event{}, false
+}
+
+// releaseCause is a release by another client that was under way after a
+// got the lock, began before b got it, and ended that client's own hold:
+// it freed a lock it no longer held, a's.
+func (s *scene) releaseCause(a, b check.Hold) (Event, bool) {
+	r, _, ok := s.culprit(a, b)
+	if !ok {
+		return Event{}, false
+	}
+	return Event{At: clamp(r.Return, a.Start, b.Start), Client: r.Client, Step: StepRelease,
+		Text: fmt.Sprintf("client %d's late release (sent at %s) deletes client %d's lock", r.Client, msText(r.Call), a.Client)}, true
+}
+
+// faultCause is the last fault that frees a lock on its server, striking
+// a's client or the system, after a got the lock and before b did.
+func (s *scene) faultCause(a, b check.Hold) (Event, bool) {
+	for _, f := range slices.Backward(s.losses) {
+		if f.Call > b.Start || f.Return < a.Start || (f.Client >= 0 && f.Client != a.Client) {
+			continue
+		}
+		at := clamp(f.Call, a.Start, b.Start)
+		if f.Part == history.PartFailover || f.Part == history.PartRestart {
+			at = clamp(f.Return, a.Start, b.Start)
+		}
+		text := shortLabel(f)
+		if f.Detail != "" {
+			text = f.Detail
+		}
+		return Event{At: at, Client: -1, Step: StepFault,
+			Text: fmt.Sprintf("%s: client %d's lock is lost with it", text, a.Client)}, true
+	}
+	return Event{}, false
+}
+
+// expiryCause is a's lease running out on the server before b got the
+// lock: ttl after a's last take or renewal that a node's reply recorded,
+// or after a's acquire returned when none is recorded (the lease began no
+// later, so it ran out no later).
+func (s *scene) expiryCause(a, b check.Hold) (Event, bool) {
+	ttl := s.ttl()
+	if ttl <= 0 {
+		return Event{}, false
+	}
+	from, what := a.Start, "its acquire"
+	for _, r := range s.replies {
+		if r.Client == a.Client && r.Key == a.Key && r.Outcome == models.OK && r.Call >= a.Start && r.Call < b.Start && roleOf(r, false) == roleRenew {
+			from, what = r.Call, "its last renewal"
+		}
+	}
+	end := from + ttl
+	if end > b.Start {
+		return Event{}, false
+	}
+	return Event{At: end, Client: -1, Step: StepExpire,
+		Text: fmt.Sprintf("client %d's lease runs out on the server, %s after %s", a.Client, msText(ttl), what)}, true
+}
+
+// grantCause is a lock that refused no acquire in the whole run: nothing
+// had to free a's hold, the lock let b in as it lets everyone in.
+func (s *scene) grantCause(a, b check.Hold) (Event, bool) {
+	for _, refused := range s.refused {
+		if len(refused) > 0 {
+			return Event{}, false
+		}
+	}
+	return Event{At: b.Start, Client: b.Client, Step: StepRefused,
+		Text: fmt.Sprintf("the lock refuses no acquire in the whole run: client %d's hold keeps no one out", a.Client)}, true
+}
+
+// phaseWord names the phase a command was sent in, for a cause.
+func phaseWord(phase string) string {
+	switch phase {
+	case "release":
+		return "its release"
+	case "acquire":
+		return "in its acquire"
+	case "background":
+		return "its background work"
+	}
+	return phase
+}
+
+func clamp(t, lo, hi time.Duration) time.Duration { return min(max(t, lo), hi) }
+
+// CauseOf is the step of a story that let the second holder in, and false
+// when the story names none.
+func CauseOf(story []Event) (Event, bool) {
+	i := slices.IndexFunc(story, func(e Event) bool { return e.Cause })
+	if i < 0 {
+		return Event{}, false
+	}
+	return story[i], true
+}
