@@ -50,6 +50,9 @@ func (s *scene) replyCause(a, b check.Hold) (Event, bool) {
 		name, _, _ := strings.Cut(r.Command, " ")
 		at := clamp(r.Call, a.Start, b.Start)
 		switch {
+		case (name == "DEL" || name == "UNLINK") && r.Phase == "release":
+			return Event{At: at, Client: r.Client, Step: StepRelease,
+				Text: fmt.Sprintf("client %d's late release: its %s, sent at %s, deletes client %d's key", r.Client, name, msText(r.Call), a.Client)}, true
 		case name == "DEL" || name == "UNLINK":
 			return Event{At: at, Client: r.Client, Step: StepRelease,
 				Text: fmt.Sprintf("client %d's %s (%s, sent at %s) deletes client %d's key", r.Client, name, phaseWord(r.Phase), msText(r.Call), a.Client)}, true
@@ -66,7 +69,11 @@ func (s *scene) replyCause(a, b check.Hold) (Event, bool) {
 // it freed a lock it no longer held, a's.
 func (s *scene) releaseCause(a, b check.Hold) (Event, bool) {
 	r, _, ok := s.culprit(a, b)
-	if !ok {
+	if !ok || slices.ContainsFunc(s.replies, func(x history.Op) bool {
+		return x.Client == r.Client && x.Call >= r.Call && x.Call <= r.Return
+	}) {
+		// The release's own commands are recorded: replyCause has told
+		// whether one of them freed a's lock, and none did.
 		return Event{}, false
 	}
 	return Event{At: clamp(r.Return, a.Start, b.Start), Client: r.Client, Step: StepRelease,
@@ -95,25 +102,37 @@ func (s *scene) faultCause(a, b check.Hold) (Event, bool) {
 }
 
 // expiryCause is a's lease running out on the server before b got the
-// lock: ttl after a's last take or renewal that a node's reply recorded,
-// or after a's acquire returned when none is recorded (the lease began no
-// later, so it ran out no later).
+// lock. The server ran the command that took or last renewed the key no
+// earlier than that command was sent, so the lease could end as early as
+// ttl after it: the take's reply, else the acquire's Took, else the
+// acquire's return, and a later renewal a node's reply recorded.
 func (s *scene) expiryCause(a, b check.Hold) (Event, bool) {
 	ttl := s.ttl()
 	if ttl <= 0 {
 		return Event{}, false
 	}
-	from, what := a.Start, "its acquire"
+	from, what := a.Start, "its acquire returned"
+	for _, op := range s.acquired {
+		if op.Client == a.Client && op.Key == a.Key && op.Return == a.Start && op.Took > 0 {
+			from, what = op.Took, "the command that took it was sent"
+		}
+	}
 	for _, r := range s.replies {
-		if r.Client == a.Client && r.Key == a.Key && r.Outcome == models.OK && r.Call >= a.Start && r.Call < b.Start && roleOf(r, false) == roleRenew {
-			from, what = r.Call, "its last renewal"
+		if r.Client != a.Client || r.Key != a.Key || r.Outcome != models.OK || r.Call >= b.Start {
+			continue
+		}
+		switch role := roleOf(r, false); {
+		case role == roleTake && r.Call <= a.Start && r.Call >= from-ttl:
+			from, what = r.Call, "its "+r.Command+" was sent"
+		case role == roleRenew && r.Call >= a.Start:
+			from, what = r.Call, "its last renewal ("+r.Command+") was sent"
 		}
 	}
 	end := from + ttl
 	if end > b.Start {
 		return Event{}, false
 	}
-	return Event{At: end, Client: -1, Step: StepExpire,
+	return Event{At: clamp(end, a.Start, b.Start), Client: -1, Step: StepExpire,
 		Text: fmt.Sprintf("client %d's lease runs out on the server, %s after %s", a.Client, msText(ttl), what)}, true
 }
 

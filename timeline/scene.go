@@ -41,6 +41,7 @@ type scene struct {
 	// losses the faults that can free a lock on its server (a node's
 	// restart, a failover, a killed connection): where a cause is found.
 	replies, losses []history.Op
+	acquired        []history.Op // the workload's acquires that took the lock
 
 	overlap *overlap    // the lock checker's first violation
 	lost    *lostUpdate // the resource checker's first violation
@@ -123,6 +124,9 @@ func newScene(ops []history.Op, checks []check.Check) *scene {
 		case history.KindAcquire:
 			if op.Outcome == models.Failed {
 				s.refused[op.Client] = append(s.refused[op.Client], history.Returned(op, s.last))
+			}
+			if op.Outcome == models.OK {
+				s.acquired = append(s.acquired, op)
 			}
 		case history.KindEnd:
 			s.endRecord = op.Call

@@ -272,7 +272,7 @@ func TestStory(t *testing.T) {
 		{"12-fenced-fixed", []string{
 			"client 0 acquires the lock (token 8)",
 			"client 0 is paused (stop-the-world) for 501 ms",
-			"*client 0's lease runs out on the server, 200 ms after its acquire",
+			"*client 0's lease runs out on the server, 200 ms after its acquire returned",
 			"+client 2 acquires the lock (token 9) while client 0 holds it",
 			"client 3 writes with token 29",
 			"+client 0 writes with token 8: the resource refuses it, it saw token 29",
