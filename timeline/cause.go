@@ -80,25 +80,32 @@ func (s *scene) releaseCause(a, b check.Hold) (Event, bool) {
 		Text: fmt.Sprintf("client %d's late release (sent at %s) deletes client %d's lock", r.Client, msText(r.Call), a.Client)}, true
 }
 
-// faultCause is the last fault that frees a lock on its server, striking
+// faultCause is the latest fault that frees a lock on its server, striking
 // a's client or the system, after a got the lock and before b did.
 func (s *scene) faultCause(a, b check.Hold) (Event, bool) {
-	for _, f := range slices.Backward(s.losses) {
+	var found *Event
+	for _, f := range s.losses {
 		if f.Call > b.Start || f.Return < a.Start || (f.Client >= 0 && f.Client != a.Client) {
 			continue
 		}
-		at := clamp(f.Call, a.Start, b.Start)
+		// A failover loses the lock when Sentinel promotes the replica, a
+		// restart when the node serves again, empty.
+		at, text := f.Call, shortLabel(f)
 		if f.Part == history.PartFailover || f.Part == history.PartRestart {
-			at = clamp(f.Return, a.Start, b.Start)
+			at = f.Return
 		}
-		text := shortLabel(f)
-		if f.Detail != "" {
+		if f.Part == history.PartFailover && f.Detail != "" {
 			text = f.Detail
 		}
-		return Event{At: at, Client: -1, Step: StepFault,
-			Text: fmt.Sprintf("%s: client %d's lock is lost with it", text, a.Client)}, true
+		if at = clamp(at, a.Start, b.Start); found == nil || at >= found.At {
+			found = &Event{At: at, Client: -1, Step: StepFault,
+				Text: fmt.Sprintf("%s: client %d's lock is lost with it", text, a.Client)}
+		}
 	}
-	return Event{}, false
+	if found == nil {
+		return Event{}, false
+	}
+	return *found, true
 }
 
 // expiryCause is a's lease running out on the server before b got the
