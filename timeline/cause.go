@@ -28,7 +28,7 @@ func frees(f history.Op) bool { return f.Effect == history.EffectLoss }
 // the whole run excludes nothing. It reports false when no recorded event
 // explains the overlap: the story then names no cause rather than guess.
 func (s *scene) cause(a, b check.Hold) (Event, bool) {
-	finders := []func(a, b check.Hold) (Event, bool){s.replyCause, s.releaseCause, s.faultCause, s.expiryCause, s.grantCause}
+	finders := []func(a, b check.Hold) (Event, bool){s.replyCause, s.requestCause, s.faultCause, s.releaseCause, s.grantCause, s.expiryCause, s.serverExpiryCause}
 	for _, find := range finders {
 		if e, ok := find(a, b); ok {
 			e.Cause, e.priority = true, 9
@@ -69,7 +69,12 @@ func (s *scene) replyCause(a, b check.Hold) (Event, bool) {
 // it freed a lock it no longer held, a's.
 func (s *scene) releaseCause(a, b check.Hold) (Event, bool) {
 	r, _, ok := s.culprit(a, b)
-	if !ok || slices.ContainsFunc(s.replies, func(x history.Op) bool {
+	// A release sent before a got the lock, and not held up on its way,
+	// is the handover that let a in, not a late release.
+	late := ok && (r.Call >= a.Start || slices.ContainsFunc(s.hatched[r.Client], func(f history.Op) bool {
+		return f.Call <= r.Return && f.Return >= r.Call
+	}))
+	if !late || slices.ContainsFunc(s.replies, func(x history.Op) bool {
 		return x.Client == r.Client && x.Call >= r.Call && x.Call <= r.Return
 	}) {
 		// The release's own commands are recorded: replyCause has told
@@ -139,20 +144,80 @@ func (s *scene) expiryCause(a, b check.Hold) (Event, bool) {
 	if end > b.Start {
 		return Event{}, false
 	}
-	return Event{At: clamp(end, a.Start, b.Start), Client: -1, Step: StepExpire,
-		Text: fmt.Sprintf("client %d's lease runs out on the server, %s after %s", a.Client, msText(ttl), what)}, true
+	text := fmt.Sprintf("client %d's lease runs out on the server, %s after %s", a.Client, msText(ttl), what)
+	if r, ok := s.cleanup(a, b, end); ok {
+		verb := "deletes"
+		if r.Command == "UPDATE" {
+			verb = "takes over"
+		}
+		return Event{At: r.Call, Client: r.Client, Step: StepRelease,
+			Text: fmt.Sprintf("%s; client %d's cleanup %s, sent at %s in its acquire, %s the expired lock", text, r.Client, r.Command, msText(r.Call), verb)}, true
+	}
+	return Event{At: clamp(end, a.Start, b.Start), Client: -1, Step: StepExpire, Text: text}, true
 }
 
-// grantCause is a lock that refused no acquire in the whole run: nothing
-// had to free a's hold, the lock let b in as it lets everyone in.
+// grantCause is a lock that never kept a client out for another
+// client's hold: no acquire in the whole run was refused while only other
+// clients held the lock (a refusal while the asker held it itself, a
+// nested acquire, does not count). Nothing had to free a's hold: the lock
+// let b in as it lets everyone in.
 func (s *scene) grantCause(a, b check.Hold) (Event, bool) {
-	for _, refused := range s.refused {
-		if len(refused) > 0 {
-			return Event{}, false
+	for client, refused := range s.refused {
+		for _, t := range refused {
+			if slices.ContainsFunc(s.holds, func(h check.Hold) bool { return h.Client != client && h.Start <= t && t <= h.End }) {
+				return Event{}, false
+			}
 		}
 	}
 	return Event{At: b.Start, Client: b.Client, Step: StepRefused,
-		Text: fmt.Sprintf("the lock refuses no acquire in the whole run: client %d's hold keeps no one out", a.Client)}, true
+		Text: fmt.Sprintf("the lock never refuses a client for another's hold: client %d's hold keeps no one out", a.Client)}, true
+}
+
+// serverExpiryCause is a's key gone from the server before its lease,
+// by the client's reckoning, ran out: b's take was granted, so the key
+// was free, and no recorded reply, request or fault removed it. The
+// server ended it by its own clock (memcached's whole seconds).
+func (s *scene) serverExpiryCause(a, b check.Hold) (Event, bool) {
+	if s.ttl() <= 0 || len(s.requests)+len(s.replies) == 0 {
+		return Event{}, false
+	}
+	return Event{At: b.Start, Client: -1, Step: StepExpire,
+		Text: fmt.Sprintf("nothing recorded removed client %d's key, yet the server let client %d take it %s after client %d did, within its TTL of %s: the server expired it by its own clock",
+			a.Client, b.Client, msText(b.Start-a.Start), a.Client, msText(s.ttl()))}, true
+}
+
+// requestCause is the last request of a client other than a's that
+// removed or took over a's key or row, sent after a got the lock and
+// before b did: a late DELETE (memcached's, a SQL row's, etcd's
+// DeleteRange) that the server said yes to.
+func (s *scene) requestCause(a, b check.Hold) (Event, bool) {
+	for _, r := range slices.Backward(s.requests) {
+		if r.Client == a.Client || r.Key != a.Key || r.Outcome != models.OK || r.Call < a.Start || r.Call > b.Start {
+			continue
+		}
+		if r.Command == "DELETE" || r.Command == "DELETERANGE" {
+			what := "late release"
+			if r.Phase != "release" {
+				what = phaseWord(r.Phase)
+			}
+			return Event{At: r.Call, Client: r.Client, Step: StepRelease,
+				Text: fmt.Sprintf("client %d's %s: its %s, sent at %s after client %d took the lock, deletes client %d's key", r.Client, what, r.Command, msText(r.Call), a.Client, a.Client)}, true
+		}
+	}
+	return Event{}, false
+}
+
+// cleanup is a request in an acquire, of a client other than a's, that
+// removed or took over a's expired row or key between its lease's end and
+// b's acquire: a cleanup DELETE, a takeover UPDATE.
+func (s *scene) cleanup(a, b check.Hold, end time.Duration) (history.Op, bool) {
+	for _, r := range slices.Backward(s.requests) {
+		if r.Client != a.Client && r.Key == a.Key && r.Outcome == models.OK && r.Phase == "acquire" && r.Call >= end && r.Call <= b.Start &&
+			(r.Command == "DELETE" || r.Command == "UPDATE") {
+			return r, true
+		}
+	}
+	return history.Op{}, false
 }
 
 // phaseWord names the phase a command was sent in, for a cause.

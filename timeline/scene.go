@@ -41,6 +41,7 @@ type scene struct {
 	// losses the faults that can free a lock on its server (a node's
 	// restart, a failover, a killed connection): where a cause is found.
 	replies, losses []history.Op
+	requests        []history.Op // the workload's requests to a SQL, etcd or memcached server
 	acquired        []history.Op // the workload's acquires that took the lock
 
 	overlap *overlap    // the lock checker's first violation
@@ -139,6 +140,8 @@ func newScene(ops []history.Op, checks []check.Check) *scene {
 			s.releases = append(s.releases, op)
 		case history.KindReply:
 			s.replies = append(s.replies, op)
+		case history.KindRequest:
+			s.requests = append(s.requests, op)
 		case history.KindFault:
 			op.Return = history.Returned(op, s.last)
 			if frees(op) {
