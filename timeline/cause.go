@@ -182,26 +182,23 @@ func (s *scene) serverExpiryCause(a, b check.Hold) (Event, bool) {
 		return Event{}, false
 	}
 	return Event{At: b.Start, Client: -1, Step: StepExpire,
-		Text: fmt.Sprintf("nothing recorded removed client %d's key, yet the server let client %d take it %s after client %d did, within its TTL of %s: the server expired it by its own clock",
+		Text: fmt.Sprintf("nothing recorded removed client %d's key, yet the server let client %d take it %s after client %d did, within the run's TTL of %s: the server expired it by its own clock",
 			a.Client, b.Client, msText(b.Start-a.Start), a.Client, msText(s.ttl()))}, true
 }
 
-// requestCause is the last request of a client other than a's that
-// removed or took over a's key or row, sent after a got the lock and
-// before b did: a late DELETE (memcached's, a SQL row's, etcd's
-// DeleteRange) that the server said yes to.
+// requestCause is the last release of a client other than a's whose
+// DELETE (memcached's, a SQL row's) the server said yes to, sent after a
+// got the lock and before b did: a late release that deleted a's key. An
+// acquire's DELETE is a cleanup, told with the expiry it follows, and
+// etcd's DeleteRange removes only its sender's own key.
 func (s *scene) requestCause(a, b check.Hold) (Event, bool) {
 	for _, r := range slices.Backward(s.requests) {
 		if r.Client == a.Client || r.Key != a.Key || r.Outcome != models.OK || r.Call < a.Start || r.Call > b.Start {
 			continue
 		}
-		if r.Command == "DELETE" || r.Command == "DELETERANGE" {
-			what := "late release"
-			if r.Phase != "release" {
-				what = phaseWord(r.Phase)
-			}
+		if r.Command == "DELETE" && r.Phase == "release" {
 			return Event{At: r.Call, Client: r.Client, Step: StepRelease,
-				Text: fmt.Sprintf("client %d's %s: its %s, sent at %s after client %d took the lock, deletes client %d's key", r.Client, what, r.Command, msText(r.Call), a.Client, a.Client)}, true
+				Text: fmt.Sprintf("client %d's late release: its DELETE, sent at %s after client %d took the lock, deletes client %d's key", r.Client, msText(r.Call), a.Client, a.Client)}, true
 		}
 	}
 	return Event{}, false
