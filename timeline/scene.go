@@ -37,12 +37,7 @@ type scene struct {
 	checks    map[string]check.Check
 	sections  []history.Op
 	releases  []history.Op // the workload's releases, Return filled in
-	// replies are the lock nodes' replies to the workload's commands, and
-	// losses the faults that can free a lock on its server (a node's
-	// restart, a failover, a killed connection): where a cause is found.
-	replies, losses []history.Op
-	requests        []history.Op // the workload's requests to a SQL, etcd or memcached server
-	acquired        []history.Op // the workload's acquires that took the lock
+	ops       []history.Op // the whole history, where a cause is found
 
 	overlap *overlap    // the lock checker's first violation
 	lost    *lostUpdate // the resource checker's first violation
@@ -96,7 +91,7 @@ func (s *scene) lesson() bool {
 
 func newScene(ops []history.Op, checks []check.Check) *scene {
 	s := &scene{last: history.Last(ops), refused: map[int][]time.Duration{}, hatched: map[int][]history.Op{},
-		faults: map[string][]history.Op{}, end: history.EndOf(ops), checks: map[string]check.Check{}}
+		faults: map[string][]history.Op{}, end: history.EndOf(ops), checks: map[string]check.Check{}, ops: ops}
 	for _, c := range checks {
 		s.checks[c.Checker] = c
 	}
@@ -126,9 +121,7 @@ func newScene(ops []history.Op, checks []check.Check) *scene {
 			if op.Outcome == models.Failed {
 				s.refused[op.Client] = append(s.refused[op.Client], history.Returned(op, s.last))
 			}
-			if op.Outcome == models.OK {
-				s.acquired = append(s.acquired, op)
-			}
+
 		case history.KindEnd:
 			s.endRecord = op.Call
 		case history.KindCrash:
@@ -138,15 +131,8 @@ func newScene(ops []history.Op, checks []check.Check) *scene {
 		case history.KindRelease:
 			op.Return = history.Returned(op, s.last)
 			s.releases = append(s.releases, op)
-		case history.KindReply:
-			s.replies = append(s.replies, op)
-		case history.KindRequest:
-			s.requests = append(s.requests, op)
 		case history.KindFault:
 			op.Return = history.Returned(op, s.last)
-			if frees(op) {
-				s.losses = append(s.losses, op)
-			}
 			if op.Client >= 0 && !onNetwork(op) {
 				s.hatched[op.Client] = append(s.hatched[op.Client], op)
 				continue

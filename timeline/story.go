@@ -23,6 +23,7 @@ const (
 	StepRelease Step = "release" // a client released (or deleted) the lock
 	StepPause   Step = "pause"   // a client stopped: a pause or slow work
 	StepExpire  Step = "expire"  // a lease ran out
+	StepGrant   Step = "grant"   // the lock let a client in that it never keeps out
 	StepFault   Step = "fault"   // a fault of a node, Sentinel or the network
 	StepCrash   Step = "crash"   // a client crashed
 	StepRead    Step = "read"    // a critical section read the stock
@@ -120,7 +121,7 @@ func (s *scene) overlapStory() []Event {
 		ev = append(ev, Event{At: h.Start, Client: h.Client, Step: StepAcquire, priority: pri,
 			Text: fmt.Sprintf("client %d acquires the lock%s", h.Client, s.tokenOf(h))})
 	}
-	cause, caused := s.cause(a, b)
+	cause, ended, caused := s.cause(a, b)
 	struck := func(h check.Hold, until time.Duration) {
 		for _, f := range s.faultsDuring(h.Client, h.Start, until, 3) {
 			if !caused || f.At != cause.At || f.Step != cause.Step {
@@ -132,9 +133,9 @@ func (s *scene) overlapStory() []Event {
 				Text: fmt.Sprintf("client %d's lease ends (TTL %s) unless renewed", h.Client, msText(ttl))})
 		}
 	}
-	if c, ok := s.releaser(a, b, cause); ok {
-		acquire(c, 7)
-		struck(c, cause.At)
+	if ended != nil {
+		acquire(*ended, 7)
+		struck(*ended, cause.At)
 		acquire(a, 8)
 	} else {
 		acquire(a, 8)
@@ -157,38 +158,6 @@ func (s *scene) overlapStory() []Event {
 			Text: fmt.Sprintf("client %d releases, never knowing it had lost the lock", a.Client)})
 	}
 	return ev
-}
-
-// releaser is the hold of the client whose late release is the cause, the
-// one its release ended, when the cause is a release by a third client.
-func (s *scene) releaser(a, b check.Hold, cause Event) (check.Hold, bool) {
-	if !cause.Cause || cause.Step != StepRelease || cause.Client == a.Client || cause.Client == b.Client {
-		return check.Hold{}, false
-	}
-	for _, h := range slices.Backward(s.holds) {
-		if h.Client == cause.Client && h.EndedBy == history.KindRelease && h.Start < a.Start && h.End <= cause.At {
-			return h, true
-		}
-	}
-	return check.Hold{}, false
-}
-
-// culprit finds a release by a client other than a's holder that was
-// still under way when a acquired and began before b did: it may have
-// freed the lock a held (a DEL of someone else's lock). It returns the
-// release and the hold it ended.
-func (s *scene) culprit(a, b check.Hold) (history.Op, check.Hold, bool) {
-	for _, r := range slices.Backward(s.releases) {
-		if r.Client == a.Client || r.Key != a.Key || r.Call > b.Start || r.Return < a.Start {
-			continue
-		}
-		for _, h := range slices.Backward(s.holds) {
-			if h.Client == r.Client && h.End == r.Call && h.EndedBy == history.KindRelease {
-				return r, h, true
-			}
-		}
-	}
-	return history.Op{}, check.Hold{}, false
 }
 
 // faultsDuring are up to n faults that struck client, or the whole system,
