@@ -181,8 +181,10 @@ func storyCause(t *testing.T, pitfall string, res *runner.Result) {
 			paused = op.Client
 		}
 	}
-	if cause.Step != timeline.StepRelease || cause.Client != paused || !strings.Contains(cause.Text, "DEL") {
-		t.Errorf("the cause is %q (client %d, step %s), want the late DEL of client %d, paused before it", cause.Text, cause.Client, cause.Step, paused)
+	first, _, _ := check.FirstOverlap(ops)
+	if cause.Step != timeline.StepRelease || cause.Client != paused || !strings.Contains(cause.Text, fmt.Sprintf("deletes client %d's key", first.Client)) ||
+		!strings.Contains(cause.Text, "late release: its DEL") {
+		t.Errorf("the cause is %q (client %d, step %s), want client %d's late DEL that freed client %d's lock", cause.Text, cause.Client, cause.Step, paused, first.Client)
 	}
 }
 
