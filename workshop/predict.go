@@ -90,7 +90,7 @@ func (c *card) draw() {
 		c.Sequence = template.HTML(seq)
 	}
 	if e, ok := timeline.CauseOf(timeline.Story(ops, c.Checks)); ok {
-		c.Cause = fmt.Sprintf("At %d ms, %s.", e.At.Milliseconds(), e.Text)
+		c.Cause = fmt.Sprintf("At %d ms, %s.", e.At.Round(time.Millisecond).Milliseconds(), e.Text)
 	}
 }
 
