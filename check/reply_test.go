@@ -13,7 +13,8 @@ import (
 // withReplies interleaves each acquire and release of ops with the replies
 // of five lock nodes, as a Redlock run records them: yes, no, an error
 // reply, no reply at all, and a renewal's reply that lands after the end
-// record.
+// record; and with a request, as a SQL, etcd or memcached lock's are
+// recorded, answered after the end record.
 func withReplies(ops []history.Op) []history.Op {
 	last := history.Last(ops)
 	var out []history.Op
@@ -35,6 +36,8 @@ func withReplies(ops []history.Op) []history.Op {
 				}
 				out = append(out, r)
 			}
+			out = append(out, history.Op{Client: op.Client, Kind: history.KindRequest, Key: op.Key, Command: "DELETE",
+				Call: op.Call, Return: last + 7, Outcome: models.OK, Phase: "release", Probe: op.Probe})
 		}
 		out = append(out, op)
 	}

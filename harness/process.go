@@ -225,7 +225,14 @@ func (r *Relay) command(node int, args []string, setup bool, send func() (reply 
 		return sendOnce()
 	}
 	cmd := sentCommand{args: args, reply: func() (any, error) { return reply, replyErr }}
-	return c.strike(c.ctx, r.phase(), node, strings.ToUpper(args[0]), []sentCommand{cmd}, x, sendOnce)
+	pr, name := r.phase(), strings.ToUpper(args[0])
+	err := c.strike(c.ctx, pr, node, name, []sentCommand{cmd}, x, sendOnce)
+	if node < 0 {
+		// A statement or request, on no lock node: recorded as a Go
+		// lock's are (Client.statement).
+		c.recordRequest(pr, name, x, replyErr)
+	}
+	return err
 }
 
 // phase is the phase run a relayed command counts in.

@@ -1,11 +1,13 @@
 package harness
 
 import (
+	"context"
 	"errors"
 	"time"
 
 	"github.com/locklab/locklab/harness/rediscmd"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/models"
 )
 
 // exchange is one command (or pipeline) as its node saw it: whether it was
@@ -66,4 +68,26 @@ func (c *Client) recordReplies(pr *phaseRun, node int, cmds []sentCommand, x *ex
 		}
 		c.history.Add(op)
 	}
+}
+
+// recordRequest records one request op for a request of the lock, name,
+// sent through x in phase run pr with the outcome err (a statement, an
+// etcd or memcached request, whose replies no node records): when it was
+// sent, whether the server said yes. A request never sent has none; one
+// whose reply never came (a timeout, a broken connection) never returned.
+func (c *Client) recordRequest(pr *phaseRun, name string, x *exchange, err error) {
+	if !x.sent {
+		return
+	}
+	op := history.Op{Client: c.id, Kind: history.KindRequest, Key: c.key, Call: x.call, Return: x.ret,
+		Command: name, Phase: string(pr.phase), Outcome: models.OK}
+	var timeout interface{ Timeout() bool }
+	switch {
+	case err == nil:
+	case errors.As(err, &timeout) && timeout.Timeout(), errors.Is(err, context.DeadlineExceeded), errors.Is(err, ErrCrashed):
+		op.Return, op.Outcome, op.Error = history.NeverReturned, "", err.Error()
+	default:
+		op.Outcome, op.Error = models.Failed, err.Error()
+	}
+	c.history.Add(op)
 }

@@ -42,7 +42,7 @@ func (o owner) WaitResumed(ctx context.Context) error { return o.c.waitResumed(c
 // own) is sent as it is. A service's pool wraps each of its connections'
 // statements in it (service/sqldb).
 func (c *Client) Statement(ctx context.Context, query string, send func() error) error {
-	return c.statement(ctx, c.phaseOf(ctx), query, send)
+	return c.statement(ctx, c.phaseOf(ctx), query, send, false)
 }
 
 // EndTx sends a transaction's COMMIT or ROLLBACK (query) as Statement
@@ -50,21 +50,35 @@ func (c *Client) Statement(ctx context.Context, query string, send func() error)
 // began in: a lock that holds a transaction from its acquire commits it in
 // its release.
 func (c *Client) EndTx(ctx context.Context, query string, send func() error) error {
-	return c.statement(ctx, c.phase.Load(), query, send)
+	return c.statement(ctx, c.phase.Load(), query, send, false)
 }
 
 // statement sends one statement of the lock in phase run pr, named by its
 // first word, through the failpoints armed on the lock's commands; the
 // client's own statements (the inventory's, a probe's), in no phase, are
-// sent as they are.
-func (c *Client) statement(ctx context.Context, pr *phaseRun, query string, send func() error) error {
-	if pr == nil {
-		return send()
-	}
+// sent as they are. held says the client's crash and pause hold it
+// (around), which a request needs and a statement's pausable socket does
+// itself; the request's record times only the exchange, not that wait.
+func (c *Client) statement(ctx context.Context, pr *phaseRun, query string, send func() error, held bool) error {
 	words := strings.Fields(query)
-	if len(words) == 0 {
+	if pr == nil || len(words) == 0 {
+		if held {
+			return c.around(ctx, send)
+		}
 		return send()
 	}
 	x := &exchange{h: c.history}
-	return c.strike(ctx, pr, -1, strings.ToUpper(words[0]), []sentCommand{{args: words}}, x, x.wrap(send))
+	name := strings.ToUpper(words[0])
+	var sendErr error
+	run := func() error {
+		sendErr = send()
+		return sendErr
+	}
+	exchange := x.wrap(run)
+	if held {
+		exchange = func() error { return c.around(ctx, x.wrap(run)) }
+	}
+	err := c.strike(ctx, pr, -1, name, []sentCommand{{args: words}}, x, exchange)
+	c.recordRequest(pr, name, x, sendErr)
+	return err
 }

@@ -90,6 +90,7 @@ const (
 	KindCrash   Kind = "crash"   // a client crashed
 	KindFault   Kind = "fault"   // a fault, from inject to heal
 	KindReply   Kind = "reply"   // one lock node's reply to one command about the lock key
+	KindRequest Kind = "request" // one request of the lock to a SQL, etcd or memcached server, with its outcome
 	KindEnd     Kind = "end"     // what the harness found after the workload stopped
 )
 
@@ -539,13 +540,13 @@ func ReadFile(path string) ([]Op, error) {
 }
 
 // Last is the time of the history's last event, just past it: the Return
-// standing in for operations that never returned. Replies do not count: a
+// standing in for operations that never returned. Replies and requests do not count: a
 // watchdog's renewal can land after the end record, and the verdicts must
 // not move with it.
 func Last(ops []Op) time.Duration {
 	var last time.Duration
 	for _, op := range ops {
-		if op.Kind == KindReply {
+		if op.Kind == KindReply || op.Kind == KindRequest {
 			continue
 		}
 		last = max(last, op.Call, op.Return)

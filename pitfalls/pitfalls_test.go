@@ -21,6 +21,7 @@ import (
 	"github.com/locklab/locklab/pitfalls"
 	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/timeline"
 )
 
 // expectCaught runs both variants of a pitfall in its scenario: the broken
@@ -58,6 +59,9 @@ func expectCaught(t *testing.T, name string) {
 				t.Errorf("%s %s in %s: %s", p.Name, c.Variant, c.Scenario, m)
 			}
 			struck(t, s, c, res)
+			if c.Variant == pitfalls.Broken {
+				storyCause(t, p.Name, res)
+			}
 			faultsAsData(t, filepath.Join(res.Dir, runner.HistoryFile))
 			correct := []string{filepath.Join(res.Dir, runner.ReferenceDir, runner.HistoryFile)}
 			if c.Variant == pitfalls.Fixed && !c.ExcludesNothing {
@@ -140,6 +144,47 @@ func struck(t *testing.T, s runner.Scenario, c pitfalls.Case, res *runner.Result
 			t.Errorf("%s %s: no violation came while a crux was in effect (first at %s; %d crux ops, first %s–%s)", ch.Checker, ch.Verdict,
 				*ch.At, len(cruxes), cruxes[0].Call, cruxes[0].Return)
 		}
+	}
+}
+
+// storyCause checks that the story of a broken run whose lock check found
+// two holders names what let the second in (timeline.CauseOf), from the
+// run's recorded events. Of del-release it must be the late release of the
+// client the scenario paused before its DEL: that DEL freed the lock of
+// the client it then shares with.
+func storyCause(t *testing.T, pitfall string, res *runner.Result) {
+	t.Helper()
+	if !slices.ContainsFunc(res.Checks, func(c check.Check) bool { return c.Checker == check.CheckLock && c.Verdict == check.Illegal }) {
+		return
+	}
+	ops, err := history.ReadFile(filepath.Join(res.Dir, runner.HistoryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	story := timeline.Story(ops, res.Checks)
+	cause, ok := timeline.CauseOf(story)
+	if !ok {
+		var steps []string
+		for _, e := range story {
+			steps = append(steps, fmt.Sprintf("%s %s", e.At, e.Text))
+		}
+		t.Errorf("the story names no cause of the second holder:\n  %s", strings.Join(steps, "\n  "))
+		return
+	}
+	t.Logf("cause at %s: %s", cause.At, cause.Text)
+	if pitfall != "del-release" {
+		return
+	}
+	paused := -1
+	for _, op := range ops {
+		if op.Crux && op.Kind == history.KindFault && op.Client >= 0 && op.Call < cause.At {
+			paused = op.Client
+		}
+	}
+	first, _, _ := check.FirstOverlap(ops)
+	if cause.Step != timeline.StepRelease || cause.Client != paused || !strings.Contains(cause.Text, fmt.Sprintf("deletes client %d's key", first.Client)) ||
+		!strings.Contains(cause.Text, "late release: its DEL") {
+		t.Errorf("the cause is %q (client %d, step %s), want client %d's late DEL that freed client %d's lock", cause.Text, cause.Client, cause.Step, paused, first.Client)
 	}
 }
 

@@ -79,6 +79,14 @@ func TestVerifyReproducesGoldenVerdicts(t *testing.T) {
 				t.Errorf("%s/run.html lacks %q", folder, s)
 			}
 		}
+		// The counterexample draws what freed the lock between the two
+		// holds: of del-release, client 0's late release.
+		if folder == "5-del-release-broken" {
+			i := strings.Index(string(page), `class="step cause"`)
+			if i < 0 || !strings.Contains(string(page)[i:], "client 0&#39;s late release") {
+				t.Errorf("%s/run.html: the counterexample names no cause, or not client 0's late release", folder)
+			}
+		}
 		if strings.Contains(string(page), "<script") {
 			t.Errorf("%s/run.html has a script; the report must work without JavaScript", folder)
 		}

@@ -243,7 +243,8 @@ func (s *scene) drawHolds(v view, lanes map[int]*lane) {
 }
 
 // storyHolds are the holds, by holdKey, that the first overlap's story is
-// about: the two that overlap and the one a foreign release ended. Their
+// about: the two that overlap and the one whose client's late release is
+// the cause. Their
 // lease ends are labelled, as the story turns on them.
 func (s *scene) storyHolds() map[[2]int64]bool {
 	story := map[[2]int64]bool{}
@@ -253,8 +254,8 @@ func (s *scene) storyHolds() map[[2]int64]bool {
 	for _, h := range []check.Hold{s.overlap.a, s.overlap.b} {
 		story[holdKey(h)] = true
 	}
-	if _, h, ok := s.culprit(s.overlap.a, s.overlap.b); ok {
-		story[holdKey(h)] = true
+	if _, h, ok := s.cause(s.overlap.a, s.overlap.b); ok && h != nil {
+		story[holdKey(*h)] = true
 	}
 	return story
 }

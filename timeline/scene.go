@@ -37,6 +37,7 @@ type scene struct {
 	checks    map[string]check.Check
 	sections  []history.Op
 	releases  []history.Op // the workload's releases, Return filled in
+	ops       []history.Op // the whole history, where a cause is found
 
 	overlap *overlap    // the lock checker's first violation
 	lost    *lostUpdate // the resource checker's first violation
@@ -90,7 +91,7 @@ func (s *scene) lesson() bool {
 
 func newScene(ops []history.Op, checks []check.Check) *scene {
 	s := &scene{last: history.Last(ops), refused: map[int][]time.Duration{}, hatched: map[int][]history.Op{},
-		faults: map[string][]history.Op{}, end: history.EndOf(ops), checks: map[string]check.Check{}}
+		faults: map[string][]history.Op{}, end: history.EndOf(ops), checks: map[string]check.Check{}, ops: ops}
 	for _, c := range checks {
 		s.checks[c.Checker] = c
 	}
@@ -120,6 +121,7 @@ func newScene(ops []history.Op, checks []check.Check) *scene {
 			if op.Outcome == models.Failed {
 				s.refused[op.Client] = append(s.refused[op.Client], history.Returned(op, s.last))
 			}
+
 		case history.KindEnd:
 			s.endRecord = op.Call
 		case history.KindCrash:

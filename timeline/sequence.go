@@ -90,6 +90,10 @@ func drawSequence(story []Event, lock string) []byte {
 		case e.Lesson:
 			class = "step lesson"
 			fmt.Fprintf(&b, `<rect x="0" y="%.0f" width="%.0f" height="%d" fill="#d4eed8"/>`, y+1, w, seqRowH-2)
+		case e.Cause:
+			// The step between the two holds that let the second in.
+			class = "step cause"
+			fmt.Fprintf(&b, `<rect x="0" y="%.0f" width="%.0f" height="%d" fill="#fbeab8"/>`, y+1, w, seqRowH-2)
 		}
 		fmt.Fprintf(&b, `<g class="%s">`, class)
 		fmt.Fprintf(&b, `<text x="%d" y="%.0f" text-anchor="end" fill="#555">%s</text>`, seqTimeW-8, mid+4, msText(e.At))
@@ -138,6 +142,8 @@ func stepFont(e Event) string {
 		return ` font-weight="bold" fill="#900"`
 	case e.Lesson:
 		return ` font-weight="bold" fill="#14602a"`
+	case e.Cause:
+		return ` font-weight="bold" fill="#7a4d00"`
 	}
 	return ""
 }

@@ -23,6 +23,7 @@ const (
 	StepRelease Step = "release" // a client released (or deleted) the lock
 	StepPause   Step = "pause"   // a client stopped: a pause or slow work
 	StepExpire  Step = "expire"  // a lease ran out
+	StepGrant   Step = "grant"   // the lock let a client in that it never keeps out
 	StepFault   Step = "fault"   // a fault of a node, Sentinel or the network
 	StepCrash   Step = "crash"   // a client crashed
 	StepRead    Step = "read"    // a critical section read the stock
@@ -40,6 +41,10 @@ type Event struct {
 	// Violation marks the step that breaks the rule; Lesson marks one where
 	// a fix did its job (the resource refusing a stale token).
 	Violation, Lesson bool
+	// Cause marks the step that let a second holder in: what freed the
+	// first holder's lock on the server (a late release, a takeover, a
+	// fault that loses the lock, the lease running out).
+	Cause bool
 	// priority decides which steps stay when a story is too long.
 	priority int
 }
@@ -105,9 +110,10 @@ func (s *scene) story() []Event {
 }
 
 // overlapStory tells how a second client came to hold the lock: the
-// earlier holder's acquire, what struck it, its lease running out, and the
-// second acquire; or, when a third client's release freed the lock under
-// its holder (a DEL of someone else's lock), that client's story first.
+// earlier holder's acquire, what struck it, what freed its lock on the
+// server (the cause: a late release, a takeover, a fault, its lease
+// running out), and the second acquire. When a third client's late
+// release freed the lock, that client's own hold comes first.
 func (s *scene) overlapStory() []Event {
 	a, b := s.overlap.a, s.overlap.b
 	var ev []Event
@@ -115,22 +121,28 @@ func (s *scene) overlapStory() []Event {
 		ev = append(ev, Event{At: h.Start, Client: h.Client, Step: StepAcquire, priority: pri,
 			Text: fmt.Sprintf("client %d acquires the lock%s", h.Client, s.tokenOf(h))})
 	}
+	cause, ended, caused := s.cause(a, b)
 	struck := func(h check.Hold, until time.Duration) {
-		ev = append(ev, s.faultsDuring(h.Client, h.Start, until, 3)...)
-		if ttl := s.ttl(); ttl > 0 && h.Start+ttl < until {
+		for _, f := range s.faultsDuring(h.Client, h.Start, until, 3) {
+			if !caused || f.At != cause.At || f.Step != cause.Step {
+				ev = append(ev, f)
+			}
+		}
+		if ttl := s.ttl(); ttl > 0 && h.Start+ttl < until && (!caused || cause.Step != StepExpire) {
 			ev = append(ev, Event{At: h.Start + ttl, Client: -1, Step: StepExpire, priority: 6,
 				Text: fmt.Sprintf("client %d's lease ends (TTL %s) unless renewed", h.Client, msText(ttl))})
 		}
 	}
-	if r, c, ok := s.culprit(a, b); ok {
-		acquire(c, 7)
-		struck(c, r.Return)
+	if ended != nil {
+		acquire(*ended, 7)
+		struck(*ended, cause.At)
 		acquire(a, 8)
-		ev = append(ev, Event{At: r.Return, Client: r.Client, Step: StepRelease, priority: 8,
-			Text: fmt.Sprintf("client %d's release lands: it deletes client %d's lock", r.Client, a.Client)})
 	} else {
 		acquire(a, 8)
 		struck(a, b.Start)
+	}
+	if caused {
+		ev = append(ev, cause)
 	}
 	// What held the second client up on its way to the lock: an acquire
 	// whose reply came late, when the key it set may have long expired.
@@ -146,24 +158,6 @@ func (s *scene) overlapStory() []Event {
 			Text: fmt.Sprintf("client %d releases, never knowing it had lost the lock", a.Client)})
 	}
 	return ev
-}
-
-// culprit finds a release by a client other than a's holder that was
-// still under way when a acquired and ended before b did: it freed the lock
-// a held (a DEL of someone else's lock). It returns the release and the
-// hold it ended.
-func (s *scene) culprit(a, b check.Hold) (history.Op, check.Hold, bool) {
-	for _, r := range slices.Backward(s.releases) {
-		if r.Client == a.Client || r.Key != a.Key || r.Call > b.Start || r.Return < a.Start || r.Return > b.Start {
-			continue
-		}
-		for _, h := range slices.Backward(s.holds) {
-			if h.Client == r.Client && h.End == r.Call && h.EndedBy == history.KindRelease {
-				return r, h, true
-			}
-		}
-	}
-	return history.Op{}, check.Hold{}, false
 }
 
 // faultsDuring are up to n faults that struck client, or the whole system,

@@ -257,14 +257,14 @@ func TestLayout(t *testing.T) {
 func TestStory(t *testing.T) {
 	for _, tc := range []struct {
 		run  string
-		want []string // the steps, in order; the marked ones start with "!" (violation) or "+" (lesson)
+		want []string // the steps, in order; the marked ones start with "!" (violation), "+" (lesson) or "*" (cause)
 	}{
 		{"5-del-release-broken", []string{
 			"client 0 acquires the lock",
 			"client 0 is paused (stop-the-world) for 102 ms",
 			"client 0's lease ends (TTL 200 ms) unless renewed",
 			"client 1 acquires the lock",
-			"client 0's release lands: it deletes client 1's lock",
+			"*client 0's late release (sent at 637 ms) deletes client 1's lock",
 			"!client 2 acquires the lock while client 1 holds it",
 			"client 2 writes 999993",
 			"!client 1 writes 999993: two sales, one decrement, a write lost",
@@ -272,7 +272,7 @@ func TestStory(t *testing.T) {
 		{"12-fenced-fixed", []string{
 			"client 0 acquires the lock (token 8)",
 			"client 0 is paused (stop-the-world) for 501 ms",
-			"client 0's lease ends (TTL 200 ms) unless renewed",
+			"*client 0's lease runs out on the server, 200 ms after its acquire returned",
 			"+client 2 acquires the lock (token 9) while client 0 holds it",
 			"client 3 writes with token 29",
 			"+client 0 writes with token 8: the resource refuses it, it saw token 29",
@@ -313,6 +313,8 @@ func TestStory(t *testing.T) {
 					s = "!" + s
 				case e.Lesson:
 					s = "+" + s
+				case e.Cause:
+					s = "*" + s
 				}
 				got = append(got, s)
 				if i > 0 && e.At < story[i-1].At {
@@ -333,6 +335,10 @@ func TestStory(t *testing.T) {
 				doc := parse(t, seq)
 				if n := len(doc.find("step")); n != len(tc.want) {
 					t.Errorf("the sequence diagram has %d steps, want %d", n, len(tc.want))
+				}
+				_, caused := CauseOf(story)
+				if n := len(doc.find("step cause")); n != map[bool]int{true: 1}[caused] {
+					t.Errorf("the sequence diagram draws %d cause steps; the story has a cause: %v", n, caused)
 				}
 			}
 		})

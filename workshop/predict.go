@@ -31,7 +31,10 @@ type card struct {
 	Sequence template.HTML // the counterexample
 	Timeline template.HTML // the whole run, verdicts marked
 	Checks   []check.Check
-	Why      string // why there is no drawing
+	// Cause is the counterexample's step that let the second holder in,
+	// in words with its time, or "" when the story names none.
+	Cause string
+	Why   string // why there is no drawing
 }
 
 // newCard gathers what the pages of p show from runs.
@@ -85,6 +88,9 @@ func (c *card) draw() {
 	c.Timeline = template.HTML(timeline.Draw(ops, c.Checks))
 	if seq, ok := timeline.Sequence(ops, c.Checks); ok {
 		c.Sequence = template.HTML(seq)
+	}
+	if e, ok := timeline.CauseOf(timeline.Story(ops, c.Checks)); ok {
+		c.Cause = fmt.Sprintf("At %d ms, %s.", e.At.Round(time.Millisecond).Milliseconds(), e.Text)
 	}
 }
 
@@ -142,6 +148,7 @@ var predictBody = template.Must(template.New("predict").Funcs(funcs).Parse(`
 {{range .Checks}}<tr><td>{{.Checker}}</td><td class="{{.Verdict}}">{{.Verdict}}</td><td>{{.Kind}}</td><td>{{if .At}}{{ms .At}}{{end}}</td><td>{{.Detail}}</td></tr>
 {{end}}</table>{{end}}
 <p><b>What goes wrong.</b> {{.Pitfall.Wrong}}</p>
+{{with .Cause}}<p class="cause"><b>What let the second holder in, in this run.</b> {{.}}</p>{{end}}
 {{if .Sequence}}<h3>The counterexample</h3><figure>{{.Sequence}}</figure>{{end}}
 {{if .Timeline}}<h3>The whole run, with the violation marked</h3><figure>{{.Timeline}}</figure>{{end}}
 <p><b>The fix.</b> {{.Pitfall.Fix}}</p>

@@ -48,6 +48,11 @@ func TestWrite(t *testing.T) {
 	if q < 0 || d < q || a < d || !strings.Contains(page, `class="timeline"`) || !strings.Contains(page, ".Del(ctx, l.key)") {
 		t.Errorf("del-release's page: question at %d, <details> at %d, the lock checker's answer at %d; want them in that order, with the code and a timeline", q, d, a)
 	}
+	// The answer names what let the second holder in: the paused client's
+	// late release, which deleted the next holder's key.
+	if c := strings.Index(page, `class="cause"`); c < d || !strings.Contains(page[c:], "client 0&#39;s late release") {
+		t.Errorf("del-release's answer names no cause, or not client 0's late release (cause at %d, <details> at %d)", c, d)
+	}
 	checkLinks(t, out)
 }
 

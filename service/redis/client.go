@@ -64,8 +64,10 @@ func (h *handle) Close() error {
 // ReplyNode is the lock node whose replies to a command sent to node the
 // history records (harness.ReplyNoder): on replicated the data node the
 // failover client last dialled, which Sentinel named master then; on
-// redlock node itself; none with one master, whose client lanes say it
-// all.
+// redlock node itself; with one master, that master: its replies say when
+// a late DEL or another client's command freed the key, which a client's
+// lane, its pauses around the command included, cannot (the story's
+// cause).
 func (h *handle) ReplyNode(node int) (int, bool) {
 	switch {
 	case h.dialled != nil:
@@ -74,7 +76,7 @@ func (h *handle) ReplyNode(node int) (int, bool) {
 	case len(h.nodes) > 1:
 		return node, true
 	}
-	return 0, false
+	return 0, h.redis != nil
 }
 
 // Dial opens c's connections to the masters at addrs, c's links to them in

@@ -9,11 +9,12 @@ import (
 
 // TestReplyNode: the history records replies by node on redlock (the node
 // a command was sent to) and replicated (the data node the failover client
-// last dialled), and none with one master or before any dial.
+// last dialled), on a single master that master, and none before any
+// dial.
 func TestReplyNode(t *testing.T) {
 	single := &handle{redis: goredis.NewClient(&goredis.Options{})}
-	if _, ok := single.ReplyNode(0); ok {
-		t.Error("a single master records replies")
+	if n, ok := single.ReplyNode(0); !ok || n != 0 {
+		t.Errorf("single: node %d %v, want 0 (the master)", n, ok)
 	}
 	redlock := &handle{nodes: []*goredis.Client{goredis.NewClient(&goredis.Options{}), goredis.NewClient(&goredis.Options{})}}
 	if n, ok := redlock.ReplyNode(1); !ok || n != 1 {
