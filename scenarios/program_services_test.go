@@ -28,6 +28,7 @@ var (
 	pgAdvisoryPy = "/usr/bin/python3 " + programPath("pg-advisory.py")
 	zkPy         = "/usr/bin/python3 " + programPath("zk-lock.py")
 	getLockPHP   = "php " + programPath("mariadb-get-lock.php")
+	memcachedPy  = "/usr/bin/python3 " + programPath("memcached-add.py")
 )
 
 // needPDOMySQL skips, in one line, when PHP has no PDO for MariaDB.
@@ -45,6 +46,17 @@ func needPython(t testing.TB, module, pkg string) {
 	if exec.Command("/usr/bin/python3", "-c", "import "+module).Run() != nil {
 		t.Skip(pkg + " is not installed for /usr/bin/python3 (make deps)")
 	}
+}
+
+// TestMemcachedPyIsTheMemcachedLock: programs/memcached-add.py, add with
+// an expiry and a cas-guarded release in Python with pymemcache, gets the
+// verdicts of the Go lock of that design, memcached, in every scenario of
+// the memcached service: an eviction, a pause past the lease and a restart
+// lose it (inherent); a whole-second clock and a paused delete do not.
+func TestMemcachedPyIsTheMemcachedLock(t *testing.T) {
+	t.Parallel()
+	needPython(t, "pymemcache", "python3-pymemcache")
+	sameVerdicts(t, cluster.Memcached, "memcached", memcachedPy, nil)
 }
 
 // TestEtcdPyIsTheEtcdMutex: programs/etcd-lease.py, concurrency.Mutex's
