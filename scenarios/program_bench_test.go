@@ -2,6 +2,7 @@ package scenarios_test
 
 import (
 	"context"
+	"runtime"
 	"testing"
 	"time"
 
@@ -82,27 +83,51 @@ func BenchmarkProgramStart(b *testing.B) {
 	}
 }
 
-// BenchmarkExploreProgram is the pace of exploration with redis-py's bare
-// Lock against the same lock in Go (token): runs per minute.
+// BenchmarkExploreProgram is the pace of exploration with each service's
+// example program, beside the Go lock of its design (token for redis-py's
+// bare Lock): runs per minute, runs made as many at once as check explore
+// makes by default, on warm deployments. Give it a dozen runs or more
+// (-benchtime 12x) for the runs at once to fill.
 func BenchmarkExploreProgram(b *testing.B) {
-	token, _ := locks.Lookup("token")
+	goLock := func(name string) func(testing.TB) harness.NewLocker {
+		l, _ := locks.Lookup(name)
+		return func(testing.TB) harness.NewLocker { return l.New }
+	}
+	python := func(module, pkg, command string) func(testing.TB) harness.NewLocker {
+		return func(t testing.TB) harness.NewLocker { needPython(t, module, pkg); return program.New(command) }
+	}
 	for _, tc := range []struct {
-		name string
-		new  func(testing.TB) harness.NewLocker
+		topology cluster.Topology
+		name     string
+		new      func(testing.TB) harness.NewLocker
 	}{
-		{"token-go", func(testing.TB) harness.NewLocker { return token.New }},
-		{"redis-py", func(t testing.TB) harness.NewLocker { needRedisPy(t); return program.New(redisPy) }},
+		{cluster.Single, "token", goLock("token")},
+		{cluster.Single, "redis-py", func(t testing.TB) harness.NewLocker { needRedisPy(t); return program.New(redisPy) }},
+		{cluster.MariaDBTopology, "get-lock", goLock("get-lock")},
+		{cluster.MariaDBTopology, "mariadb-get-lock.php", func(t testing.TB) harness.NewLocker {
+			needPHP(t)
+			needPDOMySQL(t)
+			return program.New(getLockPHP)
+		}},
+		{cluster.PostgresTopology, "advisory-pinned", goLock("advisory-pinned")},
+		{cluster.PostgresTopology, "pg-advisory.py", python("psycopg2", "python3-psycopg2", pgAdvisoryPy)},
+		{cluster.EtcdTopology, "etcd-mutex", goLock("etcd-mutex")},
+		{cluster.EtcdTopology, "etcd-lease.py", python("etcd3", "python3-etcd3", etcdPy)},
+		{cluster.ZooKeeperTopology, "zk-lock", goLock("zk-lock")},
+		{cluster.ZooKeeperTopology, "zk-lock.py", python("kazoo", "python3-kazoo", zkPy)},
+		{cluster.MemcachedTopology, "memcached", goLock("memcached")},
+		{cluster.MemcachedTopology, "memcached-add.py", python("pymemcache", "python3-pymemcache", memcachedPy)},
 	} {
-		b.Run(tc.name, func(b *testing.B) {
+		b.Run(string(tc.topology)+"/"+tc.name, func(b *testing.B) {
 			newLocker := tc.new(b)
-			start := time.Now()
 			rep, err := explore.Run(context.Background(), explore.Config{Lock: tc.name, New: newLocker,
-				Reference: locks.Reference(cluster.Single, false).New, Topology: cluster.Single,
-				Runs: b.N, Seed: 1, Dir: b.TempDir()})
+				Reference: locks.Reference(tc.topology, false).New, ReferenceOf: locks.ReferenceOfKind(tc.topology, false),
+				Topology: tc.topology, Runs: b.N, Seed: 1, Dir: b.TempDir(),
+				Parallel: service.Parallel(tc.topology, runtime.NumCPU())})
 			if err != nil {
 				b.Fatal(err)
 			}
-			b.ReportMetric(float64(rep.Runs)/time.Since(start).Minutes(), "runs/min")
+			b.ReportMetric(rep.RunsPerMin, "runs/min")
 			b.ReportMetric(float64(rep.Own), "own")
 			b.ReportMetric(float64(rep.Inherent), "inherent")
 			b.ReportMetric(float64(rep.Missed), "missed")
