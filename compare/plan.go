@@ -1,6 +1,8 @@
 package compare
 
 import (
+	"slices"
+
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/fault"
 )
@@ -53,27 +55,50 @@ var Rows = []Row{
 	{Lock: "redlock", Title: "Redlock", Family: Redis, Topologies: []cluster.Topology{cluster.Redlock}},
 	{Lock: "fenced", Title: "fenced Redis", Family: Redis, Topologies: []cluster.Topology{cluster.Single, cluster.Replicated}},
 	{Lock: "redislock-refresh", Title: "bsm/redislock + refresh", Family: Redis, Topologies: []cluster.Topology{cluster.Single, cluster.Replicated}},
-	{Lock: "redsync-refresh", Title: "redsync + extend", Family: Redis, Topologies: []cluster.Topology{cluster.Redlock}},
+	{Lock: "redsync-refresh", Title: "redsync + extend", Family: Redis, Topologies: []cluster.Topology{cluster.Redlock, cluster.Single}},
+	{Lock: "redsync", Title: "redsync", Family: Redis, Topologies: []cluster.Topology{cluster.Redlock, cluster.Single}},
+	{Lock: "redislock", Title: "bsm/redislock", Family: Redis, Topologies: []cluster.Topology{cluster.Single, cluster.Replicated}},
+	{Lock: "exec:/usr/bin/python3 programs/redispy.py --renew", File: "programs/redispy.py", Title: "redis-py Lock + renew (program)",
+		Family: Redis, Topologies: []cluster.Topology{cluster.Single, cluster.Replicated}},
 	{Lock: "unique-row", Title: "unique row", Family: Database, Topologies: []cluster.Topology{cluster.MariaDBTopology}},
 	{Lock: "for-update-tx", Title: "FOR UPDATE", Family: Database, Topologies: []cluster.Topology{cluster.MariaDBTopology}},
 	{Lock: "optimistic", Title: "optimistic version", Family: Database, Topologies: []cluster.Topology{cluster.MariaDBTopology}},
 	{Lock: "get-lock", Title: "GET_LOCK", Family: Database, Topologies: []cluster.Topology{cluster.MariaDBTopology}},
 	{Lock: "advisory-pinned", Title: "Postgres advisory", Family: Database, Topologies: []cluster.Topology{cluster.PostgresTopology}},
+	{Lock: "exec:php programs/mariadb-get-lock.php", File: "programs/mariadb-get-lock.php", Title: "PDO GET_LOCK (program)",
+		Family: Database, Topologies: []cluster.Topology{cluster.MariaDBTopology}},
+	{Lock: "exec:/usr/bin/python3 programs/pg-advisory.py", File: "programs/pg-advisory.py", Title: "psycopg2 advisory (program)",
+		Family: Database, Topologies: []cluster.Topology{cluster.PostgresTopology}},
 	{Lock: "zk-lock", Title: "ZooKeeper recipe", Family: Consensus, Topologies: []cluster.Topology{cluster.ZooKeeperTopology}},
 	{Lock: "zk-fenced", Title: "ZooKeeper fenced", Family: Consensus, Topologies: []cluster.Topology{cluster.ZooKeeperTopology}},
-	{Lock: "etcd-mutex", Title: "etcd mutex", Family: Consensus, Topologies: []cluster.Topology{cluster.EtcdTopology},
-		Why: map[string]string{ClockJump: etcdClockWhy}},
-	{Lock: "etcd-mutex-guarded", Title: "etcd guarded write", Family: Consensus, Topologies: []cluster.Topology{cluster.EtcdTopology},
-		Why: map[string]string{ClockJump: etcdClockWhy}},
-	{Lock: "memcached", Title: "memcached add + cas", Family: Cache, Topologies: []cluster.Topology{cluster.MemcachedTopology},
-		Why: map[string]string{ClockJump: "memcached times expiry by its own tick, counted from the monotonic clock where the system has one " +
-			"(memcached.c, clock_handler), as etcd times leases: a wall clock that jumps expires no item, and locklab moves no server's monotonic clock"}},
+	{Lock: "exec:/usr/bin/python3 programs/zk-lock.py", File: "programs/zk-lock.py", Title: "kazoo Lock (program)",
+		Family: Consensus, Topologies: []cluster.Topology{cluster.ZooKeeperTopology}},
+	{Lock: "etcd-mutex", Title: "etcd mutex", Family: Consensus, Topologies: []cluster.Topology{cluster.EtcdTopology}},
+	{Lock: "etcd-mutex-guarded", Title: "etcd guarded write", Family: Consensus, Topologies: []cluster.Topology{cluster.EtcdTopology}},
+	{Lock: "exec:/usr/bin/python3 programs/etcd-lease.py", File: "programs/etcd-lease.py", Title: "python-etcd3 lease lock (program)",
+		Family: Consensus, Topologies: []cluster.Topology{cluster.EtcdTopology}},
+	{Lock: "memcached", Title: "memcached add + cas", Family: Cache, Topologies: []cluster.Topology{cluster.MemcachedTopology}},
 }
 
-// etcdClockWhy is why the etcd rows have no clock-jump run: an etcd
-// member's wall clock cannot be moved here (fault.ClockJumpServer).
-const etcdClockWhy = "an etcd member's wall clock cannot be moved here: etcd, a Go server, reads the clock through the vDSO, past libfaketime, " +
-	"and locklab does not move the machine's clock. etcd times leases with Go's monotonic clock, as ZooKeeper times sessions"
+// familyOf is the family of each service's locks, for a user's lock.
+var familyOf = map[cluster.Service]string{
+	cluster.Redis: Redis, cluster.MariaDB: Database, cluster.PostgreSQL: Database,
+	cluster.Etcd: Consensus, cluster.ZooKeeper: Consensus, cluster.Memcached: Cache,
+}
+
+// familyIndex orders the families as the table shows them.
+func familyIndex(f string) int {
+	return slices.Index([]string{InProcess, Redis, Database, Consensus, Cache}, f)
+}
+
+// whyNot says why a class cannot apply on a topology, for every row on it
+// that has no scenario of the class elsewhere: the "—" that stays.
+var whyNot = map[where]string{
+	{ClockJump, cluster.EtcdTopology}: "an etcd member's wall clock cannot be moved here (a Go server reads it through the vDSO, past libfaketime), " +
+		"and etcd times leases with Go's monotonic clock",
+	{ClockJump, cluster.MemcachedTopology}: "memcached times expiry by its own tick from the monotonic clock (memcached.c, clock_handler): " +
+		"a wall clock that jumps expires no item",
+}
 
 // scenarioFor is the scenario that strikes a fault class on a topology. A
 // class missing here for a row's topologies is a "—" cell.

@@ -24,6 +24,10 @@ func TestCompareUsage(t *testing.T) {
 		{"-runs", "0"},
 		{"-backend", "cloud"},
 		{"extra"},
+		{"-service", "redis"},
+		{"-lock", "exec:/bin/sh lock.sh"},
+		{"-lock", "redlock", "-service", "mariadb"},
+		{"-lock", "token", "-service", "nowhere"},
 	} {
 		var stderr bytes.Buffer
 		out := t.TempDir()
