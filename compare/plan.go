@@ -48,6 +48,7 @@ func Classes() []Class {
 var Rows = []Row{
 	{Lock: "in-process", Title: "in-process mutex", Family: InProcess, Topologies: []cluster.Topology{cluster.Single},
 		Why: map[string]string{Failover: "the lock lives in each process: there is no lock node to kill",
+			Pool:      "the lock lives in each process: it takes no pooled connection",
 			LostReply: "the lock lives in each process: it sends no command whose reply could be lost (lost-acquire-reply would not be exercised)"}},
 	{Lock: "token-watchdog", Title: "Redis token + watchdog", Family: Redis, Topologies: []cluster.Topology{cluster.Single, cluster.Replicated}},
 	{Lock: "wait-replicas", Title: "Redis + WAIT", Family: Redis, Topologies: []cluster.Topology{cluster.Replicated},
@@ -91,9 +92,28 @@ func familyIndex(f string) int {
 	return slices.Index([]string{InProcess, Redis, Database, Consensus, Cache}, f)
 }
 
+// Reasons for cells not built yet, as their notes say.
+const (
+	noSharedPool = "not built: the clients share one pool only on an SQL server (runner's Workload.Pool, sqldb.OpenSharedPool); " +
+		"go-redis's or gomemcache's pool shared by the clients needs the same. Its locks wait by retrying, holding no connection"
+	noSQLNodeFault = "not built: a run's SQL server takes no node fault yet (sqldb's server refuses Kill and Restart); " +
+		"a restart would lose a GET_LOCK or an advisory lock and keep a row"
+	noSQLClock = "not built: a run's SQL server is started without libfaketime, so its NOW(), which the row locks' expiry reads, cannot jump"
+)
+
 // whyNot says why a class cannot apply on a topology, for every row on it
 // that has no scenario of the class elsewhere: the "—" that stays.
 var whyNot = map[where]string{
+	{Pool, cluster.EtcdTopology}: "cannot apply: an etcd client multiplexes every request on one gRPC connection, " +
+		"so a waiter holds no pooled connection that the holder would need",
+	{Pool, cluster.ZooKeeperTopology}: "cannot apply: a ZooKeeper client is one session on one connection, its requests pipelined: " +
+		"a waiter holds no pooled connection that the holder would need",
+	{LostReply, cluster.ZooKeeperTopology}: "not built: go-zookeeper's requests do not pass the client's request failpoints " +
+		"(harness.Client.Request), so no single reply can be dropped; a cut link is the cut-off column",
+	{Pool, cluster.Single}: noSharedPool, {Pool, cluster.Replicated}: noSharedPool, {Pool, cluster.Redlock}: noSharedPool,
+	{Pool, cluster.MemcachedTopology}:   noSharedPool,
+	{Failover, cluster.MariaDBTopology}: noSQLNodeFault, {Failover, cluster.PostgresTopology}: noSQLNodeFault,
+	{ClockJump, cluster.MariaDBTopology}: noSQLClock, {ClockJump, cluster.PostgresTopology}: noSQLClock,
 	{ClockJump, cluster.EtcdTopology}: "an etcd member's wall clock cannot be moved here (a Go server reads it through the vDSO, past libfaketime), " +
 		"and etcd times leases with Go's monotonic clock",
 	{ClockJump, cluster.MemcachedTopology}: "memcached times expiry by its own tick from the monotonic clock (memcached.c, clock_handler): " +
@@ -125,4 +145,17 @@ var scenarioFor = map[where]string{
 	{CutOff, cluster.MemcachedTopology}:    "holder-cut-off-memcached",
 	{Failover, cluster.MemcachedTopology}:  "restart-memcached",
 	{LostReply, cluster.MemcachedTopology}: "lost-acquire-reply-memcached",
+	// check compare's own (scenarios.Compared).
+	{LostReply, cluster.Redlock}:          "lost-acquire-reply-redlock",
+	{CutOff, cluster.Redlock}:             "redlock-cut-off",
+	{CutOff, cluster.EtcdTopology}:        "holder-cut-off-etcd",
+	{CutOff, cluster.ZooKeeperTopology}:   "holder-cut-off-zk",
+	{LostReply, cluster.MariaDBTopology}:  "lost-acquire-reply-sql",
+	{LostReply, cluster.PostgresTopology}: "lost-acquire-reply-postgres",
+	{LostReply, cluster.EtcdTopology}:     "lost-acquire-reply-etcd",
+	{Pool, cluster.PostgresTopology}:      "pool-postgres",
+	{Pause, cluster.Replicated}:           "pause-holder-replicated",
+	{CutOff, cluster.Replicated}:          "holder-cut-off-replicated",
+	{ClockJump, cluster.Replicated}:       "clock-skew-replicated",
+	{LostReply, cluster.Replicated}:       "lost-acquire-reply-replicated",
 }
