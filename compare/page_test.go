@@ -77,35 +77,7 @@ func readPage(t *testing.T, page string) (map[[2]string]pageCell, map[string]str
 // run's page; each "—" links a note that gives its reason; a user's lock
 // and a program row are cells like any other.
 func TestPageCells(t *testing.T) {
-	ok := map[string]check.Verdict{check.CheckLock: check.OK, check.CheckResource: check.OK, check.CheckLiveness: check.OK, check.CheckHandover: check.OK}
-	lost := map[string]check.Verdict{check.CheckLock: check.Illegal, check.CheckResource: check.Illegal, check.CheckLiveness: check.OK, check.CheckHandover: check.OK}
-	inherent := map[string]check.Kind{check.CheckLock: check.Inherent, check.CheckResource: check.Inherent}
-	cellOfRuns := func(class string, runs ...reports.Run) Cell {
-		c := Cell{Class: class, Scenario: "s-" + class}
-		for i, r := range runs {
-			c.Runs = append(c.Runs, runOf(i+1, r, "/out"))
-		}
-		return summarize(c)
-	}
-	run := func(dir string, v map[string]check.Verdict, k map[string]check.Kind) reports.Run {
-		return reports.Run{Verdicts: v, Kinds: k, ReportDir: "/out/" + dir}
-	}
-	spoiled := run("sp", nil, nil)
-	spoiled.Spoiled = []string{"the failpoint never fired"}
-	table := Table{Classes: Classes()[:3], Runs: 3, Rows: []RowResult{
-		{Lock: "token-watchdog", Family: Redis, Cells: []Cell{
-			cellOfRuns(Pause, run("a1", ok, nil), run("a2", lost, inherent), run("a3", ok, nil)),
-			cellOfRuns(CutOff, run("b1", ok, nil), run("b2", ok, nil), run("b3", ok, nil)),
-			{Class: Failover, Text: None, Why: "no lock node to kill"}}},
-		{Lock: "exec:/usr/bin/python3 programs/redispy.py --renew", Family: Redis, Cells: []Cell{
-			cellOfRuns(Pause, run("c1", ok, nil), spoiled, run("c3", ok, nil)),
-			{Class: CutOff, Text: None, Why: "no lock node to kill"},
-			{Class: Failover, Text: None, Why: "another reason"}}},
-		{Lock: "exec:sh mine.sh", Own: true, Family: Database, Cells: []Cell{
-			cellOfRuns(Pause, run("d1", lost, nil), run("d2", lost, nil), run("d3", lost, nil)),
-			{Class: CutOff, Text: None, Why: "another reason"},
-			cellOfRuns(Failover, run("e1", ok, nil), run("e2", ok, nil), run("e3", ok, nil))}},
-	}}
+	table := fixture()
 	dir := t.TempDir()
 	if err := Save(dir, table); err != nil {
 		t.Fatal(err)
@@ -157,4 +129,39 @@ func TestPageCells(t *testing.T) {
 	if len(notes) != 2 {
 		t.Errorf("notes %q; want each reason once", notes)
 	}
+}
+
+// fixture is a table of three rows in two families, a user's lock and a
+// program among them, with cells of one, two and three outcomes and "—"
+// cells of two reasons.
+func fixture() Table {
+	ok := map[string]check.Verdict{check.CheckLock: check.OK, check.CheckResource: check.OK, check.CheckLiveness: check.OK, check.CheckHandover: check.OK}
+	lost := map[string]check.Verdict{check.CheckLock: check.Illegal, check.CheckResource: check.Illegal, check.CheckLiveness: check.OK, check.CheckHandover: check.OK}
+	inherent := map[string]check.Kind{check.CheckLock: check.Inherent, check.CheckResource: check.Inherent}
+	cellOfRuns := func(class string, runs ...reports.Run) Cell {
+		c := Cell{Class: class, Scenario: "s-" + class}
+		for i, r := range runs {
+			c.Runs = append(c.Runs, runOf(i+1, r, "/out"))
+		}
+		return summarize(c)
+	}
+	run := func(dir string, v map[string]check.Verdict, k map[string]check.Kind) reports.Run {
+		return reports.Run{Verdicts: v, Kinds: k, ReportDir: "/out/" + dir}
+	}
+	spoiled := run("sp", nil, nil)
+	spoiled.Spoiled = []string{"the failpoint never fired"}
+	return Table{Classes: Classes()[:3], Runs: 3, Families: families(nil), Rows: []RowResult{
+		{Lock: "token-watchdog", Title: "Redis token + watchdog", Family: Redis, Cells: []Cell{
+			cellOfRuns(Pause, run("a1", ok, nil), run("a2", lost, inherent), run("a3", ok, nil)),
+			cellOfRuns(CutOff, run("b1", ok, nil), run("b2", ok, nil), run("b3", ok, nil)),
+			{Class: Failover, Text: None, Why: "no lock node to kill"}}},
+		{Lock: "exec:/usr/bin/python3 programs/redispy.py --renew", Title: "redis-py (program)", Family: Redis, Cells: []Cell{
+			cellOfRuns(Pause, run("c1", ok, nil), spoiled, run("c3", ok, nil)),
+			{Class: CutOff, Text: None, Why: "no lock node to kill"},
+			{Class: Failover, Text: None, Why: "another reason"}}},
+		{Lock: "exec:sh mine.sh", Title: "sh mine.sh", Own: true, Family: Database, Cells: []Cell{
+			cellOfRuns(Pause, run("d1", lost, nil), run("d2", lost, nil), run("d3", lost, nil)),
+			{Class: CutOff, Text: None, Why: "another reason"},
+			cellOfRuns(Failover, run("e1", ok, nil), run("e2", ok, nil), run("e3", ok, nil))}},
+	}}
 }
