@@ -42,6 +42,19 @@ func Compared() []runner.Scenario {
 		lostReply("lost-acquire-reply-redlock", "five independent masters (Redlock)", "command, to node 0,", cluster.Redlock,
 			runner.Workload{TTL: redlockTTL, Work: 100 * time.Millisecond, Duration: 2 * time.Second, Timeout: 500 * time.Millisecond}),
 		{
+			Name: "restart-sql",
+			Description: "On one MariaDB server, with a lease of 6 s (longer than a restart; renewed every 2 s by a watchdog): inside " +
+				"client 0's second critical section, the server is killed (SIGKILL) and restarted 100 ms later with its data: its " +
+				"sessions end, so a GET_LOCK is lost, while a committed row stays (InnoDB recovers it). The holder works on until " +
+				"another client is in its critical section, at most 4 s, then writes the stock and releases.",
+			Topology: cluster.MariaDBTopology,
+			Workload: runner.Workload{TTL: 6 * time.Second, Work: 10 * time.Millisecond, Duration: 8 * time.Second},
+			Failpoints: []failpoint.Point{
+				{Name: failpoint.CriticalSection, Client: 0, Skip: 1, Action: failpoint.Inject(fault.KillNode{KeepData: true}, 100*time.Millisecond), Crux: true},
+				{Name: failpoint.CriticalSection, Client: 0, Skip: 1, Action: failpoint.SleepUntil(failpoint.CriticalSection, 4*time.Second)},
+			},
+		},
+		{
 			Name: "pool-postgres",
 			Description: "On one PostgreSQL server, with the inventory a row of the same server: the four clients are the request threads " +
 				"of one service and share its pool of 3 connections (one fewer than the requests that may wait for the lock at once), for " +
