@@ -96,8 +96,6 @@ func familyIndex(f string) int {
 const (
 	noSharedPool = "not built: the clients share one pool only on an SQL server (runner's Workload.Pool, sqldb.OpenSharedPool); " +
 		"go-redis's or gomemcache's pool shared by the clients needs the same. Its locks wait by retrying, holding no connection"
-	noSQLNodeFault = "not built: a run's PostgreSQL server takes no node fault yet (only the local MariaDB is a cluster.ServerRestarter); " +
-		"a restart would lose an advisory lock and keep a row"
 	noSQLClock = "not built: a run's SQL server is started without libfaketime, so its NOW(), which the row locks' expiry reads, cannot jump"
 )
 
@@ -112,7 +110,6 @@ var whyNot = map[where]string{
 		"(harness.Client.Request), so no single reply can be dropped; a cut link is the cut-off column",
 	{Pool, cluster.Single}: noSharedPool, {Pool, cluster.Replicated}: noSharedPool, {Pool, cluster.Redlock}: noSharedPool,
 	{Pool, cluster.MemcachedTopology}:    noSharedPool,
-	{Failover, cluster.PostgresTopology}: noSQLNodeFault,
 	{ClockJump, cluster.MariaDBTopology}: noSQLClock, {ClockJump, cluster.PostgresTopology}: noSQLClock,
 	{ClockJump, cluster.EtcdTopology}: "an etcd member's wall clock cannot be moved here (a Go server reads it through the vDSO, past libfaketime), " +
 		"and etcd times leases with Go's monotonic clock",
@@ -148,6 +145,7 @@ var scenarioFor = map[where]string{
 	// check compare's own (scenarios.Compared).
 	{LostReply, cluster.Redlock}:          "lost-acquire-reply-redlock",
 	{Failover, cluster.MariaDBTopology}:   "restart-sql",
+	{Failover, cluster.PostgresTopology}:  "restart-postgres",
 	{CutOff, cluster.Redlock}:             "redlock-cut-off",
 	{CutOff, cluster.EtcdTopology}:        "holder-cut-off-etcd",
 	{CutOff, cluster.ZooKeeperTopology}:   "holder-cut-off-zk",

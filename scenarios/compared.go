@@ -41,19 +41,8 @@ func Compared() []runner.Scenario {
 			cluster.EtcdTopology, runner.Workload{TTL: etcdTTL, Work: 10 * time.Millisecond, Duration: 3 * time.Second, Resource: runner.EtcdResource, Timeout: time.Second}),
 		lostReply("lost-acquire-reply-redlock", "five independent masters (Redlock)", "command, to node 0,", cluster.Redlock,
 			runner.Workload{TTL: redlockTTL, Work: 100 * time.Millisecond, Duration: 2 * time.Second, Timeout: 500 * time.Millisecond}),
-		{
-			Name: "restart-sql",
-			Description: "On one MariaDB server, with a lease of 6 s (longer than a restart; renewed every 2 s by a watchdog): inside " +
-				"client 0's second critical section, the server is killed (SIGKILL) and restarted 100 ms later with its data: its " +
-				"sessions end, so a GET_LOCK is lost, while a committed row stays (InnoDB recovers it). The holder works on until " +
-				"another client is in its critical section, at most 4 s, then writes the stock and releases.",
-			Topology: cluster.MariaDBTopology,
-			Workload: runner.Workload{TTL: 6 * time.Second, Work: 10 * time.Millisecond, Duration: 8 * time.Second},
-			Failpoints: []failpoint.Point{
-				{Name: failpoint.CriticalSection, Client: 0, Skip: 1, Action: failpoint.Inject(fault.KillNode{KeepData: true}, 100*time.Millisecond), Crux: true},
-				{Name: failpoint.CriticalSection, Client: 0, Skip: 1, Action: failpoint.SleepUntil(failpoint.CriticalSection, 4*time.Second)},
-			},
-		},
+		restartSQL(cluster.MariaDBTopology, "a GET_LOCK is lost"),
+		restartSQL(cluster.PostgresTopology, "an advisory lock is lost"),
 		{
 			Name: "pool-postgres",
 			Description: "On one PostgreSQL server, with the inventory a row of the same server: the four clients are the request threads " +
@@ -119,4 +108,24 @@ func lookupIn(list []runner.Scenario, name string) (runner.Scenario, error) {
 		}
 	}
 	return runner.Scenario{}, fmt.Errorf("unknown scenario %q (see `check list`)", name)
+}
+
+// restartSQL is restart-sql on SQL topology t: the server crashed and
+// restarted with its data while the holder works on, under a lease that
+// outlives the restart; lost says what a session lock loses.
+func restartSQL(t cluster.Topology, lost string) runner.Scenario {
+	suffix, server := sqlNames(t)
+	return runner.Scenario{
+		Name: "restart" + suffix,
+		Description: "On one " + server + " server, with a lease of 6 s (longer than a restart; renewed every 2 s by a watchdog): inside " +
+			"client 0's second critical section, the server is crashed and restarted 100 ms later with its data: its " +
+			"sessions end, so " + lost + ", while a committed row stays (recovered from the log). The holder works on until " +
+			"another client is in its critical section, at most 4 s, then writes the stock and releases.",
+		Topology: t,
+		Workload: runner.Workload{TTL: 6 * time.Second, Work: 10 * time.Millisecond, Duration: 8 * time.Second},
+		Failpoints: []failpoint.Point{
+			{Name: failpoint.CriticalSection, Client: 0, Skip: 1, Action: failpoint.Inject(fault.KillNode{KeepData: true}, 100*time.Millisecond), Crux: true},
+			{Name: failpoint.CriticalSection, Client: 0, Skip: 1, Action: failpoint.SleepUntil(failpoint.CriticalSection, 4*time.Second)},
+		},
+	}
 }
