@@ -97,7 +97,6 @@ func familyIndex(f string) int {
 const (
 	noSharedPool = "not built: the clients share one pool only on an SQL server (runner's Workload.Pool, sqldb.OpenSharedPool); " +
 		"go-redis's or gomemcache's pool shared by the clients needs the same. Its locks wait by retrying, holding no connection"
-	noSQLClock = "not built: a run's SQL server is started without libfaketime, so its NOW(), which the row locks' expiry reads, cannot jump"
 )
 
 // whyNot says why a class cannot apply on a topology, for every row on it
@@ -110,8 +109,7 @@ var whyNot = map[where]string{
 	{LostReply, cluster.ZooKeeperTopology}: "not built: go-zookeeper's requests do not pass the client's request failpoints " +
 		"(harness.Client.Request), so no single reply can be dropped; a cut link is the cut-off column",
 	{Pool, cluster.Single}: noSharedPool, {Pool, cluster.Replicated}: noSharedPool, {Pool, cluster.Redlock}: noSharedPool,
-	{Pool, cluster.MemcachedTopology}:    noSharedPool,
-	{ClockJump, cluster.MariaDBTopology}: noSQLClock, {ClockJump, cluster.PostgresTopology}: noSQLClock,
+	{Pool, cluster.MemcachedTopology}: noSharedPool,
 	{ClockJump, cluster.EtcdTopology}: "an etcd member's wall clock cannot be moved here (a Go server reads it through the vDSO, past libfaketime), " +
 		"and etcd times leases with Go's monotonic clock",
 	{ClockJump, cluster.MemcachedTopology}: "memcached times expiry by its own tick from the monotonic clock (memcached.c, clock_handler): " +
@@ -147,6 +145,8 @@ var scenarioFor = map[where]string{
 	{LostReply, cluster.Redlock}:          "lost-acquire-reply-redlock",
 	{Failover, cluster.MariaDBTopology}:   "restart-sql",
 	{Failover, cluster.PostgresTopology}:  "restart-postgres",
+	{ClockJump, cluster.MariaDBTopology}:  "clock-skew-sql",
+	{ClockJump, cluster.PostgresTopology}: "clock-skew-postgres",
 	{CutOff, cluster.Redlock}:             "redlock-cut-off",
 	{CutOff, cluster.EtcdTopology}:        "holder-cut-off-etcd",
 	{CutOff, cluster.ZooKeeperTopology}:   "holder-cut-off-zk",

@@ -53,6 +53,11 @@ func Compared() []runner.Scenario {
 				Pool: 3, Timeout: poolWait},
 		},
 	}
+	// A client's clock that runs ahead, on the SQL servers: what the
+	// single node's clock-jump cell runs. The server's own NOW() is not
+	// moved (its process runs without libfaketime).
+	out = append(out, onSQL(All(), cluster.MariaDBTopology, "clock-skew")...)
+	out = append(out, onSQL(All(), cluster.PostgresTopology, "clock-skew")...)
 	// The replicated topology's locks (WAIT) meet the single node's
 	// faults through Sentinel's master.
 	for _, name := range []string{"pause-holder", "holder-cut-off", "clock-skew", "lost-acquire-reply"} {
