@@ -274,7 +274,11 @@ func ownRows(names []string, service cluster.Service) ([]Row, error) {
 			return nil, fmt.Errorf("lock %s does not run on service %q (%s)", name, service, serviceNames())
 		}
 		title := strings.TrimPrefix(name, "exec:")
-		rows = append(rows, Row{Lock: name, Title: title, Family: familyOf[ts[0].Service()], Topologies: ts, Own: true})
+		row := Row{Lock: name, Title: title, Family: familyOf[ts[0].Service()], Topologies: ts, Own: true}
+		if l.Program {
+			row.Why = map[string]string{Pool: programPoolWhy}
+		}
+		rows = append(rows, row)
 	}
 	return rows, nil
 }

@@ -68,9 +68,9 @@ var Rows = []Row{
 	{Lock: "get-lock", Title: "GET_LOCK", Family: Database, Topologies: []cluster.Topology{cluster.MariaDBTopology}},
 	{Lock: "advisory-pinned", Title: "Postgres advisory", Family: Database, Topologies: []cluster.Topology{cluster.PostgresTopology}},
 	{Lock: "exec:php programs/mariadb-get-lock.php", File: "programs/mariadb-get-lock.php", Title: "PDO GET_LOCK (program)",
-		Family: Database, Topologies: []cluster.Topology{cluster.MariaDBTopology}},
+		Family: Database, Topologies: []cluster.Topology{cluster.MariaDBTopology}, Why: map[string]string{Pool: programPoolWhy}},
 	{Lock: "exec:/usr/bin/python3 programs/pg-advisory.py", File: "programs/pg-advisory.py", Title: "psycopg2 advisory (program)",
-		Family: Database, Topologies: []cluster.Topology{cluster.PostgresTopology}},
+		Family: Database, Topologies: []cluster.Topology{cluster.PostgresTopology}, Why: map[string]string{Pool: programPoolWhy}},
 	{Lock: "zk-lock", Title: "ZooKeeper recipe", Family: Consensus, Topologies: []cluster.Topology{cluster.ZooKeeperTopology}},
 	{Lock: "zk-fenced", Title: "ZooKeeper fenced", Family: Consensus, Topologies: []cluster.Topology{cluster.ZooKeeperTopology}},
 	{Lock: "exec:/usr/bin/python3 programs/zk-lock.py", File: "programs/zk-lock.py", Title: "kazoo Lock (program)",
@@ -93,8 +93,10 @@ func familyIndex(f string) int {
 	return slices.Index([]string{InProcess, Redis, Database, Consensus, Cache}, f)
 }
 
-// Reasons for cells not built yet, as their notes say.
+// Reasons for cells not built yet, or that cannot apply, as their notes say.
 const (
+	programPoolWhy = "cannot apply: a lock program is a process of its own, with connections of its own: " +
+		"it cannot share the service's pool (the runs would be spoiled)"
 	noSharedPool = "not built: the clients share one pool only on an SQL server (runner's Workload.Pool, sqldb.OpenSharedPool); " +
 		"go-redis's or gomemcache's pool shared by the clients needs the same. Its locks wait by retrying, holding no connection"
 )
