@@ -35,6 +35,14 @@ type Node interface {
 	Stop() error
 }
 
+// ServerRestarter is a Database that a node fault can crash and restart
+// on the same port with its data: the local backend's MariaDB. The
+// others take no node fault.
+type ServerRestarter interface {
+	Kill() error
+	Restart(ctx context.Context) error
+}
+
 // NodesOf is ns as Nodes, in order: a server set's Nodes.
 func NodesOf[N Node](ns []N) []Node {
 	nodes := make([]Node, len(ns))

@@ -28,10 +28,10 @@ func fill(row *RowResult, runs []reports.Run, opts Options) {
 		}
 		for k := 1; k <= n; k++ {
 			j := slices.IndexFunc(runs, func(r reports.Run) bool {
-				return r.Lock == row.Lock && r.Scenario == c.Scenario && r.Seed == base+int64(k-1)
+				return r.Lock == row.Name && r.Scenario == c.Scenario && r.Seed == base+int64(k-1)
 			})
 			if j < 0 {
-				c.Runs = append(c.Runs, RunResult{Run: k, Seed: base + int64(k-1), Text: "not made",
+				c.Runs = append(c.Runs, RunResult{Run: k, Seed: base + int64(k-1), Text: "not made", Word: "not made",
 					Verdict: string(check.Unknown), Why: "the run was not made", rank: []int{rankOf(check.Unknown)}})
 				continue
 			}
@@ -82,6 +82,9 @@ func summarize(c Cell) Cell {
 	slices.SortStableFunc(sorted, func(a, b Outcome) int { return slices.Compare(b.rank, a.rank) })
 	worst := sorted[0]
 	c.Text, c.Verdict, c.Why, c.Page = worst.Text, worst.Verdict, worst.Why, worst.Page
+	first := c.Runs[slices.IndexFunc(c.Runs, func(r RunResult) bool { return r.Run == worst.Runs[0] })]
+	c.Word, c.Kind = first.Word, first.Kind
+	c.Share = fmt.Sprintf("%d/%d", len(worst.Runs), len(c.Runs))
 	if c.Page != "" {
 		c.Folder = strings.TrimSuffix(c.Page, "/"+reports.RunPageFile)
 	}
@@ -111,7 +114,7 @@ func (c Cell) Summary() string {
 func runOf(k int, r reports.Run, out string) RunResult {
 	one := cellOf(Cell{}, r, out)
 	rr := RunResult{Run: k, Seed: r.Seed, Verdicts: r.Verdicts, Kinds: r.Kinds,
-		Text: one.Text, Verdict: one.Verdict, Why: one.Why, Page: one.Page, Alone: r.Alone}
+		Text: one.Text, Verdict: one.Verdict, Why: one.Why, Page: one.Page, Alone: r.Alone, Word: one.Word, Kind: one.Kind}
 	rr.rank = []int{rankOf(check.Verdict(one.Verdict))}
 	if r.Skipped != "" || len(r.Spoiled) > 0 {
 		return rr
@@ -157,9 +160,11 @@ func cellOf(c Cell, r reports.Run, out string) Cell {
 	case r.Skipped != "":
 		// It could not start, or failed midway: either way not made.
 		c.Text, c.Verdict, c.Why = "not made", string(check.Unknown), r.Skipped
+		c.Word = c.Text
 		return c
 	case len(r.Spoiled) > 0:
 		c.Text, c.Verdict, c.Why = "spoiled", string(check.Unknown), strings.Join(r.Spoiled, "; ")
+		c.Word = c.Text
 		return c
 	}
 	var failing, unknown []string
@@ -170,7 +175,7 @@ func cellOf(c Cell, r reports.Run, out string) Cell {
 		case check.Failing(v):
 			failing = append(failing, fmt.Sprintf("%s %s (%s)", name, v, kindOf(r, name)))
 			if c.Verdict == string(check.OK) || c.Verdict == string(check.Unknown) {
-				c.Verdict = string(v)
+				c.Verdict, c.Kind = string(v), kindOf(r, name)
 			}
 		case v == check.Unknown:
 			unknown = append(unknown, name+" unknown")
@@ -191,6 +196,7 @@ func cellOf(c Cell, r reports.Run, out string) Cell {
 	default:
 		c.Text = "ok"
 	}
+	c.Word = c.Verdict
 	if len(r.Missed) > 0 {
 		// Its verdicts stand, but a pass is not a pass of the fault.
 		c.Text += " (missed)"

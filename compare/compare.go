@@ -7,7 +7,9 @@ package compare
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/locklab/locklab/check"
@@ -38,6 +40,13 @@ type Row struct {
 	// reason is the lock's rather than the topology's: such a class is "—"
 	// even where the topology has a scenario of it.
 	Why map[string]string
+	// File is the program a lock exec:COMMAND runs, relative to the
+	// repository's root: the row is left out, with a note, when check
+	// compare runs where it is not.
+	File string
+	// Own says the user named this lock (-lock): it is shown beside the
+	// references of its service rather than among them.
+	Own bool
 }
 
 // where is a fault class on a topology.
@@ -55,6 +64,13 @@ type Options struct {
 	// Suite.Seed+k-1; 0 means 1. A fault that races the clients (a
 	// failover) can give different verdicts on different runs.
 	Runs int
+	// Own are the user's locks, each a row of its own: a lock's name or
+	// exec:COMMAND. With Locks nil, the rows are these and the references
+	// of their services.
+	Own []string
+	// Service is the service the Own locks run on; "" is every service
+	// a lock runs on, which an exec: lock, naming none, must be given.
+	Service cluster.Service
 }
 
 // Table is the comparison: what `check compare` prints and saves.
@@ -72,9 +88,13 @@ type Table struct {
 
 // RowResult is one lock's row: a cell per class, and what its runs measured.
 type RowResult struct {
-	Lock   string `json:"lock"`
+	Lock string `json:"lock"`
+	// Name is the name its runs are saved under: Lock, or for exec:COMMAND
+	// the program's name (exec-…).
+	Name   string `json:"name"`
 	Title  string `json:"title"`
 	Family string `json:"family"`
+	Own    bool   `json:"own,omitempty"` // the user's lock (-lock)
 	Cells  []Cell `json:"cells"`
 	// PerSec is critical sections (acquire, work, release) per second
 	// outside the faults, over every run of every cell of the row that
@@ -100,7 +120,14 @@ type Cell struct {
 	// Verdict is the cell's colour: the worst verdict of its worst run,
 	// unknown above ok; "" for "—".
 	Verdict string `json:"verdict,omitempty"`
-	Why     string `json:"why,omitempty"` // for "—", or the worst run's: spoiled, skipped, a missed fault
+	// Word is what the compact grid shows of the worst run: its verdict,
+	// or "spoiled" or "not made"; Kind is the kind of its failing
+	// verdict (own, inherent, untold), "" when none failed.
+	Word string `json:"word,omitempty"`
+	Kind string `json:"kind,omitempty"`
+	// Share is how many of the cell's runs gave the worst outcome: "2/3".
+	Share string `json:"share,omitempty"`
+	Why   string `json:"why,omitempty"` // for "—", or the worst run's: spoiled, skipped, a missed fault
 	// Page is the worst run's page, relative to the report folder.
 	Page string `json:"page,omitempty"`
 	// Folder is the worst run's folder, relative to the report folder.
@@ -135,6 +162,8 @@ type RunResult struct {
 	Verdict  string                   `json:"verdict"`
 	Why      string                   `json:"why,omitempty"`
 	Page     string                   `json:"page,omitempty"`
+	Word     string                   `json:"word"`
+	Kind     string                   `json:"kind,omitempty"`
 	// Alone is what the first try showed when the run was made again
 	// alone (it was unsettled beside the others).
 	Alone string `json:"alone,omitempty"`
@@ -151,26 +180,25 @@ func plan(opts Options) ([]RowResult, []string, []suite.Pair, error) {
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	rows := Rows
-	if opts.Locks != nil {
-		rows = nil
-		for _, name := range opts.Locks {
-			i := slices.IndexFunc(Rows, func(r Row) bool { return r.Lock == name })
-			if i < 0 {
-				return nil, nil, nil, fmt.Errorf("no row for lock %q in the comparison", name)
-			}
-			rows = append(rows, Rows[i])
-		}
+	rows, err := chosen(opts)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	var out []RowResult
 	var left []string
 	var pairs []suite.Pair
 	for _, r := range rows {
-		if _, err := locks.Lookup(r.Lock); err != nil {
-			left = append(left, fmt.Sprintf("%s (%s): not in this build", r.Title, r.Lock))
+		l, err := locks.Lookup(r.Lock)
+		if err == nil && r.File != "" {
+			if _, serr := os.Stat(r.File); serr != nil {
+				err = fmt.Errorf("%s is not here: run check compare from the repository's root", r.File)
+			}
+		}
+		if err != nil {
+			left = append(left, fmt.Sprintf("%s (%s): %v", r.Title, r.Lock, err))
 			continue
 		}
-		rr := RowResult{Lock: r.Lock, Title: r.Title, Family: r.Family}
+		rr := RowResult{Lock: r.Lock, Name: l.Name, Title: r.Title, Family: r.Family, Own: r.Own}
 		for _, c := range classes {
 			cell := r.cell(c.Name)
 			for k := 1; cell.Scenario != "" && k <= max(opts.Runs, 1); k++ {
@@ -181,6 +209,87 @@ func plan(opts Options) ([]RowResult, []string, []suite.Pair, error) {
 		out = append(out, rr)
 	}
 	return out, left, pairs, nil
+}
+
+// chosen is the rows opts asks for, in the families' order, each user's
+// lock first in its family: the rows opts.Locks names; else, with locks
+// of the user's, those and the references of their services; else every
+// row.
+func chosen(opts Options) ([]Row, error) {
+	own, err := ownRows(opts.Own, opts.Service)
+	if err != nil {
+		return nil, err
+	}
+	services := map[cluster.Service]bool{}
+	for _, r := range own {
+		for _, t := range r.Topologies {
+			services[t.Service()] = true
+		}
+	}
+	var rows []Row
+	switch {
+	case opts.Locks != nil:
+		for _, name := range opts.Locks {
+			i := slices.IndexFunc(Rows, func(r Row) bool { return r.Lock == name })
+			if i < 0 {
+				return nil, fmt.Errorf("no row for lock %q in the comparison", name)
+			}
+			rows = append(rows, Rows[i])
+		}
+	case len(own) > 0:
+		for _, r := range Rows {
+			if slices.ContainsFunc(r.Topologies, func(t cluster.Topology) bool { return services[t.Service()] }) {
+				rows = append(rows, r)
+			}
+		}
+	default:
+		rows = Rows
+	}
+	rows = append(own, slices.DeleteFunc(slices.Clone(rows), func(r Row) bool {
+		return slices.ContainsFunc(own, func(o Row) bool { return o.Lock == r.Lock })
+	})...)
+	slices.SortStableFunc(rows, func(a, b Row) int { return familyIndex(a.Family) - familyIndex(b.Family) })
+	return rows, nil
+}
+
+// ownRows are the rows of the user's locks names, on service (every
+// service a lock runs on when ""), each in its service's family.
+func ownRows(names []string, service cluster.Service) ([]Row, error) {
+	var rows []Row
+	for _, name := range names {
+		l, err := locks.Lookup(name)
+		if err != nil {
+			return nil, err
+		}
+		if l.Program && service == "" {
+			return nil, fmt.Errorf("lock %s: a program names no service; give -service (%s)", name, serviceNames())
+		}
+		var ts []cluster.Topology
+		for _, t := range l.Topologies {
+			if service == "" || t.Service() == service {
+				ts = append(ts, t)
+			}
+		}
+		if len(ts) == 0 {
+			return nil, fmt.Errorf("lock %s does not run on service %q (%s)", name, service, serviceNames())
+		}
+		title := strings.TrimPrefix(name, "exec:")
+		row := Row{Lock: name, Title: title, Family: familyOf[ts[0].Service()], Topologies: ts, Own: true}
+		if l.Program {
+			row.Why = map[string]string{Pool: programPoolWhy}
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// serviceNames lists the services a user's lock can be given, for errors.
+func serviceNames() string {
+	var names []string
+	for _, s := range cluster.Services() {
+		names = append(names, string(s))
+	}
+	return strings.Join(names, ", ")
 }
 
 // cell is r's cell for class, before its run: the scenario to run, or
@@ -195,6 +304,11 @@ func (r Row) cell(class string) Cell {
 	for _, t := range r.Topologies {
 		if s := scenarioFor[where{class, t}]; s != "" {
 			return Cell{Class: class, Scenario: s}
+		}
+	}
+	for _, t := range r.Topologies {
+		if why := whyNot[where{class, t}]; why != "" {
+			return Cell{Class: class, Text: None, Why: why}
 		}
 	}
 	return Cell{Class: class, Text: None, Why: fmt.Sprintf("no scenario of this class on %s", topologyList(r.Topologies))}

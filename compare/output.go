@@ -25,7 +25,7 @@ const (
 var pageHTML string
 
 // pageTmpl is parsed once and never changes.
-var pageTmpl = template.Must(template.New(PageFile).Parse(pageHTML))
+var pageTmpl = template.Must(template.New(PageFile).Funcs(template.FuncMap{"inc": func(i int) int { return i + 1 }}).Parse(pageHTML))
 
 // WriteText prints t as a table: a row per lock, a column per class, then
 // throughput and handover, and the families' text.
@@ -92,11 +92,7 @@ func Save(dir string, t Table) error {
 		return fmt.Errorf("compare: %w", err)
 	}
 	var buf bytes.Buffer
-	p := struct {
-		Table
-		Date  string
-		Index string
-	}{t, time.Now().UTC().Format("2006-01-02 15:04 MST"), reports.IndexFile}
+	p := viewOf(t, time.Now().UTC().Format("2006-01-02 15:04 MST"), reports.IndexFile)
 	if err := pageTmpl.Execute(&buf, p); err != nil {
 		return fmt.Errorf("compare: render %s: %w", PageFile, err)
 	}

@@ -1,6 +1,8 @@
 package compare
 
 import (
+	"slices"
+
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/fault"
 )
@@ -46,6 +48,7 @@ func Classes() []Class {
 var Rows = []Row{
 	{Lock: "in-process", Title: "in-process mutex", Family: InProcess, Topologies: []cluster.Topology{cluster.Single},
 		Why: map[string]string{Failover: "the lock lives in each process: there is no lock node to kill",
+			Pool:      "the lock lives in each process: it takes no pooled connection",
 			LostReply: "the lock lives in each process: it sends no command whose reply could be lost (lost-acquire-reply would not be exercised)"}},
 	{Lock: "token-watchdog", Title: "Redis token + watchdog", Family: Redis, Topologies: []cluster.Topology{cluster.Single, cluster.Replicated}},
 	{Lock: "wait-replicas", Title: "Redis + WAIT", Family: Redis, Topologies: []cluster.Topology{cluster.Replicated},
@@ -53,27 +56,67 @@ var Rows = []Row{
 	{Lock: "redlock", Title: "Redlock", Family: Redis, Topologies: []cluster.Topology{cluster.Redlock}},
 	{Lock: "fenced", Title: "fenced Redis", Family: Redis, Topologies: []cluster.Topology{cluster.Single, cluster.Replicated}},
 	{Lock: "redislock-refresh", Title: "bsm/redislock + refresh", Family: Redis, Topologies: []cluster.Topology{cluster.Single, cluster.Replicated}},
-	{Lock: "redsync-refresh", Title: "redsync + extend", Family: Redis, Topologies: []cluster.Topology{cluster.Redlock}},
+	{Lock: "redsync-refresh", Title: "redsync + extend", Family: Redis, Topologies: []cluster.Topology{cluster.Redlock, cluster.Single}},
+	{Lock: "redsync", Title: "redsync", Family: Redis, Topologies: []cluster.Topology{cluster.Redlock, cluster.Single}},
+	{Lock: "redislock", Title: "bsm/redislock", Family: Redis, Topologies: []cluster.Topology{cluster.Single, cluster.Replicated}},
+	{Lock: "exec:/usr/bin/python3 programs/redispy.py --renew", File: "programs/redispy.py", Title: "redis-py Lock + renew (program)",
+		Family: Redis, Topologies: []cluster.Topology{cluster.Single, cluster.Replicated}},
 	{Lock: "unique-row", Title: "unique row", Family: Database, Topologies: []cluster.Topology{cluster.MariaDBTopology}},
 	{Lock: "for-update-tx", Title: "FOR UPDATE", Family: Database, Topologies: []cluster.Topology{cluster.MariaDBTopology}},
-	{Lock: "optimistic", Title: "optimistic version", Family: Database, Topologies: []cluster.Topology{cluster.MariaDBTopology}},
+	{Lock: "optimistic", Title: "optimistic version", Family: Database, Topologies: []cluster.Topology{cluster.MariaDBTopology},
+		Why: map[string]string{LostReply: "cannot apply: no lock, so its acquire sends no statement whose reply could be lost (lost-acquire-reply-sql would be spoiled)"}},
 	{Lock: "get-lock", Title: "GET_LOCK", Family: Database, Topologies: []cluster.Topology{cluster.MariaDBTopology}},
 	{Lock: "advisory-pinned", Title: "Postgres advisory", Family: Database, Topologies: []cluster.Topology{cluster.PostgresTopology}},
+	{Lock: "exec:php programs/mariadb-get-lock.php", File: "programs/mariadb-get-lock.php", Title: "PDO GET_LOCK (program)",
+		Family: Database, Topologies: []cluster.Topology{cluster.MariaDBTopology}, Why: map[string]string{Pool: programPoolWhy}},
+	{Lock: "exec:/usr/bin/python3 programs/pg-advisory.py", File: "programs/pg-advisory.py", Title: "psycopg2 advisory (program)",
+		Family: Database, Topologies: []cluster.Topology{cluster.PostgresTopology}, Why: map[string]string{Pool: programPoolWhy}},
 	{Lock: "zk-lock", Title: "ZooKeeper recipe", Family: Consensus, Topologies: []cluster.Topology{cluster.ZooKeeperTopology}},
 	{Lock: "zk-fenced", Title: "ZooKeeper fenced", Family: Consensus, Topologies: []cluster.Topology{cluster.ZooKeeperTopology}},
-	{Lock: "etcd-mutex", Title: "etcd mutex", Family: Consensus, Topologies: []cluster.Topology{cluster.EtcdTopology},
-		Why: map[string]string{ClockJump: etcdClockWhy}},
-	{Lock: "etcd-mutex-guarded", Title: "etcd guarded write", Family: Consensus, Topologies: []cluster.Topology{cluster.EtcdTopology},
-		Why: map[string]string{ClockJump: etcdClockWhy}},
-	{Lock: "memcached", Title: "memcached add + cas", Family: Cache, Topologies: []cluster.Topology{cluster.MemcachedTopology},
-		Why: map[string]string{ClockJump: "memcached times expiry by its own tick, counted from the monotonic clock where the system has one " +
-			"(memcached.c, clock_handler), as etcd times leases: a wall clock that jumps expires no item, and locklab moves no server's monotonic clock"}},
+	{Lock: "exec:/usr/bin/python3 programs/zk-lock.py", File: "programs/zk-lock.py", Title: "kazoo Lock (program)",
+		Family: Consensus, Topologies: []cluster.Topology{cluster.ZooKeeperTopology}},
+	{Lock: "etcd-mutex", Title: "etcd mutex", Family: Consensus, Topologies: []cluster.Topology{cluster.EtcdTopology}},
+	{Lock: "etcd-mutex-guarded", Title: "etcd guarded write", Family: Consensus, Topologies: []cluster.Topology{cluster.EtcdTopology}},
+	{Lock: "exec:/usr/bin/python3 programs/etcd-lease.py", File: "programs/etcd-lease.py", Title: "python-etcd3 lease lock (program)",
+		Family: Consensus, Topologies: []cluster.Topology{cluster.EtcdTopology}},
+	{Lock: "memcached", Title: "memcached add + cas", Family: Cache, Topologies: []cluster.Topology{cluster.MemcachedTopology}},
 }
 
-// etcdClockWhy is why the etcd rows have no clock-jump run: an etcd
-// member's wall clock cannot be moved here (fault.ClockJumpServer).
-const etcdClockWhy = "an etcd member's wall clock cannot be moved here: etcd, a Go server, reads the clock through the vDSO, past libfaketime, " +
-	"and locklab does not move the machine's clock. etcd times leases with Go's monotonic clock, as ZooKeeper times sessions"
+// familyOf is the family of each service's locks, for a user's lock.
+var familyOf = map[cluster.Service]string{
+	cluster.Redis: Redis, cluster.MariaDB: Database, cluster.PostgreSQL: Database,
+	cluster.Etcd: Consensus, cluster.ZooKeeper: Consensus, cluster.Memcached: Cache,
+}
+
+// familyIndex orders the families as the table shows them.
+func familyIndex(f string) int {
+	return slices.Index([]string{InProcess, Redis, Database, Consensus, Cache}, f)
+}
+
+// Reasons for cells not built yet, or that cannot apply, as their notes say.
+const (
+	programPoolWhy = "cannot apply: a lock program is a process of its own, with connections of its own: " +
+		"it cannot share the service's pool (the runs would be spoiled)"
+	noSharedPool = "not built: the clients share one pool only on an SQL server (runner's Workload.Pool, sqldb.OpenSharedPool); " +
+		"go-redis's or gomemcache's pool shared by the clients needs the same. Its locks wait by retrying, holding no connection"
+)
+
+// whyNot says why a class cannot apply on a topology, for every row on it
+// that has no scenario of the class elsewhere: the "—" that stays.
+var whyNot = map[where]string{
+	{Pool, cluster.EtcdTopology}: "cannot apply: an etcd client multiplexes every request on one gRPC connection, " +
+		"so a waiter holds no pooled connection that the holder would need",
+	{Pool, cluster.ZooKeeperTopology}: "cannot apply: a ZooKeeper client is one session on one connection, its requests pipelined: " +
+		"a waiter holds no pooled connection that the holder would need",
+	{LostReply, cluster.ZooKeeperTopology}: "not built: go-zookeeper's requests do not pass the client's request failpoints " +
+		"(harness.Client.Request), so no single reply can be dropped; a cut link is the cut-off column",
+	{Pool, cluster.Single}: noSharedPool, {Pool, cluster.Replicated}: noSharedPool, {Pool, cluster.Redlock}: noSharedPool,
+	{Pool, cluster.MemcachedTopology}: noSharedPool,
+	{ClockJump, cluster.EtcdTopology}: "an etcd member's wall clock cannot be moved here (a Go server reads it through the vDSO, past libfaketime), " +
+		"and etcd times leases with Go's monotonic clock",
+	{ClockJump, cluster.MemcachedTopology}: "memcached times expiry by its own tick from the monotonic clock (memcached.c, clock_handler): " +
+		"a wall clock that jumps expires no item",
+}
 
 // scenarioFor is the scenario that strikes a fault class on a topology. A
 // class missing here for a row's topologies is a "—" cell.
@@ -100,4 +143,21 @@ var scenarioFor = map[where]string{
 	{CutOff, cluster.MemcachedTopology}:    "holder-cut-off-memcached",
 	{Failover, cluster.MemcachedTopology}:  "restart-memcached",
 	{LostReply, cluster.MemcachedTopology}: "lost-acquire-reply-memcached",
+	// check compare's own (scenarios.Compared).
+	{LostReply, cluster.Redlock}:          "lost-acquire-reply-redlock",
+	{Failover, cluster.MariaDBTopology}:   "restart-sql",
+	{Failover, cluster.PostgresTopology}:  "restart-postgres",
+	{ClockJump, cluster.MariaDBTopology}:  "clock-skew-sql",
+	{ClockJump, cluster.PostgresTopology}: "clock-skew-postgres",
+	{CutOff, cluster.Redlock}:             "redlock-cut-off",
+	{CutOff, cluster.EtcdTopology}:        "holder-cut-off-etcd",
+	{CutOff, cluster.ZooKeeperTopology}:   "holder-cut-off-zk",
+	{LostReply, cluster.MariaDBTopology}:  "lost-acquire-reply-sql",
+	{LostReply, cluster.PostgresTopology}: "lost-acquire-reply-postgres",
+	{LostReply, cluster.EtcdTopology}:     "lost-acquire-reply-etcd",
+	{Pool, cluster.PostgresTopology}:      "pool-postgres",
+	{Pause, cluster.Replicated}:           "pause-holder-replicated",
+	{CutOff, cluster.Replicated}:          "holder-cut-off-replicated",
+	{ClockJump, cluster.Replicated}:       "clock-skew-replicated",
+	{LostReply, cluster.Replicated}:       "lost-acquire-reply-replicated",
 }

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"github.com/locklab/locklab/cluster"
 	"slices"
 	"testing"
 
@@ -109,6 +110,60 @@ func TestClassScenarios(t *testing.T) {
 	for _, r := range Rows {
 		for class, name := range r.Scenarios {
 			check(class, name, "lock "+r.Lock)
+		}
+	}
+}
+
+// TestOwnRows: a user's lock (-lock) is a row of its own, first in its
+// service's family, beside the references of its service and no others;
+// its runs are found under the name they are saved with. A program names
+// no service, so it needs one.
+func TestOwnRows(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		opts    Options
+		family  string
+		runName string
+		service cluster.Service
+		err     bool
+	}{
+		{"program on mariadb", Options{Own: []string{"exec:/bin/sh lock.sh"}, Service: cluster.MariaDB}, Database, "exec-bin-sh-lock.sh", cluster.MariaDB, false},
+		{"catalogue lock", Options{Own: []string{"token"}}, Redis, "token", cluster.Redis, false},
+		{"program without a service", Options{Own: []string{"exec:/bin/sh lock.sh"}}, "", "", "", true},
+		{"lock off its service", Options{Own: []string{"redlock"}, Service: cluster.MariaDB}, "", "", "", true},
+	} {
+		rows, _, _, err := plan(tc.opts)
+		if tc.err {
+			if err == nil {
+				t.Errorf("%s: no error", tc.name)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		own := slices.IndexFunc(rows, func(r RowResult) bool { return r.Own })
+		if own < 0 || rows[own].Lock != tc.opts.Own[0] || rows[own].Name != tc.runName || rows[own].Family != tc.family {
+			t.Errorf("%s: own row %d of %+v; want %s, saved as %s, in family %s", tc.name, own, rows, tc.opts.Own[0], tc.runName, tc.family)
+			continue
+		}
+		if own > 0 && rows[own-1].Family == tc.family {
+			t.Errorf("%s: own row after %s of its family; want it first", tc.name, rows[own-1].Lock)
+		}
+		refs := 0
+		for _, r := range rows {
+			if r.Own {
+				continue
+			}
+			refs++
+			row := Rows[slices.IndexFunc(Rows, func(x Row) bool { return x.Lock == r.Lock })]
+			if !slices.ContainsFunc(row.Topologies, func(t cluster.Topology) bool { return t.Service() == tc.service }) {
+				t.Errorf("%s: reference %s is not on service %s", tc.name, r.Lock, tc.service)
+			}
+		}
+		if refs == 0 {
+			t.Errorf("%s: no reference beside it", tc.name)
 		}
 	}
 }

@@ -255,14 +255,12 @@ func pauseInRelease(n int, a failpoint.Action) []failpoint.Point {
 	return fps
 }
 
-// Lookup finds a scenario by name.
+// Lookup finds a scenario by name, among All and Compared.
 func Lookup(name string) (runner.Scenario, error) {
-	for _, s := range All() {
-		if s.Name == name {
-			return s, nil
-		}
+	if s, err := lookupIn(All(), name); err == nil {
+		return s, nil
 	}
-	return runner.Scenario{}, fmt.Errorf("unknown scenario %q (see `check list`)", name)
+	return lookupIn(Compared(), name)
 }
 
 // Run puts the lock built by newLocker through the named scenario and returns

@@ -11,9 +11,11 @@ import (
 	"github.com/locklab/locklab/scenarios"
 )
 
+// TestScenariosAreValidAndUnique: every scenario, check compare's own
+// included, is valid, named once, and says what it does.
 func TestScenariosAreValidAndUnique(t *testing.T) {
 	seen := map[string]bool{}
-	for _, s := range scenarios.All() {
+	for _, s := range append(scenarios.All(), scenarios.Compared()...) {
 		if err := s.Validate(); err != nil {
 			t.Error(err)
 		}

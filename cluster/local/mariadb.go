@@ -49,9 +49,10 @@ type MariaDB struct {
 	cfg  *mysql.Config
 	db   *sql.DB
 
-	mu      sync.Mutex // serializes Stop
+	mu      sync.Mutex // serializes Stop, Kill and Restart
 	proc    *proc.Process
 	stopped bool
+	server  string // mariadbd's path, for Restart
 }
 
 // MariaDBPath returns the programs StartMariaDB runs: mariadb-install-db (or
@@ -118,6 +119,7 @@ func StartMariaDB(ctx context.Context, dir string) (*MariaDB, error) {
 	for trial := 1; ; trial++ {
 		port, err := backendkit.FreeLoopbackPort()
 		if err == nil {
+			m.server = server
 			err = m.start(ctx, server, port)
 		}
 		if err == nil {
@@ -201,6 +203,38 @@ func (m *MariaDB) Stop() error {
 	}
 	if err := os.RemoveAll(m.dir); err != nil {
 		return fmt.Errorf("stop mariadb: %w", err)
+	}
+	return nil
+}
+
+// Kill crashes mariadbd with SIGKILL, as a node fault does: its sessions,
+// and every GET_LOCK they held, are gone; what InnoDB committed stays on
+// disk (cluster.ServerRestarter).
+func (m *MariaDB) Kill() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.stopped {
+		return errors.New("kill mariadb: stopped")
+	}
+	if err := syscall.Kill(-m.proc.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("kill mariadb: %w", err)
+	}
+	<-m.proc.Done()
+	return nil
+}
+
+// Restart runs mariadbd again on its port with its data directory, once
+// Kill has crashed it: InnoDB recovers what was committed.
+func (m *MariaDB) Restart(ctx context.Context) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.stopped {
+		return errors.New("restart mariadb: stopped")
+	}
+	ctx, cancel := context.WithTimeout(ctx, backendkit.MariaDBStartCap)
+	defer cancel()
+	if err := m.start(ctx, m.server, m.port); err != nil {
+		return fmt.Errorf("restart mariadb: %w", err)
 	}
 	return nil
 }

@@ -55,9 +55,12 @@ type Postgres struct {
 	addr string
 	db   *sql.DB
 
-	mu      sync.Mutex // serializes Stop
+	mu      sync.Mutex // serializes Stop, Kill and Restart
 	proc    *proc.Process
 	stopped bool
+	// server and cred are how it was started, for Restart.
+	server string
+	cred   *syscall.Credential
 }
 
 // PostgresPath returns the programs StartPostgres runs, initdb and
@@ -143,7 +146,7 @@ func StartPostgres(ctx context.Context, dir string) (_ *Postgres, err error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, backendkit.MariaDBStartCap)
 	defer cancel()
-	p := &Postgres{dir: filepath.Join(dir, postgresDirName)}
+	p := &Postgres{dir: filepath.Join(dir, postgresDirName), server: server, cred: cred}
 	if err := p.makeDir(cred); err != nil {
 		return nil, fmt.Errorf("start postgres: %w", err)
 	}
@@ -401,6 +404,45 @@ func (p *Postgres) kill() {
 	}
 	_ = syscall.Kill(-srv.Pid, syscall.SIGKILL)
 	<-srv.Done()
+}
+
+// Kill crashes the server as a node fault does: an immediate shutdown
+// (SIGQUIT: no checkpoint, every backend ends at once, SIGKILL if they
+// linger), so that its sessions and their advisory locks are gone and
+// what was committed is recovered from the WAL (cluster.ServerRestarter).
+func (p *Postgres) Kill() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		return errors.New("kill postgres: stopped")
+	}
+	// The run's server commits asynchronously and skips fsync for speed
+	// (backendkit.PostgresSettings), so a crash could lose the lock table
+	// itself; a checkpoint first makes it lose only what a server with
+	// durable commits loses: its sessions.
+	ctx, cancel := context.WithTimeout(context.Background(), postgresStopCap)
+	defer cancel()
+	if _, err := p.db.ExecContext(ctx, "CHECKPOINT"); err != nil {
+		return fmt.Errorf("kill postgres: checkpoint first: %w", err)
+	}
+	p.kill()
+	return nil
+}
+
+// Restart runs the server again on its port with its data, once Kill has
+// crashed it.
+func (p *Postgres) Restart(ctx context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		return errors.New("restart postgres: stopped")
+	}
+	ctx, cancel := context.WithTimeout(ctx, backendkit.MariaDBStartCap)
+	defer cancel()
+	if err := p.start(ctx, p.server, p.port, p.cred); err != nil {
+		return fmt.Errorf("restart postgres: %w", err)
+	}
+	return nil
 }
 
 // Addr returns "127.0.0.1:port".

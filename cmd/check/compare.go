@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/compare"
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/suite"
@@ -29,10 +30,13 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	runs := fs.Int("runs", 3, "how many runs make each cell; the cell shows the worst and how many gave it")
 	only := fs.String("locks", "", "only these rows, by lock name, comma-separated (default: every row)")
 	classes := fs.String("classes", "", "only these fault classes, comma-separated (default: every class)")
+	var own names
+	fs.Var(&own, "lock", "a lock of your own, as a row beside the references of its service; repeatable (exec:'COMMAND' for a lock program, which needs -service)")
+	service := fs.String("service", "", "with -lock: the service your locks run on ("+serviceList()+")")
 	asJSON := fs.Bool("json", false, "print the comparison as JSON instead of the table")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdout, "usage: check compare [-out DIR] [-parallel N] [-backend local|docker] [-seed N] [-runs N] [-locks L,…] [-classes C,…] [-json]")
+			fmt.Fprintln(stdout, "usage: check compare [-out DIR] [-parallel N] [-backend local|docker] [-seed N] [-runs N] [-locks L,…] [-lock NAME … [-service S]] [-classes C,…] [-json]")
 			fs.SetOutput(stdout)
 			fs.PrintDefaults()
 			return exitOK
@@ -40,9 +44,13 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintln(stderr, "check compare:", err)
 		return exitUsage
 	}
-	opts := compare.Options{Locks: listFlag(*only), Classes: listFlag(*classes), Runs: *runs}
+	opts := compare.Options{Locks: listFlag(*only), Classes: listFlag(*classes), Runs: *runs, Own: own, Service: cluster.Service(*service)}
 	var err error
 	switch {
+	case *service != "" && len(own) == 0:
+		err = errors.New("-service goes with -lock: it says which service your locks run on")
+	case *service != "" && len(cluster.TopologiesOf(opts.Service)) == 0:
+		err = fmt.Errorf("unknown service %q; the services are %s", *service, serviceList())
 	case fs.NArg() > 0:
 		err = fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	case *runs < 1:
@@ -116,6 +124,21 @@ func compareIn(ctx context.Context, opts compare.Options, asJSON bool, stdout, s
 		return exitMismatch
 	}
 	return exitOK
+}
+
+// names is a flag given once per name (-lock A -lock B).
+type names []string
+
+// String is the names given, for flag's help.
+func (n *names) String() string { return strings.Join(*n, " ") }
+
+// Set adds one name.
+func (n *names) Set(s string) error {
+	if strings.TrimSpace(s) == "" {
+		return errors.New("names no lock")
+	}
+	*n = append(*n, s)
+	return nil
 }
 
 // listFlag is a comma-separated flag's names, or nil when it is empty.

@@ -24,6 +24,10 @@ func TestCompareUsage(t *testing.T) {
 		{"-runs", "0"},
 		{"-backend", "cloud"},
 		{"extra"},
+		{"-service", "redis"},
+		{"-lock", "exec:/bin/sh lock.sh"},
+		{"-lock", "redlock", "-service", "mariadb"},
+		{"-lock", "token", "-service", "nowhere"},
 	} {
 		var stderr bytes.Buffer
 		out := t.TempDir()
@@ -91,8 +95,8 @@ func TestCompare(t *testing.T) {
 	}
 }
 
-// checkCell checks one cell: a run whose page exists and is linked, or
-// "—" with a reason.
+// checkCell checks one cell: runs whose pages exist and are linked from
+// the cell, or "—" with a reason.
 func checkCell(t *testing.T, out, page, lock string, c compare.Cell) {
 	t.Helper()
 	if c.Text == compare.None {
@@ -119,10 +123,52 @@ func checkCell(t *testing.T, out, page, lock string, c compare.Cell) {
 		if _, err := os.Stat(filepath.Join(out, filepath.FromSlash(r.Page))); err != nil {
 			t.Errorf("%s × %s run %d: %v", lock, c.Class, r.Run, err)
 		}
+		pages = append(pages, r.Page)
 	}
 	for _, p := range pages {
 		if !strings.Contains(page, `href="`+p+`"`) {
 			t.Errorf("%s × %s: %s does not link %s", lock, c.Class, compare.PageFile, p)
 		}
+	}
+}
+
+// TestCompareOwnProgram: a lock program given with -lock exec: and
+// -service has a row of its own, marked as the user's, first in its
+// family, its cell made of its own runs and linked to their pages.
+func TestCompareOwnProgram(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real servers: the full tier (make test)")
+	}
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server is not installed (make deps)")
+	}
+	if exec.Command("/usr/bin/python3", "-c", "import redis").Run() != nil {
+		t.Skip("python3-redis is not installed for /usr/bin/python3 (make deps)")
+	}
+	program, err := filepath.Abs(filepath.Join("..", "..", "programs", "redispy.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock := "exec:/usr/bin/python3 " + program + " --renew"
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	args := []string{"compare", "-out", out, "-json", "-runs", "1", "-locks", "token-watchdog", "-classes", "paused",
+		"-lock", lock, "-service", "redis"}
+	if code := run(context.Background(), args, &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit %d\n%s", code, stderr.String())
+	}
+	var saved compare.Table
+	if err := json.Unmarshal(stdout.Bytes(), &saved); err != nil {
+		t.Fatal(err)
+	}
+	if len(saved.Rows) != 2 || saved.Rows[0].Lock != lock || !saved.Rows[0].Own || saved.Rows[1].Lock != "token-watchdog" {
+		t.Fatalf("rows %+v; want the program's, marked own, then token-watchdog", saved.Rows)
+	}
+	c := saved.Rows[0].Cells[0]
+	if c.Scenario == "" || len(c.Runs) != 1 || c.Runs[0].Page == "" || !strings.HasPrefix(c.Page, saved.Rows[0].Name) {
+		t.Errorf("the program's cell %+v; want one run of its own, under %s", c, saved.Rows[0].Name)
+	}
+	if _, err := os.Stat(filepath.Join(out, filepath.FromSlash(c.Page))); err != nil {
+		t.Error(err)
 	}
 }

@@ -211,8 +211,9 @@ func DialectOf(cl *cluster.Cluster) Dialect {
 }
 
 // server is the deployment's server as a lock node, what each client
-// links to. Its backend runs it, but not as a node a fault can kill,
-// pause or restart: the SQL scenarios' faults are on links, connections
+// links to. Its backend runs it, but not as a node a fault can pause,
+// and only the local MariaDB as one it can kill and restart
+// (cluster.ServerRestarter): the SQL scenarios' faults are on links, connections
 // and clients.
 type server struct {
 	db   cluster.Database
@@ -232,11 +233,23 @@ func (s *server) Addr() string { return s.addr }
 // Running is true: the server runs until the run stops it.
 func (s *server) Running() bool { return true }
 
-// Kill is refused.
-func (s *server) Kill() error { return errNoNodeFault }
+// Kill crashes the server where its backend can (cluster.ServerRestarter);
+// elsewhere it is refused.
+func (s *server) Kill() error {
+	if r, ok := s.db.(cluster.ServerRestarter); ok {
+		return r.Kill()
+	}
+	return errNoNodeFault
+}
 
-// Restart is refused.
-func (s *server) Restart(context.Context, bool) error { return errNoNodeFault }
+// Restart starts a killed server again with its data, whatever keepData
+// says: a database keeps what it committed.
+func (s *server) Restart(ctx context.Context, _ bool) error {
+	if r, ok := s.db.(cluster.ServerRestarter); ok {
+		return r.Restart(ctx)
+	}
+	return errNoNodeFault
+}
 
 // Pause is refused.
 func (s *server) Pause() error { return errNoNodeFault }

@@ -1,0 +1,136 @@
+package scenarios
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/failpoint"
+	"github.com/locklab/locklab/fault"
+	"github.com/locklab/locklab/runner"
+)
+
+// Compared lists the scenarios that only `check compare` runs: each
+// strikes a fault class on a service whose other scenarios have none of
+// it, so that every lock of the comparison has a cell there (issue 46).
+// They are out of All, so that a -lock run over every scenario of its
+// topologies, and the tests that run every scenario of a service, do not
+// pay for them; Lookup finds them.
+func Compared() []runner.Scenario {
+	// Requests give up after 500 ms, as blind's commands do, so a lost
+	// reply costs half a second.
+	sqlWork := runner.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond, Timeout: 500 * time.Millisecond}
+	etcdWork := runner.Workload{TTL: etcdTTL, Work: 100 * time.Millisecond, Duration: 5 * time.Second, Resource: runner.EtcdResource}
+	zkWork := runner.Workload{TTL: zkTTL, Work: 100 * time.Millisecond, Duration: 5 * time.Second}
+	out := []runner.Scenario{
+		cutOff("holder-cut-off-etcd", "a three-member etcd cluster", "its lease's keep-alives", cluster.EtcdTopology, etcdWork),
+		cutOff("holder-cut-off-zk", "a three-server ZooKeeper ensemble", "its session's heartbeats", cluster.ZooKeeperTopology, zkWork),
+		{
+			Name: "redlock-cut-off",
+			Description: "Redlock over five masters: right after its second acquire, client 0 is cut off from nodes 0-2, a majority " +
+				"(connections reset and refused), for two TTLs: its renewals and its release reach only the two nodes left, its keys on " +
+				"the majority expire and another client takes the lock; then the cut heals.",
+			Topology: cluster.Redlock,
+			Workload: runner.Workload{TTL: redlockTTL, Work: 100 * time.Millisecond, Duration: 2 * time.Second},
+			Failpoints: []failpoint.Point{{Name: failpoint.Acquired, Client: 0, Skip: 1,
+				Action: failpoint.Inject(fault.Partition{Client: 0, Nodes: []int{0, 1, 2}}, 2*redlockTTL), Crux: true}},
+		},
+		lostReply("lost-acquire-reply-sql", "one MariaDB server", "statement", cluster.MariaDBTopology, sqlWork),
+		lostReply("lost-acquire-reply-postgres", "one PostgreSQL server", "statement", cluster.PostgresTopology, sqlWork),
+		lostReply("lost-acquire-reply-etcd", "a three-member etcd cluster", "request",
+			cluster.EtcdTopology, runner.Workload{TTL: etcdTTL, Work: 10 * time.Millisecond, Duration: 3 * time.Second, Resource: runner.EtcdResource, Timeout: time.Second}),
+		lostReply("lost-acquire-reply-redlock", "five independent masters (Redlock)", "command, to node 0,", cluster.Redlock,
+			runner.Workload{TTL: redlockTTL, Work: 100 * time.Millisecond, Duration: 2 * time.Second, Timeout: 500 * time.Millisecond}),
+		restartSQL(cluster.MariaDBTopology, "a GET_LOCK is lost"),
+		restartSQL(cluster.PostgresTopology, "an advisory lock is lost"),
+		{
+			Name: "pool-postgres",
+			Description: "On one PostgreSQL server, with the inventory a row of the same server: the four clients are the request threads " +
+				"of one service and share its pool of 3 connections (one fewer than the requests that may wait for the lock at once), for " +
+				fmt.Sprintf("the lock and the inventory alike. Short critical sections, no fault; a statement, a lock wait included, may take %s.", poolWait),
+			Topology: cluster.PostgresTopology,
+			Workload: runner.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 1500 * time.Millisecond, Resource: runner.PostgresResource,
+				Pool: 3, Timeout: poolWait},
+		},
+	}
+	// A client's clock that runs ahead, on the SQL servers: what the
+	// single node's clock-jump cell runs. The server's own NOW() is not
+	// moved (its process runs without libfaketime).
+	out = append(out, onSQL(All(), cluster.MariaDBTopology, "clock-skew")...)
+	out = append(out, onSQL(All(), cluster.PostgresTopology, "clock-skew")...)
+	// The replicated topology's locks (WAIT) meet the single node's
+	// faults through Sentinel's master.
+	for _, name := range []string{"pause-holder", "holder-cut-off", "clock-skew", "lost-acquire-reply"} {
+		s, err := lookupIn(All(), name)
+		if err != nil {
+			panic(err) // All lists every one of names
+		}
+		s.Name += "-replicated"
+		s.Description = "On a master with two replicas and three Sentinels, clients reaching the master through Sentinel: " + s.Description
+		s.Topology = cluster.Replicated
+		out = append(out, s)
+	}
+	return out
+}
+
+// cutOff is a scenario in which, right after its second acquire, client
+// 0 is cut off from every server of topology t for three leases of work's
+// TTL, then the cut heals.
+func cutOff(name, where, renewals string, t cluster.Topology, work runner.Workload) runner.Scenario {
+	return runner.Scenario{
+		Name: name,
+		Description: fmt.Sprintf("On %s: right after its second acquire, client 0 is cut off from every server (connections reset "+
+			"and refused) for %s, three leases: %s and its release cannot reach them, its lease ends and another client takes the "+
+			"lock; then the cut heals.", where, 3*work.TTL, renewals),
+		Topology: t,
+		Workload: work,
+		Failpoints: []failpoint.Point{{Name: failpoint.Acquired, Client: 0, Skip: 1,
+			Action: failpoint.Inject(fault.Partition{Client: 0}, 3*work.TTL), Crux: true}},
+	}
+}
+
+// lostReply is lost-acquire-reply on topology t: four times, the reply to
+// the first request of one of client 0's acquires is dropped.
+func lostReply(name, where, request string, t cluster.Topology, work runner.Workload) runner.Scenario {
+	return runner.Scenario{
+		Name: name,
+		Description: fmt.Sprintf("On %s: four times, the reply to the first %s of one of client 0's acquires is dropped: it runs "+
+			"on the server (and, under contention, is mostly refused), the client waits its %s timeout and sees a timeout. A lock "+
+			"that takes a timeout for success enters while another client holds the lock; one whose hold lives in the session "+
+			"may keep a lock it does not know it has.", where, request, work.Timeout),
+		Topology: t,
+		Workload: work,
+		Failpoints: []failpoint.Point{{Name: failpoint.AfterCommand(failpoint.PhaseAcquire, 1), Client: 0, Skip: 2, Times: 4,
+			Action: failpoint.DropReply()}},
+	}
+}
+
+// lookupIn finds the scenario name in list.
+func lookupIn(list []runner.Scenario, name string) (runner.Scenario, error) {
+	for _, s := range list {
+		if s.Name == name {
+			return s, nil
+		}
+	}
+	return runner.Scenario{}, fmt.Errorf("unknown scenario %q (see `check list`)", name)
+}
+
+// restartSQL is restart-sql on SQL topology t: the server crashed and
+// restarted with its data while the holder works on, under a lease that
+// outlives the restart; lost says what a session lock loses.
+func restartSQL(t cluster.Topology, lost string) runner.Scenario {
+	suffix, server := sqlNames(t)
+	return runner.Scenario{
+		Name: "restart" + suffix,
+		Description: "On one " + server + " server, with a lease of 6 s (longer than a restart; renewed every 2 s by a watchdog): inside " +
+			"client 0's second critical section, the server is crashed and restarted 100 ms later with its data: its " +
+			"sessions end, so " + lost + ", while a committed row stays (recovered from the log). The holder works on until " +
+			"another client is in its critical section, at most 4 s, then writes the stock and releases.",
+		Topology: t,
+		Workload: runner.Workload{TTL: 6 * time.Second, Work: 10 * time.Millisecond, Duration: 8 * time.Second},
+		Failpoints: []failpoint.Point{
+			{Name: failpoint.CriticalSection, Client: 0, Skip: 1, Action: failpoint.Inject(fault.KillNode{KeepData: true}, 100*time.Millisecond), Crux: true},
+			{Name: failpoint.CriticalSection, Client: 0, Skip: 1, Action: failpoint.SleepUntil(failpoint.CriticalSection, 4*time.Second)},
+		},
+	}
+}
