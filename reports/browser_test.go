@@ -15,8 +15,13 @@ import (
 )
 
 // ScreenshotEnv names the file TestBrowser copies its screenshot of a
-// broken run's page to, when set: `LOCKLAB_SCREENSHOT=docs/run-page.png`.
-const screenshotEnv = "LOCKLAB_SCREENSHOT"
+// broken run's page to, when set: `LOCKLAB_SCREENSHOT=docs/run-page.png`;
+// indexScreenshotEnv the file for its screenshot of the report's index
+// (`LOCKLAB_SCREENSHOT_INDEX=docs/report-index.png`).
+const (
+	screenshotEnv      = "LOCKLAB_SCREENSHOT"
+	indexScreenshotEnv = "LOCKLAB_SCREENSHOT_INDEX"
+)
 
 // Viewport of the browser test: a laptop screen, so that what the
 // screenshot shows is what a reader sees without scrolling.
@@ -97,6 +102,16 @@ func TestBrowser(t *testing.T) {
 	}
 	if n := count("table tbody tr"); n < 6 {
 		t.Errorf("the index's matrix has %d rows, want one per golden run", n)
+	}
+	if to := os.Getenv(indexScreenshotEnv); to != "" {
+		shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(to, shot, 0o644); err != nil {
+			t.Fatalf("%s=%s: %v", indexScreenshotEnv, to, err)
+		}
+		t.Logf("screenshot of %s written to %s", index, to)
 	}
 
 	page := "file://" + filepath.Join(dir, "5-del-release-broken", RunPageFile)
