@@ -25,6 +25,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs.SetOutput(io.Discard)
 	out := fs.String("out", "locklab-report", "report folder; made when missing, locked while check runs")
 	parallel := fs.Int("parallel", defaultParallel(), "how many runs at once")
+	fresh := fs.Bool("fresh", false, "start every run's servers anew, rather than reusing a deployment of an earlier run whose faults struck no server, reset to fresh")
 	backend := fs.String("backend", "local", "where the servers run: local (processes) or docker")
 	seed := fs.Int64("seed", 1, "seed of the clients' retry jitter; run k of a cell uses seed+k-1")
 	runs := fs.Int("runs", 3, "how many runs make each cell; the cell shows the worst and how many gave it")
@@ -36,7 +37,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	asJSON := fs.Bool("json", false, "print the comparison as JSON instead of the table")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdout, "usage: check compare [-out DIR] [-parallel N] [-backend local|docker] [-seed N] [-runs N] [-locks L,…] [-lock NAME … [-service S]] [-classes C,…] [-json]")
+			fmt.Fprintln(stdout, "usage: check compare [-out DIR] [-parallel N] [-fresh] [-backend local|docker] [-seed N] [-runs N] [-locks L,…] [-lock NAME … [-service S]] [-classes C,…] [-json]")
 			fs.SetOutput(stdout)
 			fs.PrintDefaults()
 			return exitOK
@@ -73,7 +74,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintln(stderr, "check compare:", err)
 		return exitUsage
 	}
-	opts.Suite = suite.Options{Out: *out, Seed: *seed, Progress: stderr, Backend: opts.Suite.Backend, Parallel: *parallel,
+	opts.Suite = suite.Options{Out: *out, Seed: *seed, Progress: stderr, Backend: opts.Suite.Backend, Parallel: *parallel, Fresh: *fresh,
 		// One server that would not heal in time is one cell's run not
 		// made, not the end of the other cells.
 		KeepGoing: true}

@@ -128,6 +128,7 @@ type config struct {
 	watch      bool           // draw each run's lanes as it goes (package watch)
 	kind       footprint.Kind // -kind: where the lock's hold lives, over what its requests show
 	ttl        time.Duration  // -ttl: the lease the lock holds, over what its requests show
+	fresh      bool           // -fresh: no warm deployments
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -180,7 +181,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitMismatch
 	}
 	opts := suite.Options{Out: cfg.out, Seed: cfg.seed, Duration: cfg.duration, Progress: stderr, Backend: cfg.backend, Parallel: cfg.parallel,
-		ByKind: cfg.lock.Program, Kind: cfg.kind, Lease: cfg.ttl}
+		ByKind: cfg.lock.Program, Kind: cfg.kind, Lease: cfg.ttl, Fresh: cfg.fresh}
 	if cfg.watch {
 		tty := isTerminal(stdout)
 		opts.Watch = func(label string) (history.Watcher, func()) {
@@ -271,6 +272,7 @@ type flags struct {
 	kind     *string
 	ttl      *time.Duration
 	watch    *bool
+	fresh    *bool
 }
 
 // defaultParallel is how many runs check, explore and compare make at once
@@ -299,6 +301,7 @@ func newFlags() flags {
 		parallel: fs.Int("parallel", defaultParallel(), "how many runs at once, each with servers and ports of its own (runs mostly wait on timers); a run the others' load may have unsettled is made again alone"),
 		kind:     fs.String("kind", "", kindUsage),
 		ttl:      fs.Duration("ttl", 0, ttlUsage),
+		fresh:    fs.Bool("fresh", false, "start every run's servers anew, rather than reusing a deployment of an earlier run whose faults struck no server, reset to fresh"),
 		watch:    fs.Bool("watch", false, "with -pitfall or -lock: draw each run's lanes (holds, faults, overlaps) on stdout as it goes, one run at a time, then the table"),
 	}
 }
@@ -361,7 +364,7 @@ func parse(args []string, stdout io.Writer) (config, error) {
 	if *f.parallel < 1 {
 		return config{}, fmt.Errorf("-parallel must be at least 1, got %d", *f.parallel)
 	}
-	cfg := config{seed: *f.seed, out: *f.out, duration: *f.duration, json: *f.json, parallel: *f.parallel, watch: *f.watch, ttl: *f.ttl}
+	cfg := config{seed: *f.seed, out: *f.out, duration: *f.duration, json: *f.json, parallel: *f.parallel, watch: *f.watch, ttl: *f.ttl, fresh: *f.fresh}
 	var err error
 	if cfg.backend, err = parseBackend(*f.backend); err != nil {
 		return config{}, err
