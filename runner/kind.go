@@ -102,6 +102,9 @@ func classify(ctx context.Context, s Scenario, opts Options, res *Result, ops []
 	for _, i := range undecided {
 		c := &res.Checks[i]
 		c.Kind, c.KindWhy = byReference(c.Checker, unexplained, *refs.tallies[c.Checker], n, fault, cure)
+		if opts.SelfReference && c.Kind == check.Own {
+			c.Kind, c.KindWhy = "", "the lock is its own reference: "+c.KindWhy+", which only says it raced differently"
+		}
 	}
 	return nil
 }

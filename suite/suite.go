@@ -177,11 +177,9 @@ func lockJob(name string, newLocker harness.NewLocker, s runner.Scenario) job {
 		ref = l.ReferenceOn(s.Topology)
 	}
 	j.reference = ref.New
-	if ref.Name == name {
-		// The lock is its own reference: a run of it that stays ok
-		// only raced differently, and proves nothing.
-		j.referenceRuns = -1
-	}
+	// The lock is its own reference: a run of it that fails too shows a
+	// failure inherent; one that stays ok proves nothing (runner).
+	j.selfReference = ref.Name == name
 	return j
 }
 
@@ -216,6 +214,7 @@ type job struct {
 	newLocker     harness.NewLocker
 	lock          string // the lock's name in the history
 	referenceRuns int    // runner.Options.ReferenceRuns
+	selfReference bool   // runner.Options.SelfReference
 	seedOffset    int64  // added to Options.Seed: the runs of one pair differ by their seeds
 	// reference is runner.Options.Reference: nil, the topology's.
 	reference harness.NewLocker
@@ -412,7 +411,7 @@ func runOne(ctx context.Context, j job, opts Options) (reports.Run, error) {
 	ropts := runner.Options{
 		Seed: seed, Dir: dir, Lock: j.lock, Duration: opts.Duration,
 		Backend: opts.Backend, ReferenceRuns: j.referenceRuns, Reference: j.reference,
-		ReferenceOf: j.referenceOf, Kind: opts.Kind, Pool: opts.pool, Lease: j.lease,
+		ReferenceOf: j.referenceOf, Kind: opts.Kind, Pool: opts.pool, Lease: j.lease, SelfReference: j.selfReference,
 	}
 	if opts.Watch != nil {
 		view, done := opts.Watch(j.label)
