@@ -55,10 +55,9 @@ type Options struct {
 	// a lock that is its own reference needs, as a run of it that stays ok
 	// only raced differently.
 	ReferenceRuns int
-	// SelfReference says Reference is the lock itself (a reference lock
-	// put through every scenario): a reference run of it that fails too
-	// shows the failure inherent, as any correct lock's would, but one
-	// that stays ok only raced differently, and never shows it own.
+	// SelfReference says Reference is the lock itself: a reference run
+	// that fails too shows a failure inherent, as any correct lock's
+	// would; one that stays ok only raced differently, never own.
 	SelfReference bool
 	// ReferenceOf, when set, chooses the reference by the kind of the
 	// lock's hold, in place of Reference: Kind, or else the kind the
