@@ -24,18 +24,19 @@ import (
 // (https://github.com/etcd-io/etcd/blob/main/api/etcdserverpb/rpc.proto);
 // a compressed or malformed message shows nothing.
 func Etcd(method string, request, reply []byte) (Footprint, bool) {
-	req, okReq := grpcMessage(request)
-	rep, okRep := grpcMessage(reply)
 	switch method {
 	case "LeaseGrant":
-		if ttl, ok := varintField(rep, 3); okRep && ok && ttl > 0 { // LeaseGrantResponse.TTL
+		rep, ok := grpcMessage(reply)
+		if ttl, set := varintField(rep, 3); ok && set && ttl > 0 { // LeaseGrantResponse.TTL
 			return EtcdGrant(time.Duration(ttl) * time.Second), true
 		}
 	case "Put":
-		if okReq {
+		if req, ok := grpcMessage(request); ok {
 			return etcdPut(req)
 		}
 	case "Txn":
+		req, okReq := grpcMessage(request)
+		rep, okRep := grpcMessage(reply)
 		if !okReq || !okRep {
 			return Footprint{}, false
 		}

@@ -213,7 +213,6 @@ type job struct {
 	scenario      runner.Scenario
 	newLocker     harness.NewLocker
 	lock          string // the lock's name in the history
-	referenceRuns int    // runner.Options.ReferenceRuns
 	selfReference bool   // runner.Options.SelfReference
 	seedOffset    int64  // added to Options.Seed: the runs of one pair differ by their seeds
 	// reference is runner.Options.Reference: nil, the topology's.
@@ -410,7 +409,7 @@ func runOne(ctx context.Context, j job, opts Options) (reports.Run, error) {
 	seed := opts.Seed + j.seedOffset
 	ropts := runner.Options{
 		Seed: seed, Dir: dir, Lock: j.lock, Duration: opts.Duration,
-		Backend: opts.Backend, ReferenceRuns: j.referenceRuns, Reference: j.reference,
+		Backend: opts.Backend, Reference: j.reference,
 		ReferenceOf: j.referenceOf, Kind: opts.Kind, Pool: opts.pool, Lease: j.lease, SelfReference: j.selfReference,
 	}
 	if opts.Watch != nil {
