@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/reports"
 )
 
@@ -32,7 +32,7 @@ func fill(row *RowResult, runs []reports.Run, opts Options) {
 			})
 			if j < 0 {
 				c.Runs = append(c.Runs, RunResult{Run: k, Seed: base + int64(k-1), Text: "not made", Word: "not made",
-					Verdict: string(check.Unknown), Why: "the run was not made", rank: []int{rankOf(check.Unknown)}})
+					Verdict: string(checker.Unknown), Why: "the run was not made", rank: []int{rankOf(checker.Unknown)}})
 				continue
 			}
 			r := runs[j]
@@ -46,7 +46,7 @@ func fill(row *RowResult, runs []reports.Run, opts Options) {
 			sections += st.Before.Sections + st.After.Sections
 			outside += st.Before.To - st.Before.From + st.After.To - st.After.From
 			for _, ch := range r.Result.Checks {
-				if ch.Checker == check.CheckHandover && ch.Median != nil {
+				if ch.Checker == checker.CheckHandover && ch.Median != nil {
 					handovers = append(handovers, *ch.Median)
 				}
 			}
@@ -115,22 +115,22 @@ func runOf(k int, r reports.Run, out string) RunResult {
 	one := cellOf(Cell{}, r, out)
 	rr := RunResult{Run: k, Seed: r.Seed, Verdicts: r.Verdicts, Kinds: r.Kinds,
 		Text: one.Text, Verdict: one.Verdict, Why: one.Why, Page: one.Page, Alone: r.Alone, Word: one.Word, Kind: one.Kind}
-	rr.rank = []int{rankOf(check.Verdict(one.Verdict))}
+	rr.rank = []int{rankOf(checker.Verdict(one.Verdict))}
 	if r.Skipped != "" || len(r.Spoiled) > 0 {
 		return rr
 	}
 	var data, own, failing, unknown, missed int
-	for _, name := range check.Checkers {
+	for _, name := range checker.Checkers {
 		v := r.Verdicts[name]
 		switch {
-		case check.Failing(v) && name == check.CheckResource:
+		case checker.Failing(v) && name == checker.CheckResource:
 			data, failing = 1, failing+1
-		case check.Failing(v):
+		case checker.Failing(v):
 			failing++
-		case v == check.Unknown:
+		case v == checker.Unknown:
 			unknown++
 		}
-		if check.Failing(v) && r.Kinds[name] != check.Inherent {
+		if checker.Failing(v) && r.Kinds[name] != checker.Inherent {
 			own++
 		}
 	}
@@ -146,8 +146,8 @@ func runOf(k int, r reports.Run, out string) RunResult {
 
 // rankOf orders verdicts from best to worst: a run that could not tell is
 // worse than ok, better than any failure.
-func rankOf(v check.Verdict) int {
-	return slices.Index([]check.Verdict{check.OK, check.Unknown, check.Slow, check.Stuck, check.Illegal}, v)
+func rankOf(v checker.Verdict) int {
+	return slices.Index([]checker.Verdict{checker.OK, checker.Unknown, checker.Slow, checker.Stuck, checker.Illegal}, v)
 }
 
 // cellOf is c filled from its run r.
@@ -159,36 +159,36 @@ func cellOf(c Cell, r reports.Run, out string) Cell {
 	switch {
 	case r.Skipped != "":
 		// It could not start, or failed midway: either way not made.
-		c.Text, c.Verdict, c.Why = "not made", string(check.Unknown), r.Skipped
+		c.Text, c.Verdict, c.Why = "not made", string(checker.Unknown), r.Skipped
 		c.Word = c.Text
 		return c
 	case len(r.Spoiled) > 0:
-		c.Text, c.Verdict, c.Why = "spoiled", string(check.Unknown), strings.Join(r.Spoiled, "; ")
+		c.Text, c.Verdict, c.Why = "spoiled", string(checker.Unknown), strings.Join(r.Spoiled, "; ")
 		c.Word = c.Text
 		return c
 	}
 	var failing, unknown []string
-	c.Verdict = string(check.OK)
-	for _, name := range check.Checkers {
+	c.Verdict = string(checker.OK)
+	for _, name := range checker.Checkers {
 		v := r.Verdicts[name]
 		switch {
-		case check.Failing(v):
+		case checker.Failing(v):
 			failing = append(failing, fmt.Sprintf("%s %s (%s)", name, v, kindOf(r, name)))
-			if c.Verdict == string(check.OK) || c.Verdict == string(check.Unknown) {
+			if c.Verdict == string(checker.OK) || c.Verdict == string(checker.Unknown) {
 				c.Verdict, c.Kind = string(v), kindOf(r, name)
 			}
-		case v == check.Unknown:
+		case v == checker.Unknown:
 			unknown = append(unknown, name+" unknown")
-			if c.Verdict == string(check.OK) {
-				c.Verdict = string(check.Unknown)
+			if c.Verdict == string(checker.OK) {
+				c.Verdict = string(checker.Unknown)
 			}
 		}
 	}
 	switch {
-	case len(failing) > 0 && r.Verdicts[check.CheckResource] == check.OK:
+	case len(failing) > 0 && r.Verdicts[checker.CheckResource] == checker.OK:
 		// What a fencing token or a guarded write buys: the lock was
 		// broken, the data was not.
-		c.Text = strings.Join(append(append(failing, unknown...), check.CheckResource+" ok"), ", ")
+		c.Text = strings.Join(append(append(failing, unknown...), checker.CheckResource+" ok"), ", ")
 	case len(failing) > 0:
 		c.Text = strings.Join(append(failing, unknown...), ", ")
 	case len(unknown) > 0:

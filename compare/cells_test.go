@@ -3,7 +3,7 @@ package compare
 import (
 	"testing"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/reports"
 )
 
@@ -11,10 +11,10 @@ import (
 // lists the others; a run that could not tell is worse than ok, so a cell
 // with one never reads ok.
 func TestSummarize(t *testing.T) {
-	ok := map[string]check.Verdict{check.CheckLock: check.OK, check.CheckResource: check.OK, check.CheckLiveness: check.OK, check.CheckHandover: check.OK}
-	lost := map[string]check.Verdict{check.CheckLock: check.Illegal, check.CheckResource: check.Illegal, check.CheckLiveness: check.OK, check.CheckHandover: check.OK}
-	inherent := map[string]check.Kind{check.CheckLock: check.Inherent, check.CheckResource: check.Inherent}
-	run := func(dir string, v map[string]check.Verdict, k map[string]check.Kind) reports.Run {
+	ok := map[string]checker.Verdict{checker.CheckLock: checker.OK, checker.CheckResource: checker.OK, checker.CheckLiveness: checker.OK, checker.CheckHandover: checker.OK}
+	lost := map[string]checker.Verdict{checker.CheckLock: checker.Illegal, checker.CheckResource: checker.Illegal, checker.CheckLiveness: checker.OK, checker.CheckHandover: checker.OK}
+	inherent := map[string]checker.Kind{checker.CheckLock: checker.Inherent, checker.CheckResource: checker.Inherent}
+	run := func(dir string, v map[string]checker.Verdict, k map[string]checker.Kind) reports.Run {
 		return reports.Run{Lock: "l", Scenario: "s", Verdicts: v, Kinds: k, ReportDir: "/out/" + dir}
 	}
 	spoiled := run("x", nil, nil)

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/reports"
@@ -154,16 +154,16 @@ type Outcome struct {
 // RunResult is one run of a cell: its number and seed, every checker's
 // verdict and kind, and its outcome as a one-run cell would show it.
 type RunResult struct {
-	Run      int                      `json:"run"`
-	Seed     int64                    `json:"seed"`
-	Verdicts map[string]check.Verdict `json:"verdicts,omitempty"`
-	Kinds    map[string]check.Kind    `json:"kinds,omitempty"`
-	Text     string                   `json:"text"`
-	Verdict  string                   `json:"verdict"`
-	Why      string                   `json:"why,omitempty"`
-	Page     string                   `json:"page,omitempty"`
-	Word     string                   `json:"word"`
-	Kind     string                   `json:"kind,omitempty"`
+	Run      int                        `json:"run"`
+	Seed     int64                      `json:"seed"`
+	Verdicts map[string]checker.Verdict `json:"verdicts,omitempty"`
+	Kinds    map[string]checker.Kind    `json:"kinds,omitempty"`
+	Text     string                     `json:"text"`
+	Verdict  string                     `json:"verdict"`
+	Why      string                     `json:"why,omitempty"`
+	Page     string                     `json:"page,omitempty"`
+	Word     string                     `json:"word"`
+	Kind     string                     `json:"kind,omitempty"`
 	// Alone is what the first try showed when the run was made again
 	// alone (it was unsettled beside the others).
 	Alone string `json:"alone,omitempty"`

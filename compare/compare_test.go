@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/suite"
 )
@@ -34,7 +34,7 @@ func TestRunNotMade(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := tab.Rows[0].Cells[0]
-	if c.Text != "not made 2/2" || c.Verdict != string(check.Unknown) || !strings.Contains(c.Why, "no server today") || len(c.Runs) != 2 {
+	if c.Text != "not made 2/2" || c.Verdict != string(checker.Unknown) || !strings.Contains(c.Why, "no server today") || len(c.Runs) != 2 {
 		t.Fatalf("cell %+v; want not made 2/2, unknown, with the error, two runs", c)
 	}
 	for _, r := range c.Runs {

@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/net/html"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/reports"
 )
 
@@ -135,9 +135,9 @@ func TestPageCells(t *testing.T) {
 // program among them, with cells of one, two and three outcomes and "—"
 // cells of two reasons.
 func fixture() Table {
-	ok := map[string]check.Verdict{check.CheckLock: check.OK, check.CheckResource: check.OK, check.CheckLiveness: check.OK, check.CheckHandover: check.OK}
-	lost := map[string]check.Verdict{check.CheckLock: check.Illegal, check.CheckResource: check.Illegal, check.CheckLiveness: check.OK, check.CheckHandover: check.OK}
-	inherent := map[string]check.Kind{check.CheckLock: check.Inherent, check.CheckResource: check.Inherent}
+	ok := map[string]checker.Verdict{checker.CheckLock: checker.OK, checker.CheckResource: checker.OK, checker.CheckLiveness: checker.OK, checker.CheckHandover: checker.OK}
+	lost := map[string]checker.Verdict{checker.CheckLock: checker.Illegal, checker.CheckResource: checker.Illegal, checker.CheckLiveness: checker.OK, checker.CheckHandover: checker.OK}
+	inherent := map[string]checker.Kind{checker.CheckLock: checker.Inherent, checker.CheckResource: checker.Inherent}
 	cellOfRuns := func(class string, runs ...reports.Run) Cell {
 		c := Cell{Class: class, Scenario: "s-" + class}
 		for i, r := range runs {
@@ -145,7 +145,7 @@ func fixture() Table {
 		}
 		return summarize(c)
 	}
-	run := func(dir string, v map[string]check.Verdict, k map[string]check.Kind) reports.Run {
+	run := func(dir string, v map[string]checker.Verdict, k map[string]checker.Kind) reports.Run {
 		return reports.Run{Verdicts: v, Kinds: k, ReportDir: "/out/" + dir}
 	}
 	spoiled := run("sp", nil, nil)

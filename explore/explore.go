@@ -22,7 +22,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/explore/schedule"
 	"github.com/locklab/locklab/failpoint"
@@ -128,7 +128,7 @@ const maxShrink = 8
 const maxErrors = 3
 
 // lateTries is how many times in all a run is made while the machine, not
-// the lock, leaves the verdict it needs unknown (check.Check.Late):
+// the lock, leaves the verdict it needs unknown (checker.Check.Late):
 // such a run says nothing of the lock, so a loaded machine would otherwise
 // hide bugs an idle one finds.
 const lateTries = 3
@@ -236,13 +236,13 @@ func (r *Report) UnmarshalJSON(b []byte) error {
 
 // Found is an own violation after its shrink.
 type Found struct {
-	Seed    int64         `json:"seed"`    // the run's seed, before the shrink
-	Run     int           `json:"run"`     // the run's number in the exploration, from 0
-	Drawn   int           `json:"drawn"`   // faults its schedule drew
-	Kept    int           `json:"kept"`    // faults the smallest run that still shows it keeps
-	Shrinks int           `json:"shrinks"` // reruns the shrink made
-	Plan    string        `json:"plan"`    // the smallest schedule, in words
-	Checks  []check.Check `json:"checks"`  // the smallest run's failing checks
+	Seed    int64           `json:"seed"`    // the run's seed, before the shrink
+	Run     int             `json:"run"`     // the run's number in the exploration, from 0
+	Drawn   int             `json:"drawn"`   // faults its schedule drew
+	Kept    int             `json:"kept"`    // faults the smallest run that still shows it keeps
+	Shrinks int             `json:"shrinks"` // reruns the shrink made
+	Plan    string          `json:"plan"`    // the smallest schedule, in words
+	Checks  []checker.Check `json:"checks"`  // the smallest run's failing checks
 }
 
 // Bug is one distinct own failure of the lock: its signature names the
@@ -280,9 +280,9 @@ func folderPrefix(lock string, t cluster.Topology) string {
 // outcome is what one run found.
 type outcome struct {
 	res      *runner.Result
-	own      []check.Check
-	inherent []check.Check
-	untold   []check.Check
+	own      []checker.Check
+	inherent []checker.Check
+	untold   []checker.Check
 	unknown  bool
 	struck   bool // a drawn fault struck
 	// fired says, per failpoint of the plan's scenario in its order,
@@ -308,7 +308,7 @@ func (o outcome) class() string {
 	return "ok"
 }
 
-func (o outcome) failing() []check.Check {
+func (o outcome) failing() []checker.Check {
 	return slices.Concat(o.own, o.inherent, o.untold)
 }
 
@@ -325,9 +325,9 @@ func (o outcome) showsOwn(f failure) bool {
 }
 
 // lateAt reports whether the machine left o's verdict of f's checker
-// unknown (check.Check.Late).
+// unknown (checker.Check.Late).
 func (o outcome) lateAt(f failure) bool {
-	return slices.ContainsFunc(o.res.Checks, func(c check.Check) bool { return c.Checker == f.checker && c.Late() })
+	return slices.ContainsFunc(o.res.Checks, func(c checker.Check) bool { return c.Checker == f.checker && c.Late() })
 }
 
 // summary is the outcome in a few words, for the progress line.
@@ -335,7 +335,7 @@ func (o outcome) summary() string {
 	var parts []string
 	for _, g := range []struct {
 		name   string
-		checks []check.Check
+		checks []checker.Check
 	}{{"own", o.own}, {"inherent", o.inherent}, {"untold", o.untold}} {
 		for _, c := range g.checks {
 			parts = append(parts, fmt.Sprintf("%s %s %s", g.name, c.Checker, c.Verdict))
@@ -360,22 +360,22 @@ func (o outcome) summary() string {
 // failure is what a bug fails: a checker, with a verdict.
 type failure struct {
 	checker string
-	verdict check.Verdict
+	verdict checker.Verdict
 }
 
 func (f failure) String() string { return f.checker + " " + string(f.verdict) }
 
-func (f failure) is(c check.Check) bool { return c.Checker == f.checker && c.Verdict == f.verdict }
+func (f failure) is(c checker.Check) bool { return c.Checker == f.checker && c.Verdict == f.verdict }
 
 // checkerOrder ranks the checkers that name a run's failure. Mutual
 // exclusion comes first: once holders overlapped, whether the resource also
 // lost an update is luck of the interleaving, and the bug is the same.
-var checkerOrder = []string{check.CheckLock, check.CheckResource, check.CheckLiveness, check.CheckHandover}
+var checkerOrder = []string{checker.CheckLock, checker.CheckResource, checker.CheckLiveness, checker.CheckHandover}
 
 // failureOf names a run by the first of its own checks in checkerOrder;
 // checkers not in it come last, by name.
-func failureOf(own []check.Check) failure {
-	rank := func(c check.Check) int {
+func failureOf(own []checker.Check) failure {
+	rank := func(c checker.Check) int {
 		if i := slices.Index(checkerOrder, c.Checker); i >= 0 {
 			return i
 		}
@@ -1072,12 +1072,12 @@ func (e *explorer) try(ctx context.Context, plan schedule.Plan, reference bool) 
 	o.struck, o.fired = struck(dir)
 	for _, c := range res.Checks {
 		switch {
-		case c.Verdict == check.Unknown:
+		case c.Verdict == checker.Unknown:
 			o.unknown = true
-		case !check.Failing(c.Verdict):
-		case c.Kind == check.Own:
+		case !checker.Failing(c.Verdict):
+		case c.Kind == checker.Own:
 			o.own = append(o.own, c)
-		case c.Kind == check.Inherent:
+		case c.Kind == checker.Inherent:
 			o.inherent = append(o.inherent, c)
 		default:
 			o.untold = append(o.untold, c)

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/explore/schedule"
 	"github.com/locklab/locklab/failpoint"
@@ -28,13 +28,13 @@ import (
 func fakeRun(culprits ...string) func(context.Context, runner.Scenario, harness.NewLocker, runner.Options) (*runner.Result, error) {
 	return func(_ context.Context, s runner.Scenario, _ harness.NewLocker, opts runner.Options) (*runner.Result, error) {
 		res := &runner.Result{Scenario: s.Name, Seed: opts.Seed}
-		c := check.Check{Checker: check.CheckLock, Verdict: check.OK}
+		c := checker.Check{Checker: checker.CheckLock, Verdict: checker.OK}
 		for _, culprit := range culprits {
 			if strings.Contains(s.Description, culprit) {
-				c = check.Check{Checker: check.CheckLock, Verdict: check.Illegal, Kind: check.Own}
+				c = checker.Check{Checker: checker.CheckLock, Verdict: checker.Illegal, Kind: checker.Own}
 			}
 		}
-		res.Checks = []check.Check{c, {Checker: check.CheckLiveness, Verdict: check.OK}}
+		res.Checks = []checker.Check{c, {Checker: checker.CheckLiveness, Verdict: checker.OK}}
 		if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 			return nil, err
 		}
@@ -72,7 +72,7 @@ func TestShrink(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	small, o, reruns := e.shrink(context.Background(), p, first, failure{check.CheckLock, check.Illegal})
+	small, o, reruns := e.shrink(context.Background(), p, first, failure{checker.CheckLock, checker.Illegal})
 	if got := small.Replay(); !slices.Equal(got.Keep, []int{1}) {
 		t.Errorf("shrunk to %s, want only fault 1 kept", got)
 	}
@@ -96,7 +96,7 @@ func TestShrinkToNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	small, _, reruns := e.shrink(context.Background(), p, first, failure{check.CheckLock, check.Illegal})
+	small, _, reruns := e.shrink(context.Background(), p, first, failure{checker.CheckLock, checker.Illegal})
 	if got := small.Replay(); got.Keep == nil || len(got.Keep) != 0 {
 		t.Errorf("shrunk to %s, want no fault kept", got)
 	}
@@ -191,7 +191,7 @@ func TestFlakyNotOwn(t *testing.T) {
 // bug, whose verdict the machine left unknown is made again, up to
 // lateTries times in all, and counted once.
 func TestLateMadeAgain(t *testing.T) {
-	late := check.Check{Checker: check.CheckLock, Verdict: check.Unknown, Detail: "a holder stalled; run again"}
+	late := checker.Check{Checker: checker.CheckLock, Verdict: checker.Unknown, Detail: "a holder stalled; run again"}
 	for _, tc := range []struct {
 		name   string
 		script []string // what each call returns in turn, then "own"
@@ -281,7 +281,7 @@ func handPlan(seed int64, faults ...schedule.Fault) schedule.Plan {
 // fired did nothing to the lock, and a bug's name leaves it out; so does
 // the slow work of a fault's story when it never came.
 func TestSignatureNamesOnlyWhatStruck(t *testing.T) {
-	lock := failure{check.CheckLock, check.Illegal}
+	lock := failure{checker.CheckLock, checker.Illegal}
 	cutRenewal := schedule.Fault{Kind: "cut-renewal", What: "cut renewal", Failpoints: []failpoint.Point{
 		{Name: failpoint.CriticalSection, Action: failpoint.Sleep(time.Second)},
 		{Name: failpoint.BeforeCommand(failpoint.PhaseBackground, 1), Action: failpoint.Crash()},
@@ -306,7 +306,7 @@ func TestSignatureNamesOnlyWhatStruck(t *testing.T) {
 }
 
 func TestSignature(t *testing.T) {
-	lock := failure{check.CheckLock, check.Illegal}
+	lock := failure{checker.CheckLock, checker.Illegal}
 	for _, tc := range []struct {
 		f      failure
 		faults []schedule.Fault
@@ -322,18 +322,18 @@ func TestSignature(t *testing.T) {
 		{lock, []schedule.Fault{failover}, "lock illegal · failover"},
 		{lock, []schedule.Fault{slowWork, skew, slowWork}, "lock illegal · clock skew + slow work in critical section"},
 		{lock, nil, "lock illegal · no fault"},
-		{failure{check.CheckLiveness, check.Stuck}, []schedule.Fault{crashTook}, "liveness stuck · crash after the acquire command that took the key"},
+		{failure{checker.CheckLiveness, checker.Stuck}, []schedule.Fault{crashTook}, "liveness stuck · crash after the acquire command that took the key"},
 	} {
 		if got := signature(tc.f, marksOf(tc.faults, nil)); got != tc.want {
 			t.Errorf("signature(%s, %v) = %q, want %q", tc.f, tc.faults, got, tc.want)
 		}
 	}
-	own := []check.Check{
-		{Checker: check.CheckLiveness, Verdict: check.Stuck, Kind: check.Own},
-		{Checker: check.CheckResource, Verdict: check.Illegal, Kind: check.Own},
-		{Checker: check.CheckLock, Verdict: check.Illegal, Kind: check.Own},
+	own := []checker.Check{
+		{Checker: checker.CheckLiveness, Verdict: checker.Stuck, Kind: checker.Own},
+		{Checker: checker.CheckResource, Verdict: checker.Illegal, Kind: checker.Own},
+		{Checker: checker.CheckLock, Verdict: checker.Illegal, Kind: checker.Own},
 	}
-	for n, want := range []failure{{check.CheckLiveness, check.Stuck}, {check.CheckResource, check.Illegal}, lock} {
+	for n, want := range []failure{{checker.CheckLiveness, checker.Stuck}, {checker.CheckResource, checker.Illegal}, lock} {
 		if got := failureOf(own[:n+1]); got != want {
 			t.Errorf("failureOf(%v) = %s, want %s", own[:n+1], got, want)
 		}
@@ -351,11 +351,11 @@ type call struct {
 func scriptedRun(calls *[]call, fails func(runner.Scenario) bool) func(context.Context, runner.Scenario, harness.NewLocker, runner.Options) (*runner.Result, error) {
 	return func(_ context.Context, s runner.Scenario, _ harness.NewLocker, opts runner.Options) (*runner.Result, error) {
 		*calls = append(*calls, call{scenario: s.Name, reference: opts.ReferenceRuns >= 0})
-		c := check.Check{Checker: check.CheckLock, Verdict: check.OK}
+		c := checker.Check{Checker: checker.CheckLock, Verdict: checker.OK}
 		if fails(s) {
-			c = check.Check{Checker: check.CheckLock, Verdict: check.Illegal, Kind: check.Own}
+			c = checker.Check{Checker: checker.CheckLock, Verdict: checker.Illegal, Kind: checker.Own}
 		}
-		res := &runner.Result{Scenario: s.Name, Seed: opts.Seed, Checks: []check.Check{c, {Checker: check.CheckLiveness, Verdict: check.OK}}}
+		res := &runner.Result{Scenario: s.Name, Seed: opts.Seed, Checks: []checker.Check{c, {Checker: checker.CheckLiveness, Verdict: checker.OK}}}
 		if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 			return nil, err
 		}
@@ -534,12 +534,12 @@ func TestReportJSON(t *testing.T) {
 		WallS      float64  `json:"wall_s"`
 		RunsPerMin float64  `json:"runs_per_min"`
 		Bugs       []struct {
-			Signature string        `json:"signature"`
-			FirstS    *float64      `json:"first_s"`
-			Runs      int           `json:"runs"`
-			Replay    string        `json:"replay"`
-			ReportDir string        `json:"report_dir"`
-			Checks    []check.Check `json:"checks"`
+			Signature string          `json:"signature"`
+			FirstS    *float64        `json:"first_s"`
+			Runs      int             `json:"runs"`
+			Replay    string          `json:"replay"`
+			ReportDir string          `json:"report_dir"`
+			Checks    []checker.Check `json:"checks"`
 		} `json:"bugs"`
 	}
 	if err := json.Unmarshal(b, &got); err != nil {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/explore/schedule"
 	"github.com/locklab/locklab/failpoint"
@@ -319,10 +319,10 @@ func TestWatchdogSurvivesCutRenewal(t *testing.T) {
 	p := space.Draw(cluster.Single, false, 1)
 	for _, tc := range []struct {
 		lock string
-		want check.Verdict
+		want checker.Verdict
 	}{
-		{"token-watchdog", check.OK},
-		{"no-renewal", check.Illegal},
+		{"token-watchdog", checker.OK},
+		{"no-renewal", checker.Illegal},
 	} {
 		t.Run(tc.lock, func(t *testing.T) {
 			l, err := locks.Lookup(tc.lock)
@@ -344,7 +344,7 @@ func TestWatchdogSurvivesCutRenewal(t *testing.T) {
 			if cut != (tc.lock == "token-watchdog") {
 				t.Errorf("%s: a renewal was cut: %v, want it only for the lock that renews", tc.lock, cut)
 			}
-			if got := res.Verdicts[check.CheckLock]; got != tc.want {
+			if got := res.Verdicts[checker.CheckLock]; got != tc.want {
 				t.Errorf("%s under %s: lock checker says %s, want %s", tc.lock, p, got, tc.want)
 			}
 		})

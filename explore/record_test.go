@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/explore/schedule"
 	"github.com/locklab/locklab/runner"
@@ -21,10 +21,10 @@ func TestRecordSaysWhy(t *testing.T) {
 		wantOutcome     string
 	}{
 		{"spoiled", outcome{unknown: true, struck: true, res: &runner.Result{Spoiled: []string{"failpoint before DEL never fired"},
-			Checks: []check.Check{{Checker: check.CheckLock, Verdict: check.Unknown}}}},
+			Checks: []checker.Check{{Checker: checker.CheckLock, Verdict: checker.Unknown}}}},
 			[]string{"failpoint before DEL never fired"}, nil, "unknown"},
 		{"unknown check", outcome{unknown: true, struck: true, res: &runner.Result{
-			Checks: []check.Check{{Checker: check.CheckLiveness, Verdict: check.Unknown, Detail: "the machine ran late"}}}},
+			Checks: []checker.Check{{Checker: checker.CheckLiveness, Verdict: checker.Unknown, Detail: "the machine ran late"}}}},
 			[]string{"liveness: the machine ran late"}, nil, "unknown"},
 		{"missed", outcome{res: &runner.Result{Missed: []string{"a drawn fault never came (pause, at before DEL, any client): no relay"}}},
 			nil, []string{"a drawn fault never came (pause, at before DEL, any client): no relay"}, "ok"},

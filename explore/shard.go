@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/explore/schedule"
 )
@@ -109,7 +109,7 @@ func recordOf(plan schedule.Plan, o outcome, sig string) RunRecord {
 	if o.unknown {
 		r.Unknown = append(r.Unknown, o.res.Spoiled...)
 		for _, c := range o.res.Checks {
-			if c.Verdict == check.Unknown && len(o.res.Spoiled) == 0 {
+			if c.Verdict == checker.Unknown && len(o.res.Spoiled) == 0 {
 				r.Unknown = append(r.Unknown, fmt.Sprintf("%s: %s", c.Checker, c.Detail))
 			}
 		}

@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/runner"
@@ -53,10 +53,10 @@ func TestShare(t *testing.T) {
 // depend on the plan alone, as a sharded campaign's test needs.
 func slowSectionIsOwn(_ context.Context, s runner.Scenario, _ harness.NewLocker, opts runner.Options) (*runner.Result, error) {
 	res := &runner.Result{Scenario: s.Name, Seed: opts.Seed}
-	c := check.Check{Checker: check.CheckLock, Verdict: check.OK}
+	c := checker.Check{Checker: checker.CheckLock, Verdict: checker.OK}
 	if armed(s, failpoint.CriticalSection, failpoint.ActionSleep) {
-		c = check.Check{Checker: check.CheckLock, Verdict: check.Illegal, Kind: check.Own}
+		c = checker.Check{Checker: checker.CheckLock, Verdict: checker.Illegal, Kind: checker.Own}
 	}
-	res.Checks = []check.Check{c, {Checker: check.CheckLiveness, Verdict: check.OK}}
+	res.Checks = []checker.Check{c, {Checker: checker.CheckLiveness, Verdict: checker.OK}}
 	return res, os.MkdirAll(opts.Dir, 0o755)
 }

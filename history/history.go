@@ -39,7 +39,7 @@
 //     script returned 1), "fail" when it did not (nil, 0), and Error the
 //     error reply or why no reply came. The checkers' verdicts ignore
 //     replies (the client's acquire and release say what it believed);
-//     the kind of a failing verdict reads them node by node (check.Judge);
+//     the kind of a failing verdict reads them node by node (checker.Judge);
 //   - "end": what the harness found after the workload stopped.
 //
 // Kinds and fields added within a version are optional: a reader of an

@@ -5,16 +5,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/libraries"
 	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
 )
 
 // every is the verdict map of a lock that passes every checker.
-var every = map[string]check.Verdict{
-	check.CheckLock: check.OK, check.CheckResource: check.OK,
-	check.CheckLiveness: check.OK, check.CheckHandover: check.OK,
+var every = map[string]checker.Verdict{
+	checker.CheckLock: checker.OK, checker.CheckResource: checker.OK,
+	checker.CheckLiveness: checker.OK, checker.CheckHandover: checker.OK,
 }
 
 // run puts a lock through a scenario. A run the machine stalled past a TTL
@@ -39,12 +39,12 @@ func run(t *testing.T, scenario string, l libraries.Lock) *runner.Result {
 }
 
 // expect checks the named verdicts of a result and logs every check on failure.
-func expect(t *testing.T, res *runner.Result, want map[string]check.Verdict) {
+func expect(t *testing.T, res *runner.Result, want map[string]checker.Verdict) {
 	t.Helper()
 	t.Logf("verdicts: %v", res.Verdicts)
-	for checker, v := range want {
-		if got := res.Verdicts[checker]; got != v {
-			t.Errorf("%s: got %s, want %s", checker, got, v)
+	for checkerName, v := range want {
+		if got := res.Verdicts[checkerName]; got != v {
+			t.Errorf("%s: got %s, want %s", checkerName, got, v)
 		}
 	}
 	if t.Failed() {
@@ -55,21 +55,21 @@ func expect(t *testing.T, res *runner.Result, want map[string]check.Verdict) {
 }
 
 func TestLibraries(t *testing.T) {
-	slowWork := map[string]map[string]check.Verdict{
+	slowWork := map[string]map[string]checker.Verdict{
 		// Neither library renews a lease by itself: the slow section
 		// outlives it and a second client walks in.
-		"redsync":   {check.CheckLock: check.Illegal},
-		"redislock": {check.CheckLock: check.Illegal},
+		"redsync":   {checker.CheckLock: checker.Illegal},
+		"redislock": {checker.CheckLock: checker.Illegal},
 		// The refresh loop keeps the lease alive through 2.5 TTLs of work.
-		"redsync-refresh":   {check.CheckLock: check.OK},
-		"redislock-refresh": {check.CheckLock: check.OK},
+		"redsync-refresh":   {checker.CheckLock: checker.OK},
+		"redislock-refresh": {checker.CheckLock: checker.OK},
 	}
 	cases := []struct {
 		scenario string
-		want     func(name string) map[string]check.Verdict
+		want     func(name string) map[string]checker.Verdict
 	}{
-		{"contention", func(string) map[string]check.Verdict { return every }},
-		{"slow-work", func(name string) map[string]check.Verdict { return slowWork[name] }},
+		{"contention", func(string) map[string]checker.Verdict { return every }},
+		{"slow-work", func(name string) map[string]checker.Verdict { return slowWork[name] }},
 	}
 	for _, l := range libraries.All() {
 		for _, c := range cases {
@@ -111,9 +111,9 @@ func TestHooklessExercised(t *testing.T) {
 	if res.Late() != nil {
 		t.Skip("the machine stalled the run")
 	}
-	for checker, v := range res.Verdicts {
-		if v != check.OK {
-			t.Errorf("%s: %s, want ok", checker, v)
+	for checkerName, v := range res.Verdicts {
+		if v != checker.OK {
+			t.Errorf("%s: %s, want ok", checkerName, v)
 		}
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/reference"
 	"github.com/locklab/locklab/service/sqldb"
@@ -57,11 +57,11 @@ type Pitfall struct {
 	Fix      string // what the fix changes, or why there is none
 	Scenario string // the scenario that exposes the broken lock
 	// Catches is the verdict each named checker must give the broken lock.
-	Catches map[string]check.Verdict
+	Catches map[string]checker.Verdict
 	// Kind is the kind of each failing verdict in Catches: own when a
 	// correct lock would not fail so (the lock's bug), inherent when the
 	// scenario's fault beats any lock of its kind.
-	Kind   check.Kind
+	Kind   checker.Kind
 	Broken harness.NewLocker
 	// Fixes are the runs that show the fix; empty when no fix exists inside
 	// the lock.
@@ -79,9 +79,9 @@ type Case struct {
 	Locker   harness.NewLocker
 	// Expected names the checkers the catalogue judges; nil in a fix means
 	// every checker must say ok.
-	Expected map[string]check.Verdict
+	Expected map[string]checker.Verdict
 	// Kind is the kind of each failing verdict in Expected.
-	Kind check.Kind
+	Kind checker.Kind
 	// ExcludesNothing says the lock lets every client in at once by design
 	// (optimistic locking): its overlapping holds are what it is, not a
 	// bug, and the catalogue's test does not ask its history to be free of
@@ -116,9 +116,9 @@ func (p Pitfall) passing(c Case, v Variant) Case {
 		c.Scenario = p.Scenario
 	}
 	if c.Expected == nil {
-		c.Expected = map[string]check.Verdict{}
-		for _, name := range check.Checkers {
-			c.Expected[name] = check.OK
+		c.Expected = map[string]checker.Verdict{}
+		for _, name := range checker.Checkers {
+			c.Expected[name] = checker.OK
 		}
 	}
 	return c
@@ -137,14 +137,14 @@ func Catalogue() []Pitfall {
 			Wrong:    "The sale is guarded by a mutex inside the service, but the service runs as several processes behind a load balancer, each with a mutex of its own. Two processes read the same stock at once and each writes back one less: two units sold, one taken off the stock, which is how seed 003's stock ended at -1.",
 			Fix:      "Take a lock that every process shares, held outside them all: the token lock in Redis (SET key token NX PX ttl, released by a Lua compare-and-delete). Every process then waits for that one lock, and the sales run one at a time.",
 			Scenario: "contention",
-			Catches:  map[string]check.Verdict{check.CheckLock: check.Illegal, check.CheckResource: check.Illegal},
-			Kind:     check.Own,
+			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.Illegal, checker.CheckResource: checker.Illegal},
+			Kind:     checker.Own,
 			Broken:   NewInProcess, Fixes: fixedBy(NewTokenLock),
 			// The service run once: its one mutex then excludes everyone.
 			// Handover is not judged: one client hands the lock to nobody
 			// but the liveness probe, too few handovers to say anything.
-			Controls: []Case{{Scenario: "one-client", Expected: map[string]check.Verdict{
-				check.CheckLock: check.OK, check.CheckResource: check.OK, check.CheckLiveness: check.OK,
+			Controls: []Case{{Scenario: "one-client", Expected: map[string]checker.Verdict{
+				checker.CheckLock: checker.OK, checker.CheckResource: checker.OK, checker.CheckLiveness: checker.OK,
 			}}},
 		},
 		{
@@ -153,8 +153,8 @@ func Catalogue() []Pitfall {
 			Wrong:    "The lock is taken with SETNX and only then given a TTL with EXPIRE. A client that crashes between the two leaves a key that never expires, and nobody gets the lock again.",
 			Fix:      "SET key token NX PX ttl: the lock and its expiry in one command.",
 			Scenario: "crash-after-setnx",
-			Catches:  map[string]check.Verdict{check.CheckLiveness: check.Stuck},
-			Kind:     check.Own,
+			Catches:  map[string]checker.Verdict{checker.CheckLiveness: checker.Stuck},
+			Kind:     checker.Own,
 			Broken:   NewSetnxExpire, Fixes: fixedBy(NewTokenLock),
 		},
 		{
@@ -163,8 +163,8 @@ func Catalogue() []Pitfall {
 			Wrong:    "The value is the expiry time by the client's clock; a client that sees an expired value takes over with GETSET, and release deletes the key if the lease still looks valid. A client whose clock runs ahead sees every lease as expired and takes the lock from its holder.",
 			Fix:      "Let the server expire the key (SET NX PX) and release by owner token, so no client clock matters.",
 			Scenario: "clock-skew",
-			Catches:  map[string]check.Verdict{check.CheckLock: check.Illegal},
-			Kind:     check.Own,
+			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.Illegal},
+			Kind:     checker.Own,
 			Broken:   NewGetsetTimestamp, Fixes: fixedBy(NewTokenLock),
 		},
 		{
@@ -173,8 +173,8 @@ func Catalogue() []Pitfall {
 			Wrong:    "The lock key is set without a TTL. When its holder crashes inside the critical section the key stays forever and every other client waits forever.",
 			Fix:      "Give the key a TTL when it is set.",
 			Scenario: "crash-holder",
-			Catches:  map[string]check.Verdict{check.CheckLiveness: check.Stuck},
-			Kind:     check.Own,
+			Catches:  map[string]checker.Verdict{checker.CheckLiveness: checker.Stuck},
+			Kind:     checker.Own,
 			Broken:   NewNoTTL, Fixes: fixedBy(NewTokenLock),
 		},
 		{
@@ -183,8 +183,8 @@ func Catalogue() []Pitfall {
 			Wrong:    "The business code forgets to release the lock and relies on its TTL. Every waiter sits idle until the key expires, so throughput collapses to one critical section per TTL.",
 			Fix:      "Release in a defer (finally), on every path.",
 			Scenario: "contention",
-			Catches:  map[string]check.Verdict{check.CheckHandover: check.Slow},
-			Kind:     check.Own,
+			Catches:  map[string]checker.Verdict{checker.CheckHandover: checker.Slow},
+			Kind:     checker.Own,
 			Broken:   NewNoRelease, Fixes: fixedBy(NewTokenLock),
 		},
 		{
@@ -193,8 +193,8 @@ func Catalogue() []Pitfall {
 			Wrong:    "Release deletes the key without checking whose it is. When the holder's lease expired before its DEL (a pause, a slow network), the DEL frees the next holder's lock and a third client walks in.",
 			Fix:      "Delete only if the key still holds our token, checked and deleted in one Lua script.",
 			Scenario: "pause-before-del",
-			Catches:  map[string]check.Verdict{check.CheckLock: check.Illegal},
-			Kind:     check.Own,
+			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.Illegal},
+			Kind:     checker.Own,
 			Broken:   NewDelRelease, Fixes: fixedBy(NewTokenLock),
 		},
 		{
@@ -203,8 +203,8 @@ func Catalogue() []Pitfall {
 			Wrong:    "Release does GET, compares the token, then DEL. If the lease expires between the GET and the DEL, another client takes the lock and the DEL frees it.",
 			Fix:      "Compare and delete in one Lua script, which Redis runs atomically.",
 			Scenario: "pause-before-del",
-			Catches:  map[string]check.Verdict{check.CheckLock: check.Illegal},
-			Kind:     check.Own,
+			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.Illegal},
+			Kind:     checker.Own,
 			Broken:   NewGetThenDel, Fixes: fixedBy(NewTokenLock),
 		},
 		{
@@ -213,8 +213,8 @@ func Catalogue() []Pitfall {
 			Wrong:    "The lock is correct but its TTL is fixed. When the critical section runs longer than the TTL, the key expires, a second client enters, and both sell from the same stock.",
 			Fix:      "A watchdog renews the lease every TTL/3 with an owner-checked PEXPIRE while the work runs.",
 			Scenario: "slow-work",
-			Catches:  map[string]check.Verdict{check.CheckLock: check.Illegal, check.CheckResource: check.Illegal},
-			Kind:     check.Own,
+			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.Illegal, checker.CheckResource: checker.Illegal},
+			Kind:     checker.Own,
 			Broken:   NewTokenLock, Fixes: fixedBy(NewWatchdogLock),
 		},
 		{
@@ -223,8 +223,8 @@ func Catalogue() []Pitfall {
 			Wrong:    "The lock is released inside a @Transactional method, so it is free before the transaction commits. The next holder's SELECT still sees the old stock, its UPDATE waits for the row lock and then writes over the first sale: the lock checker is happy, the stock is wrong.",
 			Fix:      "Commit, then unlock: take the lock outside the transaction.",
 			Scenario: "unlock-before-commit",
-			Catches:  map[string]check.Verdict{check.CheckLock: check.OK, check.CheckResource: check.Illegal},
-			Kind:     check.Inherent,
+			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.OK, checker.CheckResource: checker.Illegal},
+			Kind:     checker.Inherent,
 			Broken:   NewWatchdogLock,
 			Fixes:    []Case{{Locker: NewWatchdogLock, Scenario: "commit-before-unlock"}},
 		},
@@ -234,8 +234,8 @@ func Catalogue() []Pitfall {
 			Wrong:    "A critical section calls another function that takes the same lock. A non-reentrant lock makes the client wait for itself while its watchdog keeps the lease alive: a deadlock nobody can break.",
 			Fix:      "A reentrant lock: a hash whose field is the owner and whose value counts its holds, changed by Lua scripts.",
 			Scenario: "nested",
-			Catches:  map[string]check.Verdict{check.CheckLiveness: check.Stuck},
-			Kind:     check.Own,
+			Catches:  map[string]checker.Verdict{checker.CheckLiveness: checker.Stuck},
+			Kind:     checker.Own,
 			Broken:   NewWatchdogLock, Fixes: fixedBy(NewReentrantLock),
 		},
 		{
@@ -244,8 +244,8 @@ func Catalogue() []Pitfall {
 			Wrong:    "Replication is asynchronous: the master grants the lock and dies before any replica has it. Sentinel promotes a replica that never saw the lock, and a second client takes it while the first still holds it, its lease (6 s, longer than the failover) still valid. With replication working, the same failover loses nothing (the control run).",
 			Fix:      "WAIT 1 after acquiring gives back a lock no replica acknowledged. With replication cut it refuses every acquire, so no holder is ever there for the master's kill to strike: safe by refusing service, no lock at all while replication is down. failover-wait shows it does not close every window. Independent masters (Redlock) or fencing tokens are the real answers.",
 			Scenario: "failover",
-			Catches:  map[string]check.Verdict{check.CheckLock: check.Illegal},
-			Kind:     check.Inherent,
+			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.Illegal},
+			Kind:     checker.Inherent,
 			Broken:   NewReentrantLock,
 			// WAIT refuses every acquire once replication is cut, so the
 			// master is never killed under a holder: safe by refusing service.
@@ -258,8 +258,8 @@ func Catalogue() []Pitfall {
 			Wrong:    "WAIT 1 only proves that one replica had the lock. When that replica is lost together with the master, Sentinel promotes the other, which never had it, and a second client takes the lock.",
 			Fix:      "None inside a replicated Redis: WAIT is not consensus. Use independent masters (Redlock) with its own caveats, or fencing tokens at the resource.",
 			Scenario: "failover-wait",
-			Catches:  map[string]check.Verdict{check.CheckLock: check.Illegal},
-			Kind:     check.Inherent,
+			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.Illegal},
+			Kind:     checker.Inherent,
 			Broken:   NewWaitReplicasLock,
 		},
 		{
@@ -268,8 +268,8 @@ func Catalogue() []Pitfall {
 			Wrong:    "Client 0 holds the lock on three of five nodes; one of them is killed and restarted at once without its data. Another client now wins a majority on the restarted node and the two the first could not reach, and both hold the lock.",
 			Fix:      "Restart a crashed node only after a TTL has passed (its keys would have expired anyway), or persist every write with appendfsync always.",
 			Scenario: "redlock-restart",
-			Catches:  map[string]check.Verdict{check.CheckLock: check.Illegal},
-			Kind:     check.Inherent,
+			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.Illegal},
+			Kind:     checker.Inherent,
 			Broken:   NewRedlock,
 			Fixes:    []Case{{Locker: NewRedlock, Scenario: "redlock-restart-delayed"}, {Locker: NewRedlock, Scenario: "redlock-restart-fsync"}},
 		},
@@ -279,8 +279,8 @@ func Catalogue() []Pitfall {
 			Wrong:    "Client 0 holds the lock on three of five nodes when one of them jumps its clock forward past the TTL, so its key expires early. Another client wins a majority while client 0 still holds the lock.",
 			Fix:      "None inside Redlock: its safety assumes bounded clock drift on every node. Operate nodes with slewing (not stepping) time sync, or use fencing tokens at the resource.",
 			Scenario: "redlock-clock-jump",
-			Catches:  map[string]check.Verdict{check.CheckLock: check.Illegal},
-			Kind:     check.Inherent,
+			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.Illegal},
+			Kind:     checker.Inherent,
 			Broken:   NewRedlock,
 		},
 		{
@@ -289,10 +289,10 @@ func Catalogue() []Pitfall {
 			Wrong:    "Client 0 is paused (a GC pause) inside its critical section for longer than the lock's validity, so another client acquires on every node. When client 0 wakes it still believes it holds the lock and writes over the other's work.",
 			Fix:      "None inside Redlock: no lease protects a paused holder. Fencing tokens at the resource refuse the stale writer; the lock checker still sees the overlap, the resource stays correct.",
 			Scenario: "redlock-pause",
-			Catches:  map[string]check.Verdict{check.CheckLock: check.Illegal, check.CheckResource: check.Illegal},
-			Kind:     check.Inherent,
+			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.Illegal, checker.CheckResource: checker.Illegal},
+			Kind:     checker.Inherent,
 			Broken:   NewRedlock,
-			Fixes:    []Case{{Locker: NewFencedRedlock, Expected: fencedGets, Kind: check.Inherent}},
+			Fixes:    []Case{{Locker: NewFencedRedlock, Expected: fencedGets, Kind: checker.Inherent}},
 		},
 		{
 			ID: "12", Family: Redis, Name: "fenced", Title: "A paused holder outlives its lease",
@@ -300,10 +300,10 @@ func Catalogue() []Pitfall {
 			Wrong:    "A stop-the-world pause stops the watchdog too, so the lease expires while its holder still believes it holds the lock; when it wakes it writes over the next holder's work. No lock that relies on time can prevent the overlap itself.",
 			Fix:      "Fencing: each acquire takes a token from INCR, and the resource refuses reads and writes with a token older than the newest it has seen. The lock checker still reports the overlap; the resource stays correct.",
 			Scenario: "pause-holder",
-			Catches:  map[string]check.Verdict{check.CheckLock: check.Illegal, check.CheckResource: check.Illegal},
-			Kind:     check.Inherent,
+			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.Illegal, checker.CheckResource: checker.Illegal},
+			Kind:     checker.Inherent,
 			Broken:   NewWatchdogLock,
-			Fixes:    []Case{{Locker: NewFencedLock, Expected: fencedGets, Kind: check.Inherent}},
+			Fixes:    []Case{{Locker: NewFencedLock, Expected: fencedGets, Kind: checker.Inherent}},
 		},
 		{
 			ID: "d1", Family: Database, Name: "row-no-expiry", Title: "A database lock row that never expires",
@@ -311,8 +311,8 @@ func Catalogue() []Pitfall {
 			Wrong:    "The lock is a row with a unique name: INSERT takes it, DELETE gives it back. A holder that crashes before its DELETE leaves the row behind, and nobody ever gets the lock again.",
 			Fix:      "Give the row an expiry in the server's clock and have every acquire first delete a row whose expiry has passed: the seed's cleanup job, run by whoever wants the lock.",
 			Scenario: "crash-holder-sql",
-			Catches:  map[string]check.Verdict{check.CheckLiveness: check.Stuck},
-			Kind:     check.Own,
+			Catches:  map[string]checker.Verdict{checker.CheckLiveness: checker.Stuck},
+			Kind:     checker.Own,
 			Broken:   sqldb.NewUniqueRowLockNoLease,
 			Fixes:    []Case{{Locker: sqldb.NewUniqueRowLockLeased}},
 		},
@@ -322,14 +322,14 @@ func Catalogue() []Pitfall {
 			Wrong:    "The cleanup that frees a dead holder's row cannot tell it from a slow one: once a critical section outlasts the expiry, its row is deleted and a second client inserts its own. Two holders work at once.",
 			Fix:      "A watchdog that extends the row's expiry while its holder lives (an owner-checked UPDATE every TTL/3), as Redis's watchdog lock does. A paused holder still loses its row; the row's AUTO_INCREMENT id as a fencing token the resource checks keeps the stale write out (pause-holder-sql).",
 			Scenario: "slow-work-sql",
-			Catches:  map[string]check.Verdict{check.CheckLock: check.Illegal, check.CheckResource: check.Illegal},
-			Kind:     check.Own,
+			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.Illegal, checker.CheckResource: checker.Illegal},
+			Kind:     checker.Own,
 			Broken:   sqldb.NewUniqueRowLockLeased,
 			Fixes: []Case{
 				{Locker: sqldb.NewUniqueRowLock},
 				// A pause beats the watchdog too: fencing keeps the
 				// resource right all the same, as pitfall 12 shows on Redis.
-				{Scenario: "pause-holder-sql", Locker: sqldb.NewUniqueRowLockFenced, Expected: fencedGets, Kind: check.Inherent},
+				{Scenario: "pause-holder-sql", Locker: sqldb.NewUniqueRowLockFenced, Expected: fencedGets, Kind: checker.Inherent},
 			},
 		},
 		{
@@ -341,10 +341,10 @@ func Catalogue() []Pitfall {
 			Fix: "Make the protected write in the lock's own transaction, committed with the release: the server rolled it back with the lock, " +
 				"so the stale write fails (the lock checker still sees the overlap; the resource stays right). No lock bound to a connection outlives it.",
 			Scenario: "kill-connection-sql",
-			Catches:  map[string]check.Verdict{check.CheckLock: check.Illegal, check.CheckResource: check.Illegal},
-			Kind:     check.Inherent,
+			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.Illegal, checker.CheckResource: checker.Illegal},
+			Kind:     checker.Inherent,
 			Broken:   reference.NewForUpdateLock,
-			Fixes:    []Case{{Locker: reference.NewForUpdateLockTx, Expected: fencedGets, Kind: check.Inherent}},
+			Fixes:    []Case{{Locker: reference.NewForUpdateLockTx, Expected: fencedGets, Kind: checker.Inherent}},
 			// The server frees the row lock of a crashed holder, and
 			// keeps it for a paused one: both pass.
 			Controls: []Case{{Scenario: "crash-holder-sql"}, {Scenario: "pause-holder-sql"}},
@@ -359,8 +359,8 @@ func Catalogue() []Pitfall {
 			Fix: "One connection per request: the write in the lock's transaction (for-update-tx), so that any pool only queues the waiters; " +
 				"or NOWAIT, the connection given back between tries (for-update-nowait).",
 			Scenario: "pool-sql",
-			Catches:  map[string]check.Verdict{check.CheckLock: check.OK, check.CheckResource: check.OK, check.CheckLiveness: check.Stuck},
-			Kind:     check.Own,
+			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.OK, checker.CheckResource: checker.OK, checker.CheckLiveness: checker.Stuck},
+			Kind:     checker.Own,
 			Broken:   reference.NewForUpdateLock,
 			// for-update-nowait passes pool-sql too (check -lock); a
 			// pitfall has one case per variant and scenario.
@@ -377,8 +377,8 @@ func Catalogue() []Pitfall {
 				"RELEASE_LOCK returns 0, and the lock stays with a connection idle in the pool, which only its own client can take again.",
 			Fix:      "Pin one connection (database/sql's Conn) from GET_LOCK to RELEASE_LOCK.",
 			Scenario: "busy-pool-sql",
-			Catches:  map[string]check.Verdict{check.CheckLiveness: check.Stuck},
-			Kind:     check.Own,
+			Catches:  map[string]checker.Verdict{checker.CheckLiveness: checker.Stuck},
+			Kind:     checker.Own,
 			Broken:   reference.NewGetLockPool,
 			Fixes:    []Case{{Locker: reference.NewGetLock}},
 			// Without another request holding a connection, the pool
@@ -394,10 +394,10 @@ func Catalogue() []Pitfall {
 			Fix: "Make the protected write in a transaction on the lock's pinned connection, committed before RELEASE_LOCK: " +
 				"it dies with the lock (the lock checker still sees the overlap; the resource stays right).",
 			Scenario: "kill-connection-sql",
-			Catches:  map[string]check.Verdict{check.CheckLock: check.Illegal, check.CheckResource: check.Illegal},
-			Kind:     check.Inherent,
+			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.Illegal, checker.CheckResource: checker.Illegal},
+			Kind:     checker.Inherent,
 			Broken:   reference.NewGetLock,
-			Fixes:    []Case{{Locker: reference.NewGetLockTx, Expected: fencedGets, Kind: check.Inherent}},
+			Fixes:    []Case{{Locker: reference.NewGetLockTx, Expected: fencedGets, Kind: checker.Inherent}},
 			Controls: []Case{{Scenario: "crash-holder-sql"}, {Scenario: "pause-holder-sql"}},
 		},
 		{
@@ -409,11 +409,11 @@ func Catalogue() []Pitfall {
 				"and count a write that matches no row as rejected. The resource stays right; the lock checker still sees every client " +
 				"inside at once, by design (there is no lock), and the rejected sales are the price under contention.",
 			Scenario: "contention-sql-tx",
-			Catches:  map[string]check.Verdict{check.CheckLock: check.Illegal, check.CheckResource: check.Illegal},
-			Kind:     check.Own,
+			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.Illegal, checker.CheckResource: checker.Illegal},
+			Kind:     checker.Own,
 			Broken:   reference.NewNoLock,
-			Fixes: []Case{{Locker: reference.NewOptimistic, Kind: check.Own, ExcludesNothing: true, Expected: map[string]check.Verdict{
-				check.CheckLock: check.Illegal, check.CheckResource: check.OK, check.CheckLiveness: check.OK}}},
+			Fixes: []Case{{Locker: reference.NewOptimistic, Kind: checker.Own, ExcludesNothing: true, Expected: map[string]checker.Verdict{
+				checker.CheckLock: checker.Illegal, checker.CheckResource: checker.OK, checker.CheckLiveness: checker.OK}}},
 		},
 		{
 			ID: "p1", Family: Database, Name: "advisory-pool", Title: "A PostgreSQL advisory lock released on another pooled connection",
@@ -421,8 +421,8 @@ func Catalogue() []Pitfall {
 			Wrong:    "pg_advisory_lock belongs to the session, the one connection, that took it. Taken and released through a connection pool, the unlock runs on whichever connection the pool hands out: when the one that took the lock is busy elsewhere in the process, the unlock lands on another session, returns false, and the lock stays held by a connection idling in the pool. Nobody gets it again.",
 			Fix:      "Pin one connection for the hold (database/sql's DB.Conn): take the lock on it, unlock on it, then give it back; a connection whose unlock failed is closed, which ends its session and frees its locks.",
 			Scenario: "busy-pool-postgres",
-			Catches:  map[string]check.Verdict{check.CheckLiveness: check.Stuck},
-			Kind:     check.Own,
+			Catches:  map[string]checker.Verdict{checker.CheckLiveness: checker.Stuck},
+			Kind:     checker.Own,
 			Broken:   NewAdvisoryPool,
 			Fixes:    fixedBy(NewAdvisoryPinned),
 			// The same lock with nobody else on its pool: database/sql
@@ -440,10 +440,10 @@ func Catalogue() []Pitfall {
 				"transaction; COMMIT is the release. No lock held by a session outlives it, but the write now dies with the lock: the " +
 				"server rolls both back, and the holder's UPDATE or COMMIT fails (the lock checker still sees the overlap; the resource stays right).",
 			Scenario: "kill-connection-postgres",
-			Catches:  map[string]check.Verdict{check.CheckLock: check.Illegal, check.CheckResource: check.Illegal},
-			Kind:     check.Inherent,
+			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.Illegal, checker.CheckResource: checker.Illegal},
+			Kind:     checker.Inherent,
 			Broken:   NewAdvisoryPinned,
-			Fixes:    []Case{{Locker: reference.NewAdvisoryTx, Expected: fencedGets, Kind: check.Inherent}},
+			Fixes:    []Case{{Locker: reference.NewAdvisoryTx, Expected: fencedGets, Kind: checker.Inherent}},
 			// A crashed holder's session ends and frees the lock; a paused
 			// one keeps it: both pass.
 			Controls: []Case{{Scenario: "crash-holder-postgres"}, {Scenario: "pause-holder-postgres"}},
@@ -453,8 +453,8 @@ func Catalogue() []Pitfall {
 
 // fencedGets is what a fenced lock gets under a pause: the lock overlaps,
 // the resource does not.
-var fencedGets = map[string]check.Verdict{
-	check.CheckLock: check.Illegal, check.CheckResource: check.OK, check.CheckLiveness: check.OK,
+var fencedGets = map[string]checker.Verdict{
+	checker.CheckLock: checker.Illegal, checker.CheckResource: checker.OK, checker.CheckLiveness: checker.OK,
 }
 
 // Lookup finds pitfalls by name ("del-release"), by ID ("10a"), or by the

@@ -1,7 +1,7 @@
 package pitfalls
 
 import (
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/service/etcd"
 )
 
@@ -21,10 +21,10 @@ func consensus() []Pitfall {
 				"If(mutex.IsOwner()).Then(Put(stock)), which commits only while the holder's lock key is still the one that " +
 				"took the lock. The lock checker still sees the overlap; the stale write is refused, and the resource stays correct.",
 			Scenario: "pause-holder-etcd",
-			Catches:  map[string]check.Verdict{check.CheckLock: check.Illegal, check.CheckResource: check.Illegal},
-			Kind:     check.Inherent,
+			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.Illegal, checker.CheckResource: checker.Illegal},
+			Kind:     checker.Inherent,
 			Broken:   etcd.NewMutex,
-			Fixes:    []Case{{Locker: etcd.NewMutexGuarded, Expected: fencedGets, Kind: check.Inherent}},
+			Fixes:    []Case{{Locker: etcd.NewMutexGuarded, Expected: fencedGets, Kind: checker.Inherent}},
 		},
 		{
 			ID: "e2", Family: Consensus, Name: "etcd-failover", Title: "etcd: the leader dies while a client holds the lock",
@@ -34,8 +34,8 @@ func consensus() []Pitfall {
 				"majority before Lock returns, so whichever member the others elect has it. The \"broken\" lock passes every checker.",
 			Fix:      "None needed: consensus replication is the fix for a failover that loses the lock. It is no fix for a pause (e1).",
 			Scenario: "kill-leader-etcd",
-			Catches: map[string]check.Verdict{
-				check.CheckLock: check.OK, check.CheckResource: check.OK, check.CheckLiveness: check.OK,
+			Catches: map[string]checker.Verdict{
+				checker.CheckLock: checker.OK, checker.CheckResource: checker.OK, checker.CheckLiveness: checker.OK,
 			},
 			Broken: etcd.NewMutex,
 		},

@@ -1,7 +1,7 @@
 package pitfalls
 
 import (
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/service/memcached"
 )
@@ -44,8 +44,8 @@ func memcachedPitfalls() []Pitfall {
 			Fix: "Remove the item only while it is the one read: gets returns its CAS id, and a cas of that id with an expiry " +
 				"below zero expires it at once, or fails when another client's item has replaced it.",
 			Scenario: "pause-before-delete-memcached",
-			Catches:  map[string]check.Verdict{check.CheckLock: check.Illegal},
-			Kind:     check.Own,
+			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.Illegal},
+			Kind:     checker.Own,
 			Broken:   NewMemcachedGetDelete,
 			Fixes:    fixedBy(newMemcachedNoRenewal),
 			Controls: []Case{{Scenario: "contention-memcached"}},
@@ -60,8 +60,8 @@ func memcachedPitfalls() []Pitfall {
 			Fix: "A lease of two seconds at least, renewed by a cas of the holder's own item every third of it while the " +
 				"lock is held.",
 			Scenario: "whole-second-memcached",
-			Catches:  map[string]check.Verdict{check.CheckLock: check.Illegal, check.CheckResource: check.Illegal},
-			Kind:     check.Own,
+			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.Illegal, checker.CheckResource: checker.Illegal},
+			Kind:     checker.Own,
 			Broken:   NewMemcachedOneSecond,
 			Fixes:    fixedBy(memcached.NewLock),
 		},
@@ -74,8 +74,8 @@ func memcachedPitfalls() []Pitfall {
 			Fix: "None inside the lock: keep locks on a service that does not evict (memcached -M refuses writes instead, a " +
 				"server of its own for locks), or fence the resource.",
 			Scenario: "evict-holder-memcached",
-			Catches:  map[string]check.Verdict{check.CheckLock: check.Illegal, check.CheckResource: check.Illegal},
-			Kind:     check.Inherent,
+			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.Illegal, checker.CheckResource: checker.Illegal},
+			Kind:     checker.Inherent,
 			Broken:   memcached.NewLock,
 			// A restart loses every lock too: memcached keeps nothing.
 			Controls: []Case{{Scenario: "contention-memcached"}},

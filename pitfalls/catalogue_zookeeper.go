@@ -1,7 +1,7 @@
 package pitfalls
 
 import (
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/service/zookeeper"
 )
 
@@ -22,10 +22,10 @@ func zookeeperPitfalls() []Pitfall {
 				"lost session as a lost lock: the resource refuses the stale holder's token, and its release deletes nothing. " +
 				"The lock checker still sees the overlap; the stale write is refused, and the resource stays correct.",
 			Scenario: "pause-holder-zk",
-			Catches:  map[string]check.Verdict{check.CheckLock: check.Illegal, check.CheckResource: check.Illegal},
-			Kind:     check.Inherent,
+			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.Illegal, checker.CheckResource: checker.Illegal},
+			Kind:     checker.Inherent,
 			Broken:   zookeeper.NewLock,
-			Fixes:    []Case{{Locker: zookeeper.NewLockFenced, Expected: fencedGets, Kind: check.Inherent}},
+			Fixes:    []Case{{Locker: zookeeper.NewLockFenced, Expected: fencedGets, Kind: checker.Inherent}},
 		},
 		{
 			ID: "z2", Family: Consensus, Name: "zk-failover", Title: "ZooKeeper: the leader dies while a client holds the lock",
@@ -36,8 +36,8 @@ func zookeeperPitfalls() []Pitfall {
 				"to it. The \"broken\" lock passes every checker.",
 			Fix:      "None needed: consensus replication is the fix for a failover that loses the lock. It is no fix for a pause (z1).",
 			Scenario: "kill-leader-zk",
-			Catches: map[string]check.Verdict{
-				check.CheckLock: check.OK, check.CheckResource: check.OK, check.CheckLiveness: check.OK,
+			Catches: map[string]checker.Verdict{
+				checker.CheckLock: checker.OK, checker.CheckResource: checker.OK, checker.CheckLiveness: checker.OK,
 			},
 			Broken: zookeeper.NewLock,
 			// The fenced lock passes too: every checker ok.

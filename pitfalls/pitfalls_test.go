@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/locks"
@@ -137,7 +137,7 @@ func struck(t *testing.T, s runner.Scenario, c pitfalls.Case, res *runner.Result
 		})
 	}
 	for _, ch := range res.Checks {
-		if !check.Failing(c.Expected[ch.Checker]) || ch.At == nil {
+		if !checker.Failing(c.Expected[ch.Checker]) || ch.At == nil {
 			continue
 		}
 		if !slices.ContainsFunc(violations(ops, ch.Checker, *ch.At), during) {
@@ -154,7 +154,7 @@ func struck(t *testing.T, s runner.Scenario, c pitfalls.Case, res *runner.Result
 // the client it then shares with.
 func storyCause(t *testing.T, pitfall string, res *runner.Result) {
 	t.Helper()
-	if !slices.ContainsFunc(res.Checks, func(c check.Check) bool { return c.Checker == check.CheckLock && c.Verdict == check.Illegal }) {
+	if !slices.ContainsFunc(res.Checks, func(c checker.Check) bool { return c.Checker == checker.CheckLock && c.Verdict == checker.Illegal }) {
 		return
 	}
 	ops, err := history.ReadFile(filepath.Join(res.Dir, runner.HistoryFile))
@@ -181,7 +181,7 @@ func storyCause(t *testing.T, pitfall string, res *runner.Result) {
 			paused = op.Client
 		}
 	}
-	first, _, _ := check.FirstOverlap(ops)
+	first, _, _ := checker.FirstOverlap(ops)
 	if cause.Step != timeline.StepRelease || cause.Client != paused || !strings.Contains(cause.Text, fmt.Sprintf("deletes client %d's key", first.Client)) ||
 		!strings.Contains(cause.Text, "late release: its DEL") {
 		t.Errorf("the cause is %q (client %d, step %s), want client %d's late DEL that freed client %d's lock", cause.Text, cause.Client, cause.Step, paused, first.Client)
@@ -191,11 +191,11 @@ func storyCause(t *testing.T, pitfall string, res *runner.Result) {
 // violations are the times of every violation checker can see in ops: each
 // hold that began while another client held the key, each write that lost
 // another's sale; for the other checkers, first, the one they report.
-func violations(ops []history.Op, checker string, first time.Duration) []time.Duration {
+func violations(ops []history.Op, checkerName string, first time.Duration) []time.Duration {
 	var at []time.Duration
-	switch checker {
-	case check.CheckLock:
-		hs := check.Holds(ops)
+	switch checkerName {
+	case checker.CheckLock:
+		hs := checker.Holds(ops)
 		for i, h := range hs {
 			for _, e := range hs[:i] {
 				if e.Client != h.Client && e.Key == h.Key && h.Start < e.End {
@@ -204,7 +204,7 @@ func violations(ops []history.Op, checker string, first time.Duration) []time.Du
 				}
 			}
 		}
-	case check.CheckResource:
+	case checker.CheckResource:
 		wrote := map[int64]bool{}
 		var sections []history.Op
 		for _, op := range ops {
@@ -223,7 +223,7 @@ func violations(ops []history.Op, checker string, first time.Duration) []time.Du
 	return append(at, first)
 }
 
-// provesOwn runs check.ProvesOwn on the history at path, if there is one.
+// provesOwn runs checker.ProvesOwn on the history at path, if there is one.
 func provesOwn(t *testing.T, path string) (string, bool) {
 	ops, err := history.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -232,7 +232,7 @@ func provesOwn(t *testing.T, path string) (string, bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return check.ProvesOwn(ops)
+	return checker.ProvesOwn(ops)
 }
 
 // faultsAsData checks that every fault of the history at path says its
@@ -294,9 +294,9 @@ func runSettled(t *testing.T, s runner.Scenario, c pitfalls.Case, opts runner.Op
 // misses is how res differs from what case c expects: each verdict, and
 // the kind of each failing one.
 func misses(c pitfalls.Case, res *runner.Result) []string {
-	missed := check.Mismatches(c.Expected, res.Verdicts)
+	missed := checker.Mismatches(c.Expected, res.Verdicts)
 	for _, ch := range res.Checks {
-		if check.Failing(c.Expected[ch.Checker]) && ch.Kind != c.Kind {
+		if checker.Failing(c.Expected[ch.Checker]) && ch.Kind != c.Kind {
 			missed = append(missed, fmt.Sprintf("%s %s is of kind %q, expected %q (%s)", ch.Checker, ch.Verdict, ch.Kind, c.Kind, ch.KindWhy))
 		}
 	}
@@ -324,7 +324,7 @@ func TestCatalogue(t *testing.T) {
 // reference's verdict was unknown twice.
 func undecided(res *runner.Result) (string, bool) {
 	for _, c := range res.Checks {
-		if check.Failing(c.Verdict) && c.Kind == "" {
+		if checker.Failing(c.Verdict) && c.Kind == "" {
 			return c.Checker + ": no kind: " + c.KindWhy, true
 		}
 	}

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/pitfalls"
 	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
@@ -114,7 +114,7 @@ type cell struct {
 	Class    string // picks the colour
 	Expected bool   // the catalogue makes a claim about this checker
 	Differs  bool   // and the verdict is not that claim
-	Want     check.Verdict
+	Want     checker.Verdict
 	Kind     string // of a failing verdict: own, inherent or untold
 	KindWhy  string
 }
@@ -176,7 +176,7 @@ type variant struct {
 	Faults     []string // in plain words with times, from the history when it can be read
 	Page       string   // the run's page, run.html
 	Sections   string   // "40 critical sections"
-	Stats      check.Stats
+	Stats      checker.Stats
 	Phases     []phase
 	Links      []link
 }
@@ -208,8 +208,8 @@ func newPage(dir string, runs []Run, stories []runStory, now time.Time) page {
 		Date:     now.Format("2006-01-02 15:04 MST"),
 		Summary:  summary(runs),
 		AllPass:  true,
-		Checkers: check.Checkers,
-		Width:    len(check.Checkers) + 6,
+		Checkers: checker.Checkers,
+		Width:    len(checker.Checkers) + 6,
 	}
 	if _, err := os.Stat(filepath.Join(dir, ComparePage)); err == nil {
 		p.Compare = true
@@ -284,7 +284,7 @@ func newLockRow(r Run, v variant) lockRow {
 		lr.Notes = []string{r.Skipped}
 	}
 	lr.Notes = append(lr.Notes, r.missedNotes()...)
-	for _, c := range check.Checkers {
+	for _, c := range checker.Checkers {
 		lr.Cells = append(lr.Cells, newCell(r, c))
 	}
 	return lr
@@ -319,7 +319,7 @@ func mismatchesOf(r Run) []string {
 		return r.ownFailures()
 	}
 	if r.status() == notAsExpected {
-		return check.Mismatches(r.Expected, r.Verdicts)
+		return checker.Mismatches(r.Expected, r.Verdicts)
 	}
 	return nil
 }
@@ -333,7 +333,7 @@ func newRow(r Run, s *section, mismatches []string, runPage string) row {
 		Detect: detectText(r), Duration: runDurationText(r),
 		AsExpected: r.status() == asExpected, Mismatches: mismatches,
 		Spoiled: r.Spoiled, Missed: r.Missed, Skipped: r.Skipped, Page: runPage}
-	for _, c := range check.Checkers {
+	for _, c := range checker.Checkers {
 		ce := newCell(r, c)
 		ce.Want, ce.Expected = r.Expected[c]
 		ce.Differs = differs(r, c)
@@ -367,7 +367,7 @@ func newVariant(dir string, r Run, mismatches []string, st runStory) variant {
 	for _, c := range res.Checks {
 		cv := checkView{Checker: c.Checker, Verdict: string(c.Verdict), Class: verdictClass(c.Verdict), Detail: c.Detail,
 			Kind: string(c.Kind), KindWhy: c.KindWhy}
-		if cv.Kind == "" && check.Failing(c.Verdict) && c.KindWhy != "" {
+		if cv.Kind == "" && checker.Failing(c.Verdict) && c.KindWhy != "" {
 			cv.Kind = "untold"
 		}
 		if c.At != nil {
@@ -377,7 +377,7 @@ func newVariant(dir string, r Run, mismatches []string, st runStory) variant {
 	}
 	for _, ph := range []struct {
 		name string
-		p    check.Span
+		p    checker.Span
 	}{{"before faults", res.Stats.Before}, {"during faults", res.Stats.During}, {"after faults", res.Stats.After}} {
 		// A run without faults is all "before"; empty stretches say nothing.
 		if ph.p.To-ph.p.From <= 0 {
@@ -447,9 +447,9 @@ func relativeTo(base, target string) string {
 
 // verdictClass is the CSS class that colours a verdict; anything the page
 // does not know is grey, like unknown.
-func verdictClass(v check.Verdict) string {
+func verdictClass(v checker.Verdict) string {
 	switch v {
-	case check.OK, check.Illegal, check.Stuck, check.Slow:
+	case checker.OK, checker.Illegal, checker.Stuck, checker.Slow:
 		return "v-" + string(v)
 	}
 	return "v-unknown"

@@ -4,19 +4,19 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 )
 
 // TestLockPassed: check -lock fails a lock for a failing verdict that is
 // not inherent, or when no run judged it; runs that said nothing of it
 // are counted apart.
 func TestLockPassed(t *testing.T) {
-	ok := Run{Lock: "l", Verdicts: map[string]check.Verdict{check.CheckLock: check.OK}}
-	inherent := Run{Lock: "l", Verdicts: map[string]check.Verdict{check.CheckLock: check.Illegal}, Kinds: map[string]check.Kind{check.CheckLock: check.Inherent}}
-	own := Run{Lock: "l", Verdicts: map[string]check.Verdict{check.CheckLock: check.Illegal}, Kinds: map[string]check.Kind{check.CheckLock: check.Own}}
-	untold := Run{Lock: "l", Verdicts: map[string]check.Verdict{check.CheckLock: check.Illegal}}
+	ok := Run{Lock: "l", Verdicts: map[string]checker.Verdict{checker.CheckLock: checker.OK}}
+	inherent := Run{Lock: "l", Verdicts: map[string]checker.Verdict{checker.CheckLock: checker.Illegal}, Kinds: map[string]checker.Kind{checker.CheckLock: checker.Inherent}}
+	own := Run{Lock: "l", Verdicts: map[string]checker.Verdict{checker.CheckLock: checker.Illegal}, Kinds: map[string]checker.Kind{checker.CheckLock: checker.Own}}
+	untold := Run{Lock: "l", Verdicts: map[string]checker.Verdict{checker.CheckLock: checker.Illegal}}
 	spoiled := Run{Lock: "l", Spoiled: []string{"no relay reads the program's pool"}}
-	unknown := Run{Lock: "l", Verdicts: map[string]check.Verdict{check.CheckHandover: check.Unknown}}
+	unknown := Run{Lock: "l", Verdicts: map[string]checker.Verdict{checker.CheckHandover: checker.Unknown}}
 	skipped := Run{Lock: "l", Skipped: "no redis-server"}
 	for _, tc := range []struct {
 		name   string

@@ -11,17 +11,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/runner"
 )
 
 // withKinds sets the kind and its reason of checker c's check in res, as
 // runner.Run does when a reference lock was run.
-func withKinds(res *runner.Result, kinds map[string]check.Kind) *runner.Result {
+func withKinds(res *runner.Result, kinds map[string]checker.Kind) *runner.Result {
 	for i, c := range res.Checks {
 		if k, ok := kinds[c.Checker]; ok {
 			res.Checks[i].Kind = k
-			res.Checks[i].KindWhy = fmt.Sprintf("the reference lock %s <b>too</b>", map[check.Kind]string{check.Own: "passed", check.Inherent: "failed"}[k])
+			res.Checks[i].KindWhy = fmt.Sprintf("the reference lock %s <b>too</b>", map[checker.Kind]string{checker.Own: "passed", checker.Inherent: "failed"}[k])
 		}
 	}
 	return res
@@ -33,21 +33,21 @@ func withKinds(res *runner.Result, kinds map[string]check.Kind) *runner.Result {
 // spoiled and one skipped.
 func lockRuns(t *testing.T, reportDir string) []Run {
 	t.Helper()
-	verdicts := func(lock, resource check.Verdict) map[string]check.Verdict {
-		return map[string]check.Verdict{check.CheckLock: lock, check.CheckResource: resource,
-			check.CheckLiveness: check.OK, check.CheckHandover: check.OK}
+	verdicts := func(lock, resource checker.Verdict) map[string]checker.Verdict {
+		return map[string]checker.Verdict{checker.CheckLock: lock, checker.CheckResource: resource,
+			checker.CheckLiveness: checker.OK, checker.CheckHandover: checker.OK}
 	}
-	clean := newResult(t, reportDir, "contention", verdicts(check.OK, check.OK))
-	inherent := withKinds(newResult(t, reportDir, "pause-holder", verdicts(check.Illegal, check.OK)),
-		map[string]check.Kind{check.CheckLock: check.Inherent})
+	clean := newResult(t, reportDir, "contention", verdicts(checker.OK, checker.OK))
+	inherent := withKinds(newResult(t, reportDir, "pause-holder", verdicts(checker.Illegal, checker.OK)),
+		map[string]checker.Kind{checker.CheckLock: checker.Inherent})
 	detect := 250 * time.Millisecond
 	inherent.Detect = &detect
-	own := withKinds(newResult(t, reportDir, "pause-before-del", verdicts(check.Illegal, check.Illegal)),
-		map[string]check.Kind{check.CheckLock: check.Own}) // resource: untold
-	stalled := newResult(t, reportDir, "slow-work", verdicts(check.OK, check.Unknown))
-	unknown := map[string]check.Verdict{}
-	for _, c := range check.Checkers {
-		unknown[c] = check.Unknown
+	own := withKinds(newResult(t, reportDir, "pause-before-del", verdicts(checker.Illegal, checker.Illegal)),
+		map[string]checker.Kind{checker.CheckLock: checker.Own}) // resource: untold
+	stalled := newResult(t, reportDir, "slow-work", verdicts(checker.OK, checker.Unknown))
+	unknown := map[string]checker.Verdict{}
+	for _, c := range checker.Checkers {
+		unknown[c] = checker.Unknown
 	}
 	notRun := newResult(t, reportDir, "crash-holder", unknown)
 	notRun.Spoiled = []string{"failpoint critical-section never fired"}
@@ -66,12 +66,12 @@ func TestLockRun(t *testing.T) {
 	tests := []struct {
 		scenario string
 		pass     bool
-		kinds    map[string]check.Kind
+		kinds    map[string]checker.Kind
 		own      []string
 	}{
 		{"contention", true, nil, nil},
-		{"pause-holder", true, map[string]check.Kind{check.CheckLock: check.Inherent}, nil},
-		{"pause-before-del", false, map[string]check.Kind{check.CheckLock: check.Own}, []string{"lock illegal", "resource illegal (untold)"}},
+		{"pause-holder", true, map[string]checker.Kind{checker.CheckLock: checker.Inherent}, nil},
+		{"pause-before-del", false, map[string]checker.Kind{checker.CheckLock: checker.Own}, []string{"lock illegal", "resource illegal (untold)"}},
 		{"slow-work", false, nil, nil},
 		{"crash-holder", false, nil, nil},
 		{"unlock-before-commit", false, nil, nil},
@@ -102,9 +102,9 @@ func TestLockRun(t *testing.T) {
 	res := runs[1].Result
 	res.Checks[0].Kind, res.Checks[0].KindWhy = "", "the reference lock could not run"
 	r := LockRun("redislock", res)
-	if r.Kinds != nil || r.KindWhy[check.CheckLock] != "the reference lock could not run" || r.Pass ||
-		r.verdictText(check.CheckLock) != "illegal (untold)" {
-		t.Errorf("untold run = %+v, cell %q", r, r.verdictText(check.CheckLock))
+	if r.Kinds != nil || r.KindWhy[checker.CheckLock] != "the reference lock could not run" || r.Pass ||
+		r.verdictText(checker.CheckLock) != "illegal (untold)" {
+		t.Errorf("untold run = %+v, cell %q", r, r.verdictText(checker.CheckLock))
 	}
 }
 
@@ -161,8 +161,8 @@ func TestLockRunTable(t *testing.T) {
 // verdict too, next to the "!" of a verdict it did not expect.
 func TestKindsInCatalogueTable(t *testing.T) {
 	runs := testRuns(t, t.TempDir())
-	withKinds(runs[0].Result, map[string]check.Kind{check.CheckLiveness: check.Own})
-	withKinds(runs[1].Result, map[string]check.Kind{check.CheckLiveness: check.Inherent})
+	withKinds(runs[0].Result, map[string]checker.Kind{checker.CheckLiveness: checker.Own})
+	withKinds(runs[1].Result, map[string]checker.Kind{checker.CheckLiveness: checker.Inherent})
 	runs[0] = NewRun(runs[0].Entry, runs[0].Entry.Cases()[0], runs[0].Result)
 	runs[1] = NewRun(runs[1].Entry, runs[1].Entry.Cases()[1], runs[1].Result)
 	var buf bytes.Buffer
@@ -181,7 +181,7 @@ func TestKindsInCatalogueTable(t *testing.T) {
 func TestLockRunJSON(t *testing.T) {
 	dir := t.TempDir()
 	runs := append(testRuns(t, dir)[:1], lockRuns(t, dir)...)
-	withKinds(runs[0].Result, map[string]check.Kind{check.CheckLiveness: check.Own})
+	withKinds(runs[0].Result, map[string]checker.Kind{checker.CheckLiveness: checker.Own})
 	runs[0] = NewRun(runs[0].Entry, runs[0].Entry.Cases()[0], runs[0].Result)
 	var buf bytes.Buffer
 	if err := WriteJSON(&buf, runs); err != nil {
@@ -279,21 +279,21 @@ func TestLockRunIndex(t *testing.T) {
 // then by scenario; an attendee's lock the registry lacks comes last.
 func TestLoadLockRuns(t *testing.T) {
 	dir := t.TempDir()
-	save := func(lock, scenario string, kinds map[string]check.Kind) {
+	save := func(lock, scenario string, kinds map[string]checker.Kind) {
 		t.Helper()
 		res := withKinds(&runner.Result{Scenario: scenario, Seed: 3, Duration: time.Second, Dir: filepath.Join(dir, lock+"-"+scenario),
-			Verdicts: map[string]check.Verdict{check.CheckLock: check.Illegal, check.CheckResource: check.OK,
-				check.CheckLiveness: check.OK, check.CheckHandover: check.OK},
-			Checks: []check.Check{{Checker: check.CheckLock, Verdict: check.Illegal}}}, kinds)
+			Verdicts: map[string]checker.Verdict{checker.CheckLock: checker.Illegal, checker.CheckResource: checker.OK,
+				checker.CheckLiveness: checker.OK, checker.CheckHandover: checker.OK},
+			Checks: []checker.Check{{Checker: checker.CheckLock, Verdict: checker.Illegal}}}, kinds)
 		if err := SaveRun(LockRun(lock, res)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	save("my-lock", "contention", map[string]check.Kind{check.CheckLock: check.Own})
-	save("redsync", "slow-work", map[string]check.Kind{check.CheckLock: check.Inherent})
-	save("redsync", "crash-holder", map[string]check.Kind{check.CheckLock: check.Inherent})
-	save("redislock", "slow-work", map[string]check.Kind{check.CheckLock: check.Own})
-	saveFixture(t, dir, "5-del-release-broken", "del-release", 0, check.Illegal)
+	save("my-lock", "contention", map[string]checker.Kind{checker.CheckLock: checker.Own})
+	save("redsync", "slow-work", map[string]checker.Kind{checker.CheckLock: checker.Inherent})
+	save("redsync", "crash-holder", map[string]checker.Kind{checker.CheckLock: checker.Inherent})
+	save("redislock", "slow-work", map[string]checker.Kind{checker.CheckLock: checker.Own})
+	saveFixture(t, dir, "5-del-release-broken", "del-release", 0, checker.Illegal)
 
 	runs, err := LoadRuns(dir)
 	if err != nil {
@@ -307,11 +307,11 @@ func TestLoadLockRuns(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("loaded %v, want %v", got, want)
 	}
-	if r := runs[1]; r.Kinds[check.CheckLock] != check.Inherent || !r.Pass || r.LockEntry.Name != "redsync" ||
+	if r := runs[1]; r.Kinds[checker.CheckLock] != checker.Inherent || !r.Pass || r.LockEntry.Name != "redsync" ||
 		r.ReportDir != filepath.Join(dir, "redsync-crash-holder") {
 		t.Errorf("run 1 = %+v", r)
 	}
-	if r := runs[4]; r.Kinds[check.CheckLock] != check.Own || r.Pass || r.LockEntry.Name != "" {
+	if r := runs[4]; r.Kinds[checker.CheckLock] != checker.Own || r.Pass || r.LockEntry.Name != "" {
 		t.Errorf("run 4 = %+v", r)
 	}
 

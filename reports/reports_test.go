@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/pitfalls"
 	"github.com/locklab/locklab/runner"
 )
@@ -36,23 +36,23 @@ func testRuns(t *testing.T, reportDir string) []Run {
 
 	detect := 420 * time.Millisecond
 	at := detect
-	broken := newResult(t, reportDir, first.Scenario, map[string]check.Verdict{
-		check.CheckLock: check.OK, check.CheckResource: check.OK,
-		check.CheckLiveness: check.Stuck, check.CheckHandover: check.OK,
+	broken := newResult(t, reportDir, first.Scenario, map[string]checker.Verdict{
+		checker.CheckLock: checker.OK, checker.CheckResource: checker.OK,
+		checker.CheckLiveness: checker.Stuck, checker.CheckHandover: checker.OK,
 	})
 	broken.Detect = &detect
 	broken.Checks[2].At = &at
 	broken.Checks[2].Detail = `no lock within 1s; key "lock" has PTTL -1 <script>alert(1)</script>`
 	broken.Faults = []string{"failpoint: crash client 0 at after-setnx"}
 
-	fixed := newResult(t, reportDir, first.Scenario, map[string]check.Verdict{
-		check.CheckLock: check.OK, check.CheckResource: check.OK,
-		check.CheckLiveness: check.Stuck, check.CheckHandover: check.OK,
+	fixed := newResult(t, reportDir, first.Scenario, map[string]checker.Verdict{
+		checker.CheckLock: checker.OK, checker.CheckResource: checker.OK,
+		checker.CheckLiveness: checker.Stuck, checker.CheckHandover: checker.OK,
 	})
 
-	missed := newResult(t, reportDir, del.Scenario, map[string]check.Verdict{
-		check.CheckLock: check.OK, check.CheckResource: check.OK,
-		check.CheckLiveness: check.OK, check.CheckHandover: check.OK,
+	missed := newResult(t, reportDir, del.Scenario, map[string]checker.Verdict{
+		checker.CheckLock: checker.OK, checker.CheckResource: checker.OK,
+		checker.CheckLiveness: checker.OK, checker.CheckHandover: checker.OK,
 	})
 
 	return []Run{
@@ -64,7 +64,7 @@ func testRuns(t *testing.T, reportDir string) []Run {
 
 // newResult makes a result as runner.Run would, with its files in a fresh
 // folder under reportDir.
-func newResult(t *testing.T, reportDir, scenario string, verdicts map[string]check.Verdict) *runner.Result {
+func newResult(t *testing.T, reportDir, scenario string, verdicts map[string]checker.Verdict) *runner.Result {
 	t.Helper()
 	dir, err := os.MkdirTemp(reportDir, "run-")
 	if err != nil {
@@ -77,12 +77,12 @@ func newResult(t *testing.T, reportDir, scenario string, verdicts map[string]che
 	}
 	res := &runner.Result{Scenario: scenario, Seed: 7, Verdicts: verdicts,
 		Duration: 2345 * time.Millisecond, Dir: dir,
-		Stats: check.Stats{Acquires: 40, Refused: 12, Sections: 40,
-			Before: check.Span{From: 0, To: time.Second, Sections: 30, PerSec: 30},
-			During: check.Span{From: time.Second, To: 1500 * time.Millisecond, Sections: 5, PerSec: 10},
-			After:  check.Span{From: 1500 * time.Millisecond, To: 2 * time.Second, Sections: 5, PerSec: 10}}}
-	for _, c := range check.Checkers {
-		res.Checks = append(res.Checks, check.Check{Checker: c, Verdict: verdicts[c], Detail: c + " detail"})
+		Stats: checker.Stats{Acquires: 40, Refused: 12, Sections: 40,
+			Before: checker.Span{From: 0, To: time.Second, Sections: 30, PerSec: 30},
+			During: checker.Span{From: time.Second, To: 1500 * time.Millisecond, Sections: 5, PerSec: 10},
+			After:  checker.Span{From: 1500 * time.Millisecond, To: 2 * time.Second, Sections: 5, PerSec: 10}}}
+	for _, c := range checker.Checkers {
+		res.Checks = append(res.Checks, checker.Check{Checker: c, Verdict: verdicts[c], Detail: c + " detail"})
 	}
 	return res
 }
@@ -237,9 +237,9 @@ func TestRunLinks(t *testing.T) {
 func oddRuns(t *testing.T, reportDir string) []Run {
 	t.Helper()
 	first := entry(t, "setnx-expire")
-	unknown := map[string]check.Verdict{}
-	for _, c := range check.Checkers {
-		unknown[c] = check.Unknown
+	unknown := map[string]checker.Verdict{}
+	for _, c := range checker.Checkers {
+		unknown[c] = checker.Unknown
 	}
 	res := newResult(t, reportDir, first.Scenario, unknown)
 	res.Spoiled = []string{"failpoint after-setnx never fired"}
@@ -319,7 +319,7 @@ func TestOddRunsInIndex(t *testing.T) {
 
 // saveFixture saves a run of case c of the named pitfall in dir/folder with a
 // result.json, as check would leave it.
-func saveFixture(t *testing.T, dir, folder, pitfall string, c int, lock check.Verdict) Run {
+func saveFixture(t *testing.T, dir, folder, pitfall string, c int, lock checker.Verdict) Run {
 	t.Helper()
 	found, err := pitfalls.Lookup(pitfall)
 	if err != nil {
@@ -328,8 +328,8 @@ func saveFixture(t *testing.T, dir, folder, pitfall string, c int, lock check.Ve
 	p := found[0]
 	cs := p.Cases()[c]
 	res := &runner.Result{Scenario: cs.Scenario, Seed: 3, Duration: time.Second,
-		Verdicts: map[string]check.Verdict{check.CheckLock: lock, check.CheckResource: check.OK,
-			check.CheckLiveness: check.OK, check.CheckHandover: check.OK},
+		Verdicts: map[string]checker.Verdict{checker.CheckLock: lock, checker.CheckResource: checker.OK,
+			checker.CheckLiveness: checker.OK, checker.CheckHandover: checker.OK},
 		Faults: []string{"fault of " + folder}, Dir: filepath.Join(dir, folder)}
 	if err := os.MkdirAll(res.Dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -356,14 +356,14 @@ func TestLoadRuns(t *testing.T) {
 	dir := t.TempDir()
 	// Saved out of catalogue order: del-release (5) before setnx-expire (1),
 	// the fixed variant before the broken one.
-	saveFixture(t, dir, "5-del-release-broken", "del-release", 0, check.Illegal)
-	saveFixture(t, dir, "1-setnx-expire-fixed", "setnx-expire", 1, check.OK)
-	stale := saveFixture(t, dir, "old-name-setnx-expire-broken", "setnx-expire", 0, check.Illegal)
+	saveFixture(t, dir, "5-del-release-broken", "del-release", 0, checker.Illegal)
+	saveFixture(t, dir, "1-setnx-expire-fixed", "setnx-expire", 1, checker.OK)
+	stale := saveFixture(t, dir, "old-name-setnx-expire-broken", "setnx-expire", 0, checker.Illegal)
 	old := time.Now().Add(-time.Hour)
 	if err := os.Chtimes(filepath.Join(stale.ReportDir, RunFile), old, old); err != nil {
 		t.Fatal(err)
 	}
-	saveFixture(t, dir, "1-setnx-expire-broken", "setnx-expire", 0, check.OK)
+	saveFixture(t, dir, "1-setnx-expire-broken", "setnx-expire", 0, checker.OK)
 	first := entry(t, "setnx-expire")
 	if err := SaveRun(SkippedRun(first, first.Cases()[0], 1, filepath.Join(dir, "zz-unknown"), "gone")); err != nil {
 		t.Fatal(err)
@@ -404,7 +404,7 @@ func TestLoadRuns(t *testing.T) {
 		t.Fatalf("runs from %v, want %v", got, want)
 	}
 	if r := runs[0]; r.Entry.ID != "1" || r.Result == nil || r.Result.Faults[0] != "fault of 1-setnx-expire-broken" ||
-		r.Verdicts[check.CheckLock] != check.OK || r.Pass {
+		r.Verdicts[checker.CheckLock] != checker.OK || r.Pass {
 		t.Errorf("run 0 = %+v", r)
 	}
 	if r := runs[2]; r.Entry.Name != "del-release" || !r.Pass || r.Result == nil {
@@ -481,7 +481,7 @@ func TestIndexGroupsByFamily(t *testing.T) {
 	}
 	page := readIndex(t, dir)
 	for _, family := range []pitfalls.Family{pitfalls.InProcess, pitfalls.Redis, pitfalls.Database} {
-		row := `<tr class="family"><th colspan="` + strconv.Itoa(len(check.Checkers)+6) + `">` + string(family) + ` locks</th></tr>`
+		row := `<tr class="family"><th colspan="` + strconv.Itoa(len(checker.Checkers)+6) + `">` + string(family) + ` locks</th></tr>`
 		if n := strings.Count(page, row); n != 1 {
 			t.Errorf("the matrix heads the %s family %d times, want once", family, n)
 		}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/pitfalls"
 	"github.com/locklab/locklab/runner"
@@ -29,24 +29,24 @@ import (
 type Run struct {
 	// Pitfall and Variant name a catalogue case; Lock names a lock run.
 	// Exactly one of the two is set.
-	Pitfall    string                   `json:"pitfall,omitempty"`
-	Variant    pitfalls.Variant         `json:"variant,omitempty"`
-	Lock       string                   `json:"lock,omitempty"`
-	Scenario   string                   `json:"scenario"`
-	Seed       int64                    `json:"seed"`
-	Verdicts   map[string]check.Verdict `json:"verdicts"`
-	Kinds      map[string]check.Kind    `json:"kinds,omitempty"`
-	KindWhy    map[string]string        `json:"kind_why,omitempty"`
-	Expected   map[string]check.Verdict `json:"expected,omitempty"`
-	Pass       bool                     `json:"pass"`
-	DetectMS   *float64                 `json:"detect_ms"`
-	DurationMS float64                  `json:"duration_ms"`
-	ReportDir  string                   `json:"report_dir"`
+	Pitfall    string                     `json:"pitfall,omitempty"`
+	Variant    pitfalls.Variant           `json:"variant,omitempty"`
+	Lock       string                     `json:"lock,omitempty"`
+	Scenario   string                     `json:"scenario"`
+	Seed       int64                      `json:"seed"`
+	Verdicts   map[string]checker.Verdict `json:"verdicts"`
+	Kinds      map[string]checker.Kind    `json:"kinds,omitempty"`
+	KindWhy    map[string]string          `json:"kind_why,omitempty"`
+	Expected   map[string]checker.Verdict `json:"expected,omitempty"`
+	Pass       bool                       `json:"pass"`
+	DetectMS   *float64                   `json:"detect_ms"`
+	DurationMS float64                    `json:"duration_ms"`
+	ReportDir  string                     `json:"report_dir"`
 	// Reference holds the verdicts of the reference lock's last run in the
 	// same scenario and seed, and ReferenceRuns how many times it ran,
 	// when the history alone could not tell a failing verdict's kind.
-	Reference     map[string]check.Verdict `json:"reference,omitempty"`
-	ReferenceRuns int                      `json:"reference_runs,omitempty"`
+	Reference     map[string]checker.Verdict `json:"reference,omitempty"`
+	ReferenceRuns int                        `json:"reference_runs,omitempty"`
 	// Spoiled says what of the scenario did not happen; the verdicts
 	// are then all unknown and the run does not pass. Runs saved before
 	// the word was spoiled call it not_exercised (UnmarshalJSON).
@@ -114,12 +114,12 @@ func fromResult(res *runner.Result) Run {
 		Reference: res.Reference, ReferenceRuns: res.ReferenceRuns,
 		Spoiled: res.Spoiled, Missed: res.Missed, Result: res}
 	for _, c := range res.Checks {
-		if !check.Failing(c.Verdict) {
+		if !checker.Failing(c.Verdict) {
 			continue
 		}
 		if c.Kind != "" {
 			if r.Kinds == nil {
-				r.Kinds = map[string]check.Kind{}
+				r.Kinds = map[string]checker.Kind{}
 			}
 			r.Kinds[c.Checker] = c.Kind
 		}
@@ -192,7 +192,7 @@ func (r Run) status() status {
 		return ownFailure
 	case r.Lock != "" && len(r.unknowns()) > 0:
 		return undecided
-	case r.Lock == "" && len(check.Mismatches(r.Expected, r.Verdicts)) > 0:
+	case r.Lock == "" && len(checker.Mismatches(r.Expected, r.Verdicts)) > 0:
 		return notAsExpected
 	}
 	return asExpected
@@ -211,9 +211,9 @@ func (r Run) Unsettled() bool {
 // kind could not be told.
 func (r Run) ownFailures() []string {
 	var own []string
-	for _, c := range check.Checkers {
+	for _, c := range checker.Checkers {
 		v := r.Verdicts[c]
-		if !check.Failing(v) || r.Kinds[c] == check.Inherent {
+		if !checker.Failing(v) || r.Kinds[c] == checker.Inherent {
 			continue
 		}
 		s := fmt.Sprintf("%s %s", c, v)
@@ -230,8 +230,8 @@ func (r Run) ownFailures() []string {
 // the machine, not by the scenario).
 func (r Run) unknowns() []string {
 	var unknown []string
-	for _, c := range check.Checkers {
-		if r.Verdicts[c] == check.Unknown {
+	for _, c := range checker.Checkers {
+		if r.Verdicts[c] == checker.Unknown {
 			unknown = append(unknown, c)
 		}
 	}
@@ -258,7 +258,7 @@ func (r Run) kindText(c string) string {
 	if k := r.Kinds[c]; k != "" {
 		return string(k)
 	}
-	if check.Failing(r.Verdicts[c]) && r.KindWhy[c] != "" {
+	if checker.Failing(r.Verdicts[c]) && r.KindWhy[c] != "" {
 		return "untold"
 	}
 	return ""
@@ -271,7 +271,7 @@ func (r Run) referenceText() string {
 		return ""
 	}
 	var found []string
-	for _, c := range check.Checkers {
+	for _, c := range checker.Checkers {
 		if v, ok := r.Reference[c]; ok {
 			found = append(found, fmt.Sprintf("%s %s", c, v))
 		}

@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 )
 
 // WriteTable prints runs as the aligned tables the CLI shows, followed by a
@@ -37,12 +37,12 @@ func WriteTable(w io.Writer, runs []Run) error {
 	// tabwriter keeps the first write error and returns it from Flush, so
 	// the unchecked Fprint calls lose nothing.
 	if len(cases) > 0 || len(byLock) == 0 {
-		header := append([]string{"pitfall", "variant", "scenario"}, check.Checkers...)
+		header := append([]string{"pitfall", "variant", "scenario"}, checker.Checkers...)
 		header = append(header, "detect", "time", "as expected?")
 		fmt.Fprintln(tw, strings.Join(header, "\t"))
 		for _, r := range cases {
 			row := []string{strings.TrimSpace(r.Entry.ID + " " + r.Pitfall), string(r.Variant), r.Scenario}
-			for _, c := range check.Checkers {
+			for _, c := range checker.Checkers {
 				row = append(row, verdictCell(r, c))
 			}
 			row = append(row, detectText(r), runDurationText(r), asExpectedText(r))
@@ -57,12 +57,12 @@ func WriteTable(w io.Writer, runs []Run) error {
 			fmt.Fprintln(w)
 		}
 		fmt.Fprintf(w, "lock %s\n", group[0].Lock)
-		header := append([]string{"scenario"}, check.Checkers...)
+		header := append([]string{"scenario"}, checker.Checkers...)
 		header = append(header, "detect", "time", "own failures?")
 		fmt.Fprintln(tw, strings.Join(header, "\t"))
 		for _, r := range group {
 			row := []string{r.Scenario}
-			for _, c := range check.Checkers {
+			for _, c := range checker.Checkers {
 				row = append(row, verdictCell(r, c))
 			}
 			row = append(row, detectText(r), runDurationText(r), ownFailuresText(r))
@@ -161,7 +161,7 @@ func asExpectedText(r Run) string {
 	case spoiled:
 		return "spoiled: " + strings.Join(r.Spoiled, "; ")
 	case notAsExpected:
-		return "NO: " + strings.Join(check.Mismatches(r.Expected, r.Verdicts), "; ")
+		return "NO: " + strings.Join(checker.Mismatches(r.Expected, r.Verdicts), "; ")
 	}
 	return strings.Join(append([]string{"yes"}, r.missedNotes()...), "; ")
 }
@@ -182,15 +182,15 @@ func (r Run) Outcome() string {
 			lines = append(lines, "    spoiled: "+why)
 		}
 	case notAsExpected:
-		lines = append(lines, fmt.Sprintf("NOT as expected: %s (%s)", strings.Join(check.Mismatches(r.Expected, r.Verdicts), "; "), took))
+		lines = append(lines, fmt.Sprintf("NOT as expected: %s (%s)", strings.Join(checker.Mismatches(r.Expected, r.Verdicts), "; "), took))
 	case ownFailure:
 		lines = append(lines, fmt.Sprintf("own failures: %s (%s)", strings.Join(r.ownFailures(), ", "), took))
 	case undecided:
 		lines = append(lines, fmt.Sprintf("unknown verdicts: %s (%s)", strings.Join(r.unknowns(), ", "), took))
 	case asExpected:
 		var inherent []string
-		for _, c := range check.Checkers {
-			if r.Kinds[c] == check.Inherent {
+		for _, c := range checker.Checkers {
+			if r.Kinds[c] == checker.Inherent {
 				inherent = append(inherent, c+" "+string(r.Verdicts[c]))
 			}
 		}

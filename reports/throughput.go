@@ -6,15 +6,15 @@ import (
 	"slices"
 	"time"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 )
 
 // throughputChart is a small bar chart of critical sections per second
 // before, during and after the faults; a run without faults has one bar.
-func throughputChart(st check.Stats) []byte {
+func throughputChart(st checker.Stats) []byte {
 	type bar struct {
 		name string
-		p    check.Span
+		p    checker.Span
 	}
 	bars := []bar{{"before faults", st.Before}, {"during faults", st.During}, {"after faults", st.After}}
 	if st.During.To-st.During.From <= 0 && st.After.To-st.After.From <= 0 {

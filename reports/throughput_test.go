@@ -6,25 +6,25 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 )
 
 func TestThroughputChart(t *testing.T) {
-	span := func(from, to time.Duration, n int) check.Span {
-		return check.Span{From: from, To: to, Sections: n, PerSec: float64(n) / (to - from).Seconds()}
+	span := func(from, to time.Duration, n int) checker.Span {
+		return checker.Span{From: from, To: to, Sections: n, PerSec: float64(n) / (to - from).Seconds()}
 	}
 	s := time.Second
 	for _, tc := range []struct {
 		name  string
-		stats check.Stats
+		stats checker.Stats
 		bars  []string
 	}{
-		{"faults", check.Stats{Before: span(0, s, 10), During: span(s, 2*s, 1), After: span(2*s, 3*s, 9)},
+		{"faults", checker.Stats{Before: span(0, s, 10), During: span(s, 2*s, 1), After: span(2*s, 3*s, 9)},
 			[]string{"before faults", "during faults", "after faults"}},
 		// A crash has no length: its "during" says nothing.
-		{"crash", check.Stats{Before: span(0, s, 10), During: check.Span{From: s, To: s}, After: span(s, 3*s, 20)},
+		{"crash", checker.Stats{Before: span(0, s, 10), During: checker.Span{From: s, To: s}, After: span(s, 3*s, 20)},
 			[]string{"before faults", "after faults"}},
-		{"no fault", check.Stats{Before: span(0, 3*s, 30)}, []string{"whole run (no fault)"}},
+		{"no fault", checker.Stats{Before: span(0, 3*s, 30)}, []string{"whole run (no fault)"}},
 	} {
 		svg := string(throughputChart(tc.stats))
 		var names []string

@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
@@ -17,7 +17,7 @@ import (
 type Change struct {
 	Run      string // the run's name, as the table calls it
 	Checker  string
-	Was, Now check.Verdict
+	Was, Now checker.Verdict
 }
 
 // String says what changed in one line: "no-ttl/fixed: lock was illegal,
@@ -169,11 +169,11 @@ func verifyRun(folder string) ([]Change, error) {
 	if end == nil {
 		return nil, fmt.Errorf("verify: %s: the history has no end record (the run never finished)", path)
 	}
-	opts := check.Options{Initial: end.Initial}
+	opts := checker.Options{Initial: end.Initial}
 	if s, err := scenarios.Lookup(r.Scenario); err == nil {
 		opts.Handover = s.Handover
 	}
-	checked := check.Run(ops, opts)
+	checked := checker.Run(ops, opts)
 
 	old := r.Result
 	if old == nil {
@@ -190,11 +190,11 @@ func verifyRun(folder string) ([]Change, error) {
 		}
 	}
 	res.Verdicts, res.Detect = checked.Verdicts(), checked.Detect()
-	res.Stats = check.Measure(ops)
+	res.Stats = checker.Measure(ops)
 	res.Spoiled, res.Missed = end.Spoiled, end.Missed
 
 	var changes []Change
-	for _, c := range check.Checkers {
+	for _, c := range checker.Checkers {
 		if was, now := r.Verdicts[c], res.Verdicts[c]; was != now {
 			changes = append(changes, Change{Run: r.Name(), Checker: c, Was: was, Now: now})
 		}
@@ -253,9 +253,9 @@ func VerifyCode(runs []Run) int {
 		}
 		for _, v := range r.Verdicts {
 			switch {
-			case check.Failing(v):
+			case checker.Failing(v):
 				return VerifyViolation
-			case v != check.OK:
+			case v != checker.OK:
 				code = VerifyUnknown
 			}
 		}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/runner"
 )
@@ -38,7 +38,7 @@ func TestVerifyReproducesGoldenVerdicts(t *testing.T) {
 	if len(changes) > 0 {
 		t.Errorf("re-checking changed verdicts: %v", changes)
 	}
-	want := map[string]map[string]check.Verdict{
+	want := map[string]map[string]checker.Verdict{
 		"3-no-ttl-broken":              {"lock": "ok", "resource": "ok", "liveness": "stuck", "handover": "ok"},
 		"3-no-ttl-fixed":               {"lock": "ok", "resource": "ok", "liveness": "ok", "handover": "ok"},
 		"4-no-release-broken":          {"lock": "ok", "resource": "ok", "liveness": "ok", "handover": "slow"},
@@ -62,7 +62,7 @@ func TestVerifyReproducesGoldenVerdicts(t *testing.T) {
 			t.Errorf("%s: no longer as expected", folder)
 		}
 		// The kind told when the run was made survives the re-check.
-		if folder == "5-del-release-broken" && r.Kinds["lock"] != check.Own {
+		if folder == "5-del-release-broken" && r.Kinds["lock"] != checker.Own {
 			t.Errorf("%s: the lock verdict lost its kind: %v", folder, r.Kinds)
 		}
 		for _, name := range []string{RunPageFile, runner.ResultFile, RunFile, runner.LockFile} {
@@ -157,7 +157,7 @@ func TestVerifyChangedVerdict(t *testing.T) {
 	if len(changes) != 1 || changes[0].String() != "no-ttl/fixed: lock was illegal, is now ok" {
 		t.Errorf("changes %v", changes)
 	}
-	if runs[0].Verdicts["lock"] != check.OK {
+	if runs[0].Verdicts["lock"] != checker.OK {
 		t.Errorf("run.json keeps lock %s", runs[0].Verdicts["lock"])
 	}
 }
@@ -247,13 +247,13 @@ func TestVerifyRefuses(t *testing.T) {
 
 func TestVerifyCode(t *testing.T) {
 	for _, tc := range []struct {
-		verdicts []map[string]check.Verdict
+		verdicts []map[string]checker.Verdict
 		want     int
 	}{
-		{[]map[string]check.Verdict{{"lock": "ok", "liveness": "ok"}}, VerifyOK},
-		{[]map[string]check.Verdict{{"lock": "ok"}, {"lock": "unknown"}}, VerifyUnknown},
-		{[]map[string]check.Verdict{{"lock": "unknown"}, {"handover": "slow"}}, VerifyViolation},
-		{[]map[string]check.Verdict{nil}, VerifyUnknown},
+		{[]map[string]checker.Verdict{{"lock": "ok", "liveness": "ok"}}, VerifyOK},
+		{[]map[string]checker.Verdict{{"lock": "ok"}, {"lock": "unknown"}}, VerifyUnknown},
+		{[]map[string]checker.Verdict{{"lock": "unknown"}, {"handover": "slow"}}, VerifyViolation},
+		{[]map[string]checker.Verdict{nil}, VerifyUnknown},
 	} {
 		var runs []Run
 		for _, v := range tc.verdicts {

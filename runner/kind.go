@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/fault"
 	"github.com/locklab/locklab/footprint"
 	"github.com/locklab/locklab/history"
@@ -25,7 +25,7 @@ const DefaultReferenceRuns = 3
 // classify sets Kind and KindWhy on every failing check of res, telling the
 // lock's own bugs from the damage the scenario's faults do to any lock of
 // its kind. It decides from the history alone where it can (the
-// judgement of checked, check.Run's result on ops):
+// judgement of checked, checker.Run's result on ops):
 //
 //  1. Any proved overlap, or release refused to a valid holder, makes the
 //     illegal lock and resource verdicts own, whatever a correct lock does.
@@ -40,10 +40,10 @@ const DefaultReferenceRuns = 3
 //     at the first run that fails the checker (see byReference).
 //
 // classify returns an error only when ctx ended.
-func classify(ctx context.Context, s Scenario, opts Options, res *Result, ops []history.Op, checked check.Result) error {
+func classify(ctx context.Context, s Scenario, opts Options, res *Result, ops []history.Op, checked checker.Result) error {
 	var failing []int
 	for i, c := range res.Checks {
-		if check.Failing(c.Verdict) {
+		if checker.Failing(c.Verdict) {
 			failing = append(failing, i)
 		}
 	}
@@ -98,11 +98,11 @@ func classify(ctx context.Context, s Scenario, opts Options, res *Result, ops []
 		return nil
 	}
 	res.Reference, res.ReferenceRuns = refs.verdicts, refs.runs
-	unexplained := j.Count(check.Unexplained)
+	unexplained := j.Count(checker.Unexplained)
 	for _, i := range undecided {
 		c := &res.Checks[i]
 		c.Kind, c.KindWhy = byReference(c.Checker, unexplained, *refs.tallies[c.Checker], n, fault, cure)
-		if opts.SelfReference && c.Kind == check.Own {
+		if opts.SelfReference && c.Kind == checker.Own {
 			c.Kind, c.KindWhy = "", "the lock is its own reference: "+c.KindWhy+", which only says it raced differently"
 		}
 	}
@@ -111,36 +111,36 @@ func classify(ctx context.Context, s Scenario, opts Options, res *Result, ops []
 
 // fromHistory decides the kind of failing check c from the history alone
 // (rules 1 and 2 of classify); ok is false when it cannot.
-func fromHistory(c check.Check, j check.Judgement, fault, cure string) (kind check.Kind, why string, ok bool) {
-	if c.Verdict != check.Illegal || !safety(c.Checker) {
+func fromHistory(c checker.Check, j checker.Judgement, fault, cure string) (kind checker.Kind, why string, ok bool) {
+	if c.Verdict != checker.Illegal || !safety(c.Checker) {
 		return "", "", false
 	}
 	if proof, ok := j.Proof(); ok {
-		return check.Own, "no correct lock shows this: " + proof, true
+		return checker.Own, "no correct lock shows this: " + proof, true
 	}
 	if explanation, ok := j.Explanation(); ok {
 		why := "any lock of this kind shows this: " + explanation
 		if fault != "" {
 			why += fmt.Sprintf("; %s beats any lock of this kind; remedy: %s", fault, cure)
 		}
-		return check.Inherent, why, true
+		return checker.Inherent, why, true
 	}
 	return "", "", false
 }
 
 // untold puts first, in the KindWhy of each failing check of undecided
 // left untold, what could not be decided: for a safety check, of its first
-// overlap (check.Judgement.Undecided): which node and which reply left it
+// overlap (checker.Judgement.Undecided): which node and which reply left it
 // open, so that the run says what was missing, not only that no reference
 // settled it. A liveness or handover failure, which no overlap explains,
 // says what the checker found.
-func untold(res *Result, undecided []int, j check.Judgement) {
+func untold(res *Result, undecided []int, j checker.Judgement) {
 	what := j.Undecided()
 	for _, i := range undecided {
 		c := &res.Checks[i]
 		switch {
 		case c.Kind != "":
-		case safety(c.Checker) && c.Verdict == check.Illegal && what != "":
+		case safety(c.Checker) && c.Verdict == checker.Illegal && what != "":
 			c.KindWhy = strings.TrimSuffix(what+"; "+c.KindWhy, "; ")
 		case !safety(c.Checker) && c.Detail != "":
 			c.KindWhy = strings.TrimSuffix(c.Checker+" "+string(c.Verdict)+" ("+c.Detail+"), and no fault of the run is known to cause it; "+c.KindWhy, "; ")
@@ -151,16 +151,16 @@ func untold(res *Result, undecided []int, j check.Judgement) {
 // tally is what the reference runs said of one checker.
 type tally struct {
 	runs, ok int
-	unknown  string       // the detail of the last unknown verdict
-	failed   *check.Check // the verdict of the run that failed, if one did
-	overlaps int          // the overlaps of two holds in that run's history
+	unknown  string         // the detail of the last unknown verdict
+	failed   *checker.Check // the verdict of the run that failed, if one did
+	overlaps int            // the overlaps of two holds in that run's history
 }
 
 // references are the reference runs made for one classification.
 type references struct {
 	runs     int
-	verdicts map[string]check.Verdict // of the last run
-	tallies  map[string]*tally        // by checker
+	verdicts map[string]checker.Verdict // of the last run
+	tallies  map[string]*tally          // by checkerName
 }
 
 // Beyond the reference: the subject's unexplained overlaps must be more
@@ -182,30 +182,32 @@ const (
 //     (one with no overlap at all). Unexplained overlaps far beyond the
 //     reference's under the same schedule are own; otherwise untold.
 //   - Unknown runs left fewer than n ok: untold.
-func byReference(checker string, unexplained int, t tally, n int, fault, cure string) (check.Kind, string) {
+func byReference(checkerName string, unexplained int, t tally, n int, fault, cure string) (checker.Kind, string) {
 	const same = "of the same scenario and seed"
 	switch {
-	case t.failed != nil && safety(checker) && unexplained > 0:
+	case t.failed != nil && safety(checkerName) && unexplained > 0:
 		if unexplained > farTimes*t.overlaps && unexplained >= t.overlaps+farMore {
-			return check.Own, fmt.Sprintf("%d overlaps none of which a fault explains; the reference lock shows %d under the same schedule (run %d %s)",
+			return checker.Own, fmt.Sprintf("%d overlaps none of which a fault explains; the reference lock shows %d under the same schedule (run %d %s)",
 				unexplained, t.overlaps, t.runs, same)
 		}
 		return "", fmt.Sprintf("%d overlap(s) none of which a fault explains, and the reference lock is %s too in run %d %s with %d: "+
 			"not enough beyond it to call them the lock's own", unexplained, t.failed.Verdict, t.runs, same, t.overlaps)
 	case t.failed != nil && fault == "":
-		return check.Inherent, fmt.Sprintf("the reference lock is %s too in run %d %s, with no fault injected", t.failed.Verdict, t.runs, same)
+		return checker.Inherent, fmt.Sprintf("the reference lock is %s too in run %d %s, with no fault injected", t.failed.Verdict, t.runs, same)
 	case t.failed != nil:
-		return check.Inherent, fmt.Sprintf("the reference lock is %s too in run %d %s: %s beats any lock of this kind; remedy: %s",
+		return checker.Inherent, fmt.Sprintf("the reference lock is %s too in run %d %s: %s beats any lock of this kind; remedy: %s",
 			t.failed.Verdict, t.runs, same, fault, cure)
 	case t.ok >= n:
-		return check.Own, fmt.Sprintf("the reference lock stays ok in %d of %d runs %s", t.ok, t.runs, same)
+		return checker.Own, fmt.Sprintf("the reference lock stays ok in %d of %d runs %s", t.ok, t.runs, same)
 	}
 	return "", fmt.Sprintf("the reference lock stays ok in only %d of %d runs %s, the others unknown (%s)", t.ok, t.runs, same, t.unknown)
 }
 
 // safety reports whether checker judges mutual exclusion (the lock) or the
 // data it protects (the resource).
-func safety(checker string) bool { return checker == check.CheckLock || checker == check.CheckResource }
+func safety(checkerName string) bool {
+	return checkerName == checker.CheckLock || checkerName == checker.CheckResource
+}
 
 // runReference puts opts.Reference through s with the options of the run
 // it is compared with, until every checker has failed in a run or been ok
@@ -245,11 +247,11 @@ func runReference(ctx context.Context, s Scenario, opts Options, n int, checkers
 			}
 			t.runs++
 			switch rc := referenceVerdict(ref, name); {
-			case rc.Verdict == check.OK:
+			case rc.Verdict == checker.OK:
 				t.ok++
-			case check.Failing(rc.Verdict):
+			case checker.Failing(rc.Verdict):
 				if overlaps < 0 {
-					overlaps = len(check.Judge(ops).Overlaps)
+					overlaps = len(checker.Judge(ops).Overlaps)
 				}
 				t.failed, t.overlaps = &rc, overlaps
 			default:
@@ -264,11 +266,11 @@ func runReference(ctx context.Context, s Scenario, opts Options, n int, checkers
 // exclusion is one property, seen by two checkers: once the reference's
 // holders overlapped, whether that overlap also lost an update is luck of
 // the interleaving, so either's illegal verdict counts for both.
-func referenceVerdict(r *Result, checker string) check.Check {
-	rc := checkOf(r, checker)
-	if safety(checker) && rc.Verdict == check.OK {
-		for _, name := range []string{check.CheckLock, check.CheckResource} {
-			if other := checkOf(r, name); other.Verdict == check.Illegal {
+func referenceVerdict(r *Result, checkerName string) checker.Check {
+	rc := checkOf(r, checkerName)
+	if safety(checkerName) && rc.Verdict == checker.OK {
+		for _, name := range []string{checker.CheckLock, checker.CheckResource} {
+			if other := checkOf(r, name); other.Verdict == checker.Illegal {
 				rc = other
 			}
 		}
@@ -277,13 +279,13 @@ func referenceVerdict(r *Result, checker string) check.Check {
 }
 
 // checkOf finds a checker's check in r; a missing one is unknown.
-func checkOf(r *Result, checker string) check.Check {
+func checkOf(r *Result, checkerName string) checker.Check {
 	for _, c := range r.Checks {
-		if c.Checker == checker {
+		if c.Checker == checkerName {
 			return c
 		}
 	}
-	return check.Check{Checker: checker, Verdict: check.Unknown, Detail: "no such check"}
+	return checker.Check{Checker: checkerName, Verdict: checker.Unknown, Detail: "no such check"}
 }
 
 // earlyRelease names, in KindWhy, the workload's own fault of pitfall 8.

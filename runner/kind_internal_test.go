@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/fault"
 	"github.com/locklab/locklab/footprint"
@@ -17,40 +17,40 @@ import (
 )
 
 func TestByReference(t *testing.T) {
-	illegal := &check.Check{Checker: check.CheckLock, Verdict: check.Illegal}
-	stuck := &check.Check{Checker: check.CheckLiveness, Verdict: check.Stuck}
+	illegal := &checker.Check{Checker: checker.CheckLock, Verdict: checker.Illegal}
+	stuck := &checker.Check{Checker: checker.CheckLiveness, Verdict: checker.Stuck}
 	tests := []struct {
 		name        string
 		checker     string
 		unexplained int
 		tally       tally
-		want        check.Kind
+		want        checker.Kind
 		why         string // a substring of the reason
 	}{{
-		name: "ok in every run", checker: check.CheckLock, unexplained: 4, tally: tally{runs: 3, ok: 3},
-		want: check.Own, why: "the reference lock stays ok in 3 of 3 runs of the same scenario and seed",
+		name: "ok in every run", checker: checker.CheckLock, unexplained: 4, tally: tally{runs: 3, ok: 3},
+		want: checker.Own, why: "the reference lock stays ok in 3 of 3 runs of the same scenario and seed",
 	}, {
-		name: "ok in every run but one unknown", checker: check.CheckHandover, tally: tally{runs: 3, ok: 2, unknown: "the machine stalled"},
+		name: "ok in every run but one unknown", checker: checker.CheckHandover, tally: tally{runs: 3, ok: 2, unknown: "the machine stalled"},
 		why: "stays ok in only 2 of 3 runs of the same scenario and seed, the others unknown (the machine stalled)",
 	}, {
-		name: "an unknown run made up by one more", checker: check.CheckLiveness, tally: tally{runs: 4, ok: 3, unknown: "stalled"},
-		want: check.Own, why: "stays ok in 3 of 4 runs",
+		name: "an unknown run made up by one more", checker: checker.CheckLiveness, tally: tally{runs: 4, ok: 3, unknown: "stalled"},
+		want: checker.Own, why: "stays ok in 3 of 4 runs",
 	}, {
-		name: "liveness fails in the reference too", checker: check.CheckLiveness, tally: tally{runs: 2, ok: 1, failed: stuck},
-		want: check.Inherent, why: "the reference lock is stuck too in run 2 of the same scenario and seed: a client pause beats any lock",
+		name: "liveness fails in the reference too", checker: checker.CheckLiveness, tally: tally{runs: 2, ok: 1, failed: stuck},
+		want: checker.Inherent, why: "the reference lock is stuck too in run 2 of the same scenario and seed: a client pause beats any lock",
 	}, {
-		name: "a resource failure without overlaps", checker: check.CheckResource, tally: tally{runs: 1, failed: illegal},
-		want: check.Inherent, why: "the reference lock is illegal too in run 1",
+		name: "a resource failure without overlaps", checker: checker.CheckResource, tally: tally{runs: 1, failed: illegal},
+		want: checker.Inherent, why: "the reference lock is illegal too in run 1",
 	}, {
-		name: "far more unexplained overlaps than the reference shows", checker: check.CheckLock, unexplained: 70,
+		name: "far more unexplained overlaps than the reference shows", checker: checker.CheckLock, unexplained: 70,
 		tally: tally{runs: 1, failed: illegal, overlaps: 2},
-		want:  check.Own, why: "70 overlaps none of which a fault explains; the reference lock shows 2 under the same schedule",
+		want:  checker.Own, why: "70 overlaps none of which a fault explains; the reference lock shows 2 under the same schedule",
 	}, {
-		name: "three times as many, but fewer than ten more", checker: check.CheckLock, unexplained: 8,
+		name: "three times as many, but fewer than ten more", checker: checker.CheckLock, unexplained: 8,
 		tally: tally{runs: 1, failed: illegal, overlaps: 2},
 		why:   "8 overlap(s) none of which a fault explains, and the reference lock is illegal too in run 1 of the same scenario and seed with 2",
 	}, {
-		name: "ten more, but not three times as many", checker: check.CheckResource, unexplained: 40,
+		name: "ten more, but not three times as many", checker: checker.CheckResource, unexplained: 40,
 		tally: tally{runs: 3, ok: 2, failed: illegal, overlaps: 20},
 		why:   "not enough beyond it",
 	}}
@@ -83,50 +83,50 @@ func TestClassifyFromHistory(t *testing.T) {
 		name     string
 		scenario Scenario
 		ops      []history.Op
-		checks   []check.Check
-		want     []check.Kind // the kind of each check
-		why      string       // a substring of the first check's reason
+		checks   []checker.Check
+		want     []checker.Kind // the kind of each check
+		why      string         // a substring of the first check's reason
 	}{{
 		name:     "a proved overlap makes both safety verdicts own",
 		scenario: restart,
 		ops:      []history.Op{acq(0, 0, 2), acq(1, 0, 3), rel(0, 20), rel(1, 20), end},
-		checks:   []check.Check{{Checker: check.CheckLock, Verdict: check.Illegal}, {Checker: check.CheckResource, Verdict: check.Illegal}},
-		want:     []check.Kind{check.Own, check.Own},
+		checks:   []checker.Check{{Checker: checker.CheckLock, Verdict: checker.Illegal}, {Checker: checker.CheckResource, Verdict: checker.Illegal}},
+		want:     []checker.Kind{checker.Own, checker.Own},
 		why:      "no correct lock shows this: 1 overlap(s)",
 	}, {
 		name:     "a node restarted inside a young hold: inherent, with the remedy",
 		scenario: restart,
 		ops: []history.Op{acq(0, 10, 20), faultOp(-1, 30, 40, "lock node 2 restarted empty", history.EffectLoss),
 			acq(1, 35, 50), rel(1, 60), rel(0, 120), end},
-		checks: []check.Check{{Checker: check.CheckLock, Verdict: check.Illegal}},
-		want:   []check.Kind{check.Inherent},
+		checks: []checker.Check{{Checker: checker.CheckLock, Verdict: checker.Illegal}},
+		want:   []checker.Kind{checker.Inherent},
 		why:    "a restart of a lock node beats any lock of this kind; remedy: restart a node only after a TTL",
 	}, {
 		name:     "an unexplained overlap stays untold without a reference run",
 		scenario: restart,
 		ops:      []history.Op{acq(0, 0, 2), faultOp(0, 5, 400, history.FaultSlowWork, history.EffectWork), acq(1, 350, 360), rel(1, 370), rel(0, 410), end},
-		checks:   []check.Check{{Checker: check.CheckLock, Verdict: check.Illegal}, {Checker: check.CheckLiveness, Verdict: check.OK}},
-		want:     []check.Kind{"", ""},
+		checks:   []checker.Check{{Checker: checker.CheckLock, Verdict: checker.Illegal}, {Checker: checker.CheckLiveness, Verdict: checker.OK}},
+		want:     []checker.Kind{"", ""},
 		why:      "no reference run was asked for",
 	}, {
 		name:     "liveness is never told from the history",
 		scenario: restart,
 		ops:      []history.Op{acq(0, 0, 2), acq(1, 0, 3), rel(0, 20), rel(1, 20), end},
-		checks:   []check.Check{{Checker: check.CheckLiveness, Verdict: check.Stuck}},
-		want:     []check.Kind{""},
+		checks:   []checker.Check{{Checker: checker.CheckLiveness, Verdict: checker.Stuck}},
+		want:     []checker.Kind{""},
 		why:      "no reference run was asked for",
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res := &Result{Checks: tt.checks}
-			if err := classify(context.Background(), tt.scenario, Options{ReferenceRuns: -1}, res, tt.ops, check.Result{}); err != nil {
+			if err := classify(context.Background(), tt.scenario, Options{ReferenceRuns: -1}, res, tt.ops, checker.Result{}); err != nil {
 				t.Fatal(err)
 			}
 			for i, c := range res.Checks {
 				if c.Kind != tt.want[i] {
 					t.Errorf("%s %s: kind %q (%s), want %q", c.Checker, c.Verdict, c.Kind, c.KindWhy, tt.want[i])
 				}
-				if !check.Failing(c.Verdict) && c.KindWhy != "" {
+				if !checker.Failing(c.Verdict) && c.KindWhy != "" {
 					t.Errorf("%s %s has a reason: %s", c.Checker, c.Verdict, c.KindWhy)
 				}
 			}

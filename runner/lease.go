@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/fault"
 	"github.com/locklab/locklab/footprint"
@@ -142,7 +142,7 @@ func (s Scenario) Stretch(lease time.Duration) Scenario {
 	s.Workload.TTL, s.Workload.Work, s.Workload.Duration = lease, scale(s.Workload.Work), scale(w.Duration)
 	handover := s.Handover
 	if handover == 0 {
-		handover = check.DefaultHandover
+		handover = checker.DefaultHandover
 	}
 	s.Handover, s.MinDuration = scale(handover), scale(s.MinDuration)
 	points := make([]failpoint.Point, len(s.Failpoints))

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/footprint"
 	"github.com/locklab/locklab/history"
@@ -55,7 +55,7 @@ func TestRunTimedAgainstAGivenLease(t *testing.T) {
 			case tc.text != "" && (res.Timing == nil || res.Timing.Text != tc.text || res.Timing.Source != runner.TimedGiven):
 				t.Errorf("timing %+v, want %q", res.Timing, tc.text)
 			}
-			if v := res.Verdicts[check.CheckLock]; v != check.Illegal && v != check.Unknown {
+			if v := res.Verdicts[checker.CheckLock]; v != checker.Illegal && v != checker.Unknown {
 				t.Errorf("lock %s: the slow work outlasted the lease", v)
 			}
 		})

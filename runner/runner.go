@@ -14,7 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/local"
 	"github.com/locklab/locklab/failpoint"
@@ -86,15 +86,15 @@ type Options struct {
 
 // Result is what one run found.
 type Result struct {
-	Scenario string                   `json:"scenario"`
-	Lock     string                   `json:"lock"`
-	Seed     int64                    `json:"seed"`
-	Verdicts map[string]check.Verdict `json:"verdicts"`
-	Checks   []check.Check            `json:"checks"`
+	Scenario string                     `json:"scenario"`
+	Lock     string                     `json:"lock"`
+	Seed     int64                      `json:"seed"`
+	Verdicts map[string]checker.Verdict `json:"verdicts"`
+	Checks   []checker.Check            `json:"checks"`
 	// Detect is when the first violation became visible, since the start.
 	Detect   *time.Duration `json:"detect_ns"`
 	Duration time.Duration  `json:"duration_ns"`
-	Stats    check.Stats    `json:"stats"`
+	Stats    checker.Stats  `json:"stats"`
 	Faults   []string       `json:"faults"` // honest labels of what was injected
 	// Spoiled says what of the scenario did not happen (a failpoint
 	// that never fired, a fault never injected); every verdict is then
@@ -108,7 +108,7 @@ type Result struct {
 	// Reference holds the verdicts of Options.Reference in the same
 	// scenario and seed, when a failing verdict made it run: those of its
 	// last run, the one that failed if one did.
-	Reference map[string]check.Verdict `json:"reference,omitempty"`
+	Reference map[string]checker.Verdict `json:"reference,omitempty"`
 	// ReferenceRuns is how many times the reference ran.
 	ReferenceRuns int `json:"reference_runs,omitempty"`
 	// Timing says what the run's lease-timed lengths were timed against:
@@ -119,9 +119,9 @@ type Result struct {
 }
 
 // Late is the first verdict of r that the machine made unknown by
-// running the harness late (check.Check.Late), or nil: such a run
+// running the harness late (checker.Check.Late), or nil: such a run
 // says nothing of the lock and is worth making again.
-func (r *Result) Late() *check.Check {
+func (r *Result) Late() *checker.Check {
 	for i, c := range r.Checks {
 		if c.Late() {
 			return &r.Checks[i]
@@ -134,8 +134,8 @@ func (r *Result) Late() *check.Check {
 const (
 	HistoryFile  = "history.jsonl"
 	ResultFile   = "result.json"
-	LockFile     = check.LockFile
-	ResourceFile = check.ResourceFile
+	LockFile     = checker.LockFile
+	ResourceFile = checker.ResourceFile
 )
 
 // Run puts the lock built by newLocker through scenario s and checks what the
@@ -268,9 +268,9 @@ func runOps(ctx context.Context, s Scenario, newLocker harness.NewLocker, opts O
 	res := &Result{Scenario: s.Name, Lock: opts.Lock, Seed: opts.Seed, Dir: opts.Dir,
 		Faults: r.faultLabels(), Duration: time.Since(started)}
 	ops := h.Ops()
-	checked := check.Run(ops, check.Options{Handover: s.Handover, Initial: w.Stock})
+	checked := checker.Run(ops, checker.Options{Handover: s.Handover, Initial: w.Stock})
 	res.Checks, res.Verdicts, res.Detect = checked.Checks, checked.Verdicts(), checked.Detect()
-	res.Stats = check.Measure(ops)
+	res.Stats = checker.Measure(ops)
 	if e := history.EndOf(ops); e != nil {
 		res.Spoiled, res.Missed = e.Spoiled, e.Missed
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/fault"
@@ -39,8 +39,8 @@ func TestRunUnderNetworkAndNodeFaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []string{check.CheckLock, check.CheckResource, check.CheckLiveness} {
-		if res.Verdicts[c] != check.OK {
+	for _, c := range []string{checker.CheckLock, checker.CheckResource, checker.CheckLiveness} {
+		if res.Verdicts[c] != checker.OK {
 			t.Errorf("%s: %s with a correct lock", c, res.Verdicts[c])
 		}
 	}
@@ -214,7 +214,7 @@ func TestRunSpoiled(t *testing.T) {
 				t.Errorf("spoiled: %q, want one line naming %q", res.Spoiled, tt.want)
 			}
 			for _, c := range res.Checks {
-				if c.Verdict != check.Unknown || !strings.Contains(c.Detail, tt.want) {
+				if c.Verdict != checker.Unknown || !strings.Contains(c.Detail, tt.want) {
 					t.Errorf("%s: %s: %s", c.Checker, c.Verdict, c.Detail)
 				}
 			}
@@ -347,16 +347,16 @@ func TestRunWatched(t *testing.T) {
 }
 
 func TestResultLate(t *testing.T) {
-	stalled := check.Check{Checker: check.CheckLock, Verdict: check.Unknown, Detail: "the machine stalled client 0 for 900 ms; run again"}
+	stalled := checker.Check{Checker: checker.CheckLock, Verdict: checker.Unknown, Detail: "the machine stalled client 0 for 900 ms; run again"}
 	tests := []struct {
 		name   string
-		checks []check.Check
+		checks []checker.Check
 		want   string // the checker of the verdict named, "" for none
 	}{
 		{"no verdict", nil, ""},
-		{"ok", []check.Check{{Checker: check.CheckLock, Verdict: check.OK}}, ""},
-		{"unknown for a missing scenario", []check.Check{{Checker: check.CheckLock, Verdict: check.Unknown, Detail: "the fault was never injected"}}, ""},
-		{"stalled", []check.Check{{Checker: check.CheckResource, Verdict: check.OK}, stalled}, check.CheckLock},
+		{"ok", []checker.Check{{Checker: checker.CheckLock, Verdict: checker.OK}}, ""},
+		{"unknown for a missing scenario", []checker.Check{{Checker: checker.CheckLock, Verdict: checker.Unknown, Detail: "the fault was never injected"}}, ""},
+		{"stalled", []checker.Check{{Checker: checker.CheckResource, Verdict: checker.OK}, stalled}, checker.CheckLock},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

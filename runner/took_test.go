@@ -10,7 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/runner"
@@ -69,7 +69,7 @@ func TestCrashAfterSetNXGet(t *testing.T) {
 		}
 		// A machine too loaded to give the waits their bound of its time
 		// leaves liveness unknown: run again once, as the catalogue's tests do.
-		i := slices.IndexFunc(res.Checks, func(c check.Check) bool { return c.Checker == check.CheckLiveness })
+		i := slices.IndexFunc(res.Checks, func(c checker.Check) bool { return c.Checker == checker.CheckLiveness })
 		if i < 0 || !res.Checks[i].Late() || try == 2 {
 			break
 		}
@@ -90,7 +90,7 @@ func TestCrashAfterSetNXGet(t *testing.T) {
 	}
 	// Client 0 crashed between its SET and its PEXPIRE: nothing else
 	// frees the key.
-	if got := res.Verdicts[check.CheckLiveness]; got != check.Stuck {
+	if got := res.Verdicts[checker.CheckLiveness]; got != checker.Stuck {
 		t.Errorf("liveness %s, want stuck", got)
 	}
 }

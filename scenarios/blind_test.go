@@ -10,7 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/pitfalls"
@@ -177,17 +177,17 @@ func TestBlindScenarios(t *testing.T) {
 		scenario string
 		broken   harness.NewLocker
 		checker  string
-		want     check.Verdict
+		want     checker.Verdict
 		fix      harness.NewLocker
 	}{
 		{"lost-release-reply", func(c *harness.Client) harness.Locker { return &blindLock{c: c, fallbackDel: true} },
-			check.CheckLock, check.Illegal, pitfalls.NewWatchdogLock},
+			checker.CheckLock, checker.Illegal, pitfalls.NewWatchdogLock},
 		{"lost-acquire-reply", func(c *harness.Client) harness.Locker { return &blindLock{c: c, timeoutIsSuccess: true} },
-			check.CheckLock, check.Illegal, pitfalls.NewWatchdogLock},
+			checker.CheckLock, checker.Illegal, pitfalls.NewWatchdogLock},
 		{"holder-cut-off", func(c *harness.Client) harness.Locker { return &blindLock{c: c, zombieWatchdog: true} },
-			check.CheckLiveness, check.Stuck, pitfalls.NewWatchdogLock},
+			checker.CheckLiveness, checker.Stuck, pitfalls.NewWatchdogLock},
 		{"redlock-slow-nodes", pitfalls.NewRedlockNoElapsed,
-			check.CheckLock, check.Illegal, pitfalls.NewRedlock},
+			checker.CheckLock, checker.Illegal, pitfalls.NewRedlock},
 	} {
 		t.Run(tc.scenario, func(t *testing.T) {
 			t.Parallel()
@@ -226,10 +226,10 @@ func notOK(t *testing.T, res *runner.Result, who string) []string {
 	t.Helper()
 	var missed []string
 	for _, c := range res.Checks {
-		if c.Kind == check.Own {
+		if c.Kind == checker.Own {
 			t.Errorf("%s: %s %s called its own: %s (%s)", who, c.Checker, c.Verdict, c.Detail, c.KindWhy)
 		}
-		if c.Verdict != check.OK {
+		if c.Verdict != checker.OK {
 			missed = append(missed, fmt.Sprintf("%s: %s checker says %s, want ok (%s)", who, c.Checker, c.Verdict, c.Detail))
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/explore"
 	"github.com/locklab/locklab/locks"
@@ -33,7 +33,7 @@ func TestExploreFindsDatabaseLocks(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := found[0]
-		if p.Kind != check.Own {
+		if p.Kind != checker.Own {
 			continue
 		}
 		if s, err := scenarios.Lookup(p.Scenario); err != nil {
@@ -54,7 +54,7 @@ func TestExploreFindsDatabaseLocks(t *testing.T) {
 			// catalogue's check with the catalogue's verdict, as own.
 			catalogued := func(b explore.Bug) bool {
 				for _, c := range b.Found.Checks {
-					if want, ok := p.Catches[c.Checker]; ok && c.Verdict == want && c.Kind == check.Own {
+					if want, ok := p.Catches[c.Checker]; ok && c.Verdict == want && c.Kind == checker.Own {
 						return true
 					}
 				}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/footprint"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
@@ -90,12 +90,12 @@ func TestLeaseTimedLikeItsTwin(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		scenario string
-		lock     check.Verdict
-		kind     check.Kind
+		lock     checker.Verdict
+		kind     checker.Kind
 	}{
-		{"slow-work", check.Illegal, check.Own},
-		{"pause-holder", check.Illegal, check.Inherent},
-		{"crash-after-setnx", check.OK, ""},
+		{"slow-work", checker.Illegal, checker.Own},
+		{"pause-holder", checker.Illegal, checker.Inherent},
+		{"crash-after-setnx", checker.OK, ""},
 	} {
 		t.Run(tc.scenario, func(t *testing.T) {
 			t.Parallel()
@@ -114,7 +114,7 @@ func TestLeaseTimedLikeItsTwin(t *testing.T) {
 				return
 			}
 			got, want := results[0], results[1]
-			for _, c := range []string{check.CheckLock, check.CheckResource, check.CheckLiveness} {
+			for _, c := range []string{checker.CheckLock, checker.CheckResource, checker.CheckLiveness} {
 				if got.Verdicts[c] != want.Verdicts[c] || verdictOf(got, c).Kind != verdictOf(want, c).Kind {
 					t.Errorf("%s: redis-py %s %q (%s), its twin %s %q (%s)", c, got.Verdicts[c], verdictOf(got, c).Kind, detail(got, c),
 						want.Verdicts[c], verdictOf(want, c).Kind, detail(want, c))
@@ -134,7 +134,7 @@ func TestLeaseTimedLikeItsTwin(t *testing.T) {
 // where the faults need the lease outlasted, the first run, timed against
 // the scenario's 200 ms, must have been ok: the run made again is what
 // judged the lock.
-func timedLikeItsTwin(t *testing.T, dir, name string, lock harness.NewLocker, scenario string, verdict check.Verdict, kind check.Kind) *runner.Result {
+func timedLikeItsTwin(t *testing.T, dir, name string, lock harness.NewLocker, scenario string, verdict checker.Verdict, kind checker.Kind) *runner.Result {
 	res := settled(t, func() (*runner.Result, error) {
 		return scenarios.Run(context.Background(), scenario, lock, runner.Options{Seed: 1, Dir: dir, Lock: name})
 	})
@@ -149,10 +149,10 @@ func timedLikeItsTwin(t *testing.T, dir, name string, lock harness.NewLocker, sc
 	if err := json.Unmarshal(b, &first); err != nil {
 		t.Fatal(err)
 	}
-	if verdict != check.OK && first.Verdicts[check.CheckLock] != check.OK {
-		t.Errorf("timed against the scenario's 200 ms, lock %s; want ok, the fault short of the lease", first.Verdicts[check.CheckLock])
+	if verdict != checker.OK && first.Verdicts[checker.CheckLock] != checker.OK {
+		t.Errorf("timed against the scenario's 200 ms, lock %s; want ok, the fault short of the lease", first.Verdicts[checker.CheckLock])
 	}
-	c := verdictOf(res, check.CheckLock)
+	c := verdictOf(res, checker.CheckLock)
 	if c.Verdict != verdict || c.Kind != kind || len(res.Spoiled) > 0 {
 		t.Errorf("lock %s, kind %q (%s; %s; spoiled %q); want %s, %q", c.Verdict, c.Kind, c.Detail, c.KindWhy, res.Spoiled, verdict, kind)
 	}

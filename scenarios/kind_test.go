@@ -9,7 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/locks"
@@ -99,32 +99,32 @@ func TestNoExclusionIsOwn(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if lock := verdictOf(res, check.CheckLock); lock.Verdict != check.Unknown || try == 2 {
+					if lock := verdictOf(res, checker.CheckLock); lock.Verdict != checker.Unknown || try == 2 {
 						break
 					}
-					t.Logf("try %d: lock unknown: %s", try, verdictOf(res, check.CheckLock).Detail)
+					t.Logf("try %d: lock unknown: %s", try, verdictOf(res, checker.CheckLock).Detail)
 				}
-				if lock := verdictOf(res, check.CheckLock); lock.Verdict != check.Illegal {
+				if lock := verdictOf(res, checker.CheckLock); lock.Verdict != checker.Illegal {
 					t.Fatalf("lock %s (%s): holders that exclude nothing were not caught", lock.Verdict, lock.Detail)
 				}
 				for _, c := range res.Checks {
-					if c.Verdict == check.Illegal && c.Kind != check.Own {
+					if c.Verdict == checker.Illegal && c.Kind != checker.Own {
 						t.Errorf("%s illegal is of kind %q, want own: %s", c.Checker, c.Kind, c.KindWhy)
 					}
 				}
-				t.Logf("lock: %s", verdictOf(res, check.CheckLock).KindWhy)
+				t.Logf("lock: %s", verdictOf(res, checker.CheckLock).KindWhy)
 			})
 		}
 	}
 }
 
-func verdictOf(res *runner.Result, checker string) check.Check {
+func verdictOf(res *runner.Result, checkerName string) checker.Check {
 	for _, c := range res.Checks {
-		if c.Checker == checker {
+		if c.Checker == checkerName {
 			return c
 		}
 	}
-	return check.Check{Checker: checker, Verdict: check.Unknown}
+	return checker.Check{Checker: checkerName, Verdict: checker.Unknown}
 }
 
 // TestKillConnectionJudgedByWhatItDid: a killed connection is a loss only
@@ -136,14 +136,14 @@ func TestKillConnectionJudgedByWhatItDid(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		lock string
-		want check.Kind
+		want checker.Kind
 	}{
-		{"row-cleanup", check.Own},
-		{"get-lock", check.Inherent},
+		{"row-cleanup", checker.Own},
+		{"get-lock", checker.Inherent},
 	} {
 		t.Run(tc.lock, func(t *testing.T) {
 			t.Parallel()
-			var lock check.Check
+			var lock checker.Check
 			for try := 1; try <= 3; try++ { // a run the machine stalls is unknown: made again
 				l, err := locks.Lookup(tc.lock)
 				if err != nil {
@@ -153,11 +153,11 @@ func TestKillConnectionJudgedByWhatItDid(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if lock = verdictOf(res, check.CheckLock); lock.Verdict != check.Unknown {
+				if lock = verdictOf(res, checker.CheckLock); lock.Verdict != checker.Unknown {
 					break
 				}
 			}
-			if lock.Verdict != check.Illegal || lock.Kind != tc.want {
+			if lock.Verdict != checker.Illegal || lock.Kind != tc.want {
 				t.Errorf("lock %s (%s), kind %q (%s); want illegal, %s", lock.Verdict, lock.Detail, lock.Kind, lock.KindWhy, tc.want)
 			}
 		})
@@ -175,7 +175,7 @@ func TestRedlockNoElapsedIsOwn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var lock check.Check
+	var lock checker.Check
 	for try := 1; ; try++ {
 		res, err := scenarios.Run(context.Background(), "redlock-slow-nodes", l.New, runner.Options{ReferenceRuns: -1})
 		if err != nil {
@@ -183,15 +183,15 @@ func TestRedlockNoElapsedIsOwn(t *testing.T) {
 		}
 		// A run the loaded machine stalled, or whose pause struck no
 		// acquire that got its majority, is made again, at most twice.
-		if lock = verdictOf(res, check.CheckLock); lock.Verdict == check.Illegal || try == 3 {
+		if lock = verdictOf(res, checker.CheckLock); lock.Verdict == checker.Illegal || try == 3 {
 			break
 		}
 		t.Logf("try %d: lock %s: %s", try, lock.Verdict, lock.Detail)
 	}
-	if lock.Verdict != check.Illegal {
+	if lock.Verdict != checker.Illegal {
 		t.Fatalf("lock %s (%s): the elapsed-time bug was not caught", lock.Verdict, lock.Detail)
 	}
-	if lock.Kind != check.Own || !strings.Contains(lock.KindWhy, "before its acquire's last reply") {
+	if lock.Kind != checker.Own || !strings.Contains(lock.KindWhy, "before its acquire's last reply") {
 		t.Errorf("lock illegal of kind %q (%s), want own: a node whose key expired before its acquire's last reply", lock.Kind, lock.KindWhy)
 	}
 	t.Logf("lock: %s", lock.KindWhy)

@@ -7,7 +7,7 @@ import (
 	"os/exec"
 	"testing"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/runner"
@@ -22,16 +22,16 @@ import (
 // and the cleanup without a watchdog deletes a slow holder's row.
 func TestSQLLocksOnPostgres(t *testing.T) {
 	t.Parallel()
-	ok := map[string]check.Verdict{check.CheckLock: check.OK, check.CheckResource: check.OK, check.CheckLiveness: check.OK, check.CheckHandover: check.OK}
+	ok := map[string]checker.Verdict{checker.CheckLock: checker.OK, checker.CheckResource: checker.OK, checker.CheckLiveness: checker.OK, checker.CheckHandover: checker.OK}
 	for _, tc := range []struct {
 		lock, scenario string
 		new            harness.NewLocker
-		want           map[string]check.Verdict
+		want           map[string]checker.Verdict
 	}{
 		{"unique-row", "contention-postgres", sqldb.NewUniqueRowLock, ok},
 		{"unique-row", "slow-work-postgres", sqldb.NewUniqueRowLock, ok},
-		{"row-no-expiry", "crash-holder-postgres", sqldb.NewUniqueRowLockNoLease, map[string]check.Verdict{check.CheckLiveness: check.Stuck}},
-		{"row-cleanup", "slow-work-postgres", sqldb.NewUniqueRowLockLeased, map[string]check.Verdict{check.CheckLock: check.Illegal, check.CheckResource: check.Illegal}},
+		{"row-no-expiry", "crash-holder-postgres", sqldb.NewUniqueRowLockNoLease, map[string]checker.Verdict{checker.CheckLiveness: checker.Stuck}},
+		{"row-cleanup", "slow-work-postgres", sqldb.NewUniqueRowLockLeased, map[string]checker.Verdict{checker.CheckLock: checker.Illegal, checker.CheckResource: checker.Illegal}},
 	} {
 		t.Run(tc.lock+"/"+tc.scenario, func(t *testing.T) {
 			t.Parallel()
@@ -43,9 +43,9 @@ func TestSQLLocksOnPostgres(t *testing.T) {
 				t.Fatalf("%s runs on %s", s.Name, s.Topology)
 			}
 			misses := func(res *runner.Result) (missed []string) {
-				for checker, want := range tc.want {
-					if got := verdictOf(res, checker); got.Verdict != want {
-						missed = append(missed, fmt.Sprintf("%s: %s (%s); want %s", checker, got.Verdict, got.Detail, want))
+				for checkerName, want := range tc.want {
+					if got := verdictOf(res, checkerName); got.Verdict != want {
+						missed = append(missed, fmt.Sprintf("%s: %s (%s); want %s", checkerName, got.Verdict, got.Detail, want))
 					}
 				}
 				return missed
@@ -62,7 +62,7 @@ func TestSQLLocksOnPostgres(t *testing.T) {
 				}
 				return misses(res)
 			})
-			if st := verdictOf(res, check.CheckLiveness); st.Verdict == check.Stuck {
+			if st := verdictOf(res, checker.CheckLiveness); st.Verdict == checker.Stuck {
 				t.Logf("liveness: %s", st.Detail)
 			}
 		})
@@ -87,9 +87,9 @@ func TestPgrowProgram(t *testing.T) {
 					t.Fatalf("spoiled: %v", res.Spoiled)
 				}
 				var missed []string
-				for _, checker := range []string{check.CheckLock, check.CheckResource, check.CheckLiveness} {
-					if got := verdictOf(res, checker); got.Verdict != check.OK {
-						missed = append(missed, fmt.Sprintf("%s: %s (%s); want ok", checker, got.Verdict, got.Detail))
+				for _, checkerName := range []string{checker.CheckLock, checker.CheckResource, checker.CheckLiveness} {
+					if got := verdictOf(res, checkerName); got.Verdict != checker.OK {
+						missed = append(missed, fmt.Sprintf("%s: %s (%s); want ok", checkerName, got.Verdict, got.Detail))
 					}
 				}
 				t.Logf("%v", res.Verdicts)

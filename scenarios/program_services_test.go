@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/local"
 	"github.com/locklab/locklab/explore"
@@ -165,16 +165,16 @@ func sameVerdicts(t *testing.T, service cluster.Service, golock, command string,
 			if len(got.Spoiled) > 0 {
 				t.Fatalf("program: spoiled: %q", got.Spoiled)
 			}
-			for _, c := range []string{check.CheckLock, check.CheckResource, check.CheckLiveness} {
-				if got.Verdicts[c] == check.Unknown {
+			for _, c := range []string{checker.CheckLock, checker.CheckResource, checker.CheckLiveness} {
+				if got.Verdicts[c] == checker.Unknown {
 					t.Errorf("program: %s unknown (%s)", c, detail(got, c))
 				}
 				if got.Verdicts[c] != want.Verdicts[c] {
 					t.Errorf("%s: program %s (%s), %s %s (%s)", c, got.Verdicts[c], detail(got, c), golock, want.Verdicts[c], detail(want, c))
 				}
 			}
-			t.Logf("handover: program %s (%s), %s %s (%s)", got.Verdicts[check.CheckHandover], detail(got, check.CheckHandover),
-				golock, want.Verdicts[check.CheckHandover], detail(want, check.CheckHandover))
+			t.Logf("handover: program %s (%s), %s %s (%s)", got.Verdicts[checker.CheckHandover], detail(got, checker.CheckHandover),
+				golock, want.Verdicts[checker.CheckHandover], detail(want, checker.CheckHandover))
 			t.Logf("program %v, %s %v", got.Verdicts, golock, want.Verdicts)
 		})
 	}
@@ -212,7 +212,7 @@ func TestExploreFindsAProgramsBug(t *testing.T) {
 	for _, b := range rep.Bugs {
 		t.Logf("found after %.1f s: %s (%s)", *rep.FirstOwnS, b.Signature, rep.First.Plan)
 		for _, c := range b.Found.Checks {
-			if c.Checker == check.CheckLock && c.Verdict == check.Illegal && c.Kind == check.Own {
+			if c.Checker == checker.CheckLock && c.Verdict == checker.Illegal && c.Kind == checker.Own {
 				return
 			}
 		}
@@ -338,7 +338,7 @@ func statementFaults(t *testing.T, scenario, golock, command string) {
 			if len(got.Spoiled) > 0 || len(want.Spoiled) > 0 {
 				t.Fatalf("spoiled: program %q, %s %q", got.Spoiled, golock, want.Spoiled)
 			}
-			for _, c := range []string{check.CheckLock, check.CheckResource, check.CheckLiveness} {
+			for _, c := range []string{checker.CheckLock, checker.CheckResource, checker.CheckLiveness} {
 				if got.Verdicts[c] != want.Verdicts[c] {
 					t.Errorf("%s: program %s (%s), %s %s (%s)", c, got.Verdicts[c], detail(got, c), golock, want.Verdicts[c], detail(want, c))
 				}

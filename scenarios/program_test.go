@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/local"
 	"github.com/locklab/locklab/history"
@@ -126,8 +126,8 @@ func TestSeed004ClockSkew(t *testing.T) {
 	if len(res.Spoiled) > 0 {
 		t.Fatalf("spoiled: %v", res.Spoiled)
 	}
-	if res.Verdicts[check.CheckLock] != check.Illegal {
-		t.Errorf("lock: %s, want illegal: %+v", res.Verdicts[check.CheckLock], res.Checks)
+	if res.Verdicts[checker.CheckLock] != checker.Illegal {
+		t.Errorf("lock: %s, want illegal: %+v", res.Verdicts[checker.CheckLock], res.Checks)
 	}
 }
 
@@ -174,7 +174,7 @@ func TestRedisPyIsTheTokenLock(t *testing.T) {
 				}
 				t.Logf("try %d: the machine stalled a client; running again", try)
 			}
-			for _, c := range []string{check.CheckLock, check.CheckResource, check.CheckLiveness, check.CheckHandover} {
+			for _, c := range []string{checker.CheckLock, checker.CheckResource, checker.CheckLiveness, checker.CheckHandover} {
 				if fewHandovers(got, c) || fewHandovers(want, c) {
 					// Luck, in either lock: with nested, a non-reentrant lock
 					// changes hands two or three times a run, by expiry.
@@ -182,7 +182,7 @@ func TestRedisPyIsTheTokenLock(t *testing.T) {
 						c, got.Verdicts[c], want.Verdicts[c], detail(got, c), detail(want, c))
 					continue
 				}
-				if got.Verdicts[c] == check.Unknown {
+				if got.Verdicts[c] == checker.Unknown {
 					t.Errorf("redis-py: %s unknown (%s)", c, detail(got, c))
 				}
 				if got.Verdicts[c] != want.Verdicts[c] {
@@ -215,7 +215,7 @@ func detail(res *runner.Result, c string) string {
 // fewHandovers reports whether checker c of res is the handover check
 // declining to judge from too few handovers.
 func fewHandovers(res *runner.Result, c string) bool {
-	return c == check.CheckHandover && res.Verdicts[c] == check.Unknown && strings.Contains(detail(res, c), "too few handovers")
+	return c == checker.CheckHandover && res.Verdicts[c] == checker.Unknown && strings.Contains(detail(res, c), "too few handovers")
 }
 
 // commandFaults reports whether s strikes the lock's own Redis commands.
@@ -282,7 +282,7 @@ func TestBadPrograms(t *testing.T) {
 				t.Errorf("spoiled: %q, want one line with %q", res.Spoiled, tc.want)
 			}
 			for c, v := range res.Verdicts {
-				if v != check.Unknown {
+				if v != checker.Unknown {
 					t.Errorf("%s: %s, want unknown", c, v)
 				}
 			}
@@ -378,12 +378,12 @@ func TestShippedPrograms(t *testing.T) {
 	for _, tc := range []struct {
 		scenario, command string
 		need              func(testing.TB)
-		lock              check.Verdict
+		lock              checker.Verdict
 		struck            []string // what a command fault may strike, each time it fired; none for no fault
 	}{
-		{"slow-work", redisPyRenw, needRedisPy, check.OK, nil},
+		{"slow-work", redisPyRenw, needRedisPy, checker.OK, nil},
 		// SIGSTOP stops the renewal thread too: a real stop-the-world pause.
-		{"pause-holder", redisPyRenw, needRedisPy, check.Illegal, nil},
+		{"pause-holder", redisPyRenw, needRedisPy, checker.Illegal, nil},
 		// Seed 004 through its relay: the crash strikes right after the
 		// command that took the key: its SET NX EX, or, when that acquire
 		// was the seed's takeover (SET NX refused, GET, GETSET, which its
@@ -394,7 +394,7 @@ func TestShippedPrograms(t *testing.T) {
 		{"pause-before-del", seed004PHP, needPHP, "", []string{"client 0: client pause at GET (release command 1)"}},
 		// A program on the mariadb topology dials LOCKLAB_MYSQL, the
 		// client's link to the server.
-		{"contention-sql", mariadbRow, needMariaDBClient, check.OK, nil},
+		{"contention-sql", mariadbRow, needMariaDBClient, checker.OK, nil},
 	} {
 		t.Run(tc.scenario+"/"+filepath.Base(strings.Fields(tc.command)[1]), func(t *testing.T) {
 			t.Parallel()
@@ -403,8 +403,8 @@ func TestShippedPrograms(t *testing.T) {
 			if len(res.Spoiled) > 0 {
 				t.Fatalf("spoiled: %v", res.Spoiled)
 			}
-			if tc.lock != "" && res.Verdicts[check.CheckLock] != tc.lock {
-				t.Errorf("lock: %s, want %s: %+v", res.Verdicts[check.CheckLock], tc.lock, res.Checks)
+			if tc.lock != "" && res.Verdicts[checker.CheckLock] != tc.lock {
+				t.Errorf("lock: %s, want %s: %+v", res.Verdicts[checker.CheckLock], tc.lock, res.Checks)
 			}
 			if tc.struck != nil {
 				got := struck(t, res.Dir)

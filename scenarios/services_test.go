@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/reference"
 	"github.com/locklab/locklab/runner"
@@ -41,7 +41,7 @@ func TestOneRunPerService(t *testing.T) {
 				}
 			}
 			for _, c := range res.Checks {
-				if c.Verdict != check.OK {
+				if c.Verdict != checker.OK {
 					t.Errorf("%s in %s: %s %s: %s", service, quiet, c.Checker, c.Verdict, c.Detail)
 				}
 			}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/explore"
 	"github.com/locklab/locklab/harness"
@@ -51,7 +51,7 @@ func TestWorkshopLock(t *testing.T) {
 				func(c *harness.Client) harness.Locker { return MyLock{c} },
 				runner.Options{Seed: 1, Clients: 4, Dir: t.TempDir()})
 		})
-		if got := res.Verdicts[check.CheckLock]; got != check.Illegal {
+		if got := res.Verdicts[checker.CheckLock]; got != checker.Illegal {
 			return []string{fmt.Sprintf("lock checker: %s, want illegal for a plain-DEL release", got)}
 		}
 		return nil

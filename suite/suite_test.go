@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/local"
 	"github.com/locklab/locklab/pitfalls"
@@ -211,8 +211,8 @@ func TestKeep(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := runner.Result{Scenario: "explore", Seed: 5, Duration: time.Second, Dir: "/scratch/1",
-		Verdicts: map[string]check.Verdict{check.CheckLock: check.Illegal, check.CheckResource: check.OK,
-			check.CheckLiveness: check.OK, check.CheckHandover: check.OK}}
+		Verdicts: map[string]checker.Verdict{checker.CheckLock: checker.Illegal, checker.CheckResource: checker.OK,
+			checker.CheckLiveness: checker.OK, checker.CheckHandover: checker.OK}}
 	b, err := json.Marshal(res)
 	if err != nil {
 		t.Fatal(err)
@@ -257,7 +257,7 @@ func TestParallel(t *testing.T) {
 	}
 	wrong := ps[1]
 	wrong.ID, wrong.Name = "x", "wrong-expectation"
-	wrong.Catches = map[string]check.Verdict{check.CheckLock: check.Illegal}
+	wrong.Catches = map[string]checker.Verdict{checker.CheckLock: checker.Illegal}
 	wrong.Broken, wrong.Controls = pitfalls.NewWatchdogLock, nil
 	wrong.Fixes = nil
 	ps = append(ps, wrong)

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 )
@@ -60,7 +60,7 @@ func TestCause(t *testing.T) {
 		{"a lock that never refuses", []history.Op{acquire(0, 10), acquire(1, 20), release(0, 30, 31), release(1, 40, 41), end}, 1, "the lock never refuses a client for another's hold"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			story := Story(tc.ops, []check.Check{{Checker: check.CheckLock, Verdict: check.Illegal}})
+			story := Story(tc.ops, []checker.Check{{Checker: checker.CheckLock, Verdict: checker.Illegal}})
 			cause, ok := CauseOf(story)
 			switch {
 			case tc.want == "" && ok:

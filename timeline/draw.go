@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/history"
 )
 
@@ -36,7 +36,7 @@ const (
 // crosses, pauses and slow work hatched, the lease's end where it would
 // expire without renewal), then the lock key (overlaps, idle gaps, a key
 // nobody gets again), each node, and the network.
-func Draw(ops []history.Op, checks []check.Check) []byte {
+func Draw(ops []history.Op, checks []checker.Check) []byte {
 	s := newScene(ops, checks)
 	var body bytes.Buffer
 	y := 0.0
@@ -251,7 +251,7 @@ func (s *scene) storyHolds() map[[2]int64]bool {
 	if s.overlap == nil {
 		return story
 	}
-	for _, h := range []check.Hold{s.overlap.a, s.overlap.b} {
+	for _, h := range []checker.Hold{s.overlap.a, s.overlap.b} {
 		story[holdKey(h)] = true
 	}
 	if _, h, ok := s.cause(s.overlap.a, s.overlap.b); ok && h != nil {
@@ -262,7 +262,7 @@ func (s *scene) storyHolds() map[[2]int64]bool {
 
 // holdKey names a hold by its client and start: a client starts one hold
 // at a time.
-func holdKey(h check.Hold) [2]int64 { return [2]int64{int64(h.Client), int64(h.Start)} }
+func holdKey(h checker.Hold) [2]int64 { return [2]int64{int64(h.Client), int64(h.Start)} }
 
 // drawRefusals draws each client's refused acquires as ticks under its
 // holds.

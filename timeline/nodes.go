@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 )
@@ -32,9 +32,9 @@ type nodeTick struct {
 
 // Roles of replies, as check tells them.
 const (
-	roleTake    = check.RoleTake
-	roleRenew   = check.RoleRenew
-	roleRelease = check.RoleRelease
+	roleTake    = checker.RoleTake
+	roleRenew   = checker.RoleRenew
+	roleRelease = checker.RoleRelease
 )
 
 // nodeHolds reads the replies of ops, node by node, into the spans in
@@ -227,7 +227,7 @@ func nodeLosses(ops []history.Op) []loss {
 // reply is a reply op and what its command asked of the node.
 type reply struct {
 	history.Op
-	role check.Role
+	role checker.Role
 }
 
 // at is when a reply is read: a take's when it came, anything else's when
@@ -239,14 +239,14 @@ func (r reply) at() time.Duration {
 	return r.Call
 }
 
-// assignRoles tells each reply's role (check.ReplyRoles); replies are
+// assignRoles tells each reply's role (checker.ReplyRoles); replies are
 // in the order of their calls.
 func assignRoles(replies []reply, ops []history.Op) {
 	rs := make([]history.Op, len(replies))
 	for i, r := range replies {
 		rs[i] = r.Op
 	}
-	for i, role := range check.ReplyRoles(rs, ops) {
+	for i, role := range checker.ReplyRoles(rs, ops) {
 		replies[i].role = role
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 )
@@ -77,7 +77,7 @@ type shape struct {
 	story   []Event
 }
 
-func shapeOf(ops []history.Op, checks []check.Check) shape {
+func shapeOf(ops []history.Op, checks []checker.Check) shape {
 	s := newScene(ops, checks)
 	sh := shape{lanes: s.lanes, faults: map[string][][2]time.Duration{}, hatched: map[int][][2]time.Duration{}, holds: map[int][]nodeHold{}}
 	for lane, fs := range s.faults {
@@ -124,11 +124,11 @@ func TestRewordedLabelsDrawAlike(t *testing.T) {
 	type run struct {
 		name   string
 		ops    []history.Op
-		checks []check.Check
+		checks []checker.Check
 	}
 	runs := []run{
-		{name: "every fault", ops: everyFaultHistory(), checks: []check.Check{{Checker: check.CheckLock, Verdict: check.Illegal}}},
-		{name: "redlock", ops: redlockHistory(), checks: []check.Check{{Checker: check.CheckLock, Verdict: check.Illegal}}},
+		{name: "every fault", ops: everyFaultHistory(), checks: []checker.Check{{Checker: checker.CheckLock, Verdict: checker.Illegal}}},
+		{name: "redlock", ops: redlockHistory(), checks: []checker.Check{{Checker: checker.CheckLock, Verdict: checker.Illegal}}},
 	}
 	for _, name := range []string{"5-del-release-broken", "3-no-ttl-broken", "11-redlock-clock-jump-broken", "12-fenced-fixed"} {
 		ops, checks := load(t, name)

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 )
@@ -23,7 +23,7 @@ import (
 type scene struct {
 	last    time.Duration // the end of the history
 	clients []int         // workload clients, not the liveness probe
-	holds   []check.Hold
+	holds   []checker.Hold
 	refused map[int][]time.Duration // replies of refused acquires, per client
 	crashes []history.Op
 	// hatched are a client's own pauses and slow work, per client.
@@ -34,7 +34,7 @@ type scene struct {
 	// endRecord is when the end record was written: the run's workload and
 	// liveness probe were over.
 	endRecord time.Duration
-	checks    map[string]check.Check
+	checks    map[string]checker.Check
 	sections  []history.Op
 	releases  []history.Op // the workload's releases, Return filled in
 	ops       []history.Op // the whole history, where a cause is found
@@ -56,7 +56,7 @@ type scene struct {
 // that each node has a lane of holds and each client a colour.
 func (s *scene) perNode() bool { return len(s.nodeHolds) > 0 || len(s.nodeTicks) > 0 }
 
-type overlap struct{ a, b check.Hold }
+type overlap struct{ a, b checker.Hold }
 
 // to is where the overlap ends: the earlier of the two holds' ends.
 func (o overlap) to() time.Duration { return min(o.a.End, o.b.End) }
@@ -86,12 +86,12 @@ type gap struct {
 // lesson reports whether the run's violation is drawn as a lesson, not a
 // failure: the lock failed, but the resource refused the stale write.
 func (s *scene) lesson() bool {
-	return s.refusal != nil && s.checks[check.CheckResource].Verdict == check.OK
+	return s.refusal != nil && s.checks[checker.CheckResource].Verdict == checker.OK
 }
 
-func newScene(ops []history.Op, checks []check.Check) *scene {
+func newScene(ops []history.Op, checks []checker.Check) *scene {
 	s := &scene{last: history.Last(ops), refused: map[int][]time.Duration{}, hatched: map[int][]history.Op{},
-		faults: map[string][]history.Op{}, end: history.EndOf(ops), checks: map[string]check.Check{}, ops: ops}
+		faults: map[string][]history.Op{}, end: history.EndOf(ops), checks: map[string]checker.Check{}, ops: ops}
 	for _, c := range checks {
 		s.checks[c.Checker] = c
 	}
@@ -107,7 +107,7 @@ func newScene(ops []history.Op, checks []check.Check) *scene {
 		}
 	}
 	slices.Sort(s.clients)
-	for _, h := range check.Holds(ops) {
+	for _, h := range checker.Holds(ops) {
 		if !probe[h.Client] {
 			s.holds = append(s.holds, h)
 		}
@@ -160,21 +160,21 @@ func newScene(ops []history.Op, checks []check.Check) *scene {
 
 // findViolations finds what each failing checker saw, to mark it.
 func (s *scene) findViolations(ops []history.Op) {
-	if v := s.checks[check.CheckLock].Verdict; v == check.Illegal || v == check.Unknown {
-		if a, b, ok := check.FirstOverlap(ops); ok {
+	if v := s.checks[checker.CheckLock].Verdict; v == checker.Illegal || v == checker.Unknown {
+		if a, b, ok := checker.FirstOverlap(ops); ok {
 			s.overlap = &overlap{a, b}
 		}
 	}
-	if s.checks[check.CheckResource].Verdict == check.Illegal {
-		if a, b, ok := check.FirstLostUpdate(ops); ok {
+	if s.checks[checker.CheckResource].Verdict == checker.Illegal {
+		if a, b, ok := checker.FirstLostUpdate(ops); ok {
 			s.lost = &lostUpdate{a, b}
 		}
 	}
 	s.refusal = firstRefusal(s.sections)
-	if s.checks[check.CheckLiveness].Verdict == check.Stuck {
+	if s.checks[checker.CheckLiveness].Verdict == checker.Stuck {
 		s.stuck = s.stuckKey()
 	}
-	if s.checks[check.CheckHandover].Verdict == check.Slow {
+	if s.checks[checker.CheckHandover].Verdict == checker.Slow {
 		s.idle = s.idleGaps()
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/history"
 )
 
@@ -13,7 +13,7 @@ import (
 // sequence diagram: a lifeline per client, one for the lock and, when the
 // stock is part of the story, one for it; one row per step with its time.
 // It reports false when the run has no violation to tell.
-func Sequence(ops []history.Op, checks []check.Check) ([]byte, bool) {
+func Sequence(ops []history.Op, checks []checker.Check) ([]byte, bool) {
 	story := Story(ops, checks)
 	if len(story) == 0 {
 		return nil, false

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 )
@@ -57,7 +57,7 @@ const MaxEvents = 8
 // order: who took the lock, what struck, whose lease ran out, who took it
 // while another held it, and for a lost write both reads and both writes.
 // A run without a failing verdict has no story.
-func Story(ops []history.Op, checks []check.Check) []Event {
+func Story(ops []history.Op, checks []checker.Check) []Event {
 	return newScene(ops, checks).story()
 }
 
@@ -84,7 +84,7 @@ func (s *scene) story() []Event {
 			Event{At: a.Return, Client: a.Client, Step: StepWrite, Text: fmt.Sprintf("client %d writes %d", a.Client, a.Written), priority: 5},
 			Event{At: b.Return, Client: b.Client, Step: StepWrite, Violation: true, priority: 9,
 				Text: fmt.Sprintf("client %d writes %d: two sales, one decrement, a write lost", b.Client, b.Written)})
-	case s.refusal != nil && (s.overlap != nil || s.checks[check.CheckLock].Verdict == check.Illegal):
+	case s.refusal != nil && (s.overlap != nil || s.checks[checker.CheckLock].Verdict == checker.Illegal):
 		r := s.refusal
 		for _, op := range s.sections {
 			if op.Token == r.newer && op.Result == models.Wrote {
@@ -117,12 +117,12 @@ func (s *scene) story() []Event {
 func (s *scene) overlapStory() []Event {
 	a, b := s.overlap.a, s.overlap.b
 	var ev []Event
-	acquire := func(h check.Hold, pri int) {
+	acquire := func(h checker.Hold, pri int) {
 		ev = append(ev, Event{At: h.Start, Client: h.Client, Step: StepAcquire, priority: pri,
 			Text: fmt.Sprintf("client %d acquires the lock%s", h.Client, s.tokenOf(h))})
 	}
 	cause, ended, caused := s.cause(a, b)
-	struck := func(h check.Hold, until time.Duration) {
+	struck := func(h checker.Hold, until time.Duration) {
 		for _, f := range s.faultsDuring(h.Client, h.Start, until, 3) {
 			if !caused || f.At != cause.At || f.Step != cause.Step {
 				ev = append(ev, f)
@@ -307,7 +307,7 @@ func (s *scene) idleStory() []Event {
 
 // tokenOf is " (token N)" for a hold whose acquire returned a fencing
 // token, or "".
-func (s *scene) tokenOf(h check.Hold) string {
+func (s *scene) tokenOf(h checker.Hold) string {
 	for _, op := range s.sections {
 		if op.Client == h.Client && op.Call >= h.Start && op.Call <= h.End && op.Token != 0 {
 			return fmt.Sprintf(" (token %d)", op.Token)
@@ -332,7 +332,7 @@ func (s *scene) endAt() time.Duration {
 }
 
 // lastHoldEnd is when h's client last gave the lock up before h, or 0.
-func (s *scene) lastHoldEnd(h check.Hold) time.Duration {
+func (s *scene) lastHoldEnd(h checker.Hold) time.Duration {
 	var end time.Duration
 	for _, o := range s.holds {
 		if o.Client == h.Client && o.End <= h.Start {

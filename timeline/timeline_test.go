@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/history"
 )
 
@@ -23,7 +23,7 @@ import (
 const golden = "../reports/testdata/report"
 
 // load reads a golden run's history and the verdicts check gave it.
-func load(t *testing.T, run string) ([]history.Op, []check.Check) {
+func load(t *testing.T, run string) ([]history.Op, []checker.Check) {
 	t.Helper()
 	ops, err := history.ReadFile(filepath.Join(golden, run, "history.jsonl"))
 	if err != nil {
@@ -33,7 +33,7 @@ func load(t *testing.T, run string) ([]history.Op, []check.Check) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var res struct{ Checks []check.Check }
+	var res struct{ Checks []checker.Check }
 	if err := json.Unmarshal(b, &res); err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/history"
 )
 
@@ -97,9 +97,9 @@ func trigger(f history.Op) string {
 // Lesson is the line that reads a fix as the lesson it is, when the lock
 // failed but the resource protected itself: "lock illegal, resource ok: the
 // resource refused token 33 after 34". It is "" otherwise.
-func Lesson(ops []history.Op, checks []check.Check) string {
+func Lesson(ops []history.Op, checks []checker.Check) string {
 	s := newScene(ops, checks)
-	if !s.lesson() || s.checks[check.CheckLock].Verdict != check.Illegal {
+	if !s.lesson() || s.checks[checker.CheckLock].Verdict != checker.Illegal {
 		return ""
 	}
 	return fmt.Sprintf("lock illegal, resource ok: the resource refused token %d after %d", s.refusal.section.Token, s.refusal.newer)

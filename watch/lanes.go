@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/timeline"
 )
@@ -57,7 +57,7 @@ type picture struct {
 	now      time.Duration
 	clients  []int
 	probe    map[int]bool
-	holds    []check.Hold
+	holds    []checker.Hold
 	faults   []history.Op // recorded and begun; a begun one lasts until now
 	crashes  []history.Op
 	overlaps []overlap
@@ -66,12 +66,12 @@ type picture struct {
 
 // overlap is a hold that began while another client's hold on the same key
 // was still going: the lock checker's violation, as it appears.
-type overlap struct{ a, b check.Hold }
+type overlap struct{ a, b checker.Hold }
 
 func (o overlap) to() time.Duration { return min(o.a.End, o.b.End) }
 
 // newPicture sorts a moment into what a frame shows. Holds are the
-// checkers' (check.Holds), so a release ends a hold when it is called; a
+// checkers' (checker.Holds), so a release ends a hold when it is called; a
 // hold still open runs until now.
 func newPicture(m moment) picture {
 	p := picture{now: m.now, probe: map[int]bool{}}
@@ -104,7 +104,7 @@ func newPicture(m moment) picture {
 		p.clients = append(p.clients, c)
 	}
 	slices.Sort(p.clients)
-	p.holds = check.Holds(ops)
+	p.holds = checker.Holds(ops)
 	if !m.ended {
 		for i, h := range p.holds {
 			if h.EndedBy == history.KindEnd {
@@ -125,7 +125,7 @@ func newPicture(m moment) picture {
 
 // overlaps are every two holds of different clients on one key where the
 // later began before the earlier ended, in order of the later's start.
-func overlaps(hs []check.Hold) []overlap {
+func overlaps(hs []checker.Hold) []overlap {
 	var out []overlap
 	for j, b := range hs {
 		for _, a := range hs[:j] {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 )
@@ -86,7 +86,7 @@ func TestLanesOfRecordedHistory(t *testing.T) {
 		t.Errorf("client 0 %q: not paused at cell %d", string(row), pause)
 	}
 
-	_, later, ok := check.FirstOverlap(ops)
+	_, later, ok := checker.FirstOverlap(ops)
 	if !ok {
 		t.Fatal("the lock checker sees no overlap in the recorded run")
 	}
@@ -116,7 +116,7 @@ func TestLanesOfRecordedHistory(t *testing.T) {
 // not before, and the lanes before it are those of the run so far.
 func TestOverlapAppears(t *testing.T) {
 	ops := readRecorded(t)
-	_, later, _ := check.FirstOverlap(ops)
+	_, later, _ := checker.FirstOverlap(ops)
 	before := newPicture(until(ops, later.Start-time.Millisecond))
 	if row := rowOf(t, before.lanes(), "overlap"); strings.ContainsRune(row, cellOverlap) || len(before.overlaps) > 0 {
 		t.Errorf("1 ms before the first overlap (%s) the overlap lane is %q", later.Start, row)

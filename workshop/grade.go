@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/explore"
 	"github.com/locklab/locklab/harness"
@@ -101,7 +101,7 @@ func gradeRun(ctx context.Context, p pitfalls.Pitfall, c pitfalls.Case, name str
 		return Grade{}, err
 	}
 	g := Grade{Scenario: c.Scenario, Page: filepath.Join(dir, reports.RunPageFile),
-		Mismatches: check.Mismatches(c.Expected, res.Verdicts)}
+		Mismatches: checker.Mismatches(c.Expected, res.Verdicts)}
 	for _, why := range res.Spoiled {
 		g.Mismatches = append(g.Mismatches, "spoiled: "+why)
 	}
@@ -111,9 +111,9 @@ func gradeRun(ctx context.Context, p pitfalls.Pitfall, c pitfalls.Case, name str
 	return g, nil
 }
 
-func unknown(v map[string]check.Verdict) bool {
+func unknown(v map[string]checker.Verdict) bool {
 	for _, got := range v {
-		if got == check.Unknown {
+		if got == checker.Unknown {
 			return true
 		}
 	}

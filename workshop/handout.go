@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 )
 
 // Papers are the page sizes the handout is written for: one file each,
@@ -57,7 +57,7 @@ func writeHandout(class string, cards []card) error {
 	for _, c := range cards {
 		p := c.Pitfall
 		var caught []string
-		for _, name := range check.Checkers {
+		for _, name := range checker.Checkers {
 			if v, ok := p.Catches[name]; ok {
 				caught = append(caught, name+" "+string(v))
 			}

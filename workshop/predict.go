@@ -7,7 +7,7 @@ import (
 	"reflect"
 	"time"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/pitfalls"
 	"github.com/locklab/locklab/reports"
@@ -30,7 +30,7 @@ type card struct {
 	Before   template.HTML // the timeline up to the fault, no verdicts
 	Sequence template.HTML // the counterexample
 	Timeline template.HTML // the whole run, verdicts marked
-	Checks   []check.Check
+	Checks   []checker.Check
 	// Cause is the counterexample's step that let the second holder in,
 	// in words with its time, or "" when the story names none.
 	Cause string
@@ -189,10 +189,10 @@ var funcs = template.FuncMap{
 }
 
 // failingText is a run's failing verdicts in checker order, on one line.
-func failingText(v map[string]check.Verdict) string {
-	failing := map[string]check.Verdict{}
+func failingText(v map[string]checker.Verdict) string {
+	failing := map[string]checker.Verdict{}
 	for c, got := range v {
-		if check.Failing(got) || got == check.Unknown {
+		if checker.Failing(got) || got == checker.Unknown {
 			failing[c] = got
 		}
 	}
@@ -203,9 +203,9 @@ func failingText(v map[string]check.Verdict) string {
 }
 
 // verdictsText is a run's verdicts in checker order, on one line.
-func verdictsText(v map[string]check.Verdict) string {
+func verdictsText(v map[string]checker.Verdict) string {
 	s := ""
-	for _, c := range check.Checkers {
+	for _, c := range checker.Checkers {
 		if got, ok := v[c]; ok {
 			if s != "" {
 				s += ", "

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/pitfalls"
@@ -36,7 +36,7 @@ type Question struct {
 	// Legal is the lock checker's verdict on Ops; Earlier and Later are the
 	// first two overlapping holds when it is not.
 	Legal          bool
-	Earlier, Later check.Hold
+	Earlier, Later checker.Hold
 	Drawing        template.HTML
 }
 
@@ -65,9 +65,9 @@ func Quiz(runs []reports.Run) []Question {
 		var q Question
 		var ok bool
 		switch {
-		case r.Variant == pitfalls.Broken && r.Verdicts[check.CheckLock] == check.Illegal && len(illegal) < quizEach:
+		case r.Variant == pitfalls.Broken && r.Verdicts[checker.CheckLock] == checker.Illegal && len(illegal) < quizEach:
 			q, ok = cutQuestion(ops, true)
-		case r.Verdicts[check.CheckLock] == check.OK && len(legal) < quizEach:
+		case r.Verdicts[checker.CheckLock] == checker.OK && len(legal) < quizEach:
 			q, ok = cutQuestion(ops, false)
 		}
 		if !ok {
@@ -146,13 +146,13 @@ func keyed(ops, lockOps []history.Op) (Question, bool) {
 	cut = withFaults(ops, cut)
 	slices.SortStableFunc(cut, func(a, b history.Op) int { return cmp.Compare(a.Call, b.Call) })
 	rebase(cut)
-	lock := check.Run(cut, check.Options{Timeout: 10 * time.Second}).Checks[0]
-	if lock.Verdict != check.OK && lock.Verdict != check.Illegal {
+	lock := checker.Run(cut, checker.Options{Timeout: 10 * time.Second}).Checks[0]
+	if lock.Verdict != checker.OK && lock.Verdict != checker.Illegal {
 		return Question{}, false
 	}
-	q := Question{Ops: cut, Legal: lock.Verdict == check.OK, Drawing: template.HTML(timeline.Draw(cut, nil))}
+	q := Question{Ops: cut, Legal: lock.Verdict == checker.OK, Drawing: template.HTML(timeline.Draw(cut, nil))}
 	if !q.Legal {
-		q.Earlier, q.Later, _ = check.FirstOverlap(cut)
+		q.Earlier, q.Later, _ = checker.FirstOverlap(cut)
 	}
 	return q, true
 }
@@ -161,7 +161,7 @@ func keyed(ops, lockOps []history.Op) (Question, bool) {
 func startOf(ops, lockOps []history.Op, atOverlap bool) int {
 	from := time.Duration(0)
 	if atOverlap {
-		a, _, ok := check.FirstOverlap(ops)
+		a, _, ok := checker.FirstOverlap(ops)
 		if !ok {
 			return -1
 		}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/reports"
 )
@@ -30,11 +30,11 @@ func TestQuizKey(t *testing.T) {
 		if n < minOps || n > maxOps {
 			t.Errorf("history %d has %d lock operations, want %d to %d", q.N, n, minOps, maxOps)
 		}
-		lock := check.Run(q.Ops, check.Options{}).Checks[0]
-		if got := lock.Verdict == check.OK; got != q.Legal || lock.Verdict == check.Unknown {
+		lock := checker.Run(q.Ops, checker.Options{}).Checks[0]
+		if got := lock.Verdict == checker.OK; got != q.Legal || lock.Verdict == checker.Unknown {
 			t.Errorf("history %d: key says legal=%v, the lock checker %s", q.N, q.Legal, lock.Verdict)
 		}
-		a, b, overlap := check.FirstOverlap(q.Ops)
+		a, b, overlap := checker.FirstOverlap(q.Ops)
 		if overlap == q.Legal || (!q.Legal && (a != q.Earlier || b != q.Later)) {
 			t.Errorf("history %d: key %q, the checker's first overlap %v %+v %+v", q.N, q.Answer(), overlap, a, b)
 		}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/internal/backendkit"
 	"github.com/locklab/locklab/harness"
@@ -158,7 +158,7 @@ func TestDockerZooKeeperClockJump(t *testing.T) {
 			res := runDecided(t, s, pitfalls.Case{Scenario: s.Name, Locker: locker}, opts)
 			t.Logf("%s in %s: %v", s.Name, time.Since(start).Round(time.Millisecond), res.Verdicts)
 			for _, ch := range res.Checks {
-				if ch.Verdict != check.OK {
+				if ch.Verdict != checker.OK {
 					t.Errorf("%s %s: %s (%s), want ok", name, ch.Checker, ch.Verdict, ch.Detail)
 				}
 			}
@@ -180,7 +180,7 @@ func runDecided(t *testing.T, s runner.Scenario, c pitfalls.Case, opts runner.Op
 		}
 		var unknown []string
 		for _, ch := range res.Checks {
-			if ch.Verdict == check.Unknown {
+			if ch.Verdict == checker.Unknown {
 				unknown = append(unknown, ch.Checker+": "+ch.Detail)
 			}
 		}
@@ -194,9 +194,9 @@ func runDecided(t *testing.T, s runner.Scenario, c pitfalls.Case, opts runner.Op
 // caseMisses is how res differs from what case c expects: each verdict,
 // and the kind of each failing one.
 func caseMisses(c pitfalls.Case, res *runner.Result) []string {
-	missed := check.Mismatches(c.Expected, res.Verdicts)
+	missed := checker.Mismatches(c.Expected, res.Verdicts)
 	for _, ch := range res.Checks {
-		if check.Failing(c.Expected[ch.Checker]) && ch.Kind != c.Kind {
+		if checker.Failing(c.Expected[ch.Checker]) && ch.Kind != c.Kind {
 			missed = append(missed, fmt.Sprintf("%s %s is of kind %q, expected %q (%s)", ch.Checker, ch.Verdict, ch.Kind, c.Kind, ch.KindWhy))
 		}
 	}

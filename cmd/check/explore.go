@@ -14,7 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/explore"
 	"github.com/locklab/locklab/explore/schedule"
@@ -467,7 +467,7 @@ func exploreSummary(w io.Writer, rep *explore.Report, cfg explore.Config) {
 				kind = "untold"
 			}
 			fmt.Fprintf(w, "  %s %s (%s): %s\n", c.Checker, c.Verdict, kind, c.Detail)
-			if c.Kind == check.Own && c.KindWhy != "" {
+			if c.Kind == checker.Own && c.KindWhy != "" {
 				fmt.Fprintf(w, "    own because %s\n", c.KindWhy)
 			}
 		}

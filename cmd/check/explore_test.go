@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/explore"
 	"github.com/locklab/locklab/explore/schedule"
@@ -98,13 +98,13 @@ func TestExploreStopFlags(t *testing.T) {
 }
 
 func TestExploreSummary(t *testing.T) {
-	illegal := check.Check{Checker: check.CheckLock, Verdict: check.Illegal, Kind: check.Own, Detail: "two holders", KindWhy: "the reference lock stays ok"}
+	illegal := checker.Check{Checker: checker.CheckLock, Verdict: checker.Illegal, Kind: checker.Own, Detail: "two holders", KindWhy: "the reference lock stays ok"}
 	rep := &explore.Report{Lock: "blind", Topology: cluster.Single, Seed: 7, Runs: 40, Own: 12, Inherent: 3, Missed: 5, Again: 2, WallS: 120, RunsPerMin: 20,
 		Bugs: []explore.Bug{
 			{Signature: "lock illegal · slow work in critical section", FirstS: 4.25, Runs: 10, Replay: "99:1", ReportDir: "out/explore-blind-single-1",
-				Found: explore.Found{Drawn: 2, Kept: 1, Shrinks: 2, Plan: "4 clients; [1] slow work", Checks: []check.Check{illegal}}},
+				Found: explore.Found{Drawn: 2, Kept: 1, Shrinks: 2, Plan: "4 clients; [1] slow work", Checks: []checker.Check{illegal}}},
 			{Signature: "lock illegal · lost reply of release command 1", FirstS: 61, Runs: 2, Replay: "123", ReportDir: "out/explore-blind-single-2",
-				Found: explore.Found{Drawn: 1, Kept: 1, Plan: "4 clients; [0] lost reply", Checks: []check.Check{illegal}}},
+				Found: explore.Found{Drawn: 1, Kept: 1, Plan: "4 clients; [0] lost reply", Checks: []checker.Check{illegal}}},
 		}}
 	var b strings.Builder
 	exploreSummary(&b, rep, explore.Config{})

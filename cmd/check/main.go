@@ -72,7 +72,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/docker"
 	"github.com/locklab/locklab/cluster/local"
@@ -527,7 +527,7 @@ func list(w io.Writer) {
 	fmt.Fprintln(tw, "ID\tPITFALL\tSCENARIO\tCAUGHT BY\tTITLE")
 	for _, p := range pitfalls.Catalogue() {
 		var caught []string
-		for _, c := range check.Checkers {
+		for _, c := range checker.Checkers {
 			if v, ok := p.Catches[c]; ok {
 				caught = append(caught, c+" "+string(v))
 			}

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster/local"
 	"github.com/locklab/locklab/pitfalls"
 	"github.com/locklab/locklab/reports"
@@ -229,8 +229,8 @@ func TestIndexKeepsEarlierRuns(t *testing.T) {
 	setnx := found[0]
 	earlier := filepath.Join(out, "1-setnx-expire-broken")
 	res := &runner.Result{Scenario: setnx.Scenario, Seed: 1, Duration: 2 * time.Second, Dir: earlier,
-		Verdicts: map[string]check.Verdict{check.CheckLock: check.OK, check.CheckResource: check.OK,
-			check.CheckLiveness: check.Stuck, check.CheckHandover: check.OK},
+		Verdicts: map[string]checker.Verdict{checker.CheckLock: checker.OK, checker.CheckResource: checker.OK,
+			checker.CheckLiveness: checker.Stuck, checker.CheckHandover: checker.OK},
 		Faults: []string{"failpoint: an earlier run's fault"}}
 	if err := os.MkdirAll(earlier, 0o755); err != nil {
 		t.Fatal(err)
@@ -345,7 +345,7 @@ func TestWatch(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	// -watch must not change a verdict. A verdict the machine made unknown
-	// (a stall, check.Check.Late) in either run is the machine's, so
+	// (a stall, checker.Check.Late) in either run is the machine's, so
 	// the pair is made again once for it.
 	for try := 1; ; try++ {
 		watchedDir, plainDir := t.TempDir(), t.TempDir()
@@ -387,7 +387,7 @@ func TestWatch(t *testing.T) {
 }
 
 // lateVerdicts lists the verdicts that the machine made unknown
-// (check.Check.Late) in the runs saved under dir.
+// (checker.Check.Late) in the runs saved under dir.
 func lateVerdicts(t *testing.T, dir string) []string {
 	t.Helper()
 	runs, err := reports.LoadRuns(dir)
@@ -405,8 +405,8 @@ func lateVerdicts(t *testing.T, dir string) []string {
 }
 
 // lateChecks names each of checks the machine made unknown
-// (check.Check.Late), after the run's name.
-func lateChecks(run string, checks []check.Check) []string {
+// (checker.Check.Late), after the run's name.
+func lateChecks(run string, checks []checker.Check) []string {
 	var late []string
 	for _, c := range checks {
 		if c.Late() {

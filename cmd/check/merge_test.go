@@ -281,7 +281,7 @@ func shardsAndWhole(t *testing.T) (whole, merged *explore.Report, unsettled int)
 }
 
 // bugsLate lists the verdicts the machine made unknown
-// (check.Check.Late) in the kept run of each bug of rep.
+// (checker.Check.Late) in the kept run of each bug of rep.
 func bugsLate(t *testing.T, rep *explore.Report) []string {
 	t.Helper()
 	var late []string

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/pitfalls"
 )
 
@@ -59,10 +59,10 @@ func TestReadmeTable(t *testing.T) {
 		}
 		// The verdicts follow the four words, one or two words each.
 		verdicts := regexp.MustCompile(`(ok|illegal|stuck|slow|unknown)( \((own|inherent|untold)\))?`).FindAllString(strings.Join(f[4:], " "), 4)
-		for checker, v := range cases[i].Expected {
-			j := column[checker] - 3 // the pitfall column holds two words, the header one
+		for checkerName, v := range cases[i].Expected {
+			j := column[checkerName] - 3 // the pitfall column holds two words, the header one
 			if j < 0 || j >= len(verdicts) || !strings.HasPrefix(verdicts[j], string(v)) {
-				t.Errorf("row %d (%s): %s is not %s", i+1, want[i], checker, v)
+				t.Errorf("row %d (%s): %s is not %s", i+1, want[i], checkerName, v)
 			}
 		}
 		if cases[i].Expected == nil && anyFails(verdicts) {
@@ -85,7 +85,7 @@ var asExpected = regexp.MustCompile(`[0-9]s +yes`)
 // anyFails reports whether a verdict of vs fails.
 func anyFails(vs []string) bool {
 	for _, v := range vs {
-		if !strings.HasPrefix(v, string(check.OK)) {
+		if !strings.HasPrefix(v, string(checker.OK)) {
 			return true
 		}
 	}

@@ -2,7 +2,7 @@
 // (porcupine, with the models of package models), the liveness and handover
 // checkers, throughput statistics, and porcupine's visualizations. It reads
 // histories only; it never talks to Redis.
-package check
+package checker
 
 import (
 	"fmt"

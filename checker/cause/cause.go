@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locklab/locklab/check"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 )
@@ -35,13 +35,13 @@ type Cause struct {
 	Text   string
 	// Ended is the hold of a third client whose late release is the
 	// cause: the hold its release ended, before the first holder's began.
-	Ended *check.Hold
+	Ended *checker.Hold
 }
 
 // evidence is what of a history can tell a cause.
 type evidence struct {
 	last, ttl                 time.Duration
-	holds                     []check.Hold
+	holds                     []checker.Hold
 	refused                   map[int][]time.Duration // refused acquires' returns, per client
 	hatched                   map[int][]history.Op    // a client's own faults (a pause), per client
 	releases, acquired        []history.Op            // the workload's releases (Return filled in), and its acquires that took the lock
@@ -61,9 +61,9 @@ type evidence struct {
 // before a's lease ran out with nothing recorded removing it, which the
 // server's own clock expired. It reports false when no recorded event
 // explains the overlap: better no cause than a guess.
-func Of(ops []history.Op, a, b check.Hold) (Cause, bool) {
+func Of(ops []history.Op, a, b checker.Hold) (Cause, bool) {
 	e := newEvidence(ops)
-	for _, find := range []func(a, b check.Hold) (Cause, bool){e.replyCause, e.requestCause, e.faultCause, e.releaseCause, e.grantCause, e.expiryCause, e.serverExpiryCause} {
+	for _, find := range []func(a, b checker.Hold) (Cause, bool){e.replyCause, e.requestCause, e.faultCause, e.releaseCause, e.grantCause, e.expiryCause, e.serverExpiryCause} {
 		if c, ok := find(a, b); ok {
 			c.Ended = e.ended(a, b, c)
 			return c, true
@@ -81,7 +81,7 @@ func newEvidence(ops []history.Op) *evidence {
 	for _, op := range ops {
 		probe[op.Client] = probe[op.Client] || op.Probe
 	}
-	for _, h := range check.Holds(ops) {
+	for _, h := range checker.Holds(ops) {
 		if !probe[h.Client] {
 			e.holds = append(e.holds, h)
 		}
@@ -120,7 +120,7 @@ func newEvidence(ops []history.Op) *evidence {
 
 // replyCause is the last reply of a lock node, to a client other than a's,
 // that removed or took over a's key after a got it and before b did.
-func (e *evidence) replyCause(a, b check.Hold) (Cause, bool) {
+func (e *evidence) replyCause(a, b checker.Hold) (Cause, bool) {
 	for _, r := range slices.Backward(e.replies) {
 		if r.Client == a.Client || r.Key != a.Key || r.Outcome != models.OK || r.Call > b.Start || history.Returned(r, e.last) < a.Start {
 			continue
@@ -147,7 +147,7 @@ func (e *evidence) replyCause(a, b check.Hold) (Cause, bool) {
 // releaseCause is a release by another client that was under way after a
 // got the lock, began before b got it, and ended that client's own hold:
 // it freed a lock it no longer held, a's.
-func (e *evidence) releaseCause(a, b check.Hold) (Cause, bool) {
+func (e *evidence) releaseCause(a, b checker.Hold) (Cause, bool) {
 	r, _, ok := e.culprit(a, b)
 	// A release sent before a got the lock, and not held up on its way,
 	// is the handover that let a in, not a late release.
@@ -167,7 +167,7 @@ func (e *evidence) releaseCause(a, b check.Hold) (Cause, bool) {
 
 // faultCause is the latest fault that frees a lock on its server, striking
 // a's client or the system, after a got the lock and before b did.
-func (e *evidence) faultCause(a, b check.Hold) (Cause, bool) {
+func (e *evidence) faultCause(a, b checker.Hold) (Cause, bool) {
 	var found *Cause
 	for _, f := range e.losses {
 		if f.Call > b.Start || f.Return < a.Start || (f.Client >= 0 && f.Client != a.Client) {
@@ -198,7 +198,7 @@ func (e *evidence) faultCause(a, b check.Hold) (Cause, bool) {
 // earlier than that command was sent, so the lease could end as early as
 // ttl after it: the take's reply, else the acquire's Took, else the
 // acquire's return, and a later renewal a node's reply recorded.
-func (e *evidence) expiryCause(a, b check.Hold) (Cause, bool) {
+func (e *evidence) expiryCause(a, b checker.Hold) (Cause, bool) {
 	ttl := e.ttl
 	if ttl <= 0 {
 		return Cause{}, false
@@ -241,10 +241,10 @@ func (e *evidence) expiryCause(a, b check.Hold) (Cause, bool) {
 // clients held the lock (a refusal while the asker held it itself, a
 // nested acquire, does not count). Nothing had to free a's hold: the lock
 // let b in as it lets everyone in.
-func (e *evidence) grantCause(a, b check.Hold) (Cause, bool) {
+func (e *evidence) grantCause(a, b checker.Hold) (Cause, bool) {
 	for client, refused := range e.refused {
 		for _, t := range refused {
-			if slices.ContainsFunc(e.holds, func(h check.Hold) bool { return h.Client != client && h.Start <= t && t <= h.End }) {
+			if slices.ContainsFunc(e.holds, func(h checker.Hold) bool { return h.Client != client && h.Start <= t && t <= h.End }) {
 				return Cause{}, false
 			}
 		}
@@ -257,7 +257,7 @@ func (e *evidence) grantCause(a, b check.Hold) (Cause, bool) {
 // by the client's reckoning, ran out: b's take was granted, so the key
 // was free, and no recorded reply, request or fault removed it. The
 // server ended it by its own clock (memcached's whole seconds).
-func (e *evidence) serverExpiryCause(a, b check.Hold) (Cause, bool) {
+func (e *evidence) serverExpiryCause(a, b checker.Hold) (Cause, bool) {
 	if e.ttl <= 0 || len(e.requests)+len(e.replies) == 0 {
 		return Cause{}, false
 	}
@@ -271,7 +271,7 @@ func (e *evidence) serverExpiryCause(a, b check.Hold) (Cause, bool) {
 // got the lock and before b did: a late release that deleted a's key. An
 // acquire's DELETE is a cleanup, told with the expiry it follows, and
 // etcd's DeleteRange removes only its sender's own key.
-func (e *evidence) requestCause(a, b check.Hold) (Cause, bool) {
+func (e *evidence) requestCause(a, b checker.Hold) (Cause, bool) {
 	for _, r := range slices.Backward(e.requests) {
 		if r.Client == a.Client || r.Key != a.Key || r.Outcome != models.OK || r.Call < a.Start || r.Call > b.Start {
 			continue
@@ -287,7 +287,7 @@ func (e *evidence) requestCause(a, b check.Hold) (Cause, bool) {
 // cleanup is a request in an acquire, of a client other than a's, that
 // removed or took over a's expired row or key between its lease's end and
 // b's acquire: a cleanup DELETE, a takeover UPDATE.
-func (e *evidence) cleanup(a, b check.Hold, end time.Duration) (history.Op, bool) {
+func (e *evidence) cleanup(a, b checker.Hold, end time.Duration) (history.Op, bool) {
 	for _, r := range slices.Backward(e.requests) {
 		if r.Client != a.Client && r.Key == a.Key && r.Outcome == models.OK && r.Phase == "acquire" && r.Call >= end && r.Call <= b.Start &&
 			(r.Command == "DELETE" || r.Command == "UPDATE") {
@@ -316,7 +316,7 @@ func clamp(t, lo, hi time.Duration) time.Duration { return min(max(t, lo), hi) }
 // still under way when a acquired and began before b did: it may have
 // freed the lock a held (a DEL of someone else's lock). It returns the
 // release and the hold it ended.
-func (e *evidence) culprit(a, b check.Hold) (history.Op, check.Hold, bool) {
+func (e *evidence) culprit(a, b checker.Hold) (history.Op, checker.Hold, bool) {
 	for _, r := range slices.Backward(e.releases) {
 		if r.Client == a.Client || r.Key != a.Key || r.Call > b.Start || r.Return < a.Start {
 			continue
@@ -327,12 +327,12 @@ func (e *evidence) culprit(a, b check.Hold) (history.Op, check.Hold, bool) {
 			}
 		}
 	}
-	return history.Op{}, check.Hold{}, false
+	return history.Op{}, checker.Hold{}, false
 }
 
 // ended is the hold of the third client whose late release is c, the one
 // its release ended, or nil.
-func (e *evidence) ended(a, b check.Hold, c Cause) *check.Hold {
+func (e *evidence) ended(a, b checker.Hold, c Cause) *checker.Hold {
 	if c.Kind != Release || c.Client == a.Client || c.Client == b.Client {
 		return nil
 	}
