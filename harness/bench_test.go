@@ -7,7 +7,7 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/local"
 	"github.com/locklab/locklab/harness"
-	"github.com/locklab/locklab/pitfalls"
+	"github.com/locklab/locklab/reference"
 	"github.com/locklab/locklab/service"
 )
 
@@ -54,7 +54,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer c.Close()
-			lock := pitfalls.NewTokenLock(c)
+			lock := reference.NewTokenLock(c)
 			for b.Loop() {
 				lease, err := lock.Acquire(ctx, "bench")
 				if err != nil {

@@ -1,5 +1,10 @@
-// Package locks names every lock locklab can judge: the catalogue's broken
-// locks under their pitfall's name, the fixes, and the adapted libraries.
+// Package locks is the one registry of locks: every lock locklab can judge,
+// by name, with its constructor. The correct designs are package
+// reference's and each lock service's, the broken ones package broken's,
+// the adapted libraries package libraries's; a pitfall's lock that is a
+// correct design used wrongly is registered under the pitfall's name
+// (no-renewal, non-reentrant), with the use that is wrong (Nested). The
+// catalogue (package pitfalls) names its locks as this registry does.
 // The CLI's -lock flag, `check list` and `check explore` look them up here;
 // a name exec:COMMAND is a lock program in any language (package program).
 package locks
@@ -11,6 +16,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/locklab/locklab/broken"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/footprint"
 	"github.com/locklab/locklab/harness"
@@ -33,9 +40,6 @@ type Lock struct {
 	// Nested says callers take this lock again while holding it, so it is
 	// judged under a workload that nests its critical sections.
 	Nested bool
-	// Pitfall is the catalogue entry whose broken lock this is; "" for a
-	// fix or a library.
-	Pitfall string
 	// Reference names the correct lock of this one's kind that it is
 	// measured against, where the topology's (reference.For) is of
 	// another kind: a lock held by a connection's session is measured
@@ -50,20 +54,32 @@ type Lock struct {
 
 // Kinds of lock, as `check list` groups them.
 const (
-	GroupBroken  = "broken"
-	GroupFix     = "fix"
-	GroupLibrary = "library"
+	GroupBroken  = "broken"  // a lock with a bug of its own, which a pitfall of the catalogue shows
+	GroupCorrect = "correct" // a correct lock, whose failures are inherent to its kind
+	GroupLibrary = "library" // a third-party library's lock (package libraries)
 )
 
-// Group says whether l is a catalogue broken lock, a fix or a library.
+// Group says whether l is broken, correct or a library's.
 func (l Lock) Group() string {
-	switch {
-	case l.Pitfall != "":
+	if _, ok := l.Bug(); ok {
 		return GroupBroken
-	case slices.ContainsFunc(libraries.All(), func(lib libraries.Lock) bool { return lib.Name == l.Name }):
+	}
+	if slices.ContainsFunc(libraries.All(), func(lib libraries.Lock) bool { return lib.Name == l.Name }) {
 		return GroupLibrary
 	}
-	return GroupFix
+	return GroupCorrect
+}
+
+// Bug is the catalogue's pitfall that shows l has a bug of its own: one
+// whose broken lock l is and whose failure is own. A lock whose pitfall
+// fails it inherently (etcd's mutex paused past its lease) is correct.
+func (l Lock) Bug() (pitfalls.Pitfall, bool) {
+	for _, p := range pitfalls.Catalogue() {
+		if p.Broken == l.Name && p.Kind == checker.Own {
+			return p, true
+		}
+	}
+	return pitfalls.Pitfall{}, false
 }
 
 var (
@@ -81,66 +97,66 @@ var (
 	memcachedTopo = []cluster.Topology{cluster.MemcachedTopology}
 )
 
-// All lists every lock: the broken ones in ladder order, then the fixes,
-// then the libraries.
+// All lists every lock: the catalogue's broken locks in ladder order, then
+// the correct ones, then the libraries.
 func All() []Lock {
 	all := []Lock{
-		{Name: "in-process", Pitfall: "in-process", Topologies: single, New: pitfalls.NewInProcess,
+		{Name: "in-process", Topologies: single, New: broken.NewInProcess,
 			About: "A mutex inside each client, as seed 003's ReentrantLock: nothing is shared between processes."},
-		{Name: "setnx-expire", Pitfall: "setnx-expire", Topologies: single, New: pitfalls.NewSetnxExpire,
+		{Name: "setnx-expire", Topologies: single, New: broken.NewSetnxExpire,
 			About: "SETNX, then EXPIRE as a second command; released with DEL."},
-		{Name: "getset-timestamp", Pitfall: "getset-timestamp", Topologies: single, New: pitfalls.NewGetsetTimestamp,
+		{Name: "getset-timestamp", Topologies: single, New: broken.NewGetsetTimestamp,
 			About: "The expiry time by the client's clock in the value, taken over with GETSET."},
-		{Name: "no-ttl", Pitfall: "no-ttl", Topologies: single, New: pitfalls.NewNoTTL,
+		{Name: "no-ttl", Topologies: single, New: broken.NewNoTTL,
 			About: "SET NX without any expiry."},
-		{Name: "no-release", Pitfall: "no-release", Topologies: single, New: pitfalls.NewNoRelease,
+		{Name: "no-release", Topologies: single, New: broken.NewNoRelease,
 			About: "SET NX PX, never released: waiters wait for the TTL."},
-		{Name: "del-release", Pitfall: "del-release", Topologies: single, New: pitfalls.NewDelRelease,
+		{Name: "del-release", Topologies: single, New: broken.NewDelRelease,
 			About: "SET NX PX, released with a plain DEL."},
-		{Name: "get-then-del", Pitfall: "get-then-del", Topologies: single, New: pitfalls.NewGetThenDel,
+		{Name: "get-then-del", Topologies: single, New: broken.NewGetThenDel,
 			About: "SET NX PX, released with GET, compare, then DEL: two commands."},
-		{Name: "no-renewal", Pitfall: "no-renewal", Topologies: single, New: pitfalls.NewTokenLock,
+		{Name: "no-renewal", Topologies: single, New: reference.NewTokenLock,
 			About: "The token lock (SET NX PX, Lua release) with a fixed TTL, under work that can outlive it."},
-		{Name: "non-reentrant", Pitfall: "non-reentrant", Topologies: single, New: pitfalls.NewWatchdogLock, Nested: true,
+		{Name: "non-reentrant", Topologies: single, New: reference.NewWatchdogLock, Nested: true,
 			About: "The token lock with a watchdog, taken again by code that already holds it."},
-		{Name: "row-no-expiry", Pitfall: "row-no-expiry", Topologies: sqlServer, New: sqldb.NewUniqueRowLockNoLease,
+		{Name: "row-no-expiry", Topologies: sqlServer, New: broken.NewRowNoExpiry,
 			About: "A row with a unique name (MariaDB or PostgreSQL): INSERT to acquire, DELETE to release, no expiry (seed 001 §1)."},
-		{Name: "row-cleanup", Pitfall: "row-cleanup", Topologies: sqlServer, New: sqldb.NewUniqueRowLockLeased,
+		{Name: "row-cleanup", Topologies: sqlServer, New: sqldb.NewUniqueRowLockLeased,
 			About: "The unique row with an expiry; each acquire first deletes an expired row (the seed's cleanup job)."},
-		{Name: "for-update", Pitfall: "for-update", Topologies: mariadb, Reference: "for-update", New: reference.NewForUpdateLock,
+		{Name: "for-update", Topologies: mariadb, Reference: "for-update", New: reference.NewForUpdateLock,
 			About: "SELECT … FOR UPDATE on the key's row, the transaction left open on a pinned connection until COMMIT (seed 001 §2)."},
-		{Name: "for-update-pool", Pitfall: "for-update-pool", Topologies: mariadb, Reference: "for-update-pool", New: reference.NewForUpdateLock,
+		{Name: "for-update-pool", Topologies: mariadb, Reference: "for-update-pool", New: reference.NewForUpdateLock,
 			About: "The FOR UPDATE lock in a service whose requests share one pool: each waiter holds a pooled connection while it waits, the holder writes on another."},
-		{Name: "get-lock-pool", Pitfall: "get-lock-pool", Topologies: mariadb, Reference: "get-lock", New: reference.NewGetLockPool,
+		{Name: "get-lock-pool", Topologies: mariadb, Reference: "get-lock", New: broken.NewGetLockPool,
 			About: "MariaDB's GET_LOCK and RELEASE_LOCK, each on whatever connection the client's pool hands out."},
-		{Name: "get-lock", Pitfall: "get-lock", Topologies: mariadb, Reference: "get-lock", New: reference.NewGetLock,
+		{Name: "get-lock", Topologies: mariadb, Reference: "get-lock", New: reference.NewGetLock,
 			About: "MariaDB's GET_LOCK on a connection pinned from acquire to release."},
-		{Name: "advisory-pool", Pitfall: "advisory-pool", Topologies: postgres, Reference: "advisory-pinned", New: pitfalls.NewAdvisoryPool,
+		{Name: "advisory-pool", Topologies: postgres, Reference: "advisory-pinned", New: broken.NewAdvisoryPool,
 			About: "A PostgreSQL advisory lock (pg_try_advisory_lock) taken and released on the client's pool, each on whichever connection it hands out."},
-		{Name: "etcd-mutex", Pitfall: "etcd-pause", Topologies: etcdTopo, New: etcd.NewMutex,
+		{Name: "etcd-mutex", Topologies: etcdTopo, New: etcd.NewMutex,
 			About: "etcd's concurrency.Mutex: a key under the lock's prefix attached to a session's lease, the oldest key holds the lock."},
-		{Name: "zk-lock", Pitfall: "zk-pause", Topologies: zkTopo, New: zookeeper.NewLock,
+		{Name: "zk-lock", Topologies: zkTopo, New: zookeeper.NewLock,
 			About: "go-zookeeper's Lock recipe: an ephemeral sequential node under the lock's parent, the lowest holds the lock, each waiter watches the one before it."},
-		{Name: "memcached-get-delete", Pitfall: "memcached-get-delete", Topologies: memcachedTopo, New: pitfalls.NewMemcachedGetDelete,
+		{Name: "memcached-get-delete", Topologies: memcachedTopo, New: broken.NewMemcachedGetDelete,
 			About: "memcached: add with an expiry, released by get, compare, then a plain delete: two requests."},
-		{Name: "memcached-one-second", Pitfall: "memcached-one-second", Topologies: memcachedTopo, New: pitfalls.NewMemcachedOneSecond,
+		{Name: "memcached-one-second", Topologies: memcachedTopo, New: broken.NewMemcachedOneSecond,
 			About: "memcached: add with an expiry of one second, renewed by cas, released by cas: the server's clock ticks in whole seconds."},
-		{Name: "no-version-check", Pitfall: "no-version-check", Topologies: mariadb, New: reference.NewNoLock,
+		{Name: "no-version-check", Topologies: mariadb, New: broken.NewNoLock,
 			About: "No lock: every acquire succeeds at once, and the section writes the stock it computed unchecked."},
 
-		{Name: "token", Topologies: oneMaster, New: pitfalls.NewTokenLock,
+		{Name: "token", Topologies: oneMaster, New: reference.NewTokenLock,
 			About: "SET key token NX PX ttl, released by a Lua compare-and-delete; no renewal."},
-		{Name: "token-watchdog", Topologies: oneMaster, New: pitfalls.NewWatchdogLock,
+		{Name: "token-watchdog", Topologies: oneMaster, New: reference.NewWatchdogLock,
 			About: "The token lock with a watchdog that renews the lease every TTL/3 with an owner-checked PEXPIRE."},
-		{Name: "reentrant", Topologies: oneMaster, New: pitfalls.NewReentrantLock, Nested: true,
+		{Name: "reentrant", Topologies: oneMaster, New: reference.NewReentrantLock, Nested: true,
 			About: "A hash of owner → hold count changed by Lua scripts, with a watchdog (Redisson's design)."},
-		{Name: "wait-replicas", Topologies: replicated, New: pitfalls.NewWaitReplicasLock,
+		{Name: "wait-replicas", Topologies: replicated, New: reference.NewWaitReplicasLock,
 			About: "The reentrant lock, given back unless WAIT 1 says a replica has it."},
-		{Name: "fenced", Topologies: oneMaster, New: pitfalls.NewFencedLock,
+		{Name: "fenced", Topologies: oneMaster, New: reference.NewFencedLock,
 			About: "The watchdog lock plus a fencing token from INCR, checked by the resource."},
-		{Name: "redlock", Topologies: redlock, New: pitfalls.NewRedlock,
+		{Name: "redlock", Topologies: redlock, New: reference.NewRedlock,
 			About: "Redlock over five masters: a majority within the validity time, per-node timeouts of TTL/10."},
-		{Name: "fenced-redlock", Topologies: redlock, New: pitfalls.NewFencedRedlock,
+		{Name: "fenced-redlock", Topologies: redlock, New: reference.NewFencedRedlock,
 			About: "Redlock plus a fencing token from INCR on node 0, checked by the resource."},
 		{Name: "fenced-row", Topologies: sqlServer, New: sqldb.NewUniqueRowLockFenced,
 			About: "The unique row with an expiry and the cleanup, no watchdog; the row's AUTO_INCREMENT id fences the resource."},
@@ -152,7 +168,7 @@ func All() []Lock {
 			About: "SELECT … FOR UPDATE NOWAIT: a held row refuses at once, and the waiter gives its connection back before it tries again."},
 		{Name: "get-lock-tx", Topologies: mariadb, Reference: "get-lock-tx", New: reference.NewGetLockTx,
 			About: "GET_LOCK on a pinned connection whose lease carries a transaction on it, committed before RELEASE_LOCK."},
-		{Name: "advisory-pinned", Topologies: postgres, Reference: "advisory-pinned", New: pitfalls.NewAdvisoryPinned,
+		{Name: "advisory-pinned", Topologies: postgres, Reference: "advisory-pinned", New: reference.NewAdvisoryPinned,
 			About: "A PostgreSQL advisory lock held on one connection pinned from the pool (DB.Conn) from acquire to release."},
 		{Name: "advisory-tx", Topologies: postgres, Reference: "advisory-tx", New: reference.NewAdvisoryTx,
 			About: "PostgreSQL's pg_advisory_xact_lock in a transaction whose lease carries it: a PostgreSQL inventory is written in it, and COMMIT is the release."},
@@ -160,7 +176,9 @@ func All() []Lock {
 			About: "etcd's concurrency.Mutex whose holder writes the stock (an etcd key) in a transaction guarded by its lock key."},
 		{Name: "zk-fenced", Topologies: zkTopo, New: zookeeper.NewLockFenced,
 			About: "go-zookeeper's Lock whose holder treats a lost session as a lost lock and fences the resource with its node's creation zxid (Czxid)."},
-		{Name: "memcached", Pitfall: "memcached-eviction", Topologies: memcachedTopo, New: memcached.NewLock,
+		{Name: "memcached-no-renewal", Topologies: memcachedTopo, New: memcached.NewLockNoRenewal,
+			About: "memcached: the correct lock without its renewal: add with an expiry, released by a cas of the holder's own item."},
+		{Name: "memcached", Topologies: memcachedTopo, New: memcached.NewLock,
 			About: "memcached: add of the holder's token with an expiry of two seconds at least, renewed and released by a cas of the holder's own item."},
 		{Name: "optimistic", Topologies: mariadb, New: reference.NewOptimistic,
 			About: "Optimistic locking (seed 001 §3): no lock, every acquire succeeds at once; the write is made only if the stock is unchanged since it was read."},
@@ -177,7 +195,7 @@ func All() []Lock {
 // do not offer them, as no user should pick one.
 func Tests() []Lock {
 	return []Lock{
-		{Name: "redlock-no-elapsed", Topologies: []cluster.Topology{cluster.Redlock}, New: pitfalls.NewRedlockNoElapsed,
+		{Name: "redlock-no-elapsed", Topologies: []cluster.Topology{cluster.Redlock}, New: broken.NewRedlockNoElapsed,
 			About: "Redlock without its clock: SET NX PX on every node in turn, a lease with any majority however long the acquire took."},
 	}
 }

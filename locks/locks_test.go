@@ -25,9 +25,11 @@ func TestAll(t *testing.T) {
 				t.Errorf("lock %s: unknown topology %q", l.Name, top)
 			}
 		}
-		if l.Pitfall != "" {
-			if _, err := pitfalls.Lookup(l.Pitfall); err != nil {
-				t.Errorf("lock %s: %v", l.Name, err)
+	}
+	for _, p := range pitfalls.Catalogue() {
+		for _, c := range p.Cases() {
+			if !seen[c.Lock] {
+				t.Errorf("pitfall %s: %s names no lock of the registry: %q", p.Name, c.Variant, c.Lock)
 			}
 		}
 	}
@@ -40,7 +42,7 @@ func TestAll(t *testing.T) {
 }
 
 func TestGroup(t *testing.T) {
-	for name, want := range map[string]string{"del-release": GroupBroken, "token": GroupFix, "redsync": GroupLibrary} {
+	for name, want := range map[string]string{"del-release": GroupBroken, "no-renewal": GroupBroken, "etcd-mutex": GroupCorrect, "token": GroupCorrect, "redsync": GroupLibrary} {
 		l, err := Lookup(name)
 		if err != nil {
 			t.Fatal(err)
@@ -71,8 +73,8 @@ func TestReference(t *testing.T) {
 	}
 	for _, tt := range tests {
 		l := Reference(tt.topology, tt.nested)
-		if l.Name != tt.want || !l.Supports(tt.topology) || l.Group() != GroupFix {
-			t.Errorf("Reference(%s, %v) = %s, want %s, a fix that runs there", tt.topology, tt.nested, l.Name, tt.want)
+		if l.Name != tt.want || !l.Supports(tt.topology) || l.Group() != GroupCorrect {
+			t.Errorf("Reference(%s, %v) = %s, want %s, a correct lock that runs there", tt.topology, tt.nested, l.Name, tt.want)
 		}
 	}
 }

@@ -1,11 +1,14 @@
 // Package pitfalls holds the catalogue: every classic lock pitfall of every
-// family (in-process, Redis, database, consensus, memcached), each as a
-// runnable broken lock, its fixes and controls, and an entry saying which
-// seed article describes it (docs/seeds.md), what goes wrong, which
-// scenario exposes it and which checker must catch it. Most of its locks
-// are written here (Redis's, PostgreSQL's advisory locks, memcached's);
-// the MariaDB designs come from package reference, and the consensus
-// services' from their own packages (service/etcd, service/zookeeper).
+// family (in-process, Redis, database, consensus, memcached), each with the
+// lock that shows it, its fixes and controls, which seed article describes
+// it (docs/seeds.md), what goes wrong, which scenario exposes it and which
+// checker must catch it. The catalogue is data: it names its locks as
+// package locks's registry does, and holds no lock's code. A broken lock
+// is either a design with a bug of its own (package broken) or a correct
+// design used wrongly (package reference, or a service's package): the
+// token lock under work past its fixed lease (no-renewal), the watchdog
+// lock taken again by its holder (non-reentrant), FOR UPDATE waiting on a
+// shared pool (for-update-pool).
 package pitfalls
 
 import (
@@ -13,9 +16,6 @@ import (
 	"strings"
 
 	"github.com/locklab/locklab/checker"
-	"github.com/locklab/locklab/harness"
-	"github.com/locklab/locklab/reference"
-	"github.com/locklab/locklab/service/sqldb"
 )
 
 // Variant is the broken or the fixed lock of a pitfall.
@@ -61,8 +61,10 @@ type Pitfall struct {
 	// Kind is the kind of each failing verdict in Catches: own when a
 	// correct lock would not fail so (the lock's bug), inherent when the
 	// scenario's fault beats any lock of its kind.
-	Kind   checker.Kind
-	Broken harness.NewLocker
+	Kind checker.Kind
+	// Broken names the broken lock, in package locks's registry, as every
+	// lock of a case is named.
+	Broken string
 	// Fixes are the runs that show the fix; empty when no fix exists inside
 	// the lock.
 	Fixes []Case
@@ -76,7 +78,7 @@ type Pitfall struct {
 type Case struct {
 	Variant  Variant
 	Scenario string
-	Locker   harness.NewLocker
+	Lock     string // the lock's name in package locks; "" in a control is the broken lock
 	// Expected names the checkers the catalogue judges; nil in a fix means
 	// every checker must say ok.
 	Expected map[string]checker.Verdict
@@ -95,13 +97,13 @@ type Case struct {
 
 // Cases are the runs of a pitfall: its broken lock, then each fix.
 func (p Pitfall) Cases() []Case {
-	cases := []Case{{Variant: Broken, Scenario: p.Scenario, Locker: p.Broken, Expected: p.Catches, Kind: p.Kind}}
+	cases := []Case{{Variant: Broken, Scenario: p.Scenario, Lock: p.Broken, Expected: p.Catches, Kind: p.Kind}}
 	for _, f := range p.Fixes {
 		cases = append(cases, p.passing(f, Fixed))
 	}
 	for _, c := range p.Controls {
-		if c.Locker == nil {
-			c.Locker = p.Broken
+		if c.Lock == "" {
+			c.Lock = p.Broken
 		}
 		cases = append(cases, p.passing(c, Control))
 	}
@@ -126,7 +128,7 @@ func (p Pitfall) passing(c Case, v Variant) Case {
 
 // fixedBy is the usual single fix: another lock in the same scenario, which
 // every checker must pass.
-func fixedBy(l harness.NewLocker) []Case { return []Case{{Locker: l}} }
+func fixedBy(lock string) []Case { return []Case{{Lock: lock}} }
 
 // Catalogue lists every pitfall in ladder order.
 func Catalogue() []Pitfall {
@@ -139,7 +141,7 @@ func Catalogue() []Pitfall {
 			Scenario: "contention",
 			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.Illegal, checker.CheckResource: checker.Illegal},
 			Kind:     checker.Own,
-			Broken:   NewInProcess, Fixes: fixedBy(NewTokenLock),
+			Broken:   "in-process", Fixes: fixedBy("token"),
 			// The service run once: its one mutex then excludes everyone.
 			// Handover is not judged: one client hands the lock to nobody
 			// but the liveness probe, too few handovers to say anything.
@@ -155,7 +157,7 @@ func Catalogue() []Pitfall {
 			Scenario: "crash-after-setnx",
 			Catches:  map[string]checker.Verdict{checker.CheckLiveness: checker.Stuck},
 			Kind:     checker.Own,
-			Broken:   NewSetnxExpire, Fixes: fixedBy(NewTokenLock),
+			Broken:   "setnx-expire", Fixes: fixedBy("token"),
 		},
 		{
 			ID: "2", Family: Redis, Name: "getset-timestamp", Title: "Expiry time in the value, GETSET takeover",
@@ -165,7 +167,7 @@ func Catalogue() []Pitfall {
 			Scenario: "clock-skew",
 			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.Illegal},
 			Kind:     checker.Own,
-			Broken:   NewGetsetTimestamp, Fixes: fixedBy(NewTokenLock),
+			Broken:   "getset-timestamp", Fixes: fixedBy("token"),
 		},
 		{
 			ID: "3", Family: Redis, Name: "no-ttl", Title: "No expiry at all",
@@ -175,7 +177,7 @@ func Catalogue() []Pitfall {
 			Scenario: "crash-holder",
 			Catches:  map[string]checker.Verdict{checker.CheckLiveness: checker.Stuck},
 			Kind:     checker.Own,
-			Broken:   NewNoTTL, Fixes: fixedBy(NewTokenLock),
+			Broken:   "no-ttl", Fixes: fixedBy("token"),
 		},
 		{
 			ID: "4", Family: Redis, Name: "no-release", Title: "The lock is never released",
@@ -185,7 +187,7 @@ func Catalogue() []Pitfall {
 			Scenario: "contention",
 			Catches:  map[string]checker.Verdict{checker.CheckHandover: checker.Slow},
 			Kind:     checker.Own,
-			Broken:   NewNoRelease, Fixes: fixedBy(NewTokenLock),
+			Broken:   "no-release", Fixes: fixedBy("token"),
 		},
 		{
 			ID: "5", Family: Redis, Name: "del-release", Title: "Release with a plain DEL",
@@ -195,7 +197,7 @@ func Catalogue() []Pitfall {
 			Scenario: "pause-before-del",
 			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.Illegal},
 			Kind:     checker.Own,
-			Broken:   NewDelRelease, Fixes: fixedBy(NewTokenLock),
+			Broken:   "del-release", Fixes: fixedBy("token"),
 		},
 		{
 			ID: "6", Family: Redis, Name: "get-then-del", Title: "Owner check and delete as two commands",
@@ -205,7 +207,7 @@ func Catalogue() []Pitfall {
 			Scenario: "pause-before-del",
 			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.Illegal},
 			Kind:     checker.Own,
-			Broken:   NewGetThenDel, Fixes: fixedBy(NewTokenLock),
+			Broken:   "get-then-del", Fixes: fixedBy("token"),
 		},
 		{
 			ID: "7", Family: Redis, Name: "no-renewal", Title: "Work outlives the lease",
@@ -215,7 +217,7 @@ func Catalogue() []Pitfall {
 			Scenario: "slow-work",
 			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.Illegal, checker.CheckResource: checker.Illegal},
 			Kind:     checker.Own,
-			Broken:   NewTokenLock, Fixes: fixedBy(NewWatchdogLock),
+			Broken:   "no-renewal", Fixes: fixedBy("token-watchdog"),
 		},
 		{
 			ID: "8", Family: Redis, Name: "unlock-before-commit", Title: "Unlocking before the transaction commits",
@@ -225,8 +227,8 @@ func Catalogue() []Pitfall {
 			Scenario: "unlock-before-commit",
 			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.OK, checker.CheckResource: checker.Illegal},
 			Kind:     checker.Inherent,
-			Broken:   NewWatchdogLock,
-			Fixes:    []Case{{Locker: NewWatchdogLock, Scenario: "commit-before-unlock"}},
+			Broken:   "token-watchdog",
+			Fixes:    []Case{{Lock: "token-watchdog", Scenario: "commit-before-unlock"}},
 		},
 		{
 			ID: "9", Family: Redis, Name: "non-reentrant", Title: "Taking the lock again while holding it",
@@ -236,7 +238,7 @@ func Catalogue() []Pitfall {
 			Scenario: "nested",
 			Catches:  map[string]checker.Verdict{checker.CheckLiveness: checker.Stuck},
 			Kind:     checker.Own,
-			Broken:   NewWatchdogLock, Fixes: fixedBy(NewReentrantLock),
+			Broken:   "non-reentrant", Fixes: fixedBy("reentrant"),
 		},
 		{
 			ID: "10a", Family: Redis, Name: "failover", Title: "Failover loses the lock",
@@ -246,10 +248,10 @@ func Catalogue() []Pitfall {
 			Scenario: "failover",
 			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.Illegal},
 			Kind:     checker.Inherent,
-			Broken:   NewReentrantLock,
+			Broken:   "reentrant",
 			// WAIT refuses every acquire once replication is cut, so the
 			// master is never killed under a holder: safe by refusing service.
-			Fixes:    []Case{{Locker: NewWaitReplicasLock, Missed: true}},
+			Fixes:    []Case{{Lock: "wait-replicas", Missed: true}},
 			Controls: []Case{{Scenario: "failover-replicated"}},
 		},
 		{
@@ -260,7 +262,7 @@ func Catalogue() []Pitfall {
 			Scenario: "failover-wait",
 			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.Illegal},
 			Kind:     checker.Inherent,
-			Broken:   NewWaitReplicasLock,
+			Broken:   "wait-replicas",
 		},
 		{
 			ID: "11a", Family: Redis, Name: "redlock-restart", Title: "Redlock: a node restarts empty",
@@ -270,8 +272,8 @@ func Catalogue() []Pitfall {
 			Scenario: "redlock-restart",
 			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.Illegal},
 			Kind:     checker.Inherent,
-			Broken:   NewRedlock,
-			Fixes:    []Case{{Locker: NewRedlock, Scenario: "redlock-restart-delayed"}, {Locker: NewRedlock, Scenario: "redlock-restart-fsync"}},
+			Broken:   "redlock",
+			Fixes:    []Case{{Lock: "redlock", Scenario: "redlock-restart-delayed"}, {Lock: "redlock", Scenario: "redlock-restart-fsync"}},
 		},
 		{
 			ID: "11b", Family: Redis, Name: "redlock-clock-jump", Title: "Redlock: a node's clock jumps",
@@ -281,7 +283,7 @@ func Catalogue() []Pitfall {
 			Scenario: "redlock-clock-jump",
 			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.Illegal},
 			Kind:     checker.Inherent,
-			Broken:   NewRedlock,
+			Broken:   "redlock",
 		},
 		{
 			ID: "11c", Family: Redis, Name: "redlock-pause", Title: "Redlock: the holder pauses past its validity",
@@ -291,8 +293,8 @@ func Catalogue() []Pitfall {
 			Scenario: "redlock-pause",
 			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.Illegal, checker.CheckResource: checker.Illegal},
 			Kind:     checker.Inherent,
-			Broken:   NewRedlock,
-			Fixes:    []Case{{Locker: NewFencedRedlock, Expected: fencedGets, Kind: checker.Inherent}},
+			Broken:   "redlock",
+			Fixes:    []Case{{Lock: "fenced-redlock", Expected: fencedGets, Kind: checker.Inherent}},
 		},
 		{
 			ID: "12", Family: Redis, Name: "fenced", Title: "A paused holder outlives its lease",
@@ -302,8 +304,8 @@ func Catalogue() []Pitfall {
 			Scenario: "pause-holder",
 			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.Illegal, checker.CheckResource: checker.Illegal},
 			Kind:     checker.Inherent,
-			Broken:   NewWatchdogLock,
-			Fixes:    []Case{{Locker: NewFencedLock, Expected: fencedGets, Kind: checker.Inherent}},
+			Broken:   "token-watchdog",
+			Fixes:    []Case{{Lock: "fenced", Expected: fencedGets, Kind: checker.Inherent}},
 		},
 		{
 			ID: "d1", Family: Database, Name: "row-no-expiry", Title: "A database lock row that never expires",
@@ -313,8 +315,8 @@ func Catalogue() []Pitfall {
 			Scenario: "crash-holder-sql",
 			Catches:  map[string]checker.Verdict{checker.CheckLiveness: checker.Stuck},
 			Kind:     checker.Own,
-			Broken:   sqldb.NewUniqueRowLockNoLease,
-			Fixes:    []Case{{Locker: sqldb.NewUniqueRowLockLeased}},
+			Broken:   "row-no-expiry",
+			Fixes:    []Case{{Lock: "row-cleanup"}},
 		},
 		{
 			ID: "d2", Family: Database, Name: "row-cleanup", Title: "The cleanup job deletes a slow holder's row",
@@ -324,12 +326,12 @@ func Catalogue() []Pitfall {
 			Scenario: "slow-work-sql",
 			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.Illegal, checker.CheckResource: checker.Illegal},
 			Kind:     checker.Own,
-			Broken:   sqldb.NewUniqueRowLockLeased,
+			Broken:   "row-cleanup",
 			Fixes: []Case{
-				{Locker: sqldb.NewUniqueRowLock},
+				{Lock: "unique-row"},
 				// A pause beats the watchdog too: fencing keeps the
 				// resource right all the same, as pitfall 12 shows on Redis.
-				{Scenario: "pause-holder-sql", Locker: sqldb.NewUniqueRowLockFenced, Expected: fencedGets, Kind: checker.Inherent},
+				{Scenario: "pause-holder-sql", Lock: "fenced-row", Expected: fencedGets, Kind: checker.Inherent},
 			},
 		},
 		{
@@ -343,8 +345,8 @@ func Catalogue() []Pitfall {
 			Scenario: "kill-connection-sql",
 			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.Illegal, checker.CheckResource: checker.Illegal},
 			Kind:     checker.Inherent,
-			Broken:   reference.NewForUpdateLock,
-			Fixes:    []Case{{Locker: reference.NewForUpdateLockTx, Expected: fencedGets, Kind: checker.Inherent}},
+			Broken:   "for-update",
+			Fixes:    []Case{{Lock: "for-update-tx", Expected: fencedGets, Kind: checker.Inherent}},
 			// The server frees the row lock of a crashed holder, and
 			// keeps it for a paused one: both pass.
 			Controls: []Case{{Scenario: "crash-holder-sql"}, {Scenario: "pause-holder-sql"}},
@@ -361,10 +363,10 @@ func Catalogue() []Pitfall {
 			Scenario: "pool-sql",
 			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.OK, checker.CheckResource: checker.OK, checker.CheckLiveness: checker.Stuck},
 			Kind:     checker.Own,
-			Broken:   reference.NewForUpdateLock,
+			Broken:   "for-update-pool",
 			// for-update-nowait passes pool-sql too (check -lock); a
 			// pitfall has one case per variant and scenario.
-			Fixes: []Case{{Locker: reference.NewForUpdateLockTx}},
+			Fixes: []Case{{Lock: "for-update-tx"}},
 			// HikariCP's rule sizes the pool that cannot deadlock:
 			// threads × (connections one holds at once − 1) + 1 = 5.
 			Controls: []Case{{Scenario: "pool-sql-sized"}},
@@ -379,8 +381,8 @@ func Catalogue() []Pitfall {
 			Scenario: "busy-pool-sql",
 			Catches:  map[string]checker.Verdict{checker.CheckLiveness: checker.Stuck},
 			Kind:     checker.Own,
-			Broken:   reference.NewGetLockPool,
-			Fixes:    []Case{{Locker: reference.NewGetLock}},
+			Broken:   "get-lock-pool",
+			Fixes:    []Case{{Lock: "get-lock"}},
 			// Without another request holding a connection, the pool
 			// hands the release the acquire's connection, the one it got
 			// back last: the pool lock passes.
@@ -396,8 +398,8 @@ func Catalogue() []Pitfall {
 			Scenario: "kill-connection-sql",
 			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.Illegal, checker.CheckResource: checker.Illegal},
 			Kind:     checker.Inherent,
-			Broken:   reference.NewGetLock,
-			Fixes:    []Case{{Locker: reference.NewGetLockTx, Expected: fencedGets, Kind: checker.Inherent}},
+			Broken:   "get-lock",
+			Fixes:    []Case{{Lock: "get-lock-tx", Expected: fencedGets, Kind: checker.Inherent}},
 			Controls: []Case{{Scenario: "crash-holder-sql"}, {Scenario: "pause-holder-sql"}},
 		},
 		{
@@ -411,8 +413,8 @@ func Catalogue() []Pitfall {
 			Scenario: "contention-sql-tx",
 			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.Illegal, checker.CheckResource: checker.Illegal},
 			Kind:     checker.Own,
-			Broken:   reference.NewNoLock,
-			Fixes: []Case{{Locker: reference.NewOptimistic, Kind: checker.Own, ExcludesNothing: true, Expected: map[string]checker.Verdict{
+			Broken:   "no-version-check",
+			Fixes: []Case{{Lock: "optimistic", Kind: checker.Own, ExcludesNothing: true, Expected: map[string]checker.Verdict{
 				checker.CheckLock: checker.Illegal, checker.CheckResource: checker.OK, checker.CheckLiveness: checker.OK}}},
 		},
 		{
@@ -423,8 +425,8 @@ func Catalogue() []Pitfall {
 			Scenario: "busy-pool-postgres",
 			Catches:  map[string]checker.Verdict{checker.CheckLiveness: checker.Stuck},
 			Kind:     checker.Own,
-			Broken:   NewAdvisoryPool,
-			Fixes:    fixedBy(NewAdvisoryPinned),
+			Broken:   "advisory-pool",
+			Fixes:    fixedBy("advisory-pinned"),
 			// The same lock with nobody else on its pool: database/sql
 			// hands back the connection returned last, the lock's own,
 			// so the unlock lands on the right session.
@@ -442,8 +444,8 @@ func Catalogue() []Pitfall {
 			Scenario: "kill-connection-postgres",
 			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.Illegal, checker.CheckResource: checker.Illegal},
 			Kind:     checker.Inherent,
-			Broken:   NewAdvisoryPinned,
-			Fixes:    []Case{{Locker: reference.NewAdvisoryTx, Expected: fencedGets, Kind: checker.Inherent}},
+			Broken:   "advisory-pinned",
+			Fixes:    []Case{{Lock: "advisory-tx", Expected: fencedGets, Kind: checker.Inherent}},
 			// A crashed holder's session ends and frees the lock; a paused
 			// one keeps it: both pass.
 			Controls: []Case{{Scenario: "crash-holder-postgres"}, {Scenario: "pause-holder-postgres"}},

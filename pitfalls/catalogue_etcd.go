@@ -2,7 +2,6 @@ package pitfalls
 
 import (
 	"github.com/locklab/locklab/checker"
-	"github.com/locklab/locklab/service/etcd"
 )
 
 // consensus is the consensus family of the catalogue: etcd's
@@ -23,8 +22,8 @@ func consensus() []Pitfall {
 			Scenario: "pause-holder-etcd",
 			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.Illegal, checker.CheckResource: checker.Illegal},
 			Kind:     checker.Inherent,
-			Broken:   etcd.NewMutex,
-			Fixes:    []Case{{Locker: etcd.NewMutexGuarded, Expected: fencedGets, Kind: checker.Inherent}},
+			Broken:   "etcd-mutex",
+			Fixes:    []Case{{Lock: "etcd-mutex-guarded", Expected: fencedGets, Kind: checker.Inherent}},
 		},
 		{
 			ID: "e2", Family: Consensus, Name: "etcd-failover", Title: "etcd: the leader dies while a client holds the lock",
@@ -37,7 +36,7 @@ func consensus() []Pitfall {
 			Catches: map[string]checker.Verdict{
 				checker.CheckLock: checker.OK, checker.CheckResource: checker.OK, checker.CheckLiveness: checker.OK,
 			},
-			Broken: etcd.NewMutex,
+			Broken: "etcd-mutex",
 		},
 	}
 }

@@ -2,31 +2,11 @@ package pitfalls
 
 import (
 	"github.com/locklab/locklab/checker"
-	"github.com/locklab/locklab/harness"
-	"github.com/locklab/locklab/service/memcached"
 )
 
 // Cache is the family of locks kept in a cache that may forget them:
 // memcached's items.
 const Cache Family = "cache"
-
-// NewMemcachedGetDelete is pitfall m1's lock: memcached's get-then-del,
-// a release by get, a comparison of the token and a plain delete.
-func NewMemcachedGetDelete(c *harness.Client) harness.Locker {
-	return memcached.Lock{PlainDelete: true, NoRenewal: true}.For(c)
-}
-
-// NewMemcachedOneSecond is pitfall m2's lock: the correct lock, renewal
-// included, asking for an expiry of one second.
-func NewMemcachedOneSecond(c *harness.Client) harness.Locker {
-	return memcached.Lock{Seconds: 1}.For(c)
-}
-
-// newMemcachedNoRenewal is m1's fix: the correct release, a cas of the
-// holder's own item, and no renewal, as the broken lock has none.
-func newMemcachedNoRenewal(c *harness.Client) harness.Locker {
-	return memcached.Lock{NoRenewal: true}.For(c)
-}
 
 // memcachedPitfalls is the cache family: a lock kept in memcached, the
 // other cache applications lock on (an `add` with an expiry, as the cache
@@ -46,8 +26,8 @@ func memcachedPitfalls() []Pitfall {
 			Scenario: "pause-before-delete-memcached",
 			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.Illegal},
 			Kind:     checker.Own,
-			Broken:   NewMemcachedGetDelete,
-			Fixes:    fixedBy(newMemcachedNoRenewal),
+			Broken:   "memcached-get-delete",
+			Fixes:    fixedBy("memcached-no-renewal"),
 			Controls: []Case{{Scenario: "contention-memcached"}},
 		},
 		{
@@ -62,8 +42,8 @@ func memcachedPitfalls() []Pitfall {
 			Scenario: "whole-second-memcached",
 			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.Illegal, checker.CheckResource: checker.Illegal},
 			Kind:     checker.Own,
-			Broken:   NewMemcachedOneSecond,
-			Fixes:    fixedBy(memcached.NewLock),
+			Broken:   "memcached-one-second",
+			Fixes:    fixedBy("memcached"),
 		},
 		{
 			ID: "m3", Family: Cache, Name: "memcached-eviction", Title: "memcached: the server evicts a held lock",
@@ -76,7 +56,7 @@ func memcachedPitfalls() []Pitfall {
 			Scenario: "evict-holder-memcached",
 			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.Illegal, checker.CheckResource: checker.Illegal},
 			Kind:     checker.Inherent,
-			Broken:   memcached.NewLock,
+			Broken:   "memcached",
 			// A restart loses every lock too: memcached keeps nothing.
 			Controls: []Case{{Scenario: "contention-memcached"}},
 		},

@@ -2,7 +2,6 @@ package pitfalls
 
 import (
 	"github.com/locklab/locklab/checker"
-	"github.com/locklab/locklab/service/zookeeper"
 )
 
 // zookeeperPitfalls is the ZooKeeper half of the consensus family:
@@ -24,8 +23,8 @@ func zookeeperPitfalls() []Pitfall {
 			Scenario: "pause-holder-zk",
 			Catches:  map[string]checker.Verdict{checker.CheckLock: checker.Illegal, checker.CheckResource: checker.Illegal},
 			Kind:     checker.Inherent,
-			Broken:   zookeeper.NewLock,
-			Fixes:    []Case{{Locker: zookeeper.NewLockFenced, Expected: fencedGets, Kind: checker.Inherent}},
+			Broken:   "zk-lock",
+			Fixes:    []Case{{Lock: "zk-fenced", Expected: fencedGets, Kind: checker.Inherent}},
 		},
 		{
 			ID: "z2", Family: Consensus, Name: "zk-failover", Title: "ZooKeeper: the leader dies while a client holds the lock",
@@ -39,9 +38,9 @@ func zookeeperPitfalls() []Pitfall {
 			Catches: map[string]checker.Verdict{
 				checker.CheckLock: checker.OK, checker.CheckResource: checker.OK, checker.CheckLiveness: checker.OK,
 			},
-			Broken: zookeeper.NewLock,
+			Broken: "zk-lock",
 			// The fenced lock passes too: every checker ok.
-			Fixes: []Case{{Locker: zookeeper.NewLockFenced}},
+			Fixes: []Case{{Lock: "zk-fenced"}},
 		},
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/failpoint"
+	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/models"
@@ -269,6 +270,16 @@ func alone(t *testing.T, s runner.Scenario, c pitfalls.Case, opts runner.Options
 	return runSettled(t, s, c, opts)
 }
 
+// newLocker is the constructor of the lock the registry names name.
+func newLocker(t *testing.T, name string) harness.NewLocker {
+	t.Helper()
+	l, err := locks.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l.New
+}
+
 // runSettled runs case c of scenario s. A run the machine stalled past a
 // TTL is unknown, not a verdict on the lock, and so is a kind whose
 // reference run stalled twice; such a run is tried again, at most twice.
@@ -276,7 +287,7 @@ func runSettled(t *testing.T, s runner.Scenario, c pitfalls.Case, opts runner.Op
 	t.Helper()
 	for try := 1; ; try++ {
 		opts.Dir = t.TempDir()
-		res, err := runner.Run(context.Background(), s, c.Locker, opts)
+		res, err := runner.Run(context.Background(), s, newLocker(t, c.Lock), opts)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -18,7 +18,7 @@ import (
 // expires: a crashed holder's lock goes with its connection, a paused
 // holder's stays. Three ways to hold it:
 //
-//   - on the pool (NewGetLockPool): GET_LOCK and RELEASE_LOCK each run on
+//   - on the pool (GetLock{Pooled: true}, package broken's get-lock-pool): GET_LOCK and RELEASE_LOCK each run on
 //     whichever connection the pool hands out, so the release may run on
 //     another connection, which does not hold the lock: RELEASE_LOCK
 //     returns 0, and the lock stays with a connection idle in the pool;
@@ -29,14 +29,19 @@ import (
 //     the runner (NewGetLockTx, a harness.TxLease): the protected write,
 //     made in it and committed before RELEASE_LOCK, dies with the lock.
 type GetLock struct {
+	// Pooled runs GET_LOCK and RELEASE_LOCK each on whichever connection
+	// the client's pool hands out, rather than on one pinned for the hold
+	// (package broken's get-lock-pool).
+	Pooled bool
+
 	c      *harness.Client
 	pinned bool
 	tx     bool
 }
 
-// NewGetLockPool is GET_LOCK and RELEASE_LOCK run on the client's pool,
-// each on whichever connection it hands out.
-func NewGetLockPool(c *harness.Client) harness.Locker { return &GetLock{c: c} }
+// For builds the lock of client c, pinned unless l says Pooled:
+// GetLock{...}.For is a harness.NewLocker.
+func (l GetLock) For(c *harness.Client) harness.Locker { return &GetLock{c: c, pinned: !l.Pooled} }
 
 // NewGetLock is GET_LOCK on one connection pinned from acquire to release.
 func NewGetLock(c *harness.Client) harness.Locker { return &GetLock{c: c, pinned: true} }

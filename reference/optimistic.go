@@ -13,22 +13,16 @@ import (
 // UPDATE … WHERE stock = the stock read, the stock serving as the row's
 // version). A write that lost the race is rejected and the sale is not
 // made: correctness is bought with work thrown away under contention.
-// Without the check (NewNoLock) it is no protection at all.
-type Optimistic struct{ checked bool }
+// Without the check (package broken's no-version-check) it is no
+// protection at all.
+type Optimistic struct{}
 
 // NewOptimistic is the optimistic lock: no exclusion, a checked write.
-func NewOptimistic(*harness.Client) harness.Locker { return Optimistic{checked: true} }
-
-// NewNoLock is the optimistic lock without its check: no exclusion and a
-// plain write, so concurrent sections lose each other's updates.
-func NewNoLock(*harness.Client) harness.Locker { return Optimistic{} }
+func NewOptimistic(*harness.Client) harness.Locker { return Optimistic{} }
 
 // Acquire succeeds at once: there is nothing to take.
 func (l Optimistic) Acquire(ctx context.Context, key string) (harness.Lease, error) {
-	if l.checked {
-		return optimisticLease{}, nil
-	}
-	return noLease{}, nil
+	return optimisticLease{}, nil
 }
 
 // noLease is the lease of no lock.

@@ -205,9 +205,7 @@ func byReference(checkerName string, unexplained int, t tally, n int, fault, cur
 
 // safety reports whether checker judges mutual exclusion (the lock) or the
 // data it protects (the resource).
-func safety(checkerName string) bool {
-	return checkerName == checker.CheckLock || checkerName == checker.CheckResource
-}
+func safety(name string) bool { return name == checker.CheckLock || name == checker.CheckResource }
 
 // runReference puts opts.Reference through s with the options of the run
 // it is compared with, until every checker has failed in a run or been ok

@@ -10,10 +10,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/locklab/locklab/broken"
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/history"
-	"github.com/locklab/locklab/pitfalls"
+	"github.com/locklab/locklab/reference"
 	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
 )
@@ -23,14 +24,14 @@ func TestKinds(t *testing.T) {
 		t.Skip("runs real servers: the full tier (make test)")
 	}
 	tests := []struct {
-		name      string
-		scenario  string
-		lock      harness.NewLocker
-		reference harness.NewLocker
-		checkerName   string
-		want      checker.Kind
-		why       string // a substring of KindWhy
-		refRuns   int    // how many times the reference must have run
+		name        string
+		scenario    string
+		lock        harness.NewLocker
+		reference   harness.NewLocker
+		checkerName string
+		want        checker.Kind
+		why         string // a substring of KindWhy
+		refRuns     int    // how many times the reference must have run
 		// referenceRuns is Options.ReferenceRuns: negative asks for no
 		// reference run.
 		referenceRuns int
@@ -39,44 +40,44 @@ func TestKinds(t *testing.T) {
 	}{{
 		// Holders that never release make handovers slow; the token
 		// lock, which releases, does not, in any of its runs.
-		name: "reference ok in every run: own", scenario: "contention", lock: pitfalls.NewNoRelease, reference: pitfalls.NewTokenLock,
+		name: "reference ok in every run: own", scenario: "contention", lock: broken.NewNoRelease, reference: reference.NewTokenLock,
 		checkerName: checker.CheckHandover, want: checker.Own, why: "the reference lock stays ok in 3 of 3 runs", refRuns: 3,
 	}, {
 		// No reference given: the topology's (the watchdog token lock)
 		// stands in, and tells the same.
-		name: "reference of the topology by default: own", scenario: "contention", lock: pitfalls.NewNoRelease,
+		name: "reference of the topology by default: own", scenario: "contention", lock: broken.NewNoRelease,
 		checkerName: checker.CheckHandover, want: checker.Own, why: "the reference lock stays ok in 3 of 3 runs", refRuns: 3,
 	}, {
 		// A caller that wants no reference run says so, and the failure
 		// no history explains stays untold.
-		name: "no reference run: untold", scenario: "contention", lock: pitfalls.NewNoRelease, referenceRuns: -1,
+		name: "no reference run: untold", scenario: "contention", lock: broken.NewNoRelease, referenceRuns: -1,
 		checkerName: checker.CheckHandover, want: "", why: "no reference run",
 	}, {
 		// A lock that is its own reference: reference runs that stay ok
 		// only raced differently, and prove nothing (here a correct lock
 		// stands in for the lock's own runs, so that they stay ok).
-		name: "own reference ok: untold", scenario: "contention", lock: pitfalls.NewNoRelease, reference: pitfalls.NewTokenLock, selfReference: true,
+		name: "own reference ok: untold", scenario: "contention", lock: broken.NewNoRelease, reference: reference.NewTokenLock, selfReference: true,
 		checkerName: checker.CheckHandover, want: "", why: "the lock is its own reference: the reference lock stays ok in 3 of 3 runs", refRuns: 3,
 	}, {
 		// Releasing before the commit loses updates without any overlap
 		// of holders: the history cannot tell, the reference (the same
 		// lock) fails at once, and the runs stop there.
-		name: "reference fails too: inherent", scenario: "unlock-before-commit", lock: pitfalls.NewWatchdogLock, reference: pitfalls.NewWatchdogLock,
+		name: "reference fails too: inherent", scenario: "unlock-before-commit", lock: reference.NewWatchdogLock, reference: reference.NewWatchdogLock,
 		checkerName: checker.CheckResource, want: checker.Inherent, why: "the reference lock is illegal too in run 1", refRuns: 1,
 	}, {
 		// A node restarted empty while client 0's young lease was on it
 		// explains the overlap: no reference is needed.
-		name: "a loss explains the overlap: inherent", scenario: "redlock-restart", lock: pitfalls.NewRedlock, reference: pitfalls.NewRedlock,
+		name: "a loss explains the overlap: inherent", scenario: "redlock-restart", lock: reference.NewRedlock, reference: reference.NewRedlock,
 		checkerName: checker.CheckLock, want: checker.Inherent, why: "node 2 lost client 0's key to \"lock node 2 restarted empty (every key it held is lost)\"",
 	}, {
 		// The holder was paused past its lease: the history excuses any
 		// lock, so no reference is needed.
-		name: "a stall explains the overlap: inherent", scenario: "pause-holder", lock: pitfalls.NewWatchdogLock, reference: pitfalls.NewWatchdogLock,
+		name: "a stall explains the overlap: inherent", scenario: "pause-holder", lock: reference.NewWatchdogLock, reference: reference.NewWatchdogLock,
 		checkerName: checker.CheckLock, want: checker.Inherent, why: "a client pause beats any lock of this kind; remedy: fencing tokens",
 	}, {
 		// The history alone proves a plain DEL freed another's lock, so no
 		// reference is needed.
-		name: "proved by the history: own", scenario: "pause-before-del", lock: pitfalls.NewDelRelease,
+		name: "proved by the history: own", scenario: "pause-before-del", lock: broken.NewDelRelease,
 		checkerName: checker.CheckLock, want: checker.Own, why: "no correct lock shows this",
 	}}
 	for _, tt := range tests {

@@ -10,7 +10,7 @@ import (
 	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/footprint"
 	"github.com/locklab/locklab/history"
-	"github.com/locklab/locklab/pitfalls"
+	"github.com/locklab/locklab/reference"
 	"github.com/locklab/locklab/runner"
 )
 
@@ -38,7 +38,7 @@ func TestRunTimedAgainstAGivenLease(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			res, err := runner.Run(context.Background(), s, pitfalls.NewTokenLock, runner.Options{Dir: dir, Lease: tc.lease, ReferenceRuns: -1})
+			res, err := runner.Run(context.Background(), s, reference.NewTokenLock, runner.Options{Dir: dir, Lease: tc.lease, ReferenceRuns: -1})
 			if err != nil {
 				t.Fatal(err)
 			}

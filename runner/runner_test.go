@@ -18,7 +18,7 @@ import (
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/network"
-	"github.com/locklab/locklab/pitfalls"
+	"github.com/locklab/locklab/reference"
 	"github.com/locklab/locklab/runner"
 )
 
@@ -35,7 +35,7 @@ func TestRunUnderNetworkAndNodeFaults(t *testing.T) {
 		},
 	}
 	dir := t.TempDir()
-	res, err := runner.Run(context.Background(), s, pitfalls.NewTokenLock, runner.Options{Dir: dir})
+	res, err := runner.Run(context.Background(), s, reference.NewTokenLock, runner.Options{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestRunCancelledLeavesNothing(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := runner.Scenario{Name: "cancelled", Workload: runner.Workload{Duration: time.Minute}}
 	time.AfterFunc(500*time.Millisecond, cancel)
-	if _, err := runner.Run(ctx, s, pitfalls.NewWatchdogLock, runner.Options{}); err == nil {
+	if _, err := runner.Run(ctx, s, reference.NewWatchdogLock, runner.Options{}); err == nil {
 		t.Fatal("a cancelled run returned no error")
 	}
 	if n := redisChildren(t); n != 0 {
@@ -123,7 +123,7 @@ func TestRunRejectsBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := runner.Run(context.Background(), tt.s, pitfalls.NewTokenLock, tt.opts)
+			_, err := runner.Run(context.Background(), tt.s, reference.NewTokenLock, tt.opts)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %v, want one containing %q", err, tt.want)
 			}
@@ -174,7 +174,7 @@ func TestRunWaitsForItsFailpoints(t *testing.T) {
 		Workload:   runner.Workload{TTL: 200 * time.Millisecond, Work: 5 * time.Millisecond, Duration: 50 * time.Millisecond},
 		Failpoints: []failpoint.Point{{Name: failpoint.CriticalSection, Client: 0, Skip: 15, Action: failpoint.Sleep(time.Millisecond)}},
 	}
-	res, err := runner.Run(context.Background(), s, pitfalls.NewTokenLock, runner.Options{})
+	res, err := runner.Run(context.Background(), s, reference.NewTokenLock, runner.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +206,7 @@ func TestRunSpoiled(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel() // the run waits 15 s for the failpoint before it gives up
-			res, err := runner.Run(context.Background(), tt.s, pitfalls.NewTokenLock, runner.Options{})
+			res, err := runner.Run(context.Background(), tt.s, reference.NewTokenLock, runner.Options{})
 			if err != nil {
 				t.Fatalf("error %v: a run that ran returns its result and no error", err)
 			}
@@ -235,7 +235,7 @@ func TestRunFinishesTheStory(t *testing.T) {
 			{Name: failpoint.BeforeAcquire, Client: 0, Skip: 1, Action: failpoint.SleepUntil(failpoint.CriticalSection, 5*time.Second)},
 		},
 	}
-	res, err := runner.Run(context.Background(), s, pitfalls.NewTokenLock, runner.Options{Dir: t.TempDir()})
+	res, err := runner.Run(context.Background(), s, reference.NewTokenLock, runner.Options{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +299,7 @@ func TestRunWatched(t *testing.T) {
 	}
 	dir := t.TempDir()
 	var w watcher
-	if _, err := runner.Run(context.Background(), s, pitfalls.NewTokenLock, runner.Options{Dir: dir, Watch: &w}); err != nil {
+	if _, err := runner.Run(context.Background(), s, reference.NewTokenLock, runner.Options{Dir: dir, Watch: &w}); err != nil {
 		t.Fatal(err)
 	}
 	ops := readHistory(t, dir)

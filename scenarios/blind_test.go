@@ -10,10 +10,11 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/locklab/locklab/broken"
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/harness"
-	"github.com/locklab/locklab/pitfalls"
+	"github.com/locklab/locklab/reference"
 	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
 	redisservice "github.com/locklab/locklab/service/redis"
@@ -161,7 +162,7 @@ var blindLocks = []struct {
 		nil, []string{"cut", "partition", "renewal", "black hole", "lost reply", "pause"}},
 	{"quitting-watchdog", cluster.Single, func(c *harness.Client) harness.Locker { return &blindLock{c: c, quittingWatchdog: true} },
 		nil, []string{"renewal", "cut", "partition", "black hole", "lost reply"}},
-	{"slow-redlock", cluster.Redlock, pitfalls.NewRedlockNoElapsed,
+	{"slow-redlock", cluster.Redlock, broken.NewRedlockNoElapsed,
 		boundedWork, []string{"slow nodes", "pause node", "latency", "delay"}},
 }
 
@@ -181,13 +182,13 @@ func TestBlindScenarios(t *testing.T) {
 		fix      harness.NewLocker
 	}{
 		{"lost-release-reply", func(c *harness.Client) harness.Locker { return &blindLock{c: c, fallbackDel: true} },
-			checker.CheckLock, checker.Illegal, pitfalls.NewWatchdogLock},
+			checker.CheckLock, checker.Illegal, reference.NewWatchdogLock},
 		{"lost-acquire-reply", func(c *harness.Client) harness.Locker { return &blindLock{c: c, timeoutIsSuccess: true} },
-			checker.CheckLock, checker.Illegal, pitfalls.NewWatchdogLock},
+			checker.CheckLock, checker.Illegal, reference.NewWatchdogLock},
 		{"holder-cut-off", func(c *harness.Client) harness.Locker { return &blindLock{c: c, zombieWatchdog: true} },
-			checker.CheckLiveness, checker.Stuck, pitfalls.NewWatchdogLock},
-		{"redlock-slow-nodes", pitfalls.NewRedlockNoElapsed,
-			checker.CheckLock, checker.Illegal, pitfalls.NewRedlock},
+			checker.CheckLiveness, checker.Stuck, reference.NewWatchdogLock},
+		{"redlock-slow-nodes", broken.NewRedlockNoElapsed,
+			checker.CheckLock, checker.Illegal, reference.NewRedlock},
 	} {
 		t.Run(tc.scenario, func(t *testing.T) {
 			t.Parallel()
@@ -242,7 +243,7 @@ func TestDroppedConnection(t *testing.T) {
 	t.Parallel()
 	expect(t, func() []string {
 		res := settled(t, func() (*runner.Result, error) {
-			return scenarios.Run(context.Background(), "dropped-connection", pitfalls.NewWatchdogLock, runner.Options{Dir: t.TempDir()})
+			return scenarios.Run(context.Background(), "dropped-connection", reference.NewWatchdogLock, runner.Options{Dir: t.TempDir()})
 		})
 		if len(res.Spoiled) > 0 || len(res.Missed) > 0 {
 			t.Errorf("the drop did not strike: %q %q", res.Spoiled, res.Missed)

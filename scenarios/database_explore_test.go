@@ -9,7 +9,6 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/explore"
 	"github.com/locklab/locklab/locks"
-	"github.com/locklab/locklab/pitfalls"
 	"github.com/locklab/locklab/scenarios"
 )
 
@@ -25,15 +24,8 @@ func TestExploreFindsDatabaseLocks(t *testing.T) {
 	}
 	t.Parallel()
 	for _, l := range locks.All() {
-		if l.Pitfall == "" || l.Topologies[0].Service() == cluster.Redis {
-			continue
-		}
-		found, err := pitfalls.Lookup(l.Pitfall)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := found[0]
-		if p.Kind != checker.Own {
+		p, ok := l.Bug()
+		if !ok || l.Topologies[0].Service() == cluster.Redis {
 			continue
 		}
 		if s, err := scenarios.Lookup(p.Scenario); err != nil {

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"testing"
 
+	"github.com/locklab/locklab/broken"
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/harness"
@@ -30,7 +31,7 @@ func TestSQLLocksOnPostgres(t *testing.T) {
 	}{
 		{"unique-row", "contention-postgres", sqldb.NewUniqueRowLock, ok},
 		{"unique-row", "slow-work-postgres", sqldb.NewUniqueRowLock, ok},
-		{"row-no-expiry", "crash-holder-postgres", sqldb.NewUniqueRowLockNoLease, map[string]checker.Verdict{checker.CheckLiveness: checker.Stuck}},
+		{"row-no-expiry", "crash-holder-postgres", broken.NewRowNoExpiry, map[string]checker.Verdict{checker.CheckLiveness: checker.Stuck}},
 		{"row-cleanup", "slow-work-postgres", sqldb.NewUniqueRowLockLeased, map[string]checker.Verdict{checker.CheckLock: checker.Illegal, checker.CheckResource: checker.Illegal}},
 	} {
 		t.Run(tc.lock+"/"+tc.scenario, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/pitfalls"
+	"github.com/locklab/locklab/reference"
 	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
 )
@@ -30,7 +31,7 @@ func TestScenariosAreValidAndUnique(t *testing.T) {
 }
 
 func TestRunUnknownScenario(t *testing.T) {
-	_, err := scenarios.Run(context.Background(), "nope", pitfalls.NewTokenLock, runner.Options{})
+	_, err := scenarios.Run(context.Background(), "nope", reference.NewTokenLock, runner.Options{})
 	if err == nil || !strings.Contains(err.Error(), `unknown scenario "nope"`) {
 		t.Errorf("error %v", err)
 	}
@@ -42,11 +43,11 @@ func TestCatalogueNamesExistingScenarios(t *testing.T) {
 			if _, err := scenarios.Lookup(c.Scenario); err != nil {
 				t.Errorf("pitfall %s: %v", p.Name, err)
 			}
-			if c.Locker == nil || len(c.Expected) == 0 {
+			if c.Lock == "" || len(c.Expected) == 0 {
 				t.Errorf("pitfall %s: %s case in %s has no lock or no expectation", p.Name, c.Variant, c.Scenario)
 			}
 		}
-		if len(p.Catches) == 0 || p.Broken == nil || p.Wrong == "" || p.Article == "" || p.Fix == "" {
+		if len(p.Catches) == 0 || p.Broken == "" || p.Wrong == "" || p.Article == "" || p.Fix == "" {
 			t.Errorf("pitfall %s: incomplete entry", p.Name)
 		}
 	}
@@ -56,7 +57,7 @@ func TestCatalogueNamesExistingScenarios(t *testing.T) {
 // failover story; the run is refused before anything starts.
 func TestFailoverRefusesAShortDuration(t *testing.T) {
 	for _, name := range []string{"failover", "failover-wait"} {
-		_, err := scenarios.Run(context.Background(), name, pitfalls.NewTokenLock, runner.Options{Duration: time.Second})
+		_, err := scenarios.Run(context.Background(), name, reference.NewTokenLock, runner.Options{Duration: time.Second})
 		if err == nil || !strings.Contains(err.Error(), "needs at least 5s") {
 			t.Errorf("%s with -duration 1s: error %v, want a refusal naming the 5s minimum", name, err)
 		}

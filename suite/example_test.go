@@ -6,7 +6,7 @@ import (
 	"os"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/pitfalls"
+	"github.com/locklab/locklab/reference"
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/suite"
 )
@@ -16,7 +16,7 @@ import (
 // matrix in index.html, and every run's files. (Not run here: it starts
 // Redis for each of a dozen scenarios.)
 func ExampleLock() {
-	runs, err := suite.Lock(context.Background(), "my-lock", pitfalls.NewTokenLock,
+	runs, err := suite.Lock(context.Background(), "my-lock", reference.NewTokenLock,
 		[]cluster.Topology{cluster.Single}, suite.Options{Out: "my-lock-report", Progress: os.Stderr})
 	if err != nil {
 		fmt.Println(err)

@@ -90,6 +90,10 @@ func Catalogue(ctx context.Context, ps []pitfalls.Pitfall, opts Options) ([]repo
 			if err != nil {
 				return nil, err
 			}
+			lock, err := locks.Lookup(c.Lock)
+			if err != nil {
+				return nil, fmt.Errorf("pitfall %s: %w", p.Name, err)
+			}
 			folder := fmt.Sprintf("%s-%s-%s", p.ID, p.Name, c.Variant)
 			if c.Scenario != p.Scenario {
 				folder += "-" + c.Scenario
@@ -99,7 +103,7 @@ func Catalogue(ctx context.Context, ps []pitfalls.Pitfall, opts Options) ([]repo
 			// failures from inherent ones.
 			todo = append(todo, job{
 				label: fmt.Sprintf("%s %s in %s", p.Name, c.Variant, c.Scenario), folder: folder,
-				scenario: s, newLocker: c.Locker, lock: p.Name + "/" + string(c.Variant),
+				scenario: s, newLocker: lock.New, lock: p.Name + "/" + string(c.Variant),
 				run: func(res *runner.Result) reports.Run { return reports.NewRun(p, c, res) },
 				skipped: func(seed int64, dir, why string) reports.Run {
 					return reports.SkippedRun(p, c, seed, dir, why)

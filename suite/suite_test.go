@@ -16,6 +16,7 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/local"
 	"github.com/locklab/locklab/pitfalls"
+	"github.com/locklab/locklab/reference"
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
@@ -24,7 +25,7 @@ import (
 // TestLockRefuses: what would stop a lock's suite halfway is refused before
 // any run, without Redis, and nothing is written.
 func TestLockRefuses(t *testing.T) {
-	newLocker := pitfalls.NewTokenLock
+	newLocker := reference.NewTokenLock
 	out := t.TempDir()
 	single := []cluster.Topology{cluster.Single}
 	tests := []struct {
@@ -143,11 +144,11 @@ func TestLockSkips(t *testing.T) {
 	noRedis(t)
 	out := t.TempDir()
 	var progress bytes.Buffer
-	earlier, err := Lock(context.Background(), "other-lock", pitfalls.NewTokenLock, []cluster.Topology{cluster.Redlock}, Options{Out: out})
+	earlier, err := Lock(context.Background(), "other-lock", reference.NewTokenLock, []cluster.Topology{cluster.Redlock}, Options{Out: out})
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs, err := Lock(context.Background(), "my-lock", pitfalls.NewTokenLock, []cluster.Topology{cluster.Single}, Options{Out: out, Progress: &progress})
+	runs, err := Lock(context.Background(), "my-lock", reference.NewTokenLock, []cluster.Topology{cluster.Single}, Options{Out: out, Progress: &progress})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +194,7 @@ func TestInterrupted(t *testing.T) {
 	cancel()
 	out := t.TempDir()
 	var progress bytes.Buffer
-	runs, err := Lock(ctx, "my-lock", pitfalls.NewTokenLock, []cluster.Topology{cluster.Single}, Options{Out: out, Progress: &progress})
+	runs, err := Lock(ctx, "my-lock", reference.NewTokenLock, []cluster.Topology{cluster.Single}, Options{Out: out, Progress: &progress})
 	if !errors.Is(err, context.Canceled) || len(runs) != 0 || progress.Len() != 0 {
 		t.Errorf("runs %v, err %v, progress %q", runs, err, progress.String())
 	}
@@ -258,7 +259,7 @@ func TestParallel(t *testing.T) {
 	wrong := ps[1]
 	wrong.ID, wrong.Name = "x", "wrong-expectation"
 	wrong.Catches = map[string]checker.Verdict{checker.CheckLock: checker.Illegal}
-	wrong.Broken, wrong.Controls = pitfalls.NewWatchdogLock, nil
+	wrong.Broken, wrong.Controls = "token-watchdog", nil
 	wrong.Fixes = nil
 	ps = append(ps, wrong)
 	var progress bytes.Buffer

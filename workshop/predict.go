@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"html/template"
 	"path/filepath"
-	"reflect"
 	"time"
 
 	"github.com/locklab/locklab/checker"
@@ -44,8 +43,8 @@ func newCard(p pitfalls.Pitfall, runs []reports.Run) card {
 	if c.Code, err = lockExcerpt(p.Broken); err != nil {
 		c.Code = excerpt{Code: "// " + err.Error()}
 	}
-	if len(p.Fixes) > 0 && !sameFunc(p.Fixes[0].Locker, p.Broken) {
-		if ex, err := lockExcerpt(p.Fixes[0].Locker); err == nil {
+	if len(p.Fixes) > 0 {
+		if ex, err := lockExcerpt(p.Fixes[0].Lock); err == nil && ex != c.Code {
 			c.FixCode = &ex
 		}
 	}
@@ -65,9 +64,6 @@ func newCard(p pitfalls.Pitfall, runs []reports.Run) card {
 	c.draw()
 	return c
 }
-
-// sameFunc reports whether two lock constructors are one function.
-func sameFunc(a, b any) bool { return reflect.ValueOf(a).Pointer() == reflect.ValueOf(b).Pointer() }
 
 // draw reads the broken run's history and draws it twice: up to the fault
 // without verdicts for the question, and whole with them for the answer.

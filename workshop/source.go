@@ -12,8 +12,8 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/locklab/locklab/harness"
-	"github.com/locklab/locklab/pitfalls"
+	"github.com/locklab/locklab/broken"
+	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/reference"
 	"github.com/locklab/locklab/service"
 )
@@ -29,10 +29,10 @@ type excerpt struct {
 }
 
 // sources are the packages whose locks a page can quote, by import path:
-// the catalogue's, the reference locks', and each lock service's.
+// the broken locks', the correct ones', and each lock service's.
 func sources() map[string]fs.FS {
 	srcs := map[string]fs.FS{
-		"github.com/locklab/locklab/pitfalls":  pitfalls.Source,
+		"github.com/locklab/locklab/broken":    broken.Source,
 		"github.com/locklab/locklab/reference": reference.Source,
 	}
 	for _, s := range service.All() {
@@ -41,12 +41,16 @@ func sources() map[string]fs.FS {
 	return srcs
 }
 
-// lockExcerpt quotes the lock newLocker builds: its constructor, and the
-// Acquire and Release of the file that defines the lock's type. It follows
-// a constructor that only hands over to another package's, as
-// pitfalls.NewTokenLock does to reference's.
-func lockExcerpt(newLocker harness.NewLocker) (excerpt, error) {
-	full := runtime.FuncForPC(reflect.ValueOf(newLocker).Pointer()).Name()
+// lockExcerpt quotes the lock the registry names name: its constructor,
+// and the Acquire and Release of the file that defines the lock's type. It
+// follows a constructor that only hands over to another package's, as
+// broken.NewGetLockPool does to reference's GetLock.
+func lockExcerpt(name string) (excerpt, error) {
+	lock, err := locks.Lookup(name)
+	if err != nil {
+		return excerpt{}, err
+	}
+	full := runtime.FuncForPC(reflect.ValueOf(lock.New).Pointer()).Name()
 	dot := strings.LastIndex(full, ".")
 	pkg, name := full[:dot], full[dot+1:]
 	for range 3 {

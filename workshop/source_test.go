@@ -19,7 +19,7 @@ func TestLockExcerpt(t *testing.T) {
 		if n := strings.Count(ex.Code, "\n") + 1; n > maxExcerpt+1 || !strings.Contains(ex.Code, "func ") {
 			t.Errorf("%s: %d lines from %s:\n%s", p.Name, n, ex.File, ex.Code)
 		}
-		if p.Name == "del-release" && (ex.File != "pitfalls/del_release.go" || !strings.Contains(ex.Code, ".Del(ctx, l.key)")) {
+		if p.Name == "del-release" && (ex.File != "broken/del_release.go" || !strings.Contains(ex.Code, ".Del(ctx, l.key)")) {
 			t.Errorf("del-release quoted %s:\n%s", ex.File, ex.Code)
 		}
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/internal/backendkit"
-	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/pitfalls"
 	"github.com/locklab/locklab/runner"
@@ -150,12 +149,12 @@ func TestDockerZooKeeperClockJump(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, locker := range map[string]harness.NewLocker{"zk-lock": zookeeper.NewLock, "zk-fenced": zookeeper.NewLockFenced} {
+	for _, name := range []string{"zk-lock", "zk-fenced"} {
 		t.Run(name, func(t *testing.T) {
 			ref := locks.Reference(s.Topology, s.Workload.Nested)
 			opts := runner.Options{Lock: name, Reference: ref.New, Backend: backend}
 			start := time.Now()
-			res := runDecided(t, s, pitfalls.Case{Scenario: s.Name, Locker: locker}, opts)
+			res := runDecided(t, s, pitfalls.Case{Scenario: s.Name, Lock: name}, opts)
 			t.Logf("%s in %s: %v", s.Name, time.Since(start).Round(time.Millisecond), res.Verdicts)
 			for _, ch := range res.Checks {
 				if ch.Verdict != checker.OK {
@@ -173,7 +172,11 @@ func runDecided(t *testing.T, s runner.Scenario, c pitfalls.Case, opts runner.Op
 	for try := 1; ; try++ {
 		opts.Dir = t.TempDir()
 		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-		res, err := runner.Run(ctx, s, c.Locker, opts)
+		lock, err := locks.Lookup(c.Lock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := runner.Run(ctx, s, lock.New, opts)
 		cancel()
 		if err != nil {
 			t.Fatal(err)

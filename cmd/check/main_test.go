@@ -129,9 +129,9 @@ func TestList(t *testing.T) {
 		{"redsync", "library", "single and redlock"}, {"redsync-refresh", "library", "single and redlock"},
 		{"redislock", "library", "single and replicated"}, {"redislock-refresh", "library", "single and replicated"},
 		{"del-release", "broken", "single"}, {"get-then-del", "broken", "single"}, {"no-renewal", "broken", "single"},
-		{"token", "fix", "single and replicated"}, {"token-watchdog", "fix", "single and replicated"},
-		{"reentrant", "fix", "single and replicated"}, {"wait-replicas", "fix", "replicated"},
-		{"redlock", "fix", "redlock"}, {"fenced", "fix", "single and replicated"},
+		{"token", "correct", "single and replicated"}, {"token-watchdog", "correct", "single and replicated"},
+		{"reentrant", "correct", "single and replicated"}, {"wait-replicas", "correct", "replicated"},
+		{"redlock", "correct", "redlock"}, {"fenced", "correct", "single and replicated"},
 	} {
 		found := slices.ContainsFunc(lines[i+1:], func(l string) bool {
 			f := strings.Fields(l)

@@ -19,6 +19,11 @@ import (
 // lock. Fenced, the row's AUTO_INCREMENT (BIGSERIAL) id is the lease's
 // fencing token, which the resource checks.
 type UniqueRowLock struct {
+	// NoExpiry leaves out the lease, and with it the watchdog: the row
+	// never expires, as seed 001 first builds the lock, so a holder that
+	// dies holds it for ever (package broken's row-no-expiry).
+	NoExpiry bool
+
 	c        *harness.Client
 	lease    bool
 	watchdog bool
@@ -32,9 +37,14 @@ func NewUniqueRowLock(c *harness.Client) harness.Locker {
 	return &UniqueRowLock{c: c, lease: true, watchdog: true}
 }
 
-// NewUniqueRowLockNoLease is the unique-row lock as seed 001 first builds
-// it: the row never expires, so a holder that dies holds it for ever.
-func NewUniqueRowLockNoLease(c *harness.Client) harness.Locker { return &UniqueRowLock{c: c} }
+// For builds the lock of client c as NewUniqueRowLock does, unless l says
+// NoExpiry: UniqueRowLock{...}.For is a harness.NewLocker.
+func (l UniqueRowLock) For(c *harness.Client) harness.Locker {
+	if l.NoExpiry {
+		return &UniqueRowLock{c: c}
+	}
+	return NewUniqueRowLock(c)
+}
 
 // NewUniqueRowLockFenced is the unique-row lock with a lease and the
 // cleanup job, without a watchdog, whose row id fences the resource: a

@@ -1,4 +1,4 @@
-package pitfalls_test
+package broken_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/locklab/locklab/broken"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/pitfalls"
 )
@@ -34,7 +35,7 @@ func TestInProcess(t *testing.T) {
 			ctx := context.Background()
 			// The Locker is built once per client, as the runner builds it;
 			// this lock never touches its client.
-			processes := []harness.Locker{pitfalls.NewInProcess(nil), pitfalls.NewInProcess(nil)}
+			processes := []harness.Locker{broken.NewInProcess(nil), broken.NewInProcess(nil)}
 			leases := make([]harness.Lease, len(tt.steps))
 			for i, s := range tt.steps {
 				var err error

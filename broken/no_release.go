@@ -1,4 +1,4 @@
-package pitfalls
+package broken
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package pitfalls
+package reference
 
 import (
 	"context"
@@ -6,20 +6,15 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/harness"
-	"github.com/locklab/locklab/reference"
 	redisservice "github.com/locklab/locklab/service/redis"
 )
-
-// NewRedlock builds pitfall 11's lock, Redlock over the client's Nodes
-// (reference.Redlock).
-func NewRedlock(c *harness.Client) harness.Locker { return reference.NewRedlock(c) }
 
 // NewFencedRedlock is Redlock plus a fencing token from INCR on the first
 // node. Redlock cannot make a token itself: counters on a majority of nodes
 // are not monotonic. One counter node is what fencing needs, and its honest
 // weakness is that it is one node.
 func NewFencedRedlock(c *harness.Client) harness.Locker {
-	return fencedRedlock{c: c, Locker: reference.NewRedlock(c)}
+	return fencedRedlock{c: c, Locker: NewRedlock(c)}
 }
 
 type fencedRedlock struct {

@@ -1,11 +1,10 @@
-package pitfalls
+package reference
 
 import (
 	"context"
 	"fmt"
 
 	"github.com/locklab/locklab/harness"
-	"github.com/locklab/locklab/reference"
 	redisservice "github.com/locklab/locklab/service/redis"
 )
 
@@ -14,13 +13,13 @@ import (
 // It closes the window of a replica that lags, not that of the replica that
 // acknowledged being lost with the master.
 type waitReplicas struct {
-	*reference.ReentrantLock
+	*ReentrantLock
 	c *harness.Client
 }
 
 // NewWaitReplicasLock builds the reentrant lock that waits for one replica.
 func NewWaitReplicasLock(c *harness.Client) harness.Locker {
-	return waitReplicas{reference.NewReentrantLock(c).(*reference.ReentrantLock), c}
+	return waitReplicas{NewReentrantLock(c).(*ReentrantLock), c}
 }
 
 // Acquire takes the lock and keeps it only if a replica acknowledged it

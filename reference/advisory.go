@@ -1,4 +1,4 @@
-package pitfalls
+package reference
 
 import (
 	"context"
@@ -12,43 +12,44 @@ import (
 	"github.com/locklab/locklab/service/sqldb"
 )
 
-// advisoryLock is seed 001's PostgreSQL advisory lock: pg_try_advisory_lock
+// AdvisoryLock is seed 001's PostgreSQL advisory lock: pg_try_advisory_lock
 // on the key's hash takes it, pg_advisory_unlock gives it back. Such a lock
 // belongs to the session, the one connection, that took it; the server
 // frees it when that session ends, and only that session can unlock it.
 //
-// Unpinned (pitfall p1), both run on the client's pool (database/sql), each
+// Pooled (pitfall advisory-pool), both run on the client's pool (database/sql), each
 // on whichever connection the pool hands out: when the connection that
 // took the lock is busy with something else of the process at the release,
 // the unlock runs on another session, returns false, and the lock stays
 // held by a connection idling in the pool. Pinned (its fix), the lease
 // keeps the connection it took the lock on (DB.Conn) and unlocks there.
-type advisoryLock struct {
+type AdvisoryLock struct {
+	// Pooled takes and releases the lock each on whichever connection the
+	// pool hands out (package broken's advisory-pool).
+	Pooled bool
+
 	c      *harness.Client
 	pinned bool
 }
 
-// NewAdvisoryPool builds the broken lock of pitfall p1: an advisory lock
-// taken and released on the pool.
-func NewAdvisoryPool(c *harness.Client) harness.Locker { return &advisoryLock{c: c} }
+// NewAdvisoryPinned is the advisory lock held on one connection taken
+// from the pool for the hold: the fix of pitfall advisory-pool.
+func NewAdvisoryPinned(c *harness.Client) harness.Locker { return AdvisoryLock{}.For(c) }
 
-// NewAdvisoryPinned builds the fix of pitfall p1: an advisory lock held on
-// one connection taken from the pool for the hold.
-func NewAdvisoryPinned(c *harness.Client) harness.Locker { return &advisoryLock{c: c, pinned: true} }
+// For builds the lock of client c, pinned unless l says Pooled:
+// AdvisoryLock{...}.For is a harness.NewLocker.
+func (l AdvisoryLock) For(c *harness.Client) harness.Locker {
+	return &AdvisoryLock{c: c, pinned: !l.Pooled}
+}
 
 // The lock's statements; hashtext makes the integer key an advisory lock
 // takes out of the lock's name.
 const (
-	advisoryLockSQL   = "SELECT pg_try_advisory_lock(hashtext($1))"
+	AdvisoryLockSQL   = "SELECT pg_try_advisory_lock(hashtext($1))"
 	advisoryUnlockSQL = "SELECT pg_advisory_unlock(hashtext($1))"
 )
 
-// querier is what a pool and a pinned connection share.
-type querier interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
-func (l *advisoryLock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
+func (l *AdvisoryLock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
 	h := sqldb.Of(l.c)
 	if h == nil || h.Dialect() != sqldb.Pgx {
 		return nil, errors.New("advisory lock: no PostgreSQL server (the lock runs on topology " + string(cluster.PostgresTopology) + ")")
@@ -79,7 +80,7 @@ func (l *advisoryLock) Acquire(ctx context.Context, key string) (harness.Lease, 
 // holds it.
 func tryAdvisory(ctx context.Context, q querier, key string) error {
 	var ok bool
-	if err := q.QueryRowContext(ctx, advisoryLockSQL, key).Scan(&ok); err != nil {
+	if err := q.QueryRowContext(ctx, AdvisoryLockSQL, key).Scan(&ok); err != nil {
 		return err
 	}
 	if !ok {
@@ -96,7 +97,7 @@ func discard(conn *sql.Conn) {
 	conn.Close()
 }
 
-// advisoryLease is a hold of an advisoryLock: on the pool, or on conn when
+// advisoryLease is a hold of an AdvisoryLock: on the pool, or on conn when
 // pinned.
 type advisoryLease struct {
 	on   querier

@@ -1,4 +1,4 @@
-package pitfalls
+package reference
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/harness"
-	"github.com/locklab/locklab/reference"
 	redisservice "github.com/locklab/locklab/service/redis"
 )
 
@@ -16,7 +15,7 @@ import (
 // carries an older token than the next holder's, and the resource refuses
 // it.
 func NewFencedLock(c *harness.Client) harness.Locker {
-	return fencedLock{c: c, Locker: reference.NewWatchdogLock(c)}
+	return fencedLock{c: c, Locker: NewWatchdogLock(c)}
 }
 
 type fencedLock struct {
