@@ -12,7 +12,7 @@ import (
 
 // Compared lists the scenarios that only `check compare` runs: each
 // strikes a fault class on a service whose other scenarios have none of
-// it, so that every lock of the comparison has a cell there (issue 46).
+// it, so that every lock of the comparison has a cell there.
 // They are out of All, so that a -lock run over every scenario of its
 // topologies, and the tests that run every scenario of a service, do not
 // pay for them; Lookup finds them.
