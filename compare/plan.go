@@ -60,7 +60,7 @@ var Rows = []Row{
 	{Lock: "redsync", Title: "redsync", Family: Redis, Topologies: []cluster.Topology{cluster.Redlock, cluster.Single}},
 	{Lock: "redislock", Title: "bsm/redislock", Family: Redis, Topologies: []cluster.Topology{cluster.Single, cluster.Replicated}},
 	{Lock: "exec:/usr/bin/python3 programs/redispy.py --renew", File: "programs/redispy.py", Title: "redis-py Lock + renew (program)",
-		Family: Redis, Topologies: []cluster.Topology{cluster.Single, cluster.Replicated}},
+		Family: Redis, Topologies: []cluster.Topology{cluster.Single, cluster.Replicated}, Why: map[string]string{Pool: programPoolWhy}},
 	{Lock: "unique-row", Title: "unique row", Family: Database, Topologies: []cluster.Topology{cluster.MariaDBTopology}},
 	{Lock: "for-update-tx", Title: "FOR UPDATE", Family: Database, Topologies: []cluster.Topology{cluster.MariaDBTopology}},
 	{Lock: "optimistic", Title: "optimistic version", Family: Database, Topologies: []cluster.Topology{cluster.MariaDBTopology},
@@ -97,8 +97,6 @@ func familyIndex(f string) int {
 const (
 	programPoolWhy = "cannot apply: a lock program is a process of its own, with connections of its own: " +
 		"it cannot share the service's pool (the runs would be spoiled)"
-	noSharedPool = "not built: the clients share one pool only on an SQL server (runner's Workload.Pool, sqldb.OpenSharedPool); " +
-		"go-redis's or gomemcache's pool shared by the clients needs the same. Its locks wait by retrying, holding no connection"
 )
 
 // whyNot says why a class cannot apply on a topology, for every row on it
@@ -110,8 +108,6 @@ var whyNot = map[where]string{
 		"a waiter holds no pooled connection that the holder would need",
 	{LostReply, cluster.ZooKeeperTopology}: "not built: go-zookeeper's requests do not pass the client's request failpoints " +
 		"(harness.Client.Request), so no single reply can be dropped; a cut link is the cut-off column",
-	{Pool, cluster.Single}: noSharedPool, {Pool, cluster.Replicated}: noSharedPool, {Pool, cluster.Redlock}: noSharedPool,
-	{Pool, cluster.MemcachedTopology}: noSharedPool,
 	{ClockJump, cluster.EtcdTopology}: "an etcd member's wall clock cannot be moved here (a Go server reads it through the vDSO, past libfaketime), " +
 		"and etcd times leases with Go's monotonic clock",
 	{ClockJump, cluster.MemcachedTopology}: "memcached times expiry by its own tick from the monotonic clock (memcached.c, clock_handler): " +
@@ -160,4 +156,8 @@ var scenarioFor = map[where]string{
 	{CutOff, cluster.Replicated}:          "holder-cut-off-replicated",
 	{ClockJump, cluster.Replicated}:       "clock-skew-replicated",
 	{LostReply, cluster.Replicated}:       "lost-acquire-reply-replicated",
+	{Pool, cluster.Single}:                "pool",
+	{Pool, cluster.Replicated}:            "pool-replicated",
+	{Pool, cluster.Redlock}:               "pool-redlock",
+	{Pool, cluster.MemcachedTopology}:     "pool-memcached",
 }

@@ -110,8 +110,12 @@ func (c *Client) dialService(cfg clientConfig) {
 		c.probe = p.Probe(c)
 	}
 	if cfg.shared != nil {
-		// One service's one pool, for the lock and the inventory alike.
+		// One service's one pool, for the lock and the inventory alike;
+		// a Sharer's view of it is the client's own, its pool's not.
 		c.handle, c.shared = cfg.shared, true
+		if s, ok := cfg.shared.(Sharer); ok {
+			c.handle = s.Share(c)
+		}
 		if p, ok := cfg.shared.(Pooled); ok && cfg.stockDSN != "" {
 			c.db = p.DB()
 		}

@@ -25,7 +25,7 @@ type ClientOptions struct {
 	Direct bool
 	// Pool, when not nil, is the service's pool the client shares with
 	// others as one of its request threads, in place of a handle of its
-	// own (sqldb.OpenSharedPool).
+	// own (service.OpenSharedPool).
 	Pool Handle
 	// Service dials the client's handle when the cluster's lock service
 	// was started through the seam (cluster.Config.Service); nil

@@ -30,6 +30,18 @@ type Dialer interface {
 	Env(c *Client, addrs []string) []string
 }
 
+// Sharer is a service's shared pool (ClientOptions.Pool) that gives each
+// client a handle of its own on the pool's connections (Redis's,
+// memcached's), so that the client's commands still pass its failpoints
+// and are recorded as its own; a shared pool that is no Sharer (the SQL
+// services') is every client's handle itself. The client closes neither:
+// the pool's owner closes the pool once every client is closed.
+type Sharer interface {
+	Handle
+	// Share is c's handle on the pool.
+	Share(c *Client) Handle
+}
+
 // Bound is a Dialer that dials the deployment it is bound to, which its
 // clients' addresses alone do not name (the SQL services': the server's
 // user and database): a client binds it to its cluster's deployment before

@@ -26,7 +26,6 @@ import (
 	"github.com/locklab/locklab/runner/lag"
 	"github.com/locklab/locklab/service"
 	redisservice "github.com/locklab/locklab/service/redis"
-	"github.com/locklab/locklab/service/sqldb"
 )
 
 // Options tune one run.
@@ -314,10 +313,10 @@ func (r *run) execute(ctx context.Context, newLocker harness.NewLocker) error {
 	defer cancel()
 	env := fault.NewEnv(r.cluster, r.h)
 	env.Key = r.lockKey
-	var shared *sqldb.Conn
+	var shared harness.Handle
 	if r.w.Pool > 0 {
 		var err error
-		if shared, err = sqldb.OpenSharedPool(runCtx, r.cluster, r.w.Pool, r.w.Timeout); err != nil {
+		if shared, err = service.OpenSharedPool(runCtx, r.cluster, r.w.Pool, r.w.Timeout); err != nil {
 			return err
 		}
 		defer shared.Close() // after every client closed: deferred first
@@ -464,12 +463,12 @@ func inCycle(workers []*worker) []int {
 // last the liveness probe, client r.w.Clients: a fresh process that only
 // comes to the lock after the workload stopped. It returns those it made,
 // also after an error, for the caller to close.
-func (r *run) join(ctx context.Context, env *fault.Env, shared *sqldb.Conn) ([]*harness.Client, error) {
+func (r *run) join(ctx context.Context, env *fault.Env, shared harness.Handle) ([]*harness.Client, error) {
 	var clients []*harness.Client
 	for id := 0; id <= r.w.Clients; id++ {
 		opts := harness.ClientOptions{ID: id, TTL: r.w.TTL, Key: r.w.Key, KeyOf: r.lockKey, Timeout: r.w.Timeout, Service: service.For(r.cluster.Topology()),
 			Inventory: redisservice.Inventory{}}
-		if id < r.w.Clients && shared != nil { // a nil *Conn is no Handle
+		if id < r.w.Clients {
 			opts.Pool = shared
 		}
 		c, links, err := harness.Join(ctx, r.cluster, opts, r.h, r.points)

@@ -8,6 +8,7 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/fault"
+	"github.com/locklab/locklab/service"
 	"github.com/locklab/locklab/service/sqldb"
 )
 
@@ -50,9 +51,9 @@ type Workload struct {
 	// code that calls another locked function does.
 	Nested bool
 	// Pool, when above 0, makes the clients the request threads of one
-	// service process: they share one pool of Pool connections to the SQL
-	// topology's server (sqldb.OpenSharedPool), which also carries the MariaDB
-	// inventory's statements, in place of a pool of two per client. The
+	// service process: they share one pool of Pool connections to the lock
+	// servers (service.Pooler), which on SQL also carries the inventory's
+	// statements, in place of connections of their own per client. The
 	// liveness probe keeps a pool of its own: a fresh process.
 	Pool int
 }
@@ -184,17 +185,17 @@ func (s Scenario) validateFaults() error {
 	return nil
 }
 
-// validatePool refuses a shared pool where it cannot be: off an SQL
-// topology, or with faults, which strike one client's connections, and a
-// shared pool's belong to none.
+// validatePool refuses a shared pool where it cannot be: on a topology
+// whose service has none (service.Pooler), or with faults, which strike
+// one client's connections, and a shared pool's belong to none.
 func (s Scenario) validatePool() error {
 	switch p := s.Workload.Pool; {
 	case p < 0:
 		return fmt.Errorf("scenario %s: negative pool size %d", s.Name, p)
 	case p == 0:
 		return nil
-	case s.Topology.Service() != cluster.MariaDB && s.Topology.Service() != cluster.PostgreSQL:
-		return fmt.Errorf("scenario %s: a shared pool needs an SQL topology, not %q", s.Name, s.Topology)
+	case !service.Shares(s.Topology):
+		return fmt.Errorf("scenario %s: topology %q's clients have no pool to share", s.Name, s.Topology)
 	case len(s.Faults)+len(s.Failpoints) > 0:
 		return fmt.Errorf("scenario %s: a shared pool takes no faults yet: its connections are no one client's", s.Name)
 	}

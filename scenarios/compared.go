@@ -53,6 +53,7 @@ func Compared() []runner.Scenario {
 				Pool: 3, Timeout: poolWait},
 		},
 	}
+	out = append(out, sharedPools()...)
 	// A client's clock that runs ahead, on the SQL servers: what the
 	// single node's clock-jump cell runs. The server's own NOW() is not
 	// moved (its process runs without libfaketime).

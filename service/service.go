@@ -7,6 +7,8 @@
 package service
 
 import (
+	"context"
+	"fmt"
 	"io/fs"
 	"time"
 
@@ -52,6 +54,38 @@ func Parallel(t cluster.Topology, cpus int) int {
 // schedules.
 type Paced interface {
 	Pace() (ttl, runFor time.Duration)
+}
+
+// Pooler is a Service whose clients can be the request threads of one
+// service process that share one pool of connections, smaller than the
+// requests that may wait for the lock at once (runner's Workload.Pool,
+// the comparison's small-pool column). A service whose client multiplexes
+// every request on one connection (etcd's gRPC, ZooKeeper's session) has
+// no such pool, and is no Pooler.
+type Pooler interface {
+	// OpenSharedPool opens the pool on cl's deployment: size connections,
+	// each request, the wait for a connection included, bounded by
+	// timeout. Each client joined with it (harness.ClientOptions.Pool)
+	// uses it in place of a handle of its own; its opener closes it once
+	// every such client is closed.
+	OpenSharedPool(ctx context.Context, cl *cluster.Cluster, size int, timeout time.Duration) (harness.Handle, error)
+}
+
+// Shares reports whether topology t's clients can share one pool
+// (Pooler).
+func Shares(t cluster.Topology) bool {
+	_, ok := For(t).(Pooler)
+	return ok
+}
+
+// OpenSharedPool opens the pool that cl's clients share (Pooler), or
+// fails on a topology whose service has none.
+func OpenSharedPool(ctx context.Context, cl *cluster.Cluster, size int, timeout time.Duration) (harness.Handle, error) {
+	p, ok := For(cl.Topology()).(Pooler)
+	if !ok {
+		return nil, fmt.Errorf("shared pool: topology %s's clients have no pool to share", cl.Topology())
+	}
+	return p.OpenSharedPool(ctx, cl, size, timeout)
 }
 
 // All lists the services behind the seam.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/harness"
 )
 
 // OpenSharedPool opens the SQL pool of one service process whose request
@@ -51,3 +52,25 @@ func (nobody) WaitResumed(context.Context) error { return nil }
 func (nobody) Statement(_ context.Context, _ string, send func() error) error { return send() }
 
 func (nobody) EndTx(_ context.Context, _ string, send func() error) error { return send() }
+
+// OpenSharedPool is OpenSharedPool on the MariaDB topology's server
+// (service.Pooler).
+func (MariaDB) OpenSharedPool(ctx context.Context, cl *cluster.Cluster, size int, timeout time.Duration) (harness.Handle, error) {
+	return openShared(ctx, cl, size, timeout)
+}
+
+// OpenSharedPool is OpenSharedPool on the PostgreSQL topology's server
+// (service.Pooler).
+func (Postgres) OpenSharedPool(ctx context.Context, cl *cluster.Cluster, size int, timeout time.Duration) (harness.Handle, error) {
+	return openShared(ctx, cl, size, timeout)
+}
+
+// openShared is OpenSharedPool as a harness.Handle: nil, not a nil *Conn,
+// after an error.
+func openShared(ctx context.Context, cl *cluster.Cluster, size int, timeout time.Duration) (harness.Handle, error) {
+	c, err := OpenSharedPool(ctx, cl, size, timeout)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
