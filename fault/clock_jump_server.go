@@ -14,16 +14,21 @@ import (
 // server of the ensemble at once.
 const EveryServer = -1
 
-// ClockJumpServer makes the wall clock of a server of a consensus service
-// (Node, or EveryServer) jump forward By, for real, as a clock stepped by
-// NTP or an operator does: on a ZooKeeper server, libfaketime in its JVM
-// moves System.currentTimeMillis and leaves System.nanoTime alone
-// (cluster.ClockJumper), on local processes and on docker alike. ZooKeeper times sessions with the latter
+// ClockJumpServer makes the wall clock of a server (Node, or
+// EveryServer) jump forward By, for real, as a clock stepped by NTP or an
+// operator does: libfaketime, preloaded into the server's process, moves
+// its wall clock and leaves its monotonic clock alone
+// (cluster.ClockJumper). On a ZooKeeper server, on local processes and on
+// docker alike, that moves System.currentTimeMillis and not
+// System.nanoTime, with which ZooKeeper times sessions
 // (Time.currentElapsedTime), so no session expires; znodes' mtime and
-// ctime, which the leader stamps, jump. An etcd member's clock cannot be
-// moved so (Go reads it through the vDSO, past libfaketime), and the run
-// is then spoiled: unknown, with that reason. etcd times leases with Go's
-// monotonic clock too (lease.Remaining: time.Until).
+// ctime, which the leader stamps, jump. On a local MariaDB or PostgreSQL
+// server it moves NOW(), and with it every expiry a lock keeps in the
+// server's time. An etcd member's clock cannot be moved so (Go reads it
+// through the vDSO, past libfaketime), nor can a server on docker other
+// than ZooKeeper's: the run is then spoiled, unknown with that reason.
+// etcd times leases with Go's monotonic clock anyway (lease.Remaining:
+// time.Until).
 type ClockJumpServer struct {
 	Node int
 	By   time.Duration
@@ -34,8 +39,9 @@ func (f ClockJumpServer) String() string {
 	if f.Node == EveryServer {
 		which = "every server"
 	}
-	return fmt.Sprintf("wall-clock jump of %s on %s of the consensus service (real on ZooKeeper: libfaketime moves its JVM's "+
-		"wall clock, not the monotonic clock; not made on etcd, whose Go runtime reads the clock past libfaketime: that run is unknown)", f.By, which)
+	return fmt.Sprintf("wall-clock jump of %s on %s (real on ZooKeeper and on a local MariaDB or PostgreSQL: libfaketime moves "+
+		"the server's wall clock, not its monotonic clock; not made on etcd, whose Go runtime reads the clock past libfaketime: "+
+		"that run is unknown)", f.By, which)
 }
 
 // About: a clock jump on a lock node, whatever it does to the locks.

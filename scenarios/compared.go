@@ -54,11 +54,7 @@ func Compared() []runner.Scenario {
 		},
 	}
 	out = append(out, sharedPools()...)
-	// A client's clock that runs ahead, on the SQL servers: what the
-	// single node's clock-jump cell runs. The server's own NOW() is not
-	// moved (its process runs without libfaketime).
-	out = append(out, onSQL(All(), cluster.MariaDBTopology, "clock-skew")...)
-	out = append(out, onSQL(All(), cluster.PostgresTopology, "clock-skew")...)
+	out = append(out, clockJumpSQL(cluster.MariaDBTopology), clockJumpSQL(cluster.PostgresTopology))
 	// The replicated topology's locks (WAIT) meet the single node's
 	// faults through Sentinel's master.
 	for _, name := range []string{"pause-holder", "holder-cut-off", "clock-skew", "lost-acquire-reply"} {
@@ -132,6 +128,28 @@ func restartSQL(t cluster.Topology, lost string) runner.Scenario {
 		Failpoints: []failpoint.Point{
 			{Name: failpoint.CriticalSection, Client: 0, Skip: 1, Action: failpoint.Inject(fault.KillNode{KeepData: true}, 100*time.Millisecond), Crux: true},
 			{Name: failpoint.CriticalSection, Client: 0, Skip: 1, Action: failpoint.SleepUntil(failpoint.CriticalSection, 4*time.Second)},
+		},
+	}
+}
+
+// clockJumpSQL steps the SQL server's own wall clock forward while client
+// 0 holds the lock: the clock its NOW() reads, which is what a lock whose
+// expiry is kept in the server's time (the unique row) counts its lease
+// by. A lock held by a session (GET_LOCK, an advisory lock) or by an open
+// transaction keeps no time, and a jump cannot touch it.
+func clockJumpSQL(t cluster.Topology) runner.Scenario {
+	suffix, server := sqlNames(t)
+	return runner.Scenario{
+		Name: "clock-jump" + suffix,
+		Description: "On one " + server + " server: inside client 0's second critical section, the server's wall clock jumps 2 s " +
+			"forward, ten leases (libfaketime in the server, its monotonic clock untouched), as a clock stepped by NTP or an " +
+			"operator does, and stays there. The holder works on until another client is in its critical section, at most 1 s. " +
+			"A lock whose expiry is the server's NOW() sees its holder's lease run out at once; a lock held by a session keeps no time.",
+		Topology: t,
+		Workload: runner.Workload{TTL: ttl, Work: 10 * time.Millisecond, Duration: 2 * time.Second},
+		Failpoints: []failpoint.Point{
+			{Name: failpoint.CriticalSection, Client: 0, Skip: 1, Action: failpoint.Inject(fault.ClockJumpServer{Node: 0, By: 10 * ttl}, 0), Crux: true},
+			{Name: failpoint.CriticalSection, Client: 0, Skip: 1, Action: failpoint.SleepUntil(failpoint.CriticalSection, 5*ttl)},
 		},
 	}
 }

@@ -53,6 +53,9 @@ type MariaDB struct {
 	proc    *proc.Process
 	stopped bool
 	server  string // mariadbd's path, for Restart
+	// clock is the server's wall clock, which JumpClock moves: NOW(),
+	// and with it the expiry of a lock row kept in the server's time.
+	clock *proc.Clock
 }
 
 // MariaDBPath returns the programs StartMariaDB runs: mariadb-install-db (or
@@ -144,6 +147,7 @@ func StartMariaDB(ctx context.Context, dir string) (*MariaDB, error) {
 // newMariaDB makes the directories of a MariaDB in dir.
 func newMariaDB(dir string) (*MariaDB, error) {
 	m := &MariaDB{dir: filepath.Join(dir, mariaDBDirName)}
+	m.clock = proc.NewClock(filepath.Join(m.dir, "clock"))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -366,6 +370,13 @@ func (m *MariaDB) start(ctx context.Context, server string, port int) error {
 	// Not exec.CommandContext: the server must outlive ctx, which bounds only the start.
 	cmd := exec.Command(server, args...)
 	cmd.Dir = m.dataDir()
+	clockEnv, err := m.clock.Env()
+	if err != nil {
+		return err
+	}
+	if clockEnv != nil {
+		cmd.Env = append(os.Environ(), clockEnv...)
+	}
 	// Without --log-error mariadbd logs to stderr.
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
@@ -391,6 +402,16 @@ func (m *MariaDB) start(ctx context.Context, server string, port int) error {
 		err = fmt.Errorf("%w (%w)", err, proc.ErrPortTaken)
 	}
 	return fmt.Errorf("mariadbd on port %d: %w; log tail:\n%s", port, err, tail)
+}
+
+// JumpClock moves the server's wall clock forward by d, for good (a
+// restart keeps it), its monotonic clock untouched (cluster.ClockJumper):
+// libfaketime, preloaded into mariadbd, reads the offset at every reading.
+func (m *MariaDB) JumpClock(d time.Duration) error {
+	if err := m.clock.Jump(d); err != nil {
+		return fmt.Errorf("jump the clock of mariadbd on port %d: %w", m.port, err)
+	}
+	return nil
 }
 
 // waitReady polls until the server of p answers a query on m.addr, p exits, or ctx ends.

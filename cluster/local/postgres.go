@@ -61,6 +61,9 @@ type Postgres struct {
 	// server and cred are how it was started, for Restart.
 	server string
 	cred   *syscall.Credential
+	// clock is the server's wall clock, which JumpClock moves: now(), and
+	// with it the expiry of a lock row kept in the server's time.
+	clock *proc.Clock
 }
 
 // PostgresPath returns the programs StartPostgres runs, initdb and
@@ -147,6 +150,7 @@ func StartPostgres(ctx context.Context, dir string) (_ *Postgres, err error) {
 	ctx, cancel := context.WithTimeout(ctx, backendkit.MariaDBStartCap)
 	defer cancel()
 	p := &Postgres{dir: filepath.Join(dir, postgresDirName), server: server, cred: cred}
+	p.clock = proc.NewClock(filepath.Join(p.dir, "clock"))
 	if err := p.makeDir(cred); err != nil {
 		return nil, fmt.Errorf("start postgres: %w", err)
 	}
@@ -296,6 +300,12 @@ func (p *Postgres) start(ctx context.Context, server string, port int, cred *sys
 	if err != nil {
 		return err
 	}
+	clockEnv, err := p.clock.Env()
+	if err != nil {
+		logFile.Close()
+		return err
+	}
+	cmd.Env = append(cmd.Env, clockEnv...)
 	err = cmd.Start()
 	logFile.Close() // the child has its own copy
 	if err != nil {
@@ -312,6 +322,17 @@ func (p *Postgres) start(ctx context.Context, server string, port int, cred *sys
 		err = fmt.Errorf("%w (%w)", err, proc.ErrPortTaken)
 	}
 	return fmt.Errorf("postgres on port %d: %w; log tail:\n%s", port, err, tail)
+}
+
+// JumpClock moves the server's wall clock forward by d, for good (a
+// restart keeps it), its monotonic clock untouched (cluster.ClockJumper):
+// libfaketime, preloaded into postgres and so into every backend it
+// forks, reads the offset at every reading.
+func (p *Postgres) JumpClock(d time.Duration) error {
+	if err := p.clock.Jump(d); err != nil {
+		return fmt.Errorf("jump the clock of postgres on port %d: %w", p.port, err)
+	}
+	return nil
 }
 
 // config is the pgx configuration of a connection to the server as its

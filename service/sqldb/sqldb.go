@@ -251,6 +251,16 @@ func (s *server) Restart(ctx context.Context, _ bool) error {
 	return errNoNodeFault
 }
 
+// JumpClock moves the server's wall clock where its backend can
+// (cluster.ClockJumper: the local processes, under libfaketime); elsewhere
+// it is refused, and the run that asked is spoiled.
+func (s *server) JumpClock(d time.Duration) error {
+	if j, ok := s.db.(cluster.ClockJumper); ok {
+		return j.JumpClock(d)
+	}
+	return errors.New("sqldb: this backend's SQL server cannot have its clock moved (only the local one, under libfaketime)")
+}
+
 // Pause is refused.
 func (s *server) Pause() error { return errNoNodeFault }
 

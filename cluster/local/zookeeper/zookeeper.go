@@ -113,7 +113,7 @@ func start(ctx context.Context, dir string, n int, java, jar string) (_ *Ensembl
 	for i := range n {
 		name := fmt.Sprintf("z%d", i+1)
 		s := &Server{Member: proc.NewMember("zookeeper server", name, filepath.Join(dir, name), zkLogName),
-			id: i + 1, java: java, jar: jar, faketime: proc.Libfaketime()}
+			id: i + 1, java: java, jar: jar, clock: proc.NewClock(filepath.Join(dir, name, zkClockName))}
 		e.servers = append(e.servers, s)
 		for _, p := range []*int{&s.clientPort, &s.quorumPort, &s.electionPort} {
 			if *p, err = network.StablePort(); err != nil {
@@ -211,12 +211,8 @@ type Server struct {
 	clientPort   int
 	quorumPort   int
 	electionPort int
-	// faketime is libfaketime's path, "" where it is not installed: the
-	// server's wall clock can then not be moved.
-	faketime string
-
-	clockMu sync.Mutex    // serializes the clock's changes and its file's writes
-	clock   time.Duration // the wall clock's offset from the real one
+	// clock is the JVM's wall clock, which JumpClock moves (libfaketime).
+	clock *proc.Clock
 }
 
 // writeConfig writes the server's zoo.cfg and myid for an ensemble of
@@ -246,17 +242,14 @@ func (s *Server) jvmArgs() []string {
 // spawn starts the server's JVM; it does not wait for it to serve, since a
 // server alone cannot: it waits for a quorum of its peers.
 func (s *Server) spawn() error {
-	var env []string
-	if s.faketime != "" {
-		s.clockMu.Lock()
-		err := s.writeClock()
-		s.clockMu.Unlock()
-		if err != nil {
-			return fmt.Errorf("start zookeeper server %s: %w", s.Name(), err)
-		}
-		env = append(os.Environ(), faketimeEnv(s.faketime, filepath.Join(s.Dir(), zkClockName))...)
+	env, err := s.clock.Env()
+	if err != nil {
+		return fmt.Errorf("start zookeeper server %s: %w", s.Name(), err)
 	}
-	_, err := s.Spawn(env, s.java, s.jvmArgs()...)
+	if env != nil {
+		env = append(os.Environ(), env...)
+	}
+	_, err = s.Spawn(env, s.java, s.jvmArgs()...)
 	return err
 }
 
@@ -306,34 +299,10 @@ func (s *Server) awaitRejoin(ctx context.Context) error {
 // leaves the monotonic clock (System.nanoTime) alone, as a clock stepped by
 // NTP does. Without libfaketime it says so.
 func (s *Server) JumpClock(d time.Duration) error {
-	if s.faketime == "" {
-		return fmt.Errorf("jump the clock of zookeeper server %s: libfaketime is not installed (Debian: apt-get install faketime)", s.Name())
-	}
-	s.clockMu.Lock()
-	defer s.clockMu.Unlock()
-	s.clock += d
-	if err := s.writeClock(); err != nil {
+	if err := s.clock.Jump(d); err != nil {
 		return fmt.Errorf("jump the clock of zookeeper server %s: %w", s.Name(), err)
 	}
 	return nil
-}
-
-// writeClock writes the clock's offset for libfaketime, through a rename,
-// so that it never reads a half-written file. Called with s.clockMu held.
-func (s *Server) writeClock() error {
-	path := filepath.Join(s.Dir(), zkClockName)
-	if err := os.WriteFile(path+".new", []byte(fmt.Sprintf("%+.6f\n", s.clock.Seconds())), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(path+".new", path)
-}
-
-// faketimeEnv preloads libfaketime at lib with its wall clock offset read
-// from file at every reading, the monotonic clock not faked: what
-// libfaketime's README asks for a JVM, and what a stepped clock is.
-func faketimeEnv(lib, file string) []string {
-	return []string{"LD_PRELOAD=" + lib, "FAKETIME_TIMESTAMP_FILE=" + file, "FAKETIME_NO_CACHE=1",
-		"FAKETIME_DONT_FAKE_MONOTONIC=1", "FAKETIME_FORCE_MONOTONIC_FIX=0"}
 }
 
 // logTailLines is how many lines of a server's log an error quotes.
