@@ -41,6 +41,7 @@ func Compared() []runner.Scenario {
 			cluster.EtcdTopology, runner.Workload{TTL: etcdTTL, Work: 10 * time.Millisecond, Duration: 3 * time.Second, Resource: runner.EtcdResource, Timeout: time.Second}),
 		lostReply("lost-acquire-reply-redlock", "five independent masters (Redlock)", "command, to node 0,", cluster.Redlock,
 			runner.Workload{TTL: redlockTTL, Work: 100 * time.Millisecond, Duration: 2 * time.Second, Timeout: 500 * time.Millisecond}),
+		lostReplyZK(),
 		restartSQL(cluster.MariaDBTopology, "a GET_LOCK is lost"),
 		restartSQL(cluster.PostgresTopology, "an advisory lock is lost"),
 		{
@@ -99,6 +100,26 @@ func lostReply(name, where, request string, t cluster.Topology, work runner.Work
 			"that takes a timeout for success enters while another client holds the lock; one whose hold lives in the session "+
 			"may keep a lock it does not know it has.", where, request, work.Timeout),
 		Topology: t,
+		Workload: work,
+		Failpoints: []failpoint.Point{{Name: failpoint.AfterCommand(failpoint.PhaseAcquire, 1), Client: 0, Skip: 2, Times: 4,
+			Action: failpoint.DropReply()}},
+	}
+}
+
+// lostReplyZK is lost-acquire-reply on the ZooKeeper ensemble. A client's
+// requests reach it through a relay of ZooKeeper's jute (a Go lock's too:
+// service/zookeeper's Dial), which drops a reply by ending the connection
+// once the client's timeout has passed, its pings passing meanwhile: the
+// session outlives the connection, and so does the node the create made.
+func lostReplyZK() runner.Scenario {
+	work := runner.Workload{TTL: zkTTL, Work: 10 * time.Millisecond, Duration: 3 * time.Second, Timeout: 500 * time.Millisecond}
+	return runner.Scenario{
+		Name: "lost-acquire-reply-zk",
+		Description: "On a three-server ZooKeeper ensemble: four times, the reply to the first request of one of client 0's " +
+			"acquires (the create of its ephemeral sequential node) is dropped: the node is made, the client waits its 500 ms " +
+			"timeout and sees its connection end, while its session (1 s) lives on through another. A lock that does not look " +
+			"for the node it made leaves it queued, and then holding the lock for nobody, until its session ends.",
+		Topology: cluster.ZooKeeperTopology,
 		Workload: work,
 		Failpoints: []failpoint.Point{{Name: failpoint.AfterCommand(failpoint.PhaseAcquire, 1), Client: 0, Skip: 2, Times: 4,
 			Action: failpoint.DropReply()}},
