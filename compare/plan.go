@@ -112,8 +112,6 @@ var whyNot = map[where]string{
 	{Pool, cluster.MemcachedTopology}: noSharedPool,
 	{ClockJump, cluster.EtcdTopology}: "an etcd member's wall clock cannot be moved here (a Go server reads it through the vDSO, past libfaketime), " +
 		"and etcd times leases with Go's monotonic clock",
-	{ClockJump, cluster.MemcachedTopology}: "memcached times expiry by its own tick from the monotonic clock (memcached.c, clock_handler): " +
-		"a wall clock that jumps expires no item",
 }
 
 // scenarioFor is the scenario that strikes a fault class on a topology. A
@@ -154,6 +152,7 @@ var scenarioFor = map[where]string{
 	{LostReply, cluster.PostgresTopology}:  "lost-acquire-reply-postgres",
 	{LostReply, cluster.EtcdTopology}:      "lost-acquire-reply-etcd",
 	{LostReply, cluster.ZooKeeperTopology}: "lost-acquire-reply-zk",
+	{ClockJump, cluster.MemcachedTopology}: "clock-jump-memcached",
 	{Pool, cluster.PostgresTopology}:       "pool-postgres",
 	{Pause, cluster.Replicated}:            "pause-holder-replicated",
 	{CutOff, cluster.Replicated}:           "holder-cut-off-replicated",

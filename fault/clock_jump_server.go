@@ -14,16 +14,19 @@ import (
 // server of the ensemble at once.
 const EveryServer = -1
 
-// ClockJumpServer makes the wall clock of a server of a consensus service
-// (Node, or EveryServer) jump forward By, for real, as a clock stepped by
-// NTP or an operator does: on a ZooKeeper server, libfaketime in its JVM
-// moves System.currentTimeMillis and leaves System.nanoTime alone
-// (cluster.ClockJumper), on local processes and on docker alike. ZooKeeper times sessions with the latter
-// (Time.currentElapsedTime), so no session expires; znodes' mtime and
-// ctime, which the leader stamps, jump. An etcd member's clock cannot be
-// moved so (Go reads it through the vDSO, past libfaketime), and the run
-// is then spoiled: unknown, with that reason. etcd times leases with Go's
-// monotonic clock too (lease.Remaining: time.Until).
+// ClockJumpServer makes the clock of a lock server (Node, or EveryServer)
+// jump forward By, for real (cluster.ClockJumper). On a ZooKeeper server,
+// libfaketime in its JVM moves System.currentTimeMillis and leaves
+// System.nanoTime alone, as a clock stepped by NTP or an operator does, on
+// local processes and on docker alike. ZooKeeper times sessions with the
+// latter (Time.currentElapsedTime), so no session expires; znodes' mtime
+// and ctime, which the leader stamps, jump. On a memcached server (local
+// processes), libfaketime moves both its clocks, since memcached times
+// expiry by a tick it reads from CLOCK_MONOTONIC: its items expire early;
+// its docker image has no libfaketime. An etcd member's clock cannot be
+// moved so (Go reads it through the vDSO, past libfaketime). A jump not
+// made spoils the run: unknown, with the reason. etcd times leases with
+// Go's monotonic clock too (lease.Remaining: time.Until).
 type ClockJumpServer struct {
 	Node int
 	By   time.Duration
@@ -34,8 +37,9 @@ func (f ClockJumpServer) String() string {
 	if f.Node == EveryServer {
 		which = "every server"
 	}
-	return fmt.Sprintf("wall-clock jump of %s on %s of the consensus service (real on ZooKeeper: libfaketime moves its JVM's "+
-		"wall clock, not the monotonic clock; not made on etcd, whose Go runtime reads the clock past libfaketime: that run is unknown)", f.By, which)
+	return fmt.Sprintf("clock jump of %s on %s of the lock service (real on ZooKeeper: libfaketime moves its JVM's "+
+		"wall clock, not the monotonic clock; on memcached's local process, both; not made on etcd, whose Go runtime reads the "+
+		"clock past libfaketime, nor in memcached's docker image: that run is unknown)", f.By, which)
 }
 
 // About: a clock jump on a lock node, whatever it does to the locks.
@@ -60,7 +64,7 @@ func (f ClockJumpServer) Inject(ctx context.Context, env *Env) (network.Heal, er
 		j, ok := n.(cluster.ClockJumper)
 		var err error
 		if !ok {
-			err = errors.New("its wall clock cannot be moved here: only a ZooKeeper server runs under libfaketime, and an " +
+			err = errors.New("its clock cannot be moved here: only a ZooKeeper server or a local memcached runs under libfaketime, and an " +
 				"etcd member, a Go server, reads the clock through the vDSO, past libfaketime (locklab does not move the machine's clock)")
 		} else {
 			err = j.JumpClock(f.By)

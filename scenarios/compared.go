@@ -42,6 +42,7 @@ func Compared() []runner.Scenario {
 		lostReply("lost-acquire-reply-redlock", "five independent masters (Redlock)", "command, to node 0,", cluster.Redlock,
 			runner.Workload{TTL: redlockTTL, Work: 100 * time.Millisecond, Duration: 2 * time.Second, Timeout: 500 * time.Millisecond}),
 		lostReplyZK(),
+		clockJumpMemcached(),
 		restartSQL(cluster.MariaDBTopology, "a GET_LOCK is lost"),
 		restartSQL(cluster.PostgresTopology, "an advisory lock is lost"),
 		{
@@ -123,6 +124,29 @@ func lostReplyZK() runner.Scenario {
 		Workload: work,
 		Failpoints: []failpoint.Point{{Name: failpoint.AfterCommand(failpoint.PhaseAcquire, 1), Client: 0, Skip: 2, Times: 4,
 			Action: failpoint.DropReply()}},
+	}
+}
+
+// clockJumpMemcached is a jump of the memcached server's clocks under a
+// holder. memcached counts expiry by a tick it reads from CLOCK_MONOTONIC
+// (memcached.c, clock_handler), which a step of the wall clock (NTP, an
+// operator) does not move; libfaketime moves both (a local process; the
+// docker image has none, and that run is unknown: fault.ClockJumpServer).
+// So this is the clock memcached reads jumping, as a hypervisor's or a
+// broken clock source's step does, not an NTP step.
+func clockJumpMemcached() runner.Scenario {
+	return runner.Scenario{
+		Name: "clock-jump-memcached",
+		Description: fmt.Sprintf("On one memcached server: inside client 0's second critical section, the server's clocks jump "+
+			"%s forward, its monotonic clock included, which its expiry counts by (libfaketime in its process): every item's "+
+			"expiry, the held lock's included, passes at its next tick. The holder works on for 1.5 s, then writes the stock and releases.",
+			5*mcTTL),
+		Topology: cluster.MemcachedTopology,
+		Workload: runner.Workload{TTL: mcTTL, Work: 100 * time.Millisecond, Duration: 4 * time.Second},
+		Failpoints: []failpoint.Point{
+			{Name: failpoint.CriticalSection, Client: 0, Skip: 1, Action: failpoint.Inject(fault.ClockJumpServer{Node: 0, By: 5 * mcTTL}, 0), Crux: true},
+			{Name: failpoint.CriticalSection, Client: 0, Skip: 1, Action: failpoint.Sleep(1500 * time.Millisecond)},
+		},
 	}
 }
 
