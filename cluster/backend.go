@@ -61,13 +61,15 @@ func Addrs[N Node](ns []N) []string {
 	return addrs
 }
 
-// ClockJumper is a Node whose wall clock can be moved for real, its
-// monotonic clock left as it is, as a clock stepped by NTP or an operator
-// is: a ZooKeeper server on local processes (libfaketime in its JVM). Go
-// servers (etcd, the harness) read the clock through the vDSO, which
-// libfaketime cannot reach, so their nodes are not ClockJumpers.
+// ClockJumper is a Node whose clock can be moved for real: a ZooKeeper
+// server's wall clock, its monotonic clock left as it is, as a clock
+// stepped by NTP or an operator is (libfaketime in its JVM); a server
+// started with ServerSpec.Clock on local processes (memcached), both of
+// its clocks, since it times expiry by the monotonic one. Go servers
+// (etcd, the harness) read the clock through the vDSO, which libfaketime
+// cannot reach, so their nodes are not ClockJumpers.
 type ClockJumper interface {
-	// JumpClock moves the node's wall clock forward by d, for good.
+	// JumpClock moves the node's clock forward by d, for good.
 	JumpClock(d time.Duration) error
 }
 

@@ -59,6 +59,13 @@ type ServerSpec struct {
 	// Missing wraps the error of a start that found no Program, so that a
 	// suite skips the run as one that lacks the service.
 	Missing error
+	// Clock says the server's clocks may be made to jump
+	// (ClockJumper): on local processes it runs under libfaketime, where
+	// it is installed, its wall and monotonic clocks alike read ahead of
+	// the real ones by an offset that JumpClock moves. What a C server
+	// times expiry with (memcached's tick reads CLOCK_MONOTONIC) then
+	// jumps too. A backend that cannot move them says so at the jump.
+	Clock bool
 }
 
 // ServerStarter is a RunSession that can start the server of any service

@@ -34,7 +34,7 @@ var prose = []Family{
 		GivesUp: "The seed's third way (ZooKeeper; etcd likewise) replicates the lock through consensus before it answers, so a leader failover keeps it. It is still a lease (session or lease TTL): a holder paused past it has lost the lock, and the recipe does not tell it. Unlike Redlock's TTLs, sessions and leases run on the monotonic clock: a server's wall clock that jumps expires none (ZooKeeper, run; etcd, by its source).",
 		Fix:     "Guard the protected write with the lock itself: etcd's transaction on the lock key's revision (guarded write), or ZooKeeper's zxid as a fencing token."},
 	{Name: Cache,
-		GivesUp: "memcached keeps a lock as it keeps any cached item: on one server, in memory only, for as long as it has room. A restart loses every lock, a writer that fills the server's memory makes it evict a held lock, and a paused holder loses its lease as on Redis. Expiry counts whole seconds of the server's clock, so a lease of one second can last a moment.",
+		GivesUp: "memcached keeps a lock as it keeps any cached item: on one server, in memory only, for as long as it has room. A restart loses every lock, a writer that fills the server's memory makes it evict a held lock, and a paused holder loses its lease as on Redis, and so does a holder whose server's clock jumps: memcached counts expiry by its monotonic clock, which a step of the wall clock leaves alone, but a jump of that clock (libfaketime, run) expires every item early. Expiry counts whole seconds of the server's clock, so a lease of one second can last a moment.",
 		Fix:     "A lease of two seconds at least, renewed and released by a cas of the holder's own item; for safety, a lock service that neither evicts nor forgets on restart, or a fenced resource."},
 }
 

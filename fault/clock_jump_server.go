@@ -14,21 +14,22 @@ import (
 // server of the ensemble at once.
 const EveryServer = -1
 
-// ClockJumpServer makes the wall clock of a server (Node, or
-// EveryServer) jump forward By, for real, as a clock stepped by NTP or an
-// operator does: libfaketime, preloaded into the server's process, moves
-// its wall clock and leaves its monotonic clock alone
-// (cluster.ClockJumper). On a ZooKeeper server, on local processes and on
-// docker alike, that moves System.currentTimeMillis and not
-// System.nanoTime, with which ZooKeeper times sessions
-// (Time.currentElapsedTime), so no session expires; znodes' mtime and
-// ctime, which the leader stamps, jump. On a local MariaDB or PostgreSQL
-// server it moves NOW(), and with it every expiry a lock keeps in the
-// server's time. An etcd member's clock cannot be moved so (Go reads it
-// through the vDSO, past libfaketime), nor can a server on docker other
-// than ZooKeeper's: the run is then spoiled, unknown with that reason.
-// etcd times leases with Go's monotonic clock anyway (lease.Remaining:
-// time.Until).
+// ClockJumpServer makes the clock of a lock server (Node, or EveryServer)
+// jump forward By, for real, as a clock stepped by NTP or an operator
+// does (cluster.ClockJumper): libfaketime, preloaded into the server's
+// process, moves its wall clock and leaves its monotonic clock alone. On
+// a ZooKeeper server, on local processes and on docker alike, that moves
+// System.currentTimeMillis and not System.nanoTime, with which ZooKeeper
+// times sessions (Time.currentElapsedTime), so no session expires; znodes'
+// mtime and ctime, which the leader stamps, jump. On a local MariaDB or
+// PostgreSQL server it moves NOW(), and with it every expiry a lock keeps
+// in the server's time. On a memcached server (local processes),
+// libfaketime moves both its clocks, since memcached times expiry by a
+// tick it reads from CLOCK_MONOTONIC: its items expire early. An etcd
+// member's clock cannot be moved so (Go reads it through the vDSO, past
+// libfaketime), nor can a server on docker other than ZooKeeper's: a jump
+// not made spoils the run, unknown with the reason. etcd times leases
+// with Go's monotonic clock anyway (lease.Remaining: time.Until).
 type ClockJumpServer struct {
 	Node int
 	By   time.Duration
@@ -39,9 +40,9 @@ func (f ClockJumpServer) String() string {
 	if f.Node == EveryServer {
 		which = "every server"
 	}
-	return fmt.Sprintf("wall-clock jump of %s on %s (real on ZooKeeper and on a local MariaDB or PostgreSQL: libfaketime moves "+
-		"the server's wall clock, not its monotonic clock; not made on etcd, whose Go runtime reads the clock past libfaketime: "+
-		"that run is unknown)", f.By, which)
+	return fmt.Sprintf("clock jump of %s on %s of the lock service (real on ZooKeeper and on a local MariaDB or PostgreSQL: "+
+		"libfaketime moves the server's wall clock, not its monotonic clock; on memcached's local process, both; not made on etcd, "+
+		"whose Go runtime reads the clock past libfaketime, nor on docker but for ZooKeeper: that run is unknown)", f.By, which)
 }
 
 // About: a clock jump on a lock node, whatever it does to the locks.
@@ -66,7 +67,7 @@ func (f ClockJumpServer) Inject(ctx context.Context, env *Env) (network.Heal, er
 		j, ok := n.(cluster.ClockJumper)
 		var err error
 		if !ok {
-			err = errors.New("its wall clock cannot be moved here: only a ZooKeeper server runs under libfaketime, and an " +
+			err = errors.New("its clock cannot be moved here: only a ZooKeeper server or a local memcached runs under libfaketime, and an " +
 				"etcd member, a Go server, reads the clock through the vDSO, past libfaketime (locklab does not move the machine's clock)")
 		} else {
 			err = j.JumpClock(f.By)

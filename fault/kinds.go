@@ -84,10 +84,11 @@ func Kinds() []Kind {
 			Class: ClassFailover, Services: redis, Topologies: replicated},
 		{Name: "kill-node", Family: "a restart of a lock node", Target: TargetNode, Effect: history.EffectStall, Remedy: "restart a node only after a TTL, or appendfsync always", Uses: []cluster.Operation{cluster.NodeKill},
 			Class: ClassFailover},
-		// A ZooKeeper server's clock, or an SQL server's, jumps by
-		// libfaketime (ClockJumpServer); an etcd member's cannot be moved so.
+		// A ZooKeeper server's clock, an SQL server's or a memcached's
+		// jumps by libfaketime (ClockJumpServer); an etcd member's cannot be
+		// moved so.
 		{Name: "clock-jump", Family: "a clock jump on a lock node", Target: TargetNode, Effect: history.EffectLoss, Remedy: "slewing (not stepping) time sync, or " + fencing,
-			Class: ClassClockJump, Services: []cluster.Service{cluster.Redis, cluster.ZooKeeper, cluster.MariaDB, cluster.PostgreSQL}},
+			Class: ClassClockJump, Services: []cluster.Service{cluster.Redis, cluster.ZooKeeper, cluster.MariaDB, cluster.PostgreSQL, cluster.Memcached}},
 		// An evicted lock is a lock the node forgot, as a restart that
 		// keeps nothing forgets it: the failover column's.
 		{Name: "evict", Family: "an eviction of the lock's item", Target: TargetNode, Effect: history.EffectLoss,

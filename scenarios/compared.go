@@ -41,6 +41,8 @@ func Compared() []runner.Scenario {
 			cluster.EtcdTopology, runner.Workload{TTL: etcdTTL, Work: 10 * time.Millisecond, Duration: 3 * time.Second, Resource: runner.EtcdResource, Timeout: time.Second}),
 		lostReply("lost-acquire-reply-redlock", "five independent masters (Redlock)", "command, to node 0,", cluster.Redlock,
 			runner.Workload{TTL: redlockTTL, Work: 100 * time.Millisecond, Duration: 2 * time.Second, Timeout: 500 * time.Millisecond}),
+		lostReplyZK(),
+		clockJumpMemcached(),
 		restartSQL(cluster.MariaDBTopology, "a GET_LOCK is lost"),
 		restartSQL(cluster.PostgresTopology, "an advisory lock is lost"),
 		{
@@ -99,6 +101,49 @@ func lostReply(name, where, request string, t cluster.Topology, work runner.Work
 		Workload: work,
 		Failpoints: []failpoint.Point{{Name: failpoint.AfterCommand(failpoint.PhaseAcquire, 1), Client: 0, Skip: 2, Times: 4,
 			Action: failpoint.DropReply()}},
+	}
+}
+
+// lostReplyZK is lost-acquire-reply on the ZooKeeper ensemble. A client's
+// requests reach it through a relay of ZooKeeper's jute (a Go lock's too:
+// service/zookeeper's Dial), which drops a reply by ending the connection
+// once the client's timeout has passed, its pings passing meanwhile: the
+// session outlives the connection, and so does the node the create made.
+func lostReplyZK() runner.Scenario {
+	work := runner.Workload{TTL: zkTTL, Work: 10 * time.Millisecond, Duration: 3 * time.Second, Timeout: 500 * time.Millisecond}
+	return runner.Scenario{
+		Name: "lost-acquire-reply-zk",
+		Description: "On a three-server ZooKeeper ensemble: four times, the reply to the first request of one of client 0's " +
+			"acquires (the create of its ephemeral sequential node) is dropped: the node is made, the client waits its 500 ms " +
+			"timeout and sees its connection end, while its session (1 s) lives on through another. A lock that does not look " +
+			"for the node it made leaves it queued, and then holding the lock for nobody, until its session ends.",
+		Topology: cluster.ZooKeeperTopology,
+		Workload: work,
+		Failpoints: []failpoint.Point{{Name: failpoint.AfterCommand(failpoint.PhaseAcquire, 1), Client: 0, Skip: 2, Times: 4,
+			Action: failpoint.DropReply()}},
+	}
+}
+
+// clockJumpMemcached is a jump of the memcached server's clocks under a
+// holder. memcached counts expiry by a tick it reads from CLOCK_MONOTONIC
+// (memcached.c, clock_handler), which a step of the wall clock (NTP, an
+// operator) does not move; libfaketime moves both (a local process; the
+// docker image has none, and that run is unknown: fault.ClockJumpServer).
+// So this is the clock memcached reads jumping, as a hypervisor's or a
+// broken clock source's step does, not an NTP step.
+func clockJumpMemcached() runner.Scenario {
+	return runner.Scenario{
+		Name: "clock-jump-memcached",
+		Description: fmt.Sprintf("On one memcached server: inside client 0's second critical section, the server's clocks jump "+
+			"%s forward, its monotonic clock included, which its expiry counts by (libfaketime in its process): every item's "+
+			"expiry, the held lock's included, passes at its next tick. The holder works on for 1.5 s, then writes the stock and releases.",
+			5*mcTTL),
+		Topology: cluster.MemcachedTopology,
+		Workload: runner.Workload{TTL: mcTTL, Work: 100 * time.Millisecond, Duration: 4 * time.Second},
+		Failpoints: []failpoint.Point{
+			{Name: failpoint.CriticalSection, Client: 0, Skip: 1, Action: failpoint.Inject(fault.ClockJumpServer{Node: 0, By: 5 * mcTTL}, 0), Crux: true},
+			{Name: failpoint.CriticalSection, Client: 0, Skip: 1, Action: failpoint.Sleep(1500 * time.Millisecond)},
+		},
 	}
 }
 

@@ -5,12 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/runner"
+	"github.com/locklab/locklab/scenarios"
 	"github.com/locklab/locklab/service/memcached"
 	"github.com/locklab/locklab/service/redis/sentinel"
 )
@@ -142,4 +146,34 @@ func connect(t *testing.T, cl *cluster.Cluster, id int) *harness.Client {
 	}
 	t.Cleanup(c.Close)
 	return c
+}
+
+// TestDockerMemcachedClockJump runs clock-jump-memcached on docker: the
+// memcached image has no libfaketime, so the server's clock cannot jump,
+// and the run is spoiled with that reason, every verdict unknown: never
+// an ok for a jump that was not made.
+func TestDockerMemcachedClockJump(t *testing.T) {
+	backend := testDocker(t)
+	s, err := scenarios.Lookup("clock-jump-memcached")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	res, err := runner.Run(ctx, s, memcached.NewLock, runner.Options{Lock: "memcached", Backend: backend, Dir: t.TempDir(), ReferenceRuns: -1})
+	if errors.Is(err, memcached.ErrNoMemcached) {
+		t.Skipf("memcached not tested on docker: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(res.Spoiled, func(s string) bool { return strings.Contains(s, "was not made") }) {
+		t.Errorf("spoiled %q: want the jump not made, for its reason", res.Spoiled)
+	}
+	for _, ch := range res.Checks {
+		if ch.Verdict != checker.Unknown {
+			t.Errorf("%s: %s (%s), want unknown", ch.Checker, ch.Verdict, ch.Detail)
+		}
+	}
+	t.Logf("spoiled: %q", res.Spoiled)
 }

@@ -387,6 +387,7 @@ func (m *MariaDB) start(ctx context.Context, server string, port int) error {
 		return err
 	}
 	p := proc.Watch(cmd)
+	m.clock.Watch(p)
 	m.proc = p
 
 	err = m.waitReady(ctx, p)

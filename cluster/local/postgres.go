@@ -312,6 +312,7 @@ func (p *Postgres) start(ctx context.Context, server string, port int, cred *sys
 		return err
 	}
 	srv := proc.Watch(cmd)
+	p.clock.Watch(srv)
 	p.proc = srv
 	if err = p.waitReady(ctx, srv); err == nil {
 		return nil

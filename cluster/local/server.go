@@ -28,7 +28,14 @@ type server struct {
 	spec    cluster.ServerSpec
 	program string
 	port    int
+	// clock is the server's clocks, which JumpClock moves, when spec.Clock
+	// asks for them; nil otherwise.
+	clock *proc.Clock
 }
+
+// serverClockName is a server's libfaketime timestamp file, in its
+// directory: the offset of its clocks from the real ones.
+const serverClockName = "clock"
 
 // StartServer starts spec's program on a free loopback port, as a process
 // of this machine, and returns once it serves.
@@ -45,6 +52,9 @@ func (session) StartServer(ctx context.Context, spec cluster.ServerSpec) (cluste
 		return nil, fmt.Errorf("start %s: %w", spec.Name, err)
 	}
 	s := &server{Member: proc.NewMember(filepath.Base(spec.Program), spec.Name, dir, "server.log"), spec: spec, program: program}
+	if spec.Clock {
+		s.clock = proc.NewMonotonicClock(filepath.Join(dir, serverClockName))
+	}
 	// StablePort keeps the port out of the ephemeral range, where a
 	// restart could find it taken by an outgoing connection.
 	if s.port, err = network.StablePort(); err != nil {
@@ -61,9 +71,22 @@ func (session) StartServer(ctx context.Context, spec cluster.ServerSpec) (cluste
 
 // spawn runs the program and waits until it serves, or exits.
 func (s *server) spawn(ctx context.Context) error {
-	logStart, err := s.Spawn(nil, s.program, s.spec.Args("127.0.0.1", s.port)...)
+	var env []string
+	if s.clock != nil {
+		clockEnv, err := s.clock.Env()
+		if err != nil {
+			return fmt.Errorf("start %s: %w", s.spec.Name, err)
+		}
+		if clockEnv != nil {
+			env = append(os.Environ(), clockEnv...)
+		}
+	}
+	logStart, err := s.Spawn(env, s.program, s.spec.Args("127.0.0.1", s.port)...)
 	if err != nil {
 		return err
+	}
+	if s.clock != nil {
+		s.clock.Watch(s.Process())
 	}
 	ctx, cancel := context.WithTimeout(ctx, serverStartCap)
 	defer cancel()
@@ -86,4 +109,18 @@ func (s *server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.It
 // nothing (memcached) restarts empty either way.
 func (s *server) Restart(ctx context.Context, _ bool) error {
 	return s.Member.Restart(func() error { return s.spawn(ctx) })
+}
+
+// JumpClock moves the server's clocks forward by d, for good (a restart
+// keeps it), when it runs under libfaketime (cluster.ServerSpec.Clock),
+// its monotonic clock with its wall clock (proc.NewMonotonicClock).
+// Otherwise it says why it cannot.
+func (s *server) JumpClock(d time.Duration) error {
+	if s.clock == nil {
+		return fmt.Errorf("jump the clock of %s: its service does not run it under libfaketime", s.spec.Name)
+	}
+	if err := s.clock.Jump(d); err != nil {
+		return fmt.Errorf("jump the clock of %s: %w", s.spec.Name, err)
+	}
+	return nil
 }

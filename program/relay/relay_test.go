@@ -18,7 +18,7 @@ import (
 	"github.com/locklab/locklab/cluster/local"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/resp"
-	"github.com/locklab/locklab/service"
+	redisservice "github.com/locklab/locklab/service/redis"
 )
 
 // readers gives the same bytes whole and one byte per read, so that every
@@ -158,7 +158,7 @@ func TestReadValue(t *testing.T) {
 // from SUBSCRIBE on), and a crash that drops every connection.
 func TestRelay(t *testing.T) {
 	ctx := context.Background()
-	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.Single, Backend: local.Local{}, Service: service.LockService(cluster.Single)})
+	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.Single, Backend: local.Local{}, Service: redisservice.Service{}})
 	if errors.Is(err, local.ErrNoRedisServer) {
 		t.Skip(err)
 	}

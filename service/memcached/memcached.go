@@ -50,10 +50,14 @@ func (Service) Pace() (ttl, runFor time.Duration) { return MinLease, 3 * MinLeas
 func (Service) Name() cluster.Service { return cluster.Memcached }
 
 // Start starts one memcached server on run, with Memory megabytes for
-// items and one worker thread.
+// items and one worker thread, its clock one that can jump
+// (cluster.ServerSpec.Clock): memcached counts expiry by a tick it reads
+// from CLOCK_MONOTONIC (memcached.c, clock_handler), which libfaketime
+// moves on local processes. The docker image has no libfaketime: there
+// the jump is refused and its run unknown (fault.ClockJumpServer).
 func (Service) Start(ctx context.Context, run cluster.RunSession, dir string) (cluster.Deployment, error) {
 	node, err := cluster.StartServer(ctx, run, cluster.ServerSpec{
-		Name: "m1", Dir: dir, Program: "memcached", Missing: ErrNoMemcached,
+		Name: "m1", Dir: dir, Program: "memcached", Missing: ErrNoMemcached, Clock: true,
 		Args: func(host string, port int) []string {
 			// -u root: memcached refuses to run as root without it, and
 			// locklab's containers and CI run as root. -U 0: no UDP.

@@ -95,22 +95,36 @@ func (l *Lock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
 
 // giveUp is what a failed Lock leaves: Lock returns an error from any step
 // after creating its node (a connection lost while it lists or watches the
-// others) without deleting it, and that node stays queued, and then holds
-// the lock for nobody, as long as the session lives: a lock stuck until
-// the client ends. So the node whose data is id is deleted, retried within
-// the client's timeout; once it is gone the lock is surely not this
-// acquire's, else the outcome is unknown.
+// others, a reply lost) without deleting it, and that node stays queued,
+// and then holds the lock for nobody, as long as the session lives: a lock
+// stuck until the client ends. So the node whose data is id is deleted;
+// once it is gone the lock is surely not this acquire's. The acquire waits
+// for that within the client's timeout, and past it the deletion goes on
+// trying in the background, as long as the client lives (its session, and
+// the node with it, end when it crashes or closes), as kazoo's Lock does:
+// a lost reply costs a stall of a timeout, never a lock held by no one.
 func (l *Lock) giveUp(conn *zk.Conn, parent, id string, lockErr error) error {
-	var err error
-	for start := time.Now(); time.Since(start) < l.c.Timeout(); {
-		if err = dropNode(conn, parent, id); err == nil {
+	gone := make(chan error, 1)
+	go func() {
+		for {
+			err := dropNode(conn, parent, id)
+			if err == nil || l.c.Sleep(context.Background(), 50*time.Millisecond) != nil {
+				gone <- err // deleted, or crashed or closed: its session ends with it
+				return
+			}
+		}
+	}()
+	timer := time.NewTimer(l.c.Timeout())
+	defer timer.Stop()
+	select {
+	case err := <-gone:
+		if err == nil {
 			return fmt.Errorf("%w: %w", harness.ErrNotAcquired, lockErr)
 		}
-		if l.c.Sleep(context.Background(), 50*time.Millisecond) != nil {
-			break // crashed or closed: its session ends with it
-		}
+		return fmt.Errorf("zk lock: %w; delete its node: %w", lockErr, err)
+	case <-timer.C:
+		return fmt.Errorf("zk lock: %w; its node not deleted within %s (still trying)", lockErr, l.c.Timeout())
 	}
-	return fmt.Errorf("zk lock: %w; delete its node: %w", lockErr, err)
 }
 
 // dropNode deletes the child of parent that this session created with

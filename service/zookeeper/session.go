@@ -14,6 +14,7 @@ import (
 
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/harness/socket"
+	"github.com/locklab/locklab/program/relay"
 )
 
 // Of is client c's session with the ensemble's servers, each reached
@@ -23,8 +24,9 @@ import (
 // process's do: a pause past the session timeout lets the session expire
 // on the servers, and its ephemeral nodes go with it. A crash closes its
 // sockets without ending the session, so the session expires on the
-// servers as a crashed process's does. Its requests pass no failpoint:
-// the Go client has no request hook.
+// servers as a crashed process's does. Its requests meet the failpoints
+// armed on the lock's commands as a lock program's do: the session talks
+// to the servers through a relay (Dial).
 func Of(c *harness.Client) *zk.Conn {
 	s, _ := c.Handle().(*session)
 	if s == nil {
@@ -51,6 +53,7 @@ func Silence(c *harness.Client) time.Duration {
 type session struct {
 	c     *harness.Client
 	conn  *zk.Conn
+	relay *relay.Relay // between the session and the client's links
 	born  time.Time    // when it was opened, on the monotonic clock
 	heard atomic.Int64 // when a server was last heard, in ns since born
 
@@ -63,8 +66,23 @@ type session struct {
 // Its sockets are dialled here rather than by c.DialContext, so that a
 // server is heard as its bytes arrive, before a paused client reads them,
 // and so that a crash can close them all.
+//
+// The sockets reach the servers through a relay of ZooKeeper's jute
+// (package relay, the one a lock program's connections pass), which runs
+// each request through the client's failpoints (harness.Relay) in the
+// worker's phase, pings and watch events beside them: go-zookeeper has no
+// request hook, and a wrapper of its methods would miss the requests its
+// recipe sends inside Lock and Unlock, and could not drop a reply the
+// server sent. Through the relay a Go lock's create, children and delete
+// are struck exactly as a program's are, a dropped reply included (the
+// relay ends the connection once the client's timeout passed, and the
+// session lives on through another).
 func (Service) Dial(c *harness.Client, addrs []string) (harness.Handle, error) {
-	s := &session{c: c, socks: map[net.Conn]bool{}, born: time.Now()}
+	rel, err := relay.Listen(c, addrs, relay.ZooKeeper)
+	if err != nil {
+		return nil, fmt.Errorf("zookeeper session: %w", err)
+	}
+	s := &session{c: c, relay: rel, socks: map[net.Conn]bool{}, born: time.Now()}
 	timeout := c.Timeout()
 	dial := func(network, addr string, _ time.Duration) (net.Conn, error) {
 		// A stopped process dials nothing: a reconnection waits for the
@@ -86,8 +104,9 @@ func (Service) Dial(c *harness.Client, addrs []string) (harness.Handle, error) {
 		s.socks[conn] = true
 		return socket.Pausable(sessionConn{Conn: conn, s: s}, c.Gate()), nil
 	}
-	conn, _, err := zk.Connect(addrs, c.TTL(), zk.WithDialer(dial), zk.WithLogger(quiet{}), zk.WithLogInfo(false))
+	conn, _, err := zk.Connect(rel.Addrs(), c.TTL(), zk.WithDialer(dial), zk.WithLogger(quiet{}), zk.WithLogInfo(false))
 	if err != nil {
+		rel.Close()
 		return nil, fmt.Errorf("zookeeper session: %w", err)
 	}
 	s.conn = conn
@@ -100,6 +119,7 @@ func (Service) Dial(c *harness.Client, addrs []string) (harness.Handle, error) {
 func (s *session) Close() error {
 	if !s.c.Crashed() {
 		s.conn.Close()
+		s.relay.Close()
 		return nil
 	}
 	s.mu.Lock()
@@ -107,10 +127,14 @@ func (s *session) Close() error {
 		conn.Close()
 	}
 	s.mu.Unlock()
+	s.relay.Drop()
 	// zk.Conn.Close waits up to a second for a reply to its goodbye,
 	// which a crashed client's closed sockets never send: the crash does
 	// not wait for it, and the client's Close does.
-	s.c.Go(func(context.Context) { s.conn.Close() })
+	s.c.Go(func(context.Context) {
+		s.conn.Close()
+		s.relay.Close()
+	})
 	return nil
 }
 

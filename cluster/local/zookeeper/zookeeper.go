@@ -249,8 +249,11 @@ func (s *Server) spawn() error {
 	if env != nil {
 		env = append(os.Environ(), env...)
 	}
-	_, err = s.Spawn(env, s.java, s.jvmArgs()...)
-	return err
+	if _, err = s.Spawn(env, s.java, s.jvmArgs()...); err != nil {
+		return err
+	}
+	s.clock.Watch(s.Process())
+	return nil
 }
 
 // Addr is the server's client address; it stays the same across restarts.
