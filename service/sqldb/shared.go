@@ -50,4 +50,9 @@ func (nobody) WaitResumed(context.Context) error { return nil }
 
 func (nobody) Statement(_ context.Context, _ string, send func() error) error { return send() }
 
+func (nobody) StatementRows(_ context.Context, _ string, send func() (int64, error)) error {
+	_, err := send()
+	return err
+}
+
 func (nobody) EndTx(_ context.Context, _ string, send func() error) error { return send() }
