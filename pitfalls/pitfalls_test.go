@@ -172,6 +172,19 @@ func storyCause(t *testing.T, pitfall string, res *runner.Result) {
 		return
 	}
 	t.Logf("cause at %s: %s", cause.At, cause.Text)
+	if server, ok := serverCauses[pitfall]; ok {
+		// The servers' own events, which a watcher of the run's own
+		// recorded, say what freed the lock.
+		if !strings.Contains(cause.Text, server) || cause.Step != timeline.StepExpire {
+			t.Errorf("the cause is %q (step %s), want the servers' word: %q", cause.Text, cause.Step, server)
+			for _, op := range ops {
+				if op.Kind == history.KindServer || op.Kind == history.KindRequest || op.Kind == history.KindAcquire && op.Outcome == models.OK || op.Kind == history.KindRelease {
+					t.Logf("%s %d %s–%s %s %s %+v", op.Kind, op.Client, op.Call, op.Return, op.Key, op.Command, op.Server)
+				}
+			}
+		}
+		return
+	}
 	if pitfall != "del-release" {
 		return
 	}
@@ -186,6 +199,14 @@ func storyCause(t *testing.T, pitfall string, res *runner.Result) {
 		!strings.Contains(cause.Text, "late release: its DEL") {
 		t.Errorf("the cause is %q (client %d, step %s), want client %d's late DEL that freed client %d's lock", cause.Text, cause.Client, cause.Step, paused, first.Client)
 	}
+}
+
+// serverCauses are the words of the cause a pitfall's broken run must
+// name from the servers' events: the holder's node or key deleted with its
+// session or lease.
+var serverCauses = map[string]string{
+	"zk-pause":   "the session expired on the server",
+	"etcd-pause": "ran out on the server, no client revoking it",
 }
 
 // violations are the times of every violation checker can see in ops: each

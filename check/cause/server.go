@@ -45,9 +45,11 @@ func (e *evidence) rowsCause(a, b check.Hold) (Cause, bool) {
 // names its client; else an etcd key whose lease was gone went with its
 // lease, and a ZooKeeper node, ephemeral to a session, with its session.
 func (e *evidence) serverCause(a, b check.Hold) (Cause, bool) {
-	for i, s := range slices.Backward(e.server) {
+	// The first such delete: a later one in the same span may be b's own
+	// release, seen before its hold began by the watcher's reckoning.
+	for i, s := range e.server {
 		ev := s.Server
-		if ev.Event != "delete" || s.Return < a.Start || s.Call > b.Start || (ev.Owner >= 0 && ev.Owner != a.Client) ||
+		if ev.Event != "delete" || s.Return < a.Start || s.Call >= b.Start || (ev.Owner >= 0 && ev.Owner != a.Client) ||
 			!e.oldest(i) || e.handover(s, a) {
 			continue
 		}
@@ -56,11 +58,17 @@ func (e *evidence) serverCause(a, b check.Hold) (Cause, bool) {
 		if ev.Revision > 0 {
 			whose = fmt.Sprintf("client %d's key %s (deleted at revision %d)", a.Client, s.Key, ev.Revision)
 		}
-		if r, ok := e.deleter(s); ok {
+		if r, ok := e.deleter(s, b); ok {
 			return Cause{At: clamp(r.Call, a.Start, b.Start), Client: r.Client, Kind: Release,
 				Text: fmt.Sprintf("client %d's %s (%s, sent at %s) deletes %s while client %d holds the lock", r.Client, r.Command, phaseWord(r.Phase), ms(r.Call), whose, a.Client)}, true
 		}
+		revoked := slices.ContainsFunc(e.requests, func(r history.Op) bool {
+			return strings.EqualFold(r.Command, "LEASEREVOKE") && r.Call <= s.Return && history.Returned(r, e.last) >= s.Call
+		})
 		switch {
+		case ev.Revision > 0 && ev.Gone && revoked:
+			return Cause{At: at, Client: -1, Kind: Release,
+				Text: fmt.Sprintf("the server deletes %s while client %d holds the lock and is not releasing it: its lease %s went, expired or revoked (a client's LEASEREVOKE was under way)", whose, a.Client, ev.Session)}, true
 		case ev.Revision > 0 && ev.Gone:
 			return Cause{At: at, Client: -1, Kind: Expiry,
 				Text: fmt.Sprintf("the server deletes %s: its lease %s ran out on the server, no client revoking it, and the key went with it", whose, ev.Session)}, true
@@ -116,18 +124,19 @@ func (e *evidence) handover(s history.Op, a check.Hold) bool {
 
 // deleter is the request recorded deleting a node or key (a ZooKeeper
 // delete, an etcd DeleteRange), sent before server event s was seen and
-// answered after the watcher last saw the node, when it is the only one
+// before b's hold began, answered after the watcher last saw the node,
+// when it is the only one
 // and s the only delete then: what deleted it. A key whose lease was gone
 // went with its lease, which no other client can revoke. The Go locks'
 // ZooKeeper requests are not recorded, a lock program's are (its relay).
-func (e *evidence) deleter(s history.Op) (history.Op, bool) {
+func (e *evidence) deleter(s history.Op, b check.Hold) (history.Op, bool) {
 	if s.Server.Gone {
 		return history.Op{}, false
 	}
 	var found []history.Op
 	for _, r := range e.requests {
 		name := strings.ToUpper(r.Command)
-		if (name == "DELETE" || name == "DELETERANGE") && r.Outcome == models.OK && r.Call <= s.Return && history.Returned(r, e.last) >= s.Call {
+		if (name == "DELETE" || name == "DELETERANGE") && r.Outcome == models.OK && r.Call <= s.Return && r.Call < b.Start && history.Returned(r, e.last) >= s.Call {
 			found = append(found, r)
 		}
 	}
