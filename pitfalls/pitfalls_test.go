@@ -177,11 +177,16 @@ func storyCause(t *testing.T, pitfall string, res *runner.Result) {
 		// recorded, say what freed the lock.
 		if !strings.Contains(cause.Text, server) || cause.Step != timeline.StepExpire {
 			t.Errorf("the cause is %q (step %s), want the servers' word: %q", cause.Text, cause.Step, server)
-			for _, op := range ops {
-				if op.Kind == history.KindServer || op.Kind == history.KindRequest || op.Kind == history.KindAcquire && op.Outcome == models.OK || op.Kind == history.KindRelease {
-					t.Logf("%s %d %s–%s %s %s %+v", op.Kind, op.Client, op.Call, op.Return, op.Key, op.Command, op.Server)
-				}
-			}
+		}
+		return
+	}
+	if statement, ok := rowCauses[pitfall]; ok {
+		// The statement the cause names changed the row, as the server
+		// said: the request's record keeps its rows.
+		if !slices.ContainsFunc(ops, func(op history.Op) bool {
+			return op.Kind == history.KindRequest && op.Client == cause.Client && op.Command == statement && op.Call == cause.At && op.Rows != nil && *op.Rows >= 1
+		}) {
+			t.Errorf("the cause is %q (client %d at %s), want client %d's %s that changed a row, with its rows recorded", cause.Text, cause.Client, cause.At, cause.Client, statement)
 		}
 		return
 	}
@@ -208,6 +213,10 @@ var serverCauses = map[string]string{
 	"zk-pause":   "the session expired on the server",
 	"etcd-pause": "ran out on the server, no client revoking it",
 }
+
+// rowCauses are the statements that a pitfall's broken run must name as
+// its cause, each with the rows it changed recorded.
+var rowCauses = map[string]string{"row-cleanup": "DELETE"}
 
 // violations are the times of every violation checker can see in ops: each
 // hold that began while another client held the key, each write that lost
