@@ -47,7 +47,7 @@ func Measure(ops []history.Op) Stats {
 	s.During = Span{From: faultFrom, To: faultTo}
 	s.After = Span{From: faultTo, To: last}
 	for _, op := range ops {
-		if op.Probe || op.Kind == history.KindReply || op.Kind == history.KindRequest {
+		if op.Probe || op.Kind == history.KindReply || op.Kind == history.KindRequest || op.Kind == history.KindServer {
 			continue
 		}
 		switch {

@@ -230,6 +230,9 @@ func (r *Relay) command(node int, args []string, setup bool, send func() (reply 
 	if node < 0 {
 		// A statement or request, on no lock node: recorded as a Go
 		// lock's are (Client.statement).
+		if n, ok := reply.(RowsChanged); ok {
+			x.rows = (*int64)(&n)
+		}
 		c.recordRequest(pr, name, x, replyErr)
 	}
 	return err

@@ -17,6 +17,9 @@ type exchange struct {
 	h         *history.Recorder
 	sent      bool
 	call, ret time.Duration
+	// rows is where a statement's send leaves how many rows it changed
+	// (negative: not told); nil for any other request.
+	rows *int64
 }
 
 // wrap is send, timed: only a command that reaches wrap's send left the
@@ -84,6 +87,10 @@ func (c *Client) recordRequest(pr *phaseRun, name string, x *exchange, err error
 	var timeout interface{ Timeout() bool }
 	switch {
 	case err == nil:
+		if x.rows != nil && *x.rows >= 0 {
+			n := *x.rows
+			op.Rows = &n
+		}
 	case errors.As(err, &timeout) && timeout.Timeout(), errors.Is(err, context.DeadlineExceeded), errors.Is(err, ErrCrashed):
 		op.Return, op.Outcome, op.Error = history.NeverReturned, "", err.Error()
 	default:

@@ -128,5 +128,5 @@ func (c *Client) DialContext(ctx context.Context, network, addr string) (net.Con
 // before the request leaves it not sent (ErrNotSent), which the lock can
 // tell from a crash while it was under way (ErrCrashed).
 func (c *Client) Request(ctx context.Context, name string, send func() error) error {
-	return c.statement(ctx, c.phaseOf(ctx), name, send, true)
+	return c.statement(ctx, c.phaseOf(ctx), name, send, true, nil)
 }

@@ -42,7 +42,20 @@ func (o owner) WaitResumed(ctx context.Context) error { return o.c.waitResumed(c
 // own) is sent as it is. A service's pool wraps each of its connections'
 // statements in it (service/sqldb).
 func (c *Client) Statement(ctx context.Context, query string, send func() error) error {
-	return c.statement(ctx, c.phaseOf(ctx), query, send, false)
+	return c.statement(ctx, c.phaseOf(ctx), query, send, false, nil)
+}
+
+// StatementRows is Statement for a statement whose result tells how many
+// rows it changed: send returns that count (negative: not told), which
+// the request's record keeps (history.Op.Rows), so that a reader can tell
+// a DELETE that freed a row from one that found none.
+func (c *Client) StatementRows(ctx context.Context, query string, send func() (int64, error)) error {
+	rows := int64(-1)
+	return c.statement(ctx, c.phaseOf(ctx), query, func() error {
+		n, err := send()
+		rows = n
+		return err
+	}, false, &rows)
 }
 
 // EndTx sends a transaction's COMMIT or ROLLBACK (query) as Statement
@@ -50,7 +63,7 @@ func (c *Client) Statement(ctx context.Context, query string, send func() error)
 // began in: a lock that holds a transaction from its acquire commits it in
 // its release.
 func (c *Client) EndTx(ctx context.Context, query string, send func() error) error {
-	return c.statement(ctx, c.phase.Load(), query, send, false)
+	return c.statement(ctx, c.phase.Load(), query, send, false, nil)
 }
 
 // statement sends one statement of the lock in phase run pr, named by its
@@ -59,7 +72,8 @@ func (c *Client) EndTx(ctx context.Context, query string, send func() error) err
 // sent as they are. held says the client's crash and pause hold it
 // (around), which a request needs and a statement's pausable socket does
 // itself; the request's record times only the exchange, not that wait.
-func (c *Client) statement(ctx context.Context, pr *phaseRun, query string, send func() error, held bool) error {
+// rows, when not nil, is where send leaves the rows it changed.
+func (c *Client) statement(ctx context.Context, pr *phaseRun, query string, send func() error, held bool, rows *int64) error {
 	words := strings.Fields(query)
 	if pr == nil || len(words) == 0 {
 		if held {
@@ -67,7 +81,7 @@ func (c *Client) statement(ctx context.Context, pr *phaseRun, query string, send
 		}
 		return send()
 	}
-	x := &exchange{h: c.history}
+	x := &exchange{h: c.history, rows: rows}
 	name := strings.ToUpper(words[0])
 	var sendErr error
 	run := func() error {

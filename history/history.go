@@ -40,6 +40,17 @@
 //     error reply or why no reply came. The checkers' verdicts ignore
 //     replies (the client's acquire and release say what it believed);
 //     the kind of a failing verdict reads them node by node (checker.Judge);
+//   - "request": one request of the lock to a SQL, etcd or memcached
+//     server, with the outcome the client saw; Rows, when the server said
+//     it, how many rows a SQL statement changed;
+//   - "server": one change to the lock's nodes or keys that the servers
+//     told a watcher of the run's own (its own session or client, outside
+//     every client's links), started before the workload and drained
+//     after it: a ZooKeeper child node of the lock created or deleted, an
+//     etcd key under the lock's prefix put or deleted. Server says what
+//     changed and whose it was; Call is when the watcher last saw the
+//     nodes without the change, Return when it learned of it, so the
+//     change happened between them;
 //   - "end": what the harness found after the workload stopped.
 //
 // Kinds and fields added within a version are optional: a reader of an
@@ -59,12 +70,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/locklab/locklab/footprint"
 	"io"
 	"os"
 	"sync"
 	"time"
 
+	"github.com/locklab/locklab/footprint"
 	"github.com/locklab/locklab/models"
 )
 
@@ -91,6 +102,7 @@ const (
 	KindFault   Kind = "fault"   // a fault, from inject to heal
 	KindReply   Kind = "reply"   // one lock node's reply to one command about the lock key
 	KindRequest Kind = "request" // one request of the lock to a SQL, etcd or memcached server, with its outcome
+	KindServer  Kind = "server"  // a change to the lock's nodes or keys, as the servers told a watcher of the run's own
 	KindEnd     Kind = "end"     // what the harness found after the workload stopped
 )
 
@@ -247,9 +259,43 @@ type Op struct {
 	Node    int    `json:"node,omitempty"`
 	Command string `json:"command,omitempty"`
 	Phase   string `json:"phase,omitempty"`
+	// Rows is how many rows a request's SQL statement changed, as the
+	// server said (a DELETE that freed a row: 1; one that found none: 0);
+	// nil when it did not say (a query, a statement that failed, another
+	// service's request).
+	Rows *int64 `json:"rows,omitempty"`
+
+	// Server is what a server event (KindServer) says changed.
+	Server *ServerEvent `json:"server,omitempty"`
 
 	// The end record.
 	End *End `json:"end,omitempty"`
+}
+
+// ServerEvent is one change to a lock's nodes or keys, as the servers
+// told a watcher of the run's own; the Op's Key names the node or key.
+type ServerEvent struct {
+	// Event is what happened to the node or key: "create", "put" or
+	// "delete".
+	Event string `json:"event"`
+	// Owner is the client whose node or key it is, when its data names
+	// one (the ZooKeeper locks write "client N, acquire K" in theirs);
+	// -1 when it does not.
+	Owner int `json:"owner"`
+	// Session is the ZooKeeper session whose ephemeral node it is, or the
+	// etcd lease the key is attached to, in hex; empty for none.
+	Session string `json:"session,omitempty"`
+	// Created orders the lock's nodes or keys by their creation, as the
+	// servers number it (ZooKeeper's czxid, etcd's create revision):
+	// the lock recipes grant the lowest.
+	Created int64 `json:"created,omitempty"`
+	// Revision is the etcd revision of the change; 0 on ZooKeeper.
+	Revision int64 `json:"revision,omitempty"`
+	// Gone says that, when the delete was seen, the server no longer had
+	// the key's lease: it expired or was revoked, and took the key with
+	// it. False when it still had it, or could not tell (ZooKeeper does
+	// not tell another session's end).
+	Gone bool `json:"gone,omitempty"`
 }
 
 // End is what the harness found once the workload had stopped.
@@ -540,13 +586,13 @@ func ReadFile(path string) ([]Op, error) {
 }
 
 // Last is the time of the history's last event, just past it: the Return
-// standing in for operations that never returned. Replies and requests do not count: a
-// watchdog's renewal can land after the end record, and the verdicts must
-// not move with it.
+// standing in for operations that never returned. Replies, requests and
+// server events do not count: a watchdog's renewal can land after the end
+// record, and the verdicts must not move with it.
 func Last(ops []Op) time.Duration {
 	var last time.Duration
 	for _, op := range ops {
-		if op.Kind == KindReply || op.Kind == KindRequest {
+		if op.Kind == KindReply || op.Kind == KindRequest || op.Kind == KindServer {
 			continue
 		}
 		last = max(last, op.Call, op.Return)

@@ -192,3 +192,38 @@ func TestReadOldLockState(t *testing.T) {
 		}
 	}
 }
+
+// TestServerEventsAndRows: a server event and a statement's rows are
+// written and read back as they were, a statement that changed no row
+// kept apart from one that did not say; server events do not move Last.
+func TestServerEventsAndRows(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history.jsonl")
+	h, err := New(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zero, one := int64(0), int64(1)
+	want := []Op{
+		{Client: 0, Kind: KindRequest, Key: "lock", Call: 10, Return: 20, Command: "DELETE", Phase: "release", Outcome: models.OK, Rows: &zero},
+		{Client: 1, Kind: KindRequest, Key: "lock", Call: 30, Return: 40, Command: "UPDATE", Phase: "acquire", Outcome: models.OK, Rows: &one},
+		{Client: 1, Kind: KindRequest, Key: "lock", Call: 30, Return: 40, Command: "SELECT", Phase: "acquire", Outcome: models.OK},
+		{Client: -1, Kind: KindServer, Key: "/locklab/lock/1b", Call: 50, Return: 900,
+			Server: &ServerEvent{Event: "delete", Owner: -1, Session: "0x1b", Created: 5, Revision: 9, Gone: true}},
+	}
+	for _, op := range want {
+		h.Add(op)
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("read back %+v, want %+v", got, want)
+	}
+	if last := Last(got); last != 1 {
+		t.Errorf("Last %d, want 1: requests and server events do not count", last)
+	}
+}

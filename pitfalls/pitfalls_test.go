@@ -173,6 +173,24 @@ func storyCause(t *testing.T, pitfall string, res *runner.Result) {
 		return
 	}
 	t.Logf("cause at %s: %s", cause.At, cause.Text)
+	if server, ok := serverCauses[pitfall]; ok {
+		// The servers' own events, which a watcher of the run's own
+		// recorded, say what freed the lock.
+		if !strings.Contains(cause.Text, server) || cause.Step != timeline.StepExpire {
+			t.Errorf("the cause is %q (step %s), want the servers' word: %q", cause.Text, cause.Step, server)
+		}
+		return
+	}
+	if statement, ok := rowCauses[pitfall]; ok {
+		// The statement the cause names changed the row, as the server
+		// said: the request's record keeps its rows.
+		if !slices.ContainsFunc(ops, func(op history.Op) bool {
+			return op.Kind == history.KindRequest && op.Client == cause.Client && op.Command == statement && op.Call == cause.At && op.Rows != nil && *op.Rows >= 1
+		}) {
+			t.Errorf("the cause is %q (client %d at %s), want client %d's %s that changed a row, with its rows recorded", cause.Text, cause.Client, cause.At, cause.Client, statement)
+		}
+		return
+	}
 	if pitfall != "del-release" {
 		return
 	}
@@ -188,6 +206,18 @@ func storyCause(t *testing.T, pitfall string, res *runner.Result) {
 		t.Errorf("the cause is %q (client %d, step %s), want client %d's late DEL that freed client %d's lock", cause.Text, cause.Client, cause.Step, paused, first.Client)
 	}
 }
+
+// serverCauses are the words of the cause a pitfall's broken run must
+// name from the servers' events: the holder's node or key deleted with its
+// session or lease.
+var serverCauses = map[string]string{
+	"zk-pause":   "the session expired on the server",
+	"etcd-pause": "ran out on the server, no client revoking it",
+}
+
+// rowCauses are the statements that a pitfall's broken run must name as
+// its cause, each with the rows it changed recorded.
+var rowCauses = map[string]string{"row-cleanup": "DELETE"}
 
 // violations are the times of every violation checker can see in ops: each
 // hold that began while another client held the key, each write that lost

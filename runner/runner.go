@@ -237,9 +237,8 @@ func runOps(ctx context.Context, s Scenario, newLocker harness.NewLocker, opts O
 	if err != nil {
 		return nil, nil, fmt.Errorf("run %s: %w", s.Name, err)
 	}
-	// The reference lock, if it runs, gets its own cluster; this one is
-	// closed (or given back) first, and reused only once the run ended
-	// sparing every server.
+	// The reference lock, if it runs, gets its own cluster; this one is closed (or given
+	// back) first, and reused only once the run ended sparing every server.
 	var spared bool
 	closeCluster := sync.OnceValue(func() error { return giveBack(opts.Pool, cl, spared) })
 	defer closeCluster()
@@ -345,6 +344,7 @@ func (r *run) execute(ctx context.Context, newLocker harness.NewLocker) error {
 		}
 	}
 	r.locks.Store(&locks)
+	unwatch := service.WatchLock(runCtx, r.cluster.Deployment(), r.h, r.w.Key) // the servers' side, drained before the end record
 	meter := lag.Start(runCtx, r.h.Now, r.pids(slices.Concat(clients, []*harness.Client{probe})))
 	defer meter.Stop()
 	warm(runCtx, workers...)
@@ -393,6 +393,7 @@ func (r *run) execute(ctx context.Context, newLocker harness.NewLocker) error {
 		return err
 	}
 	end.Late, end.Queued = meter.Stop(), meter.Queued()
+	unwatch()
 	r.h.Add(history.Op{Client: -1, Kind: history.KindEnd, Call: r.h.Now(), Return: r.h.Now(), End: end})
 
 	cancel()
@@ -437,9 +438,8 @@ func (r *run) footprint() (footprint.Footprint, []string) {
 	return l.Footprint(), append(ambiguous, l.Ambiguous()...)
 }
 
-// lockKey is the lock's key on the servers: the one its requests showed,
-// when they showed one that names the workload's key (a library's
-// "lock:orders:KEY"), else the workload's.
+// lockKey is the lock's key on the servers: the one its requests showed, when they
+// showed one that names the workload's key (a library's "lock:orders:KEY"), else the workload's.
 func (r *run) lockKey() string {
 	if fp, _ := r.footprint(); fp.Key != "" && footprint.Matches(fp.Key, r.w.Key) {
 		return fp.Key

@@ -14,6 +14,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/service/etcd"
 	"github.com/locklab/locklab/service/memcached"
 	"github.com/locklab/locklab/service/redis"
@@ -111,4 +112,32 @@ func LockService(t cluster.Topology) cluster.LockService {
 		return s
 	}
 	return nil
+}
+
+// LockWatcher is a cluster.Deployment whose servers tell a watcher of each
+// change to a lock's nodes or keys as it happens (ZooKeeper's watches,
+// etcd's Watch): the run records them as server events
+// (history.KindServer), the lock's own side of what let a second holder
+// in (check/cause).
+type LockWatcher interface {
+	// WatchLock watches the lock named key from a session or client of
+	// its own, past every client's link, so that no fault strikes it and
+	// the run goes as it would unwatched, recording each change in h. It
+	// returns once it watches. stop reads the lock's nodes once more,
+	// records what the watch had not told yet, and returns once nothing
+	// more will be recorded; ctx's end stops it too.
+	WatchLock(ctx context.Context, key string, h *history.Recorder) (stop func(), err error)
+}
+
+// WatchLock starts the watcher of the lock named key on d, when d is a
+// LockWatcher, before the workload starts; stop drains it once the
+// workload has stopped. A watcher that cannot start records nothing, and
+// the run goes on without its events: they explain a run, never judge it.
+func WatchLock(ctx context.Context, d cluster.Deployment, h *history.Recorder, key string) (stop func()) {
+	if w, ok := d.(LockWatcher); ok {
+		if stop, err := w.WatchLock(ctx, key, h); err == nil {
+			return stop
+		}
+	}
+	return func() {}
 }

@@ -39,6 +39,14 @@ func TestCause(t *testing.T) {
 		return append(ops, extra...)
 	}
 	paused := history.Op{Client: 0, Kind: history.KindFault, FaultKind: "pause", Call: ms(60), Return: ms(230)}
+	// The servers' events: client 1's node or key made, client 2's queued
+	// behind it, and client 1's deleted while it held the lock.
+	server := func(from, to int, key, event string, owner int, created, rev int64, gone bool) history.Op {
+		return history.Op{Client: -1, Kind: history.KindServer, Key: key, Call: ms(from), Return: ms(to),
+			Server: &history.ServerEvent{Event: event, Owner: owner, Session: "0x5", Created: created, Revision: rev, Gone: gone}}
+	}
+	zk := run(250, server(0, 99, "/l/n1", "create", 1, 7, 0, false), server(99, 110, "/l/n2", "create", 2, 8, 0, false), server(110, 240, "/l/n1", "delete", 1, 7, 0, false))
+	etcd := run(250, server(0, 99, "/l/k1", "put", -1, 7, 7, false), server(99, 110, "/l/k2", "put", -1, 8, 8, false), server(110, 240, "/l/k1", "delete", -1, 7, 9, true))
 	for _, tc := range []struct {
 		name   string
 		ops    []history.Op
@@ -57,6 +65,8 @@ func TestCause(t *testing.T) {
 			2, "client 1's lease runs out on the server, 200 ms after its acquire returned; client 2's cleanup DELETE, sent at 320 ms"},
 		{"the lease, by itself", run(330), -1, "client 1's lease runs out on the server"},
 		{"a key the server expired early", run(250, request(1, 99, "ADD", "acquire"), request(2, 249, "ADD", "acquire")), -1, "the server expired it by its own clock"},
+		{"a ZooKeeper node gone with its session", zk, -1, "the server deletes client 1's node /l/n1, ephemeral to session 0x5"},
+		{"an etcd key gone with its lease", etcd, -1, "its lease 0x5 ran out on the server"},
 		{"a lock that never refuses", []history.Op{acquire(0, 10), acquire(1, 20), release(0, 30, 31), release(1, 40, 41), end}, 1, "the lock never refuses a client for another's hold"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -72,5 +82,38 @@ func TestCause(t *testing.T) {
 				t.Errorf("cause of client %d: %q, want client %d: %q", cause.Client, cause.Text, tc.client, tc.want)
 			}
 		})
+	}
+}
+
+// TestSequenceServerCause: a run whose second holder the servers' events
+// explain draws their word as the cause step, between the two holds, on a
+// lifeline named for the service.
+func TestSequenceServerCause(t *testing.T) {
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	ops := []history.Op{
+		{Client: 1, Kind: history.KindAcquire, Key: "lock", Call: ms(90), Return: ms(100), Outcome: models.OK},
+		{Client: -1, Kind: history.KindServer, Key: "/l/n1", Call: ms(0), Return: ms(95), Server: &history.ServerEvent{Event: "create", Owner: 1, Session: "0x5", Created: 7}},
+		{Client: -1, Kind: history.KindServer, Key: "/l/n2", Call: ms(95), Return: ms(110), Server: &history.ServerEvent{Event: "create", Owner: 2, Session: "0x6", Created: 8}},
+		{Client: -1, Kind: history.KindServer, Key: "/l/n1", Call: ms(110), Return: ms(240), Server: &history.ServerEvent{Event: "delete", Owner: 1, Session: "0x5", Created: 7}},
+		{Client: 2, Kind: history.KindAcquire, Key: "lock", Call: ms(105), Return: ms(250), Outcome: models.OK},
+		{Client: 1, Kind: history.KindRelease, Key: "lock", Call: ms(400), Return: ms(401), Outcome: models.OK},
+		{Client: 2, Kind: history.KindRelease, Key: "lock", Call: ms(450), Return: ms(451), Outcome: models.OK},
+		{Client: -1, Kind: history.KindEnd, Call: ms(500), Return: ms(500), End: &history.End{TTL: ms(1000)}},
+	}
+	checks := []checker.Check{{Checker: checker.CheckLock, Verdict: checker.Illegal}}
+	story := Story(ops, checks)
+	cause, ok := CauseOf(story)
+	if !ok || cause.Step != StepExpire || cause.At < ms(100) || cause.At > ms(250) || !strings.Contains(cause.Text, "the session expired on the server") {
+		t.Fatalf("cause %v: %+v, want the session's end between 100 and 250 ms", ok, cause)
+	}
+	seq, ok := Sequence(ops, checks)
+	if !ok {
+		t.Fatal("no sequence drawn")
+	}
+	if n := len(parse(t, seq).find("step cause")); n != 1 {
+		t.Errorf("the sequence diagram draws %d cause steps, want 1", n)
+	}
+	if !strings.Contains(string(seq), "lock (ZK)") {
+		t.Error("the lock's lifeline is not named for ZooKeeper")
 	}
 }

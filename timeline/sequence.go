@@ -22,11 +22,19 @@ func Sequence(ops []history.Op, checks []checker.Check) ([]byte, bool) {
 }
 
 // lockName names the lock's lifeline: by the service the lock spoke to, as
-// its recorded replies show; a lock that sent no command (each client's
+// its recorded replies or the servers' events show (etcd's carry a
+// revision, ZooKeeper's none); a lock that sent no command (each client's
 // own in-process mutex) is just "lock".
 func lockName(ops []history.Op) string {
-	if slices.ContainsFunc(ops, func(op history.Op) bool { return op.Kind == history.KindReply }) {
-		return "lock (Redis)"
+	for _, op := range ops {
+		switch {
+		case op.Kind == history.KindReply:
+			return "lock (Redis)"
+		case op.Kind == history.KindServer && op.Server != nil && op.Server.Revision > 0:
+			return "lock (etcd)"
+		case op.Kind == history.KindServer:
+			return "lock (ZK)"
+		}
 	}
 	return "lock"
 }

@@ -46,24 +46,29 @@ type evidence struct {
 	hatched                   map[int][]history.Op    // a client's own faults (a pause), per client
 	releases, acquired        []history.Op            // the workload's releases (Return filled in), and its acquires that took the lock
 	replies, requests, losses []history.Op            // lock nodes' replies, SQL/etcd/memcached requests, faults that free a lock
+	server                    []history.Op            // the servers' events on the lock's nodes or keys (KindServer)
 }
 
 // Of finds, in ops, what freed a's hold on the server so that b got
 // the lock while a held it, in the order of the evidence the recorded
 // events give. A lock node's reply that removed a's key (a late DEL) or
 // took it over (GETSET, a plain SET) says it outright, as does a late
-// release's DELETE request; then a fault that frees a lock on its server;
+// release's DELETE request (one that changed rows, when the server said);
+// then the servers' own events: the node or key that held the lock
+// deleted while a was not releasing it (ZooKeeper's session, etcd's
+// lease at its end); then a fault that frees a lock on its server;
 // then a release still under way when a got the lock, held up on its way
 // and ending its client's own hold (a DEL of someone else's lock, where no
 // reply is recorded); a lock that never refuses for another's hold; a's
 // lease running out after its last recorded take or renewal (with the
-// cleanup that removed the expired lock); and a key the server granted b
+// cleanup that removed the expired lock); a statement of another client's
+// acquire that changed a's row while a's lease ran; and a key the server granted b
 // before a's lease ran out with nothing recorded removing it, which the
 // server's own clock expired. It reports false when no recorded event
 // explains the overlap: better no cause than a guess.
 func Of(ops []history.Op, a, b checker.Hold) (Cause, bool) {
 	e := newEvidence(ops)
-	for _, find := range []func(a, b checker.Hold) (Cause, bool){e.replyCause, e.requestCause, e.faultCause, e.releaseCause, e.grantCause, e.expiryCause, e.serverExpiryCause} {
+	for _, find := range []func(a, b checker.Hold) (Cause, bool){e.replyCause, e.requestCause, e.serverCause, e.faultCause, e.releaseCause, e.grantCause, e.expiryCause, e.rowsCause, e.serverExpiryCause} {
 		if c, ok := find(a, b); ok {
 			c.Ended = e.ended(a, b, c)
 			return c, true
@@ -105,6 +110,10 @@ func newEvidence(ops []history.Op) *evidence {
 			e.replies = append(e.replies, op)
 		case history.KindRequest:
 			e.requests = append(e.requests, op)
+		case history.KindServer:
+			if op.Server != nil {
+				e.server = append(e.server, op)
+			}
 		case history.KindFault:
 			op.Return = history.Returned(op, e.last)
 			if op.Effect == history.EffectLoss {
@@ -273,7 +282,7 @@ func (e *evidence) serverExpiryCause(a, b checker.Hold) (Cause, bool) {
 // etcd's DeleteRange removes only its sender's own key.
 func (e *evidence) requestCause(a, b checker.Hold) (Cause, bool) {
 	for _, r := range slices.Backward(e.requests) {
-		if r.Client == a.Client || r.Key != a.Key || r.Outcome != models.OK || r.Call < a.Start || r.Call > b.Start {
+		if r.Client == a.Client || r.Key != a.Key || r.Outcome != models.OK || r.Call < a.Start || r.Call > b.Start || unchanged(r) {
 			continue
 		}
 		if r.Command == "DELETE" && r.Phase == "release" {
@@ -290,7 +299,7 @@ func (e *evidence) requestCause(a, b checker.Hold) (Cause, bool) {
 func (e *evidence) cleanup(a, b checker.Hold, end time.Duration) (history.Op, bool) {
 	for _, r := range slices.Backward(e.requests) {
 		if r.Client != a.Client && r.Key == a.Key && r.Outcome == models.OK && r.Phase == "acquire" && r.Call >= end && r.Call <= b.Start &&
-			(r.Command == "DELETE" || r.Command == "UPDATE") {
+			(r.Command == "DELETE" || r.Command == "UPDATE") && !unchanged(r) {
 			return r, true
 		}
 	}

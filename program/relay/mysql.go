@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/resp"
 	"io"
 	"net"
@@ -201,7 +202,7 @@ func (c *myConn) statement(text string, raw []byte) ([]byte, int) {
 			return nil, sendErr
 		}
 		done, sendErr = true, serverErr
-		return nil, serverErr
+		return myRows(reply), serverErr
 	})
 	switch {
 	case !done || err != sendErr:
@@ -210,6 +211,19 @@ func (c *myConn) statement(text string, raw []byte) ([]byte, int) {
 		return reply, myPipe
 	}
 	return reply, myNext
+}
+
+// myRows is the rows a reply of one OK packet says its statement changed
+// (affected_rows), or nil for any other reply (a result set, an error).
+func myRows(reply []byte) any {
+	if len(reply) < 5 || reply[4] != 0x00 {
+		return nil
+	}
+	n, size := myLenenc(reply[5:])
+	if size == 0 {
+		return nil
+	}
+	return harness.RowsChanged(n)
 }
 
 // readMyPrepareReply reads the reply to a COM_STMT_PREPARE: an error, or

@@ -6,9 +6,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/resp"
 	"io"
 	"net"
+	"strconv"
 	"strings"
 )
 
@@ -158,6 +160,8 @@ func (c *pgConn) exchange(words []string, raw []byte, struck bool) (reply []byte
 			return nil, err
 		}
 		var serverErr error
+		var rows any
+		completed := 0
 		for {
 			typ, m, err := readPGMessage(c.out)
 			if err != nil {
@@ -165,12 +169,21 @@ func (c *pgConn) exchange(words []string, raw []byte, struck bool) (reply []byte
 				return nil, err
 			}
 			reply = append(reply, m...)
+			if typ == 'C' {
+				// One statement's tag says its rows; a batch's, whose
+				// request is named by its first, say nothing of it.
+				completed++
+				rows = pgRows(m)
+			}
 			if typ == 'E' && serverErr == nil {
 				serverErr = errors.New("server error: " + pgErrorText(m))
 			}
 			if typ == 'Z' || typ == 'G' || typ == 'W' {
 				done, copyIn, sendErr = true, typ != 'Z', serverErr
-				return nil, serverErr
+				if completed != 1 {
+					rows = nil
+				}
+				return rows, serverErr
 			}
 		}
 	}
@@ -243,6 +256,24 @@ func pgStartup(down net.Conn, in *bufio.Reader, upConn net.Conn, out *bufio.Read
 			}
 		}
 	}
+}
+
+// pgRows is the rows a CommandComplete message (raw, its type byte and
+// length first) says its statement changed: the last word of a DELETE's,
+// UPDATE's or INSERT's tag ("DELETE 1", "INSERT 0 1"); nil for another's.
+func pgRows(raw []byte) any {
+	if len(raw) < 6 {
+		return nil
+	}
+	words := strings.Fields(strings.TrimRight(string(raw[5:]), "\x00"))
+	if len(words) < 2 || (words[0] != "DELETE" && words[0] != "UPDATE" && words[0] != "INSERT") {
+		return nil
+	}
+	n, err := strconv.ParseInt(words[len(words)-1], 10, 64)
+	if err != nil {
+		return nil
+	}
+	return harness.RowsChanged(n)
 }
 
 // readPGMessage reads one message: its type byte, its length (which counts

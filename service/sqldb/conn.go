@@ -45,9 +45,16 @@ func (s *sqlConn) ExecContext(ctx context.Context, query string, args []driver.N
 		return nil, driver.ErrSkip
 	}
 	var res driver.Result
-	err := s.c.Statement(ctx, query, func() (err error) {
-		res, err = ex.ExecContext(ctx, query, args)
-		return err
+	err := s.c.StatementRows(ctx, query, func() (int64, error) {
+		var err error
+		if res, err = ex.ExecContext(ctx, query, args); err != nil {
+			return -1, err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return -1, nil // the driver does not tell: the statement stands
+		}
+		return n, nil
 	})
 	return res, err
 }

@@ -135,6 +135,10 @@ func (o owner) Statement(ctx context.Context, query string, send func() error) e
 	return o.c.Statement(ctx, query, send)
 }
 
+func (o owner) StatementRows(ctx context.Context, query string, send func() (int64, error)) error {
+	return o.c.StatementRows(ctx, query, send)
+}
+
 func (o owner) EndTx(ctx context.Context, query string, send func() error) error {
 	return o.c.EndTx(ctx, query, send)
 }

@@ -24,6 +24,9 @@ type user interface {
 	// carries, through the failpoints armed on the lock's commands; one
 	// sent in no phase (the client's own) is sent as it is.
 	Statement(ctx context.Context, query string, send func() error) error
+	// StatementRows is Statement for a statement whose send returns how
+	// many rows it changed, which the history records.
+	StatementRows(ctx context.Context, query string, send func() (int64, error)) error
 	// EndTx sends a transaction's COMMIT or ROLLBACK (query) through the
 	// failpoints in the phase the worker is in now, not the one it began
 	// in: a lock that holds a transaction from its acquire commits it in

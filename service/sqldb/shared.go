@@ -51,6 +51,11 @@ func (nobody) WaitResumed(context.Context) error { return nil }
 
 func (nobody) Statement(_ context.Context, _ string, send func() error) error { return send() }
 
+func (nobody) StatementRows(_ context.Context, _ string, send func() (int64, error)) error {
+	_, err := send()
+	return err
+}
+
 func (nobody) EndTx(_ context.Context, _ string, send func() error) error { return send() }
 
 // OpenSharedPool is OpenSharedPool on the MariaDB topology's server
