@@ -213,9 +213,16 @@ func (e *evidence) expiryCause(a, b checker.Hold) (Cause, bool) {
 		return Cause{}, false
 	}
 	from, what := a.Start, "its acquire returned"
+	// The server counts the lease from when it ran the command that took
+	// the lock, at the earliest when the acquire was called: a cleanup
+	// sent from then on may have found it expired.
+	earliest := a.Start
 	for _, op := range e.acquired {
-		if op.Client == a.Client && op.Key == a.Key && op.Return == a.Start && op.Took > 0 {
-			from, what = op.Took, "the command that took it was sent"
+		if op.Client == a.Client && op.Key == a.Key && op.Return == a.Start {
+			earliest = op.Call
+			if op.Took > 0 {
+				from, what = op.Took, "the command that took it was sent"
+			}
 		}
 	}
 	for _, r := range e.replies {
@@ -234,7 +241,10 @@ func (e *evidence) expiryCause(a, b checker.Hold) (Cause, bool) {
 		return Cause{}, false
 	}
 	text := fmt.Sprintf("client %d's lease runs out on the server, %s after %s", a.Client, ms(ttl), what)
-	if r, ok := e.cleanup(a, b, end); ok {
+	if from != a.Start { // a send time already: the server's count began no earlier
+		earliest = from
+	}
+	if r, ok := e.cleanup(a, b, earliest+ttl); ok {
 		verb := "deletes"
 		if r.Command == "UPDATE" {
 			verb = "takes over"
