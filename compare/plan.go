@@ -106,8 +106,8 @@ var whyNot = map[where]string{
 		"so a waiter holds no pooled connection that the holder would need",
 	{Pool, cluster.ZooKeeperTopology}: "cannot apply: a ZooKeeper client is one session on one connection, its requests pipelined: " +
 		"a waiter holds no pooled connection that the holder would need",
-	{ClockJump, cluster.EtcdTopology}: "an etcd member's wall clock cannot be moved here (a Go server reads it through the vDSO, past libfaketime), " +
-		"and etcd times leases with Go's monotonic clock",
+	{ClockJump, cluster.EtcdTopology}: "cannot apply: etcd times leases with Go's monotonic clock (lease.Remaining: time.Until), which a " +
+		"wall-clock jump does not move; nor can an etcd member's wall clock be moved here (Go reads it through the vDSO, past libfaketime)",
 }
 
 // scenarioFor is the scenario that strikes a fault class on a topology. A

@@ -3,6 +3,7 @@ package compare
 import (
 	"github.com/locklab/locklab/cluster"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/locklab/locklab/fault"
@@ -165,5 +166,30 @@ func TestOwnRows(t *testing.T) {
 		if refs == 0 {
 			t.Errorf("%s: no reference beside it", tc.name)
 		}
+	}
+}
+
+// TestFewDashes: every "—" of the comparison is a class that cannot apply
+// to its row, saying why, and the locks the page began with (the rows that
+// are no program and no library) have at most ten.
+func TestFewDashes(t *testing.T) {
+	libs := map[string]bool{"redsync": true, "redsync-refresh": true, "redislock": true, "redislock-refresh": true}
+	dashes := 0
+	for _, r := range Rows {
+		for _, c := range Classes() {
+			cell := r.cell(c.Name)
+			if cell.Scenario != "" {
+				continue
+			}
+			if cell.Why == "" || strings.HasPrefix(cell.Why, "not built") {
+				t.Errorf("%s × %s: %q, want why the class cannot apply", r.Lock, c.Name, cell.Why)
+			}
+			if r.File == "" && !libs[r.Lock] {
+				dashes++
+			}
+		}
+	}
+	if dashes > 10 {
+		t.Errorf("%d cells of the locks' rows are \"—\", want at most 10", dashes)
 	}
 }
