@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/harness/rediscmd"
 )
@@ -139,6 +140,11 @@ type SentinelRelayer interface {
 	// of Endpoints.Sentinels, and what stops them.
 	RelaySentinels(relays []string) (addrs []string, stop io.Closer, err error)
 }
+
+// Kept is what the client's deployment keeps running between its runs,
+// nil for a client of no cluster: where a lock program leaves its process
+// for the same client of the next run (cluster.Kept).
+func (c *Client) Kept() *cluster.Kept { return c.kept }
 
 // Endpoints are the addresses this client dials.
 func (c *Client) Endpoints() Endpoints { return c.endpoints }
