@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/program/relay"
@@ -51,17 +52,30 @@ import (
 // one process per client.
 func keepKey(c *harness.Client) string { return "program/client " + strconv.Itoa(c.ID()) }
 
+// starts and reuses count, over this process's life, the lock programs
+// started and those taken back warm (Starts).
+var starts, reuses atomic.Int64
+
+// Starts reports how many lock programs were started so far, and how many
+// times one kept warm served another run instead (obtain).
+func Starts() (started, reused int64) { return starts.Load(), reuses.Load() }
+
 // obtain is the program of command for client c: the one kept on c's
 // deployment for c's number, when it can serve this run, or else a new one.
 func obtain(c *harness.Client, command string) (*process, error) {
 	if k := c.Kept(); k != nil {
 		if w, ok := k.Take(keepKey(c)).(parked); ok {
 			if p := w.p.resume(c, command); p != nil {
+				reuses.Add(1)
 				return p, nil
 			}
 		}
 	}
-	return start(c, command)
+	p, err := start(c, command)
+	if err == nil {
+		starts.Add(1)
+	}
+	return p, err
 }
 
 // parked is a process kept between runs; closing it ends the process.

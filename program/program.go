@@ -11,6 +11,11 @@
 //
 //	acquire KEY   →  ok [TOKEN] | refused | error TEXT
 //	release KEY   →  ok | not-held | error TEXT
+//	reset         →  ok (anything else: the program is started anew)
+//
+// reset comes between two runs of one warm deployment, which keeps the
+// process for the next run (keep.go): the program forgets what it holds,
+// with no request to the service.
 //
 // one request at a time per process, one answer line per request, in
 // order. TOKEN is a fencing token (a decimal number; none means 0). An

@@ -55,6 +55,13 @@ def main():
                     answer = "ok"
                 else:
                     answer = "refused"
+            elif verb == "reset":
+                # Between two runs on one warm deployment: forget every
+                # lock held, without a word to ZooKeeper (the deployment's
+                # reset deletes the nodes and closes the session, after
+                # which kazoo starts another).
+                held.clear()
+                answer = "ok"
             elif verb == "release":
                 lock = held.pop(key, None)
                 # kazoo's release deletes the node if it still exists and
