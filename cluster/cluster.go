@@ -82,6 +82,7 @@ type Cluster struct {
 	deployment Deployment // a service started through the seam (service.go)
 	config     Config     // what started it, which a Pool keeps it by
 	kept       Kept       // what its clients leave running between runs
+	reused     bool       // a Pool handed it out again, after a run and a reset
 }
 
 // Config says what a cluster starts.

@@ -81,5 +81,14 @@ func (k *Kept) close() error {
 	return errors.Join(errs...)
 }
 
+// Origin says how a run came by the cluster, for its log: "started", or
+// "reused" when it is a warm deployment a Pool handed out again.
+func (c *Cluster) Origin() string {
+	if c.reused {
+		return "reused"
+	}
+	return "started"
+}
+
 // Kept is what the cluster's clients leave running between its runs.
 func (c *Cluster) Kept() *Kept { return &c.kept }

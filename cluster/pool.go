@@ -109,6 +109,7 @@ func (p *Pool) Take(ctx context.Context, cfg Config) (*Cluster, error) {
 			}
 			p.count(func(s *PoolStats) { s.Reused++ })
 			c.kept.pool()
+			c.reused = true
 			return c, nil
 		}
 		if p.resetting[key] == 0 {
