@@ -30,8 +30,9 @@ type Process interface {
 	// SetClock makes the process's wall clock run offset ahead of true time
 	// (behind when negative) from now on; its monotonic clock is untouched.
 	SetClock(offset time.Duration) error
-	// Close kills the process if it still runs and waits for it to end; the
-	// run calls it when the client closes.
+	// Close kills the process if it still runs and waits for it to end, or
+	// parks it, asked to forget what it holds, for the same client of its
+	// deployment's next run (Kept); the run calls it when the client closes.
 	Close() error
 	// Pid is the process's id on this machine: the run reads how long its
 	// threads, and those of every process it started, waited for a core.
