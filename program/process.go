@@ -347,6 +347,7 @@ func (p *process) read(stdout io.Reader) {
 func (p *process) wait() {
 	err := p.cmd.Wait()
 	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	awaitGroup(p.cmd.Process.Pid, 2*time.Second)
 	// Give stderr a moment to deliver the program's last words.
 	select {
 	case <-p.readDone:
@@ -369,6 +370,21 @@ func (p *process) wait() {
 	}
 	p.mu.Unlock()
 	close(p.exited)
+}
+
+// awaitGroup waits, at most bound, until process group pid is gone: the
+// processes the shell started (the interpreter) are not its children to
+// reap, but init's once the shell is gone, so their end can only be
+// polled. Without it a pool that closes could return while a killed
+// interpreter is still tearing down its threads.
+func awaitGroup(pid int, bound time.Duration) {
+	deadline := time.Now().Add(bound)
+	for time.Now().Before(deadline) {
+		if err := syscall.Kill(-pid, 0); errors.Is(err, syscall.ESRCH) {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 func (p *process) answered() int {
