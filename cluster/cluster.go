@@ -81,6 +81,8 @@ type Cluster struct {
 	session    RunSession // the backend's run, which started the servers
 	deployment Deployment // a service started through the seam (service.go)
 	config     Config     // what started it, which a Pool keeps it by
+	kept       Kept       // what its clients leave running between runs
+	reused     bool       // a Pool handed it out again, after a run and a reset
 }
 
 // Config says what a cluster starts.
@@ -202,7 +204,9 @@ func (c *Cluster) Network() *network.Proxy { return c.network }
 
 // Close stops every node and the network and removes the run's directory.
 func (c *Cluster) Close() error {
-	var errs []error
+	// What the clients left running goes first, while the servers it
+	// talks to are still up.
+	errs := []error{c.kept.close()}
 	if c.network != nil {
 		errs = append(errs, c.network.Close())
 	}

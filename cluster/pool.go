@@ -108,6 +108,8 @@ func (p *Pool) Take(ctx context.Context, cfg Config) (*Cluster, error) {
 				continue
 			}
 			p.count(func(s *PoolStats) { s.Reused++ })
+			c.kept.pool()
+			c.reused = true
 			return c, nil
 		}
 		if p.resetting[key] == 0 {
@@ -124,6 +126,9 @@ func (p *Pool) Take(ctx context.Context, cfg Config) (*Cluster, error) {
 		}
 	}
 	c, err := Start(ctx, cfg)
+	if err == nil && key != "" {
+		c.kept.pool()
+	}
 	if err == nil {
 		p.count(func(s *PoolStats) { s.Started++ })
 	}

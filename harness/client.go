@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/history"
 )
@@ -50,7 +51,8 @@ type Client struct {
 	resume  chan struct{} // non-nil while paused; closed when the pause ends
 	process Process       // the client's own process, when the lock is a program (Attach)
 
-	endpoints Endpoints // what it dials, for a lock program's environment
+	endpoints Endpoints     // what it dials, for a lock program's environment
+	kept      *cluster.Kept // what the deployment keeps between its runs (Kept)
 
 	phase atomic.Pointer[phaseRun] // the worker's phase, for commands whose context has none
 
@@ -78,13 +80,14 @@ type clientConfig struct {
 	timeout      time.Duration
 	history      *history.Recorder
 	points       *failpoint.Set
+	kept         *cluster.Kept
 }
 
 func newClient(ctx context.Context, cfg clientConfig) *Client {
 	if cfg.key == "" {
 		cfg.key = "lock"
 	}
-	c := &Client{id: cfg.id, ttl: cfg.ttl, timeout: cfg.timeout, key: cfg.key, keyOf: cfg.keyOf, history: cfg.history, points: cfg.points}
+	c := &Client{id: cfg.id, ttl: cfg.ttl, timeout: cfg.timeout, key: cfg.key, keyOf: cfg.keyOf, history: cfg.history, points: cfg.points, kept: cfg.kept}
 	c.ctx, c.cancel = context.WithCancel(ctx)
 	if cfg.stock != nil {
 		c.inventory = cfg.stock.DialInventory(c, cfg.inventory)

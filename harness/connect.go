@@ -93,6 +93,7 @@ func connect(ctx context.Context, cl *cluster.Cluster, cfg clientConfig) (*Clien
 		cfg.serviceAddrs = append(cfg.serviceAddrs, l.Addr())
 	}
 	cfg.inventory = cl.Inventory().Addr()
+	cfg.kept = cl.Kept()
 	if db := cl.SQLInventory(); db != nil {
 		cfg.stockDriver, cfg.stockDSN = db.Driver(), db.DSN()
 	}

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/failpoint"
 	"github.com/locklab/locklab/harness/rediscmd"
 )
@@ -29,8 +30,9 @@ type Process interface {
 	// SetClock makes the process's wall clock run offset ahead of true time
 	// (behind when negative) from now on; its monotonic clock is untouched.
 	SetClock(offset time.Duration) error
-	// Close kills the process if it still runs and waits for it to end; the
-	// run calls it when the client closes.
+	// Close kills the process if it still runs and waits for it to end, or
+	// parks it, asked to forget what it holds, for the same client of its
+	// deployment's next run (Kept); the run calls it when the client closes.
 	Close() error
 	// Pid is the process's id on this machine: the run reads how long its
 	// threads, and those of every process it started, waited for a core.
@@ -139,6 +141,11 @@ type SentinelRelayer interface {
 	// of Endpoints.Sentinels, and what stops them.
 	RelaySentinels(relays []string) (addrs []string, stop io.Closer, err error)
 }
+
+// Kept is what the client's deployment keeps running between its runs,
+// nil for a client of no cluster: where a lock program leaves its process
+// for the same client of the next run (cluster.Kept).
+func (c *Client) Kept() *cluster.Kept { return c.kept }
 
 // Endpoints are the addresses this client dials.
 func (c *Client) Endpoints() Endpoints { return c.endpoints }

@@ -53,13 +53,18 @@ var errDead = errors.New("the lock program is not running")
 // implements harness.Process.
 type process struct {
 	command string
-	client  *harness.Client
-	start   time.Duration // how much longer than bound the first answer may take
+	client  atomic.Pointer[harness.Client] // the client of the run under way
+	start   time.Duration                  // how much longer than bound the first answer may take
 	cmd     *exec.Cmd
 	stdin   io.WriteCloser
 	dir     *cluster.RunDir // holds the clock file
 	clock   string          // libfaketime's timestamp file; "" without libfaketime
-	relay   *relay.Relay    // between the program and its service; nil when unrelayed
+	relay   *relay.Relay    // between the program and its service in this run; nil when unrelayed
+	// front is the relay's listeners, which the program dials, kept with
+	// it between runs; nil when unrelayed or on replicated, whose
+	// program is never kept (keep.go).
+	front *relay.Front
+	env   []string // what environment gave it: a kept program serves a run that gives the same
 	// sentinels are the relayed Sentinels' addresses, which name relay's
 	// listeners (replicated), and stopSentinels stops them; nil elsewhere.
 	sentinels     []string
@@ -71,7 +76,9 @@ type process struct {
 	answers int        // lines answered so far
 	dead    error      // set once the process ended or broke: requests fail with it
 
-	killed   atomic.Bool   // it was killed on purpose (crash, close, broken)
+	killed   atomic.Bool   // it was killed on purpose (crash, close, broken), or is kept between runs
+	stops    atomic.Int32  // SIGSTOPs not yet undone by a SIGCONT, in this run
+	unclean  atomic.Bool   // its clock was moved, or a signal failed, in this run: never kept
 	exited   chan struct{} // closed when the process has ended and been reaped
 	readDone chan struct{} // closed when stdout and stderr are drained
 }
@@ -87,7 +94,8 @@ func start(c *harness.Client, command string) (*process, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &process{command: command, client: c, start: window, exited: make(chan struct{}), readDone: make(chan struct{})}
+	p := &process{command: command, start: window, exited: make(chan struct{}), readDone: make(chan struct{})}
+	p.client.Store(c)
 	dir, err := cluster.NewRunDir()
 	if err != nil {
 		return nil, err
@@ -100,6 +108,9 @@ func start(c *harness.Client, command string) (*process, error) {
 		if p.relay != nil {
 			p.relay.Close()
 		}
+		if p.front != nil {
+			p.front.Close()
+		}
 		dir.Remove()
 	}
 	// The relay reads Redis's protocol, the SQL servers', memcached's,
@@ -111,7 +122,8 @@ func start(c *harness.Client, command string) (*process, error) {
 			return nil, err
 		}
 	}
-	env := append(os.Environ(), environment(c, p.relay, p.sentinels)...)
+	p.env = environment(c, p.relay, p.sentinels)
+	env := append(os.Environ(), p.env...)
 	if lib := proc.Libfaketime(); lib != "" {
 		sweepShm()
 		p.clock = filepath.Join(dir.Path(), "clock")
@@ -172,12 +184,17 @@ func (p *process) listen(e harness.Endpoints) error {
 	if err != nil {
 		return err
 	}
-	if p.relay, err = relay.Listen(p.client, upstream, proto); err != nil {
+	if e.SentinelRelay != nil {
+		if p.relay, err = relay.Listen(p.client.Load(), upstream, proto); err != nil {
+			return err
+		}
+		p.sentinels, p.stopSentinels, err = e.SentinelRelay.RelaySentinels(p.relay.Addrs())
 		return err
 	}
-	if e.SentinelRelay != nil {
-		p.sentinels, p.stopSentinels, err = e.SentinelRelay.RelaySentinels(p.relay.Addrs())
+	if p.front, err = relay.NewFront(len(upstream)); err != nil {
+		return err
 	}
+	p.relay, err = relay.Attach(p.front, p.client.Load(), upstream, proto)
 	return err
 }
 
@@ -330,6 +347,7 @@ func (p *process) read(stdout io.Reader) {
 func (p *process) wait() {
 	err := p.cmd.Wait()
 	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	awaitGroup(p.cmd.Process.Pid, 2*time.Second)
 	// Give stderr a moment to deliver the program's last words.
 	select {
 	case <-p.readDone:
@@ -354,6 +372,21 @@ func (p *process) wait() {
 	close(p.exited)
 }
 
+// awaitGroup waits, at most bound, until process group pid is gone: the
+// processes the shell started (the interpreter) are not its children to
+// reap, but init's once the shell is gone, so their end can only be
+// polled. Without it a pool that closes could return while a killed
+// interpreter is still tearing down its threads.
+func awaitGroup(pid int, bound time.Duration) {
+	deadline := time.Now().Add(bound)
+	for time.Now().Before(deadline) {
+		if err := syscall.Kill(-pid, 0); errors.Is(err, syscall.ESRCH) {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 func (p *process) answered() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -371,7 +404,8 @@ func (p *process) fail(why string) {
 	}
 	p.mu.Unlock()
 	if first {
-		p.client.Spoil(fmt.Sprintf("lock program %q (client %d) %s", p.command, p.client.ID(), why))
+		c := p.client.Load()
+		c.Spoil(fmt.Sprintf("lock program %q (client %d) %s", p.command, c.ID(), why))
 	}
 	p.killed.Store(true)
 	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
@@ -432,7 +466,7 @@ func (p *process) ask(ctx context.Context, line string) (string, error) {
 
 // bound is how long a request may wait for its answer: long enough for
 // the program's own Redis timeout to expire twice (a dial and a read).
-func (p *process) bound() time.Duration { return 2*p.client.Timeout() + time.Second }
+func (p *process) bound() time.Duration { return 2*p.client.Load().Timeout() + time.Second }
 
 func (p *process) deadErr() error {
 	p.mu.Lock()
@@ -462,10 +496,28 @@ func (p *process) Relayed() bool { return p.relay != nil }
 func (p *process) Pid() int { return p.cmd.Process.Pid }
 
 // Stop freezes the program's whole process group.
-func (p *process) Stop() error { return signal(p.cmd.Process.Pid, syscall.SIGSTOP) }
+func (p *process) Stop() error {
+	p.stops.Add(1)
+	return p.unlessFailed(signal(p.cmd.Process.Pid, syscall.SIGSTOP))
+}
 
 // Continue undoes Stop.
-func (p *process) Continue() error { return signal(p.cmd.Process.Pid, syscall.SIGCONT) }
+func (p *process) Continue() error {
+	err := p.unlessFailed(signal(p.cmd.Process.Pid, syscall.SIGCONT))
+	if err == nil && p.stops.Add(-1) < 0 {
+		p.stops.Store(0) // a SIGCONT with no SIGSTOP before it
+	}
+	return err
+}
+
+// unlessFailed marks p as never to be kept when err, a signal's, says the
+// signal failed: its state is then not known. It returns err.
+func (p *process) unlessFailed(err error) error {
+	if err != nil {
+		p.unclean.Store(true)
+	}
+	return err
+}
 
 // signal sends sig to the process group of pid; a group already gone has
 // nothing left to signal.
@@ -482,6 +534,9 @@ func (p *process) SetClock(offset time.Duration) error {
 	if p.clock == "" {
 		return errors.New("libfaketime is not installed (Debian: apt-get install faketime), so a program's clock cannot be skewed")
 	}
+	if offset != 0 {
+		p.unclean.Store(true)
+	}
 	tmp := p.clock + ".new"
 	if err := os.WriteFile(tmp, []byte(fmt.Sprintf("%+.6f\n", offset.Seconds())), 0o644); err != nil {
 		return err
@@ -490,9 +545,19 @@ func (p *process) SetClock(offset time.Duration) error {
 	return os.Rename(tmp, p.clock)
 }
 
-// Close kills the program if it still runs, waits until it is reaped, and
-// removes what it left behind.
+// Close ends the client's run for the program: it keeps the program for
+// the same client of the deployment's next run when it can (park), and
+// else ends it.
 func (p *process) Close() error {
+	if p.park() {
+		return nil
+	}
+	return p.end()
+}
+
+// end kills the program if it still runs, waits until it is reaped, and
+// removes what it left behind, its relay's listeners too.
+func (p *process) end() error {
 	p.killed.Store(true)
 	p.stdin.Close()
 	err := p.Kill()
@@ -507,6 +572,9 @@ func (p *process) Close() error {
 	}
 	if p.relay != nil {
 		p.relay.Close()
+	}
+	if p.front != nil {
+		p.front.Close()
 	}
 	return errors.Join(err, p.dir.Remove())
 }

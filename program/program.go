@@ -11,6 +11,11 @@
 //
 //	acquire KEY   →  ok [TOKEN] | refused | error TEXT
 //	release KEY   →  ok | not-held | error TEXT
+//	reset         →  ok (anything else: the program is started anew)
+//
+// reset comes between two runs of one warm deployment, which keeps the
+// process for the next run (keep.go): the program forgets what it holds,
+// with no request to the service.
 //
 // one request at a time per process, one answer line per request, in
 // order. TOKEN is a fencing token (a decimal number; none means 0). An
@@ -53,6 +58,7 @@ import (
 	"github.com/locklab/locklab/cluster/local/proc"
 	"github.com/locklab/locklab/footprint"
 	"github.com/locklab/locklab/harness"
+	"github.com/locklab/locklab/program/relay"
 )
 
 // The environment a lock program gets.
@@ -96,13 +102,13 @@ const Prefix = "exec:"
 func New(command string) harness.NewLocker {
 	return func(c *harness.Client) harness.Locker {
 		l := &Lock{}
-		p, err := start(c, command)
+		p, err := obtain(c, command)
 		if err != nil {
 			l.err = fmt.Errorf("lock program %q (client %d) could not start: %w", command, c.ID(), err)
 			c.Spoil(l.err.Error())
 			return l
 		}
-		l.p = p
+		l.p, l.r = p, p.relay
 		c.Attach(p)
 		return l
 	}
@@ -129,18 +135,19 @@ func Check(command string) error {
 
 // Lock is one client's lock program.
 type Lock struct {
-	p   *process // nil when it could not start
-	err error    // why it could not start
+	p   *process     // nil when it could not start
+	r   *relay.Relay // p's relay in this run; nil when unrelayed
+	err error        // why it could not start
 }
 
 // Acquire asks the program for the lock on key.
 func (l *Lock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
-	if l.p != nil && l.p.relay != nil {
-		l.p.relay.Acquires().Begin()
+	if l.r != nil {
+		l.r.Acquires().Begin()
 	}
 	answer, err := l.ask(ctx, "acquire", key)
-	if l.p != nil && l.p.relay != nil {
-		l.p.relay.Acquires().End(err == nil && (answer == "ok" || strings.HasPrefix(answer, "ok ")))
+	if l.r != nil {
+		l.r.Acquires().End(err == nil && (answer == "ok" || strings.HasPrefix(answer, "ok ")))
 	}
 	if err != nil {
 		return nil, err
@@ -168,10 +175,10 @@ func (l *Lock) Acquire(ctx context.Context, key string) (harness.Lease, error) {
 // key it took, its lease, where its hold lives; and why any of it could
 // not be told. A program no relay reads shows nothing.
 func (l *Lock) Footprint() (footprint.Footprint, []string) {
-	if l.p == nil || l.p.relay == nil {
+	if l.r == nil {
 		return footprint.Footprint{}, nil
 	}
-	return l.p.relay.Acquires().Footprint()
+	return l.r.Acquires().Footprint()
 }
 
 // ask sends `verb key` to the program.
@@ -206,8 +213,8 @@ func (l *Lock) Warm(ctx context.Context) error {
 		}
 		return nil
 	}
-	if l.p.relay != nil {
-		return l.p.relay.Warmup(ask)
+	if l.r != nil {
+		return l.r.Warmup(ask)
 	}
 	return ask()
 }

@@ -190,6 +190,14 @@ def main():
                 else:
                     held[key] = h
                     answer = "ok %d" % h.revision
+            elif verb == "reset":
+                # Between two runs on one warm deployment: forget every
+                # lock held, and stop its keep-alive, without a word to
+                # etcd (the deployment's reset revokes the leases).
+                for h in held.values():
+                    h.stop.set()
+                held.clear()
+                answer = "ok"
             elif verb == "release":
                 h = held.pop(key, None)
                 answer = "not-held" if h is None else ("ok" if release(members, h) else "not-held")

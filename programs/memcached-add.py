@@ -28,6 +28,13 @@ held = {}  # key -> tokens of this process's holds, innermost last
 
 
 def answer(verb, key):
+    if verb == "reset":
+        # Between two runs on one warm deployment: forget every lock held
+        # (the deployment's reset flushes the keys); locklab closed the
+        # connection, so drop it too.
+        held.clear()
+        mc.close()
+        return "ok"
     if verb == "acquire":
         token = uuid.uuid4().hex
         if not mc.add(key, token, expire=expire, noreply=False):
@@ -45,7 +52,7 @@ def answer(verb, key):
 
 
 for line in sys.stdin:
-    verb, key = line.split()
+    verb, _, key = line.strip().partition(" ")
     try:
         out = answer(verb, key)
     except (MemcacheError, OSError, socket.timeout) as e:

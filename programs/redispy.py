@@ -46,7 +46,21 @@ def renewal(lock, stop):
             pass  # try again at the next tick
 
 
+def reset():
+    # Between two runs on one warm deployment: forget every lock held and
+    # stop its renewal, without a word to Redis (the deployment's reset
+    # wipes the keys); locklab closed the connections, so drop them too.
+    for locks in held.values():
+        for _, stop in locks:
+            stop.set()
+    held.clear()
+    r.connection_pool.disconnect()
+    return "ok"
+
+
 def answer(verb, key):
+    if verb == "reset":
+        return reset()
     if verb == "acquire":
         # thread_local=False: the renewal thread must see the token.
         lock = r.lock(prefix + key, timeout=ttl, blocking=False, thread_local=False)
@@ -66,7 +80,7 @@ def answer(verb, key):
 
 
 for line in sys.stdin:
-    verb, key = line.split()
+    verb, _, key = line.strip().partition(" ")
     try:
         out = answer(verb, key)
     except LockNotOwnedError:

@@ -41,8 +41,15 @@ def main():
     zk.start(timeout=max(timeout, 5))
     client = os.environ["LOCKLAB_CLIENT"]
     held = {}
+    was_reset = False
     for line in sys.stdin:
         verb, _, key = line.strip().partition(" ")
+        if was_reset:
+            # The first request after a reset (locklab's warm-up, untimed)
+            # starts a new session, as a fresh process does: the last
+            # run's, whose connection locklab closed, is not resumed.
+            zk.start(timeout=max(timeout, 5))
+            was_reset = False
         try:
             if verb == "acquire":
                 lock = zk.Lock(ROOT + key, "client " + client)
@@ -55,6 +62,15 @@ def main():
                     answer = "ok"
                 else:
                     answer = "refused"
+            elif verb == "reset":
+                # Between two runs on one warm deployment: forget every
+                # lock held and stop the session's client (the deployment's
+                # reset deletes the nodes; locklab closed the connection,
+                # so no closeSession reaches the server).
+                held.clear()
+                zk.stop()
+                was_reset = True
+                answer = "ok"
             elif verb == "release":
                 lock = held.pop(key, None)
                 # kazoo's release deletes the node if it still exists and

@@ -242,7 +242,7 @@ func runOps(ctx context.Context, s Scenario, newLocker harness.NewLocker, opts O
 	var spared bool
 	closeCluster := sync.OnceValue(func() error { return giveBack(opts.Pool, cl, spared) })
 	defer closeCluster()
-	logf(opts.Log, "%s: %s topology started in %s", s.Name, cl.Topology(), time.Since(started).Round(time.Millisecond))
+	logf(opts.Log, "%s: %s topology %s in %s", s.Name, cl.Topology(), cl.Origin(), time.Since(started).Round(time.Millisecond))
 
 	historyPath := ""
 	if opts.Dir != "" {

@@ -40,14 +40,17 @@ import (
 	"github.com/locklab/locklab/resp"
 )
 
-// Relay is the relay of one client: its listeners, one per lock node, and
-// the connections the program opened through them.
+// Relay is the relay of one client in one run: its listeners (its
+// Front), one per lock node, and the connections the program opened
+// through them in this run.
 type Relay struct {
-	cmds      *harness.Relay
-	learn     footprint.Acquires // what the program's requests show of its lock
-	proto     Protocol           // what it reads
-	timeout   time.Duration      // dial timeout to the link
-	listeners []net.Listener
+	cmds     *harness.Relay
+	learn    footprint.Acquires // what the program's requests show of its lock
+	proto    Protocol           // what it reads
+	timeout  time.Duration      // dial timeout to the link
+	front    *Front
+	ownFront bool     // Listen made front: Close closes it
+	upstream []string // the client's links, by lock node
 
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
@@ -76,29 +79,41 @@ const (
 // Listen starts a relay of proto for client c with one listener per
 // address of upstream, each forwarding there. Close stops it.
 func Listen(c *harness.Client, upstream []string, proto Protocol) (*Relay, error) {
-	r := &Relay{cmds: harness.NewRelay(c), proto: proto, timeout: c.Timeout(), conns: map[net.Conn]struct{}{}}
-	for node, up := range upstream {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			r.Close()
-			return nil, fmt.Errorf("relay to %s: %w", up, err)
-		}
-		r.listeners = append(r.listeners, ln)
-		r.wg.Add(1)
-		go r.accept(ln, up, node)
+	f, err := NewFront(len(upstream))
+	if err != nil {
+		return nil, err
 	}
+	r, err := Attach(f, c, upstream, proto)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	r.ownFront = true
+	return r, nil
+}
+
+// Attach starts a relay of proto for client c on front f, whose listeners
+// forward to upstream, in order, from now until the relay's Close; f
+// outlives it, for the relay of the next run. f serves one relay at a
+// time.
+func Attach(f *Front, c *harness.Client, upstream []string, proto Protocol) (*Relay, error) {
+	if len(upstream) != len(f.listeners) {
+		return nil, fmt.Errorf("relay: %d listeners for %d upstream addresses", len(f.listeners), len(upstream))
+	}
+	r := &Relay{cmds: harness.NewRelay(c), proto: proto, timeout: c.Timeout(), front: f, upstream: upstream,
+		conns: map[net.Conn]struct{}{}}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.cur != nil {
+		return nil, errors.New("relay: the listeners serve another relay")
+	}
+	f.cur = r
 	return r, nil
 }
 
 // Addrs are the relay's listeners, host:port, in the order of upstream:
 // the addresses the program dials in place of the service's.
-func (r *Relay) Addrs() []string {
-	var a []string
-	for _, ln := range r.listeners {
-		a = append(a, ln.Addr().String())
-	}
-	return a
-}
+func (r *Relay) Addrs() []string { return r.front.Addrs() }
 
 // Protocol is what the relay reads, as Listen was given it.
 func (r *Relay) Protocol() Protocol { return r.proto }
@@ -108,50 +123,52 @@ func (r *Relay) Protocol() Protocol { return r.proto }
 // (harness.Relay.Warmup): an interpreter's start is not the lock's.
 func (r *Relay) Warmup(ask func() error) error { return r.cmds.Warmup(ask) }
 
-// accept serves the connections of one listener, to lock node node (its
-// index in the client's Nodes) at up.
-func (r *Relay) accept(ln net.Listener, up string, node int) {
-	defer r.wg.Done()
+// serveConn serves one connection of the program, accepted on the
+// listener of lock node node (its index in the client's Nodes): the
+// relay dials the client's link to that node and relays between the two.
+func (r *Relay) serveConn(down net.Conn, node int) {
+	up := r.upstream[node]
 	if r.proto == RedisReplicas {
 		node = 0
 	}
-	for {
-		down, err := ln.Accept()
-		if err != nil {
-			return // closed
-		}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		down.Close()
+		return
+	}
+	r.wg.Add(1) // under mu, before closed: Close's Wait sees it
+	r.mu.Unlock()
+	go func() {
+		defer r.wg.Done()
 		if !r.track(down) {
 			return
 		}
-		r.wg.Add(1)
-		go func() {
-			defer r.wg.Done()
-			defer r.untrack(down)
-			upConn, err := net.DialTimeout("tcp", up, r.timeout)
-			if err != nil {
-				return // the link refused: the program sees its connection closed
-			}
-			if !r.track(upConn) {
-				return
-			}
-			defer r.untrack(upConn)
-			in, out := bufio.NewReaderSize(down, 64<<10), bufio.NewReaderSize(upConn, 64<<10)
-			switch r.proto {
-			case Postgres:
-				r.servePG(down, in, upConn, out)
-			case MySQL:
-				r.serveMySQL(down, in, upConn, out)
-			case Memcached:
-				r.serveMemcached(down, in, upConn, out)
-			case ZooKeeper:
-				r.serveZK(down, in, upConn, out)
-			case Etcd:
-				r.serveEtcd(down, in, upConn, out)
-			default:
-				r.serve(down, in, upConn, out, node)
-			}
-		}()
-	}
+		defer r.untrack(down)
+		upConn, err := net.DialTimeout("tcp", up, r.timeout)
+		if err != nil {
+			return // the link refused: the program sees its connection closed
+		}
+		if !r.track(upConn) {
+			return
+		}
+		defer r.untrack(upConn)
+		in, out := bufio.NewReaderSize(down, 64<<10), bufio.NewReaderSize(upConn, 64<<10)
+		switch r.proto {
+		case Postgres:
+			r.servePG(down, in, upConn, out)
+		case MySQL:
+			r.serveMySQL(down, in, upConn, out)
+		case Memcached:
+			r.serveMemcached(down, in, upConn, out)
+		case ZooKeeper:
+			r.serveZK(down, in, upConn, out)
+		case Etcd:
+			r.serveEtcd(down, in, upConn, out)
+		default:
+			r.serve(down, in, upConn, out, node)
+		}
+	}()
 }
 
 // track registers conn to be closed by drop and close; it refuses, and
@@ -184,18 +201,21 @@ func (r *Relay) Drop() {
 	}
 }
 
-// Close stops listening, closes every connection and waits for the relay's
-// goroutines. A command held by a failpoint is released by the end of the
-// client's context, which the client ends before it closes its process.
+// Close closes every connection and waits for the relay's goroutines;
+// its front then refuses connections until the next Attach, or stops
+// listening when Listen made it. A command held by a failpoint is
+// released by the end of the client's context, which the client ends
+// before it closes its process.
 func (r *Relay) Close() {
-	for _, ln := range r.listeners {
-		ln.Close()
-	}
+	r.front.detach(r)
 	r.mu.Lock()
 	r.closed = true
 	r.mu.Unlock()
 	r.Drop()
 	r.wg.Wait()
+	if r.ownFront {
+		r.front.Close()
+	}
 }
 
 // serve relays one connection of the program, down (read through in), to
