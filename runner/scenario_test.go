@@ -23,7 +23,7 @@ func TestValidateFaults(t *testing.T) {
 			Faults: []runner.ScheduledFault{{Fault: fault.Evict{}}}}, "cannot strike topology single"},
 		{"evict on memcached", runner.Scenario{Name: "x", Topology: cluster.MemcachedTopology,
 			Faults: []runner.ScheduledFault{{Fault: fault.Evict{}}}}, ""},
-		{"clock jump at a failpoint on memcached", runner.Scenario{Name: "x", Topology: cluster.MemcachedTopology,
+		{"clock jump at a failpoint on etcd", runner.Scenario{Name: "x", Topology: cluster.EtcdTopology,
 			Failpoints: []failpoint.Point{{Name: failpoint.CriticalSection, Action: failpoint.Inject(fault.ClockJump{}, 0)}}}, "kind clock-jump"},
 		{"kill-connection off SQL", runner.Scenario{Name: "x",
 			Faults: []runner.ScheduledFault{{Fault: fault.KillConnection{}}}}, "only services"},
