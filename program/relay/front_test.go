@@ -2,18 +2,12 @@ package relay
 
 import (
 	"bufio"
-	"context"
-	"errors"
 	"io"
 	"net"
 	"testing"
 	"time"
 
-	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/cluster/local"
-	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/resp"
-	redisservice "github.com/locklab/locklab/service/redis"
 )
 
 // TestFrontRetargets: a Front's address stays while each run's relay
@@ -21,20 +15,7 @@ import (
 // connection opened in one run is closed at its end, and none is served
 // between two runs.
 func TestFrontRetargets(t *testing.T) {
-	ctx := context.Background()
-	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.Single, Backend: local.Local{}, Service: redisservice.Service{}})
-	if errors.Is(err, local.ErrNoRedisServer) {
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	c, err := harness.Connect(ctx, cl, harness.ClientOptions{Timeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	_, c := singleClient(t)
 	f, err := NewFront(1)
 	if err != nil {
 		t.Fatal(err)

@@ -158,19 +158,7 @@ func TestReadValue(t *testing.T) {
 // from SUBSCRIBE on), and a crash that drops every connection.
 func TestRelay(t *testing.T) {
 	ctx := context.Background()
-	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.Single, Backend: local.Local{}, Service: redisservice.Service{}})
-	if errors.Is(err, local.ErrNoRedisServer) {
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	c, err := harness.Connect(ctx, cl, harness.ClientOptions{Timeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	cl, c := singleClient(t)
 	r, err := Listen(c, []string{c.Endpoints().Redis}, Redis)
 	if err != nil {
 		t.Fatal(err)
@@ -279,4 +267,25 @@ func wantEnd(t *testing.T, err, want error) {
 	case !errors.Is(err, want):
 		t.Errorf("end: %v, want %v", err, want)
 	}
+}
+
+// singleClient starts the single topology and connects a client to it,
+// both closed when t ends; it skips t where redis-server is missing.
+func singleClient(t *testing.T) (*cluster.Cluster, *harness.Client) {
+	t.Helper()
+	ctx := context.Background()
+	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.Single, Backend: local.Local{}, Service: redisservice.Service{}})
+	if errors.Is(err, local.ErrNoRedisServer) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cl.Close() })
+	c, err := harness.Connect(ctx, cl, harness.ClientOptions{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return cl, c
 }

@@ -11,8 +11,6 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/cluster/local"
-	localzk "github.com/locklab/locklab/cluster/local/zookeeper"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/service"
 	"github.com/locklab/locklab/service/zookeeper"
@@ -23,14 +21,7 @@ import (
 // ephemeral to; a node gone with its session's end says whose it was.
 func TestWatchLock(t *testing.T) {
 	ctx := context.Background()
-	if _, _, err := localzk.Path(); err != nil {
-		t.Skip(err)
-	}
-	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.ZooKeeperTopology, Backend: local.Local{}, Service: zookeeper.Service{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	cl := startEnsemble(t)
 	h, err := history.New("")
 	if err != nil {
 		t.Fatal(err)

@@ -23,14 +23,7 @@ import (
 // no goodbye. One ensemble for the three.
 func TestZooKeeperService(t *testing.T) {
 	ctx := context.Background()
-	if _, _, err := localzk.Path(); err != nil {
-		t.Skip(err)
-	}
-	cl, err := cluster.Start(ctx, cluster.Config{Topology: cluster.ZooKeeperTopology, Backend: local.Local{}, Service: zookeeper.Service{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	cl := startEnsemble(t)
 	const ttl = 500 * time.Millisecond
 	c, err := harness.Connect(ctx, cl, harness.ClientOptions{TTL: ttl, Service: zookeeper.Service{}})
 	if err != nil {
@@ -125,4 +118,19 @@ func zkWaitFor(t *testing.T, what string, limit time.Duration, cond func() bool)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// startEnsemble starts the zookeeper topology, stopped when t ends; it
+// skips t where ZooKeeper is not installed.
+func startEnsemble(t *testing.T) *cluster.Cluster {
+	t.Helper()
+	if _, _, err := localzk.Path(); err != nil {
+		t.Skip(err)
+	}
+	cl, err := cluster.Start(context.Background(), cluster.Config{Topology: cluster.ZooKeeperTopology, Backend: local.Local{}, Service: zookeeper.Service{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cl.Close() })
+	return cl
 }
