@@ -62,13 +62,15 @@ func (e *evidence) serverCause(a, b checker.Hold) (Cause, bool) {
 			return Cause{At: clamp(r.Call, a.Start, b.Start), Client: r.Client, Kind: Release,
 				Text: fmt.Sprintf("client %d's %s (%s, sent at %s) deletes %s while client %d holds the lock", r.Client, r.Command, phaseWord(r.Phase), ms(r.Call), whose, a.Client)}, true
 		}
+		// A client revokes the lease of its own session: only the
+		// holder's revoke could have taken its key.
 		revoked := slices.ContainsFunc(e.requests, func(r history.Op) bool {
-			return strings.EqualFold(r.Command, "LEASEREVOKE") && r.Call <= s.Return && history.Returned(r, e.last) >= s.Call
+			return r.Client == a.Client && strings.EqualFold(r.Command, "LEASEREVOKE") && r.Call <= s.Return && history.Returned(r, e.last) >= s.Call
 		})
 		switch {
 		case ev.Revision > 0 && ev.Gone && revoked:
 			return Cause{At: at, Client: -1, Kind: Release,
-				Text: fmt.Sprintf("the server deletes %s while client %d holds the lock and is not releasing it: its lease %s went, expired or revoked (a client's LEASEREVOKE was under way)", whose, a.Client, ev.Session)}, true
+				Text: fmt.Sprintf("the server deletes %s while client %d holds the lock and is not releasing it: its lease %s went, expired or revoked (its LEASEREVOKE was under way)", whose, a.Client, ev.Session)}, true
 		case ev.Revision > 0 && ev.Gone:
 			return Cause{At: at, Client: -1, Kind: Expiry,
 				Text: fmt.Sprintf("the server deletes %s: its lease %s ran out on the server, no client revoking it, and the key went with it", whose, ev.Session)}, true
