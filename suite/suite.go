@@ -321,51 +321,45 @@ func runParallel(ctx context.Context, todo []job, opts Options, progress io.Writ
 	errs := make([]error, len(todo))
 	var mu sync.Mutex // guards progress and done
 	done := 0
-	next := make(chan int)
-	learned := make(chan struct{}) // closed when the first run ended
+	run := func(i int) {
+		runs[i], errs[i] = runOne(ctx, todo[i], opts)
+		if errs[i] != nil {
+			cancel()
+		}
+		mu.Lock()
+		done++
+		outcome := "error\n"
+		if errs[i] == nil {
+			outcome = runs[i].Outcome()
+		}
+		fmt.Fprintf(progress, "[%d/%d] %s … %s", done, len(todo), todo[i].label, outcome)
+		mu.Unlock()
+	}
+	order := longestFirst(todo, opts.Duration)
+	if todo[order[0]].first {
+		// The first run learns the lease the others are timed against:
+		// they wait for it, rather than each learn it.
+		run(order[0])
+		order = order[1:]
+	}
+	queue := newSlots(todo, order)
+	stop := context.AfterFunc(ctx, queue.close)
+	defer stop()
 	var wg sync.WaitGroup
-	for range min(opts.Parallel, len(todo)) {
+	for range min(opts.Parallel, len(order)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range next {
-				runs[i], errs[i] = runOne(ctx, todo[i], opts)
-				if todo[i].first {
-					close(learned)
+			for {
+				i, ok := queue.take()
+				if !ok {
+					return
 				}
-				if errs[i] != nil {
-					cancel()
-				}
-				mu.Lock()
-				done++
-				outcome := "error\n"
-				if errs[i] == nil {
-					outcome = runs[i].Outcome()
-				}
-				fmt.Fprintf(progress, "[%d/%d] %s … %s", done, len(todo), todo[i].label, outcome)
-				mu.Unlock()
+				run(i)
+				queue.done(i)
 			}
 		}()
 	}
-	order := longestFirst(todo, opts.Duration)
-feed:
-	for n, i := range order {
-		if n == 1 && todo[order[0]].first {
-			// The first run learns the lease the others are timed
-			// against: they wait for it, rather than each learn it.
-			select {
-			case <-learned:
-			case <-ctx.Done():
-				break feed
-			}
-		}
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(next)
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return madeOf(runs, errs), err
