@@ -8,23 +8,26 @@ import (
 	"github.com/locklab/locklab/service"
 )
 
-// slots hands out the jobs of a parallel run in their order, each once a
-// run of its service may start: no service has more runs at once than it
-// allows (service.Parallel: three of ZooKeeper's on two cores, whose runs
-// start three JVMs each), whatever -parallel says, so that a comparison or
-// a catalogue never starts more JVMs than the machine can run. A job whose
-// service is full waits, and a later job of another service goes first.
+// slots hands out the jobs of a parallel run in their order, each once the
+// machine has room for it. A run costs the machine by its service: as
+// much as the runs a core makes of it by default allow (service.Parallel:
+// a ZooKeeper run, whose three JVMs cost as much as nearly three Redis
+// runs, costs 8/3 on two cores, a Redis run 1), and the runs at once cost
+// at most -parallel, so that a comparison or a catalogue never starts more
+// JVMs than the machine can run beside its other runs. A job that does not
+// fit waits, and a later, cheaper one goes first.
 type slots struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
 	pending []int // indexes into todo, in the order they go
 	todo    []job
-	running map[cluster.Service]int
+	room    float64 // what the runs at once may cost: -parallel
+	used    float64 // what the runs under way cost
 	closed  bool
 }
 
-func newSlots(todo []job, order []int) *slots {
-	s := &slots{pending: order, todo: todo, running: map[cluster.Service]int{}}
+func newSlots(todo []job, order []int, parallel int) *slots {
+	s := &slots{pending: order, todo: todo, room: float64(parallel)}
 	s.cond = sync.NewCond(&s.mu)
 	return s
 }
@@ -39,10 +42,9 @@ func (s *slots) take() (int, bool) {
 			return 0, false
 		}
 		for k, i := range s.pending {
-			t := topologyOf(s.todo[i])
-			if s.running[t.Service()] < service.Parallel(t, runtime.NumCPU()) {
+			if c := cost(s.todo[i]); s.used == 0 || s.used+c <= s.room+1e-9 {
 				s.pending = append(s.pending[:k], s.pending[k+1:]...)
-				s.running[t.Service()]++
+				s.used += c
 				return i, true
 			}
 		}
@@ -53,7 +55,7 @@ func (s *slots) take() (int, bool) {
 // done frees job i's slot.
 func (s *slots) done(i int) {
 	s.mu.Lock()
-	s.running[topologyOf(s.todo[i]).Service()]--
+	s.used -= cost(s.todo[i])
 	s.mu.Unlock()
 	s.cond.Broadcast()
 }
@@ -73,4 +75,12 @@ func topologyOf(j job) cluster.Topology {
 		return cluster.Single
 	}
 	return j.scenario.Topology
+}
+
+// cost is what a run of job j costs the machine, in runs of a service
+// whose runs are cheapest: 4 a core over how many of its runs a machine
+// makes at once (service.Parallel).
+func cost(j job) float64 {
+	cpus := runtime.NumCPU()
+	return float64(4*cpus) / float64(service.Parallel(topologyOf(j), cpus))
 }

@@ -342,7 +342,7 @@ func runParallel(ctx context.Context, todo []job, opts Options, progress io.Writ
 		run(order[0])
 		order = order[1:]
 	}
-	queue := newSlots(todo, order)
+	queue := newSlots(todo, order, opts.Parallel)
 	stop := context.AfterFunc(ctx, queue.close)
 	defer stop()
 	var wg sync.WaitGroup
