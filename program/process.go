@@ -566,7 +566,7 @@ func (p *process) end() error {
 	case <-time.After(10 * time.Second):
 		err = errors.Join(err, fmt.Errorf("lock program %q (pid %d) did not end within 10 s of SIGKILL", p.command, p.cmd.Process.Pid))
 	}
-	removeShm(p.cmd.Process.Pid)
+	proc.ForgetFaketime(p.cmd.Process.Pid)
 	if p.stopSentinels != nil {
 		err = errors.Join(err, p.stopSentinels.Close())
 	}
@@ -577,13 +577,6 @@ func (p *process) end() error {
 		p.front.Close()
 	}
 	return errors.Join(err, p.dir.Remove())
-}
-
-// removeShm removes the shared memory libfaketime makes for each process
-// that loads it, which a killed process cannot remove itself.
-func removeShm(pid int) {
-	os.Remove(fmt.Sprintf("/dev/shm/faketime_shm_%d", pid))
-	os.Remove(fmt.Sprintf("/dev/shm/sem.faketime_sem_%d", pid))
 }
 
 // sweepShm removes the shared memory of libfaketime processes that are gone
@@ -597,7 +590,7 @@ var sweepShm = sync.OnceFunc(func() {
 			continue
 		}
 		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); errors.Is(err, os.ErrNotExist) {
-			removeShm(pid)
+			proc.ForgetFaketime(pid)
 		}
 	}
 })

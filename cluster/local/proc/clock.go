@@ -75,6 +75,12 @@ func (c *Clock) Forget(pid int) {
 	if c.lib == "" || pid <= 0 {
 		return
 	}
+	ForgetFaketime(pid)
+}
+
+// ForgetFaketime removes what libfaketime 0.9.10 leaves in /dev/shm for
+// the process pid, which has exited: its shared memory and semaphore.
+func ForgetFaketime(pid int) {
 	os.Remove(fmt.Sprintf("/dev/shm/faketime_shm_%d", pid))
 	os.Remove(fmt.Sprintf("/dev/shm/sem.faketime_sem_%d", pid))
 }
