@@ -48,7 +48,14 @@ type zkFrame struct {
 	raw  []byte // every byte of it, its length included
 	xid  int32
 	code int32 // a request's opcode; a reply's error code (0: none)
+	// A reply's or a watch event's place in the server's stream: after is
+	// closed once the event or reply the server sent before it was handed
+	// on, and handed is closed once it was itself.
+	after, handed chan struct{}
 }
+
+// zkWatchEvent is the xid of a watch event.
+const zkWatchEvent = -1
 
 // zkServerError is an error code the server answered a request with
 // (KeeperException.Code in
@@ -65,8 +72,13 @@ func (e zkServerError) Error() string { return "zookeeper: error " + strconv.Ito
 // next (the server answers them in order: ZooKeeper's programmer's guide,
 // https://zookeeper.apache.org/doc/current/zookeeperProgrammers.html#ch_zkGuarantees);
 // readReplies, which hands work its replies and the program the others
-// (pings', watch events) at once, so that a request held by a pause
-// holds neither the session's heartbeat nor its events.
+// (pings', watch events), so that a request held by a pause holds
+// neither the session's heartbeat nor its events. A watch event never
+// passes a reply the server sent before it, nor a reply an event: a
+// client registers a watch when the reply that sets it arrives, and drops
+// an event of a watch it does not know, so an event handed on before its
+// reply would be lost, and a waiter of a lock recipe would wait for it for
+// ever, its node holding the lock for nobody.
 type zkConn struct {
 	r        *Relay
 	down, up net.Conn
@@ -77,6 +89,8 @@ type zkConn struct {
 	upDone   chan struct{} // closed when the server's side ended: work ends after its request
 	done     chan struct{} // closed by end
 	once     sync.Once
+	last     chan struct{}  // readReplies': closed once the last reply or event it read was handed on
+	events   sync.WaitGroup // handOn's
 }
 
 // serveZK relays one ZooKeeper connection of the program to upConn, as
@@ -114,7 +128,8 @@ func (r *Relay) serveZK(down net.Conn, in *bufio.Reader, upConn net.Conn, out *b
 		}
 	}
 	z := &zkConn{r: r, down: down, up: upConn, queue: make(chan zkFrame, 1024), replies: make(chan zkFrame, 1),
-		upDone: make(chan struct{}), done: make(chan struct{})}
+		upDone: make(chan struct{}), done: make(chan struct{}), last: make(chan struct{})}
+	close(z.last)
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); z.readReplies(out) }()
@@ -122,6 +137,7 @@ func (r *Relay) serveZK(down net.Conn, in *bufio.Reader, upConn net.Conn, out *b
 	z.readRequests(in)
 	z.end()
 	wg.Wait()
+	z.events.Wait()
 }
 
 // end closes both sides of the connection, once.
@@ -178,10 +194,16 @@ func (z *zkConn) readReplies(out *bufio.Reader) {
 			return
 		}
 		f := zkFrame{raw: raw, xid: int32(binary.BigEndian.Uint32(raw[4:])), code: int32(binary.BigEndian.Uint32(raw[16:]))}
-		if f.xid < 0 {
+		if f.xid < 0 && f.xid != zkWatchEvent {
 			if write(&z.downMu, z.down, raw) != nil {
 				return
 			}
+			continue
+		}
+		f.after, f.handed = z.last, make(chan struct{})
+		z.last = f.handed
+		if f.xid == zkWatchEvent {
+			z.events.Go(func() { z.handOn(f) })
 			continue
 		}
 		select {
@@ -192,7 +214,22 @@ func (z *zkConn) readReplies(out *bufio.Reader) {
 	}
 }
 
-// work sends the queued requests in order, and hands on their replies.
+// handOn writes a watch event to the program once what the server sent
+// before it was handed on; nothing once the connection ended.
+func (z *zkConn) handOn(f zkFrame) {
+	defer close(f.handed)
+	select {
+	case <-f.after:
+	case <-z.done:
+		return
+	}
+	if write(&z.downMu, z.down, f.raw) != nil {
+		z.end()
+	}
+}
+
+// work sends the queued requests in order, and hands on their replies,
+// each after what the server sent before it.
 func (z *zkConn) work() {
 	defer z.end()
 	for {
@@ -205,8 +242,18 @@ func (z *zkConn) work() {
 			return
 		}
 		reply, ok := z.exchange(req)
-		if !ok || write(&z.downMu, z.down, reply) != nil {
+		if !ok {
 			return // crashed, dropped, the run ended, or the connection broke
+		}
+		select {
+		case <-reply.after:
+		case <-z.done:
+			return
+		}
+		err := write(&z.downMu, z.down, reply.raw)
+		close(reply.handed)
+		if err != nil {
+			return
 		}
 	}
 }
@@ -214,8 +261,8 @@ func (z *zkConn) work() {
 // exchange sends one request through the failpoints (the session's
 // upkeep past them) and returns its reply, or false when it must not be
 // handed on.
-func (z *zkConn) exchange(req zkFrame) ([]byte, bool) {
-	var reply []byte
+func (z *zkConn) exchange(req zkFrame) (zkFrame, bool) {
+	var reply zkFrame
 	var sendErr error
 	send := func() (any, error) {
 		if err := write(&z.upMu, z.up, req.raw); err != nil {
@@ -230,7 +277,7 @@ func (z *zkConn) exchange(req zkFrame) ([]byte, bool) {
 			sendErr = err
 			return nil, err
 		}
-		reply, sendErr = f.raw, nil
+		reply, sendErr = f, nil
 		if f.code != 0 {
 			sendErr = zkServerError(f.code)
 		}
@@ -243,7 +290,7 @@ func (z *zkConn) exchange(req zkFrame) ([]byte, bool) {
 		z.r.learn.Seen(zkFootprint(req.code, req.raw[12:]))
 		err = z.r.cmds.Statement(zkWords(req.code, req.raw[12:]), send)
 	}
-	return reply, reply != nil && err == sendErr
+	return reply, reply.raw != nil && err == sendErr
 }
 
 // reply waits for the reply to the request sent, which readReplies may
