@@ -62,6 +62,13 @@ type Service struct{}
 // its Raft timing grants, so leases and runs are longer than on Redis.
 func (Service) Pace() (ttl, runFor time.Duration) { return time.Second, 4 * time.Second }
 
+// Parallel is how many etcd runs a machine of cpus cores makes at once
+// (service.Crowded): two a core. Each run starts three members, which
+// fsync every commit and elect a leader on a timer: at four a core their
+// heartbeats ran late and elections repeated, and explore -lock
+// etcd-mutex-guarded -time 30s made 16 runs a minute; at two a core, 40.
+func (Service) Parallel(cpus int) int { return 2 * cpus }
+
 // Name is cluster.Etcd.
 func (Service) Name() cluster.Service { return cluster.Etcd }
 
