@@ -12,8 +12,9 @@ import (
 	"sync"
 )
 
-// zkMulti is the opcode of a multi, whose first operation names it.
-const zkMulti = 14
+// zkMulti is the opcode of a multi, whose first operation names it;
+// zkWatchEvent is the xid of a watch event.
+const zkMulti, zkWatchEvent = 14, -1
 
 // zkMaxFrame bounds a frame the relay reads: the server's own bound,
 // jute.maxbuffer, is 1 MB by default and raised by its operator
@@ -45,17 +46,11 @@ var (
 // zkFrame is one frame after the connect exchange: a request (xid,
 // opcode, body) or a reply (xid, zxid, err, body).
 type zkFrame struct {
-	raw  []byte // every byte of it, its length included
-	xid  int32
-	code int32 // a request's opcode; a reply's error code (0: none)
-	// A reply's or a watch event's place in the server's stream: after is
-	// closed once the event or reply the server sent before it was handed
-	// on, and handed is closed once it was itself.
-	after, handed chan struct{}
+	raw           []byte // every byte of it, its length included
+	xid           int32
+	code          int32         // a request's opcode; a reply's error code (0: none)
+	after, handed chan struct{} // closed once the frame before it, and it, were handed on
 }
-
-// zkWatchEvent is the xid of a watch event.
-const zkWatchEvent = -1
 
 // zkServerError is an error code the server answered a request with
 // (KeeperException.Code in
@@ -71,14 +66,10 @@ func (e zkServerError) Error() string { return "zookeeper: error " + strconv.Ito
 // order, each through the failpoints, waiting for its reply before the
 // next (the server answers them in order: ZooKeeper's programmer's guide,
 // https://zookeeper.apache.org/doc/current/zookeeperProgrammers.html#ch_zkGuarantees);
-// readReplies, which hands work its replies and the program the others
-// (pings', watch events), so that a request held by a pause holds
-// neither the session's heartbeat nor its events. A watch event never
-// passes a reply the server sent before it, nor a reply an event: a
-// client registers a watch when the reply that sets it arrives, and drops
-// an event of a watch it does not know, so an event handed on before its
-// reply would be lost, and a waiter of a lock recipe would wait for it for
-// ever, its node holding the lock for nobody.
+// readReplies, which hands work its replies, and the program pings' at
+// once, so that a held request holds no heartbeat, and watch events in
+// their place: a client drops an event of a watch whose reply has not
+// come, and a recipe's waiter would wait for it for ever.
 type zkConn struct {
 	r        *Relay
 	down, up net.Conn
@@ -214,18 +205,20 @@ func (z *zkConn) readReplies(out *bufio.Reader) {
 	}
 }
 
-// handOn writes a watch event to the program once what the server sent
-// before it was handed on; nothing once the connection ended.
-func (z *zkConn) handOn(f zkFrame) {
+// handOn writes f to the program once what the server sent before it was
+// handed on; false, and the connection ended, once it ended or broke.
+func (z *zkConn) handOn(f zkFrame) bool {
 	defer close(f.handed)
 	select {
 	case <-f.after:
 	case <-z.done:
-		return
+		return false
 	}
 	if write(&z.downMu, z.down, f.raw) != nil {
 		z.end()
+		return false
 	}
+	return true
 }
 
 // work sends the queued requests in order, and hands on their replies,
@@ -242,18 +235,8 @@ func (z *zkConn) work() {
 			return
 		}
 		reply, ok := z.exchange(req)
-		if !ok {
+		if !ok || !z.handOn(reply) {
 			return // crashed, dropped, the run ended, or the connection broke
-		}
-		select {
-		case <-reply.after:
-		case <-z.done:
-			return
-		}
-		err := write(&z.downMu, z.down, reply.raw)
-		close(reply.handed)
-		if err != nil {
-			return
 		}
 	}
 }
