@@ -46,11 +46,12 @@ func (d *deployment) WatchLock(ctx context.Context, key string, h *history.Recor
 	select {
 	case err = <-first:
 	case <-time.After(watchBound):
+		conn.Close() // ends the read
+		<-first
 		err = errors.New("no answer")
 	}
 	if err != nil {
 		conn.Close()
-		<-first
 		return nil, fmt.Errorf("zookeeper watch of %s: %w", w.parent, err)
 	}
 	stop, done := make(chan struct{}), make(chan struct{})

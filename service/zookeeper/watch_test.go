@@ -92,3 +92,37 @@ func TestWatchLock(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestWatchLockNoServer: a watcher whose first read fails (every server
+// stopped) returns that error, at once: it once waited for a second
+// answer to that read, for ever, and hung its run.
+func TestWatchLockNoServer(t *testing.T) {
+	cl := startEnsemble(t)
+	h, err := history.New("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.Deployment().Stop(); err != nil {
+		t.Fatal(err)
+	}
+	w, ok := cl.Deployment().(service.LockWatcher)
+	if !ok {
+		t.Fatal("the ensemble is no service.LockWatcher")
+	}
+	done := make(chan error, 1)
+	go func() {
+		stop, err := w.WatchLock(context.Background(), "lock", h)
+		if err == nil {
+			stop()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("a watch of stopped servers started")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no return within 30 s")
+	}
+}
