@@ -3,6 +3,7 @@ package scenarios_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os/exec"
 	"slices"
 	"strings"
@@ -115,7 +116,8 @@ func TestGetLockPHPIsGetLock(t *testing.T) {
 // verdicts of lock, resource and liveness. Handover is logged, not
 // compared: a Python program's interpreter and gRPC threads cost it tens
 // of milliseconds a handover on a loaded machine, past the bound the Go
-// lock keeps.
+// lock keeps. A pair that differs, or that the machine stalled, is made
+// again, three tries at most: the last must agree.
 //
 // unreachable names the scenarios whose fault cannot reach a program, each
 // with the reason its run must give for not being exercised.
@@ -157,10 +159,23 @@ func sameVerdicts(t *testing.T, service cluster.Service, golock, command string,
 				if got, err = runner.Run(context.Background(), s, program.New(command), opts()); err != nil {
 					t.Fatalf("program: %v", err)
 				}
-				if try == 3 || got.Late() == nil && want.Late() == nil {
+				if try == 3 {
 					break
 				}
-				t.Logf("try %d: the machine stalled a client; running again", try)
+				if got.Late() != nil || want.Late() != nil {
+					t.Logf("try %d: the machine stalled a client; running again", try)
+					continue
+				}
+				if diff := differ(got, want); diff != "" {
+					// A race the machine's load decides (a holder's unlock
+					// sent as the leader died, which go-zookeeper's recipe
+					// does not retry and kazoo's does; a session the
+					// starved servers expired late) can part the two in
+					// one run: a difference must show in every try.
+					t.Logf("try %d: %s; running again", try, diff)
+					continue
+				}
+				break
 			}
 			if len(got.Spoiled) > 0 {
 				t.Fatalf("program: spoiled: %q", got.Spoiled)
@@ -181,6 +196,17 @@ func sameVerdicts(t *testing.T, service cluster.Service, golock, command string,
 	if ran == 0 {
 		t.Fatalf("no scenario of service %s", service)
 	}
+}
+
+// differ names the first check of lock, resource and liveness whose
+// verdicts got and want do not share, or is "".
+func differ(got, want *runner.Result) string {
+	for _, c := range []string{checker.CheckLock, checker.CheckResource, checker.CheckLiveness} {
+		if got.Verdicts[c] != want.Verdicts[c] {
+			return fmt.Sprintf("%s: program %s (%s), Go lock %s (%s)", c, got.Verdicts[c], detail(got, c), want.Verdicts[c], detail(want, c))
+		}
+	}
+	return ""
 }
 
 // skippable reports whether err says a server the run needs is missing.
