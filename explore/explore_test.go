@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -20,6 +22,7 @@ import (
 	"github.com/locklab/locklab/footprint"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/locks"
+	"github.com/locklab/locklab/program"
 	"github.com/locklab/locklab/runner"
 )
 
@@ -776,5 +779,38 @@ func TestRealEndsOnTime(t *testing.T) {
 	ok := rep.Runs - rep.Own - rep.Inherent - rep.Untold - rep.Unknown - rep.Flaky
 	if counts["ok"] != ok {
 		t.Errorf("runs file lists %d ok runs, the report %d", counts["ok"], ok)
+	}
+}
+
+// TestProgramEndsOnTime is TestRealEndsOnTime with a lock program: its
+// processes, kept warm between runs on each deployment, are ended with
+// the deployments when the time runs out, all at once, and with nothing
+// left behind.
+func TestProgramEndsOnTime(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts redis-server and python")
+	}
+	if exec.Command("/usr/bin/python3", "-c", "import redis").Run() != nil {
+		t.Skip("python3-redis is not installed for /usr/bin/python3 (make deps)")
+	}
+	path, err := filepath.Abs("../programs/redispy.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A tag of this test's own in the command line, for pgrep.
+	tag := fmt.Sprintf("--tag=ontime-test-%d", os.Getpid())
+	const budget = 4 * time.Second
+	start := time.Now()
+	rep, err := Run(context.Background(), Config{Lock: "redis-py", New: program.New("/usr/bin/python3 " + path + " " + tag),
+		ReferenceOf: locks.ReferenceOfKind(cluster.Single, false), Time: budget, Seed: 1, Parallel: 2, Dir: t.TempDir()})
+	took := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took > budget+endGrace {
+		t.Errorf("a %s exploration took %s: %d runs, %d cut short", budget, took.Round(time.Millisecond), rep.Runs, rep.CutShort)
+	}
+	if out, err := exec.Command("pgrep", "-af", tag).Output(); err == nil || strings.TrimSpace(string(out)) != "" {
+		t.Errorf("processes left after the exploration:\n%s", out)
 	}
 }
