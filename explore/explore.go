@@ -702,6 +702,11 @@ func (e *explorer) drawer() func() schedule.Plan {
 	}
 }
 
+// timeUp reports whether the exploration's Time ran out.
+func (e *explorer) timeUp() bool {
+	return e.cfg.Time > 0 && time.Since(e.start) >= e.cfg.Time
+}
+
 // spent reports whether the exploration's runs or time are spent.
 func (e *explorer) spent() bool {
 	return e.cfg.Runs > 0 && e.rep.Runs >= e.cfg.Shard.share(e.cfg.Runs) || e.cfg.Time > 0 && time.Since(e.start) >= e.cfg.Time
@@ -732,12 +737,18 @@ type tried struct {
 	plan schedule.Plan
 	o    outcome
 	err  error
+	// never says the run was not made: the exploration was done before a
+	// worker took it. It is no run of the exploration, not even cut short.
+	never bool
 }
 
 // exploreParallel makes the first run of each drawn plan Parallel at a
 // time and judges them in the order they were drawn, so that run i is
-// plan i and the report reads as one made in turn would. Runs still under
-// way when the exploration is done are dropped.
+// plan i and the report reads as one made in turn would. When the time
+// runs out, the runs under way are stopped, and each is judged in its turn
+// as ever: one that ended first counts, one the end stopped is cut short
+// (and so is a bug's confirming rerun). When it stops at a bug or at its
+// Runs, the runs not yet judged are dropped.
 func (e *explorer) exploreParallel(ctx context.Context, draw func() schedule.Plan) error {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -763,8 +774,12 @@ func (e *explorer) exploreParallel(ctx context.Context, draw func() schedule.Pla
 		go func() {
 			defer workers.Done()
 			for d := range plans {
+				if runCtx.Err() != nil {
+					results <- tried{i: d.i, plan: d.plan, never: true}
+					continue
+				}
 				o, err := e.try(runCtx, d.plan, true)
-				results <- tried{d.i, d.plan, o, err}
+				results <- tried{i: d.i, plan: d.plan, o: o, err: err}
 			}
 		}()
 	}
@@ -773,30 +788,42 @@ func (e *explorer) exploreParallel(ctx context.Context, draw func() schedule.Pla
 		close(results)
 	}()
 	pending, next, errorsInRow := map[int]tried{}, 0, 0
-	var done bool
+	var done, draining bool
 	var err error
 	for t := range results {
-		if done {
+		if done && !draining {
 			e.dropped(t) // made after the end, or cut short by it
 			continue
 		}
 		pending[t.i] = t
-		for !done {
+		for !done || draining {
 			t, ok := pending[next]
 			if !ok {
 				break
 			}
 			delete(pending, next)
 			next++
-			if done, err = e.after(ctx, e.judge(ctx, t.plan, t.o, t.err, true), &errorsInRow); !done && e.spent() {
+			if t.never {
+				continue // ctx ended (Ctrl-C, or the time) before it began
+			}
+			if draining {
+				e.judge(ctx, t.plan, t.o, t.err, true) // ctx is done: no rerun is made
+				continue
+			}
+			judged := e.judge(ctx, t.plan, t.o, t.err, true)
+			if done, err = e.after(ctx, judged, &errorsInRow); !done && e.spent() {
 				done = true
 			}
+			if done {
+				cancel()
+				draining = !errors.Is(judged, errStop) && e.timeUp()
+			}
 		}
-		if done {
-			cancel()
+		if done && !draining {
 			for _, t := range pending {
 				e.dropped(t)
 			}
+			clear(pending)
 		}
 	}
 	if err == nil && !done {
@@ -811,10 +838,10 @@ func (e *explorer) exploreParallel(ctx context.Context, draw func() schedule.Pla
 // the last ones were judged, was never one of the exploration's: it goes
 // uncounted, so that the runs file lists the same runs at any Parallel.
 func (e *explorer) dropped(t tried) {
-	if t.err == nil {
+	if t.err == nil && !t.never {
 		os.RemoveAll(t.o.dir)
 	}
-	if e.cfg.Runs > 0 && t.plan.Run >= e.cfg.Runs {
+	if t.never || e.cfg.Runs > 0 && t.plan.Run >= e.cfg.Runs {
 		return
 	}
 	e.cutShort(t.plan)

@@ -693,6 +693,29 @@ func TestEndsOnTime(t *testing.T) {
 	}
 }
 
+// TestEndedRunsJudgedAtTheEnd: runs made at once that ended before the
+// time ran out are judged, though a run before them in the order was still
+// under way; only that one is cut short.
+func TestEndedRunsJudgedAtTheEnd(t *testing.T) {
+	var calls, stopped atomic.Int32
+	run := func(ctx context.Context, s runner.Scenario, newLocker harness.NewLocker, opts runner.Options) (*runner.Result, error) {
+		if calls.Add(1) == 1 { // run 0 lasts until the end
+			<-ctx.Done()
+			stopped.Add(1)
+			return nil, ctx.Err()
+		}
+		return fakeRun()(ctx, s, newLocker, opts)
+	}
+	rep, err := Run(context.Background(), Config{Lock: "fake", New: locks.Reference(cluster.Single, false).New,
+		Time: 300 * time.Millisecond, Parallel: 3, run: run})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.CutShort != int(stopped.Load()) || rep.Runs == 0 || rep.Runs+rep.CutShort != int(calls.Load()) {
+		t.Errorf("%d runs made, %d stopped; report: %d runs, %d cut short", calls.Load(), stopped.Load(), rep.Runs, rep.CutShort)
+	}
+}
+
 // TestRunsShareTheLease: every run of an exploration, its reruns too, is
 // timed against one lease: the one given, or the one the first run
 // learned (here the fake learns it, as runner.Run does from a lock
