@@ -74,10 +74,28 @@ func (k *Kept) close() error {
 	items := k.items
 	k.items = nil
 	k.mu.Unlock()
-	var errs []error
+	closers := make([]io.Closer, 0, len(items))
 	for _, v := range items {
-		errs = append(errs, v.Close())
+		closers = append(closers, v)
 	}
+	return closeAll(closers)
+}
+
+// closeAll closes every one of closers at once and waits for them all:
+// ending a lock program waits until its process group is gone, which may
+// take a second or two, and a deployment keeps one a client, so closing
+// them in turn would make the end of an exploration wait for their sum.
+func closeAll[C io.Closer](closers []C) error {
+	errs := make([]error, len(closers))
+	var wg sync.WaitGroup
+	for i, c := range closers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = c.Close()
+		}()
+	}
+	wg.Wait()
 	return errors.Join(errs...)
 }
 

@@ -271,8 +271,7 @@ func (p *Pool) Close() error {
 	errs := p.errs
 	p.errs = nil
 	p.mu.Unlock()
-	for _, c := range kept {
-		errs = append(errs, c.Close())
-	}
-	return errors.Join(errs...)
+	// At once, as Kept closes what each holds: the end of an exploration
+	// waits for the slowest, not for their sum.
+	return errors.Join(append(errs, closeAll(kept))...)
 }

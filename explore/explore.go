@@ -121,6 +121,16 @@ type Config struct {
 // DefaultTime is how long Run explores when neither Runs nor Time is set.
 const DefaultTime = 2 * time.Minute
 
+// endGrace is how long past its Time an exploration takes at most to end,
+// on a machine not overloaded: to stop the runs under way, stop their
+// servers and lock programs, and write the report.
+const endGrace = 5 * time.Second
+
+// CutShortOutcome is the outcome the runs file gives a run the end of the
+// exploration stopped (RunRecord.Outcome): its verdicts are unknown, and
+// it is counted in Report.CutShort only.
+const CutShortOutcome = "cut short"
+
 // maxShrink bounds the reruns a shrink makes.
 const maxShrink = 8
 
@@ -174,11 +184,13 @@ type Report struct {
 	// Errors counts runs that could not run at all.
 	Errors int `json:"errors"`
 	// CutShort counts runs under way when the exploration ended (its
-	// Config.Time ran out, or it stopped at a bug): they were stopped, so
-	// that the exploration ends on time, and are counted in no outcome and
-	// not in Runs, never as ok. So is an own violation whose confirming
-	// rerun was cut short; a bug whose shrink was cut short is reported
-	// as far as its shrink went.
+	// Config.Time ran out, or it stopped at a bug or at its Runs): they
+	// were stopped, so that the exploration ends on time (within endGrace
+	// of it), and are counted in no outcome and not in Runs, never as ok;
+	// the runs file lists each as CutShortOutcome. So is an own violation
+	// whose confirming rerun was cut short (or made late again); a bug
+	// whose shrink was cut short is reported as far as its shrink went
+	// (Found.ShrinkCut).
 	CutShort int `json:"cut_short"`
 	// WallS is the exploration's wall time in seconds: every run, and every
 	// rerun that confirmed or shrank a bug.
@@ -243,6 +255,10 @@ type Found struct {
 	Shrinks int             `json:"shrinks"` // reruns the shrink made
 	Plan    string          `json:"plan"`    // the smallest schedule, in words
 	Checks  []checker.Check `json:"checks"`  // the smallest run's failing checks
+	// ShrinkCut says the end of the exploration cut the shrink short:
+	// Plan is the smallest schedule it had seen fail alike by then, and
+	// fewer faults may still show the bug.
+	ShrinkCut bool `json:"shrink_cut_short,omitempty"`
 }
 
 // Bug is one distinct own failure of the lock: its signature names the
@@ -686,6 +702,11 @@ func (e *explorer) drawer() func() schedule.Plan {
 	}
 }
 
+// timeUp reports whether the exploration's Time ran out.
+func (e *explorer) timeUp() bool {
+	return e.cfg.Time > 0 && time.Since(e.start) >= e.cfg.Time
+}
+
 // spent reports whether the exploration's runs or time are spent.
 func (e *explorer) spent() bool {
 	return e.cfg.Runs > 0 && e.rep.Runs >= e.cfg.Shard.share(e.cfg.Runs) || e.cfg.Time > 0 && time.Since(e.start) >= e.cfg.Time
@@ -716,12 +737,18 @@ type tried struct {
 	plan schedule.Plan
 	o    outcome
 	err  error
+	// never says the run was not made: the exploration was done before a
+	// worker took it. It is no run of the exploration, not even cut short.
+	never bool
 }
 
 // exploreParallel makes the first run of each drawn plan Parallel at a
 // time and judges them in the order they were drawn, so that run i is
-// plan i and the report reads as one made in turn would. Runs still under
-// way when the exploration is done are dropped.
+// plan i and the report reads as one made in turn would. When the time
+// runs out, the runs under way are stopped, and each is judged in its turn
+// as ever: one that ended first counts, one the end stopped is cut short
+// (and so is a bug's confirming rerun). When it stops at a bug or at its
+// Runs, the runs not yet judged are dropped.
 func (e *explorer) exploreParallel(ctx context.Context, draw func() schedule.Plan) error {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -747,8 +774,12 @@ func (e *explorer) exploreParallel(ctx context.Context, draw func() schedule.Pla
 		go func() {
 			defer workers.Done()
 			for d := range plans {
+				if runCtx.Err() != nil {
+					results <- tried{i: d.i, plan: d.plan, never: true}
+					continue
+				}
 				o, err := e.try(runCtx, d.plan, true)
-				results <- tried{d.i, d.plan, o, err}
+				results <- tried{i: d.i, plan: d.plan, o: o, err: err}
 			}
 		}()
 	}
@@ -757,30 +788,42 @@ func (e *explorer) exploreParallel(ctx context.Context, draw func() schedule.Pla
 		close(results)
 	}()
 	pending, next, errorsInRow := map[int]tried{}, 0, 0
-	var done bool
+	var done, draining bool
 	var err error
 	for t := range results {
-		if done {
-			e.cutShort(t) // made after the end, or cut short by it
+		if done && !draining {
+			e.dropped(t) // made after the end, or cut short by it
 			continue
 		}
 		pending[t.i] = t
-		for !done {
+		for !done || draining {
 			t, ok := pending[next]
 			if !ok {
 				break
 			}
 			delete(pending, next)
 			next++
-			if done, err = e.after(ctx, e.judge(ctx, t.plan, t.o, t.err, true), &errorsInRow); !done && e.spent() {
+			if t.never {
+				continue // ctx ended (Ctrl-C, or the time) before it began
+			}
+			if draining {
+				e.judge(ctx, t.plan, t.o, t.err, true) // ctx is done: no rerun is made
+				continue
+			}
+			judged := e.judge(ctx, t.plan, t.o, t.err, true)
+			if done, err = e.after(ctx, judged, &errorsInRow); !done && e.spent() {
 				done = true
 			}
-		}
-		if done {
-			cancel()
-			for _, t := range pending {
-				e.cutShort(t)
+			if done {
+				cancel()
+				draining = !errors.Is(judged, errStop) && e.timeUp()
 			}
+		}
+		if done && !draining {
+			for _, t := range pending {
+				e.dropped(t)
+			}
+			clear(pending)
 		}
 	}
 	if err == nil && !done {
@@ -789,14 +832,27 @@ func (e *explorer) exploreParallel(ctx context.Context, draw func() schedule.Pla
 	return err
 }
 
-// cutShort drops a run the exploration does not judge, since it ended
+// dropped drops a run the exploration does not judge, since it ended
 // first (its time ran out, or it stopped at a bug): its folder goes, and it
-// counts as cut short, in no outcome.
-func (e *explorer) cutShort(t tried) {
-	if t.err == nil {
+// counts as cut short, in no outcome. A run past Runs, drawn ahead while
+// the last ones were judged, was never one of the exploration's: it goes
+// uncounted, so that the runs file lists the same runs at any Parallel.
+func (e *explorer) dropped(t tried) {
+	if t.err == nil && !t.never {
 		os.RemoveAll(t.o.dir)
 	}
+	if t.never || e.cfg.Runs > 0 && t.plan.Run >= e.cfg.Runs {
+		return
+	}
+	e.cutShort(t.plan)
+}
+
+// cutShort counts plan's run as cut short by the end of the exploration,
+// and lists it so: never ok, since what it would have shown is unknown.
+func (e *explorer) cutShort(plan schedule.Plan) {
 	e.rep.CutShort++
+	e.progress(plan, "cut short: under way at the end, stopped; not counted")
+	e.record(RunRecord{Run: plan.Run, Seed: plan.Seed, Replay: plan.Replay().String(), Outcome: CutShortOutcome})
 }
 
 // errStop says the exploration is done: a bug was found and the config
@@ -823,7 +879,7 @@ func (e *explorer) judge(ctx context.Context, plan schedule.Plan, o outcome, err
 			e.progress(plan, "could not run: "+err.Error())
 			e.record(RunRecord{Run: plan.Run, Seed: plan.Seed, Replay: plan.Replay().String(), Outcome: "error", Error: err.Error()})
 		} else {
-			e.rep.CutShort++
+			e.cutShort(plan)
 		}
 		return err
 	}
@@ -853,7 +909,7 @@ func (e *explorer) judge(ctx context.Context, plan schedule.Plan, o outcome, err
 	if err != nil && ctx.Err() != nil {
 		// Its confirming rerun was cut short: neither a bug nor flaky.
 		e.rep.Runs--
-		e.rep.CutShort++
+		e.cutShort(plan)
 		os.RemoveAll(o.dir)
 		return ctx.Err()
 	}
@@ -873,7 +929,7 @@ func (e *explorer) judge(ctx context.Context, plan schedule.Plan, o outcome, err
 	rec := recordOf(plan, o, "") // its bug is named once shrunk
 	found := Found{Seed: plan.Seed, Run: plan.Run, Drawn: len(plan.Faults), Kept: len(plan.Kept())}
 	if shrink {
-		plan, o, found.Shrinks = e.shrink(ctx, plan, o, f)
+		plan, o, found.Shrinks, found.ShrinkCut = e.shrink(ctx, plan, o, f)
 		found.Kept = len(plan.Kept())
 	}
 	found.Plan, found.Checks = plan.String(), o.failing()
@@ -1107,14 +1163,18 @@ func struck(dir string) (bool, []bool) {
 // shrink drops the drawn faults of plan one at a time, last first, and
 // keeps each drop after which the run still shows f as the lock's own. It
 // makes at most maxShrink reruns and returns the smallest plan, its run,
-// and how many reruns it made.
-func (e *explorer) shrink(ctx context.Context, plan schedule.Plan, o outcome, f failure) (schedule.Plan, outcome, int) {
+// how many reruns it made, and whether ctx's end cut it short: then the
+// smallest plan is the smallest it had seen fail alike by then.
+func (e *explorer) shrink(ctx context.Context, plan schedule.Plan, o outcome, f failure) (schedule.Plan, outcome, int, bool) {
 	keep := make([]int, len(plan.Faults))
 	for i := range keep {
 		keep[i] = i
 	}
 	reruns := 0
-	for i := len(keep) - 1; i >= 0 && reruns < maxShrink && ctx.Err() == nil; i-- {
+	for i := len(keep) - 1; i >= 0 && reruns < maxShrink; i-- {
+		if ctx.Err() != nil {
+			return plan, o, reruns, true
+		}
 		fewer := slices.Delete(slices.Clone(keep), i, i+1)
 		smaller, err := plan.Keeping(fewer)
 		if err != nil {
@@ -1124,6 +1184,10 @@ func (e *explorer) shrink(ctx context.Context, plan schedule.Plan, o outcome, f 
 		// The kind decides what the lock is blamed for, so these reruns
 		// keep the reference.
 		got, err := e.try(ctx, smaller, true)
+		if err != nil && ctx.Err() != nil {
+			e.progress(smaller, "shrink: cut short by the end; kept "+plan.String())
+			return plan, o, reruns, true
+		}
 		if err != nil {
 			e.progress(smaller, "shrink: could not run: "+err.Error())
 			continue
@@ -1136,7 +1200,7 @@ func (e *explorer) shrink(ctx context.Context, plan schedule.Plan, o outcome, f 
 		os.RemoveAll(o.dir)
 		keep, plan, o = fewer, smaller, got
 	}
-	return plan, o, reruns
+	return plan, o, reruns, false
 }
 
 // progress reports one run: a line each, or on a terminal one line

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -20,6 +22,7 @@ import (
 	"github.com/locklab/locklab/footprint"
 	"github.com/locklab/locklab/harness"
 	"github.com/locklab/locklab/locks"
+	"github.com/locklab/locklab/program"
 	"github.com/locklab/locklab/runner"
 )
 
@@ -72,9 +75,9 @@ func TestShrink(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	small, o, reruns := e.shrink(context.Background(), p, first, failure{checker.CheckLock, checker.Illegal})
-	if got := small.Replay(); !slices.Equal(got.Keep, []int{1}) {
-		t.Errorf("shrunk to %s, want only fault 1 kept", got)
+	small, o, reruns, cut := e.shrink(context.Background(), p, first, failure{checker.CheckLock, checker.Illegal})
+	if got := small.Replay(); !slices.Equal(got.Keep, []int{1}) || cut {
+		t.Errorf("shrunk to %s (cut short: %t), want only fault 1 kept", got, cut)
 	}
 	if reruns != 3 {
 		t.Errorf("%d reruns, want 3 (one per fault)", reruns)
@@ -96,12 +99,41 @@ func TestShrinkToNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	small, _, reruns := e.shrink(context.Background(), p, first, failure{checker.CheckLock, checker.Illegal})
+	small, _, reruns, _ := e.shrink(context.Background(), p, first, failure{checker.CheckLock, checker.Illegal})
 	if got := small.Replay(); got.Keep == nil || len(got.Keep) != 0 {
 		t.Errorf("shrunk to %s, want no fault kept", got)
 	}
 	if reruns != len(p.Faults) || reruns > maxShrink {
 		t.Errorf("%d reruns for %d faults", reruns, len(p.Faults))
+	}
+}
+
+// TestShrinkCutShort: a shrink the end of the exploration cuts short
+// keeps the smallest plan it saw fail alike, and says it was cut short.
+func TestShrinkCutShort(t *testing.T) {
+	var p schedule.Plan
+	for seed := int64(1); len(p.Faults) != 3 || p.Faults[1].What == p.Faults[0].What || p.Faults[1].What == p.Faults[2].What; seed++ {
+		p = schedule.Draw(cluster.Single, false, seed)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	calls := 0
+	run := func(ctx context.Context, s runner.Scenario, l harness.NewLocker, opts runner.Options) (*runner.Result, error) {
+		if calls++; calls == 3 {
+			cancel() // the time runs out during the shrink's second rerun
+			return nil, ctx.Err()
+		}
+		return fakeRun(p.Faults[1].What)(ctx, s, l, opts)
+	}
+	e := &explorer{cfg: Config{run: run, New: locks.Reference(cluster.Single, false).New}, rep: &Report{}, scratch: t.TempDir()}
+	first, err := e.try(ctx, p, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	small, o, reruns, cut := e.shrink(ctx, p, first, failure{checker.CheckLock, checker.Illegal})
+	// The first rerun dropped fault 2 and still failed; the second was cut.
+	if got := small.Replay(); !slices.Equal(got.Keep, []int{0, 1}) || !cut || reruns != 2 || !o.showsOwn(failure{checker.CheckLock, checker.Illegal}) {
+		t.Errorf("shrunk to %s in %d reruns (cut short: %t), want faults 0 and 1 kept in 2, cut short", got, reruns, cut)
 	}
 }
 
@@ -661,6 +693,29 @@ func TestEndsOnTime(t *testing.T) {
 	}
 }
 
+// TestEndedRunsJudgedAtTheEnd: runs made at once that ended before the
+// time ran out are judged, though a run before them in the order was still
+// under way; only that one is cut short.
+func TestEndedRunsJudgedAtTheEnd(t *testing.T) {
+	var calls, stopped atomic.Int32
+	run := func(ctx context.Context, s runner.Scenario, newLocker harness.NewLocker, opts runner.Options) (*runner.Result, error) {
+		if calls.Add(1) == 1 { // run 0 lasts until the end
+			<-ctx.Done()
+			stopped.Add(1)
+			return nil, ctx.Err()
+		}
+		return fakeRun()(ctx, s, newLocker, opts)
+	}
+	rep, err := Run(context.Background(), Config{Lock: "fake", New: locks.Reference(cluster.Single, false).New,
+		Time: 300 * time.Millisecond, Parallel: 3, run: run})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.CutShort != int(stopped.Load()) || rep.Runs == 0 || rep.Runs+rep.CutShort != int(calls.Load()) {
+		t.Errorf("%d runs made, %d stopped; report: %d runs, %d cut short", calls.Load(), stopped.Load(), rep.Runs, rep.CutShort)
+	}
+}
+
 // TestRunsShareTheLease: every run of an exploration, its reruns too, is
 // timed against one lease: the one given, or the one the first run
 // learned (here the fake learns it, as runner.Run does from a lock
@@ -699,5 +754,86 @@ func TestRunsShareTheLease(t *testing.T) {
 				t.Errorf("report's lease %q, want %q", rep.Lease, tc.want)
 			}
 		})
+	}
+}
+
+// TestRealEndsOnTime is TestEndsOnTime with real runs: a lock whose bug
+// comes at once, so that confirming and shrinking reruns are under way
+// when the time runs out. The exploration ends within its time and a
+// run's teardown, and a run it stopped is counted in no outcome and
+// listed in the runs file as cut short, never ok.
+func TestRealEndsOnTime(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts redis-server")
+	}
+	l, err := locks.Lookup("del-release")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const budget, grace = 4 * time.Second, endGrace
+	dir := t.TempDir()
+	start := time.Now()
+	rep, err := Run(context.Background(), Config{Lock: l.Name, New: l.New, Time: budget, Seed: 2, Dir: dir, Parallel: 2})
+	took := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took > budget+grace {
+		t.Errorf("a %s exploration took %s", budget, took.Round(time.Millisecond))
+	}
+	if rep.CutShort == 0 {
+		t.Errorf("no run cut short in %s: %+v", budget, rep)
+	}
+	b, err := os.ReadFile(rep.RunsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var r RunRecord
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("runs file line %q: %v", line, err)
+		}
+		counts[r.Outcome]++
+	}
+	if counts[CutShortOutcome] != rep.CutShort {
+		t.Errorf("runs file lists %d runs cut short, the report %d", counts[CutShortOutcome], rep.CutShort)
+	}
+	ok := rep.Runs - rep.Own - rep.Inherent - rep.Untold - rep.Unknown - rep.Flaky
+	if counts["ok"] != ok {
+		t.Errorf("runs file lists %d ok runs, the report %d", counts["ok"], ok)
+	}
+}
+
+// TestProgramEndsOnTime is TestRealEndsOnTime with a lock program: its
+// processes, kept warm between runs on each deployment, are ended with
+// the deployments when the time runs out, all at once, and with nothing
+// left behind.
+func TestProgramEndsOnTime(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts redis-server and python")
+	}
+	if exec.Command("/usr/bin/python3", "-c", "import redis").Run() != nil {
+		t.Skip("python3-redis is not installed for /usr/bin/python3 (make deps)")
+	}
+	path, err := filepath.Abs("../programs/redispy.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A tag of this test's own in the command line, for pgrep.
+	tag := fmt.Sprintf("--tag=ontime-test-%d", os.Getpid())
+	const budget = 4 * time.Second
+	start := time.Now()
+	rep, err := Run(context.Background(), Config{Lock: "redis-py", New: program.New("/usr/bin/python3 " + path + " " + tag),
+		ReferenceOf: locks.ReferenceOfKind(cluster.Single, false), Time: budget, Seed: 1, Parallel: 2, Dir: t.TempDir()})
+	took := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took > budget+endGrace {
+		t.Errorf("a %s exploration took %s: %d runs, %d cut short", budget, took.Round(time.Millisecond), rep.Runs, rep.CutShort)
+	}
+	if out, err := exec.Command("pgrep", "-af", tag).Output(); err == nil || strings.TrimSpace(string(out)) != "" {
+		t.Errorf("processes left after the exploration:\n%s", out)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -372,15 +373,22 @@ func (p *process) wait() {
 	close(p.exited)
 }
 
-// awaitGroup waits, at most bound, until process group pid is gone: the
+// awaitGroup waits, at most bound, until process group pid has ended: the
 // processes the shell started (the interpreter) are not its children to
 // reap, but init's once the shell is gone, so their end can only be
 // polled. Without it a pool that closes could return while a killed
-// interpreter is still tearing down its threads.
+// interpreter is still tearing down its threads. A member that is a
+// zombie has ended: waiting until init reaps it (every second or two on
+// some machines) would only make the end of every run, and of an
+// exploration, wait for init.
 func awaitGroup(pid int, bound time.Duration) {
 	deadline := time.Now().Add(bound)
+	members, listed := groupMembers(pid)
 	for time.Now().Before(deadline) {
 		if err := syscall.Kill(-pid, 0); errors.Is(err, syscall.ESRCH) {
+			return
+		}
+		if listed && !slices.ContainsFunc(members, running) {
 			return
 		}
 		time.Sleep(5 * time.Millisecond)

@@ -440,7 +440,7 @@ func exploreSummary(w io.Writer, rep *explore.Report, cfg explore.Config) {
 		fmt.Fprintf(w, "; %d could not run", rep.Errors)
 	}
 	if rep.CutShort > 0 {
-		fmt.Fprintf(w, "; cut short %d (under way at the end: stopped, not counted)", rep.CutShort)
+		fmt.Fprintf(w, "; cut short %d (under way at the end: stopped, counted in no outcome)", rep.CutShort)
 	}
 	if rep.Lease != "" {
 		fmt.Fprintf(w, "; timed against %s", rep.Lease)
@@ -472,7 +472,11 @@ func exploreSummary(w io.Writer, rep *explore.Report, cfg explore.Config) {
 			}
 		}
 		if cfg.Replay == nil {
-			fmt.Fprintf(w, "  shrunk from %d faults to %d in %d reruns\n", b.Drawn, b.Kept, b.Shrinks)
+			cut := ""
+			if b.ShrinkCut {
+				cut = "; the end of -time cut the shrink short: fewer may do"
+			}
+			fmt.Fprintf(w, "  shrunk from %d faults to %d in %d reruns%s\n", b.Drawn, b.Kept, b.Shrinks, cut)
 		}
 		fmt.Fprintf(w, "  schedule: %s\n", b.Plan)
 		fmt.Fprintf(w, "  replay: %s\n", rep.ReplayLine(b))

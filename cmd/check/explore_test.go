@@ -99,12 +99,12 @@ func TestExploreStopFlags(t *testing.T) {
 
 func TestExploreSummary(t *testing.T) {
 	illegal := checker.Check{Checker: checker.CheckLock, Verdict: checker.Illegal, Kind: checker.Own, Detail: "two holders", KindWhy: "the reference lock stays ok"}
-	rep := &explore.Report{Lock: "blind", Topology: cluster.Single, Seed: 7, Runs: 40, Own: 12, Inherent: 3, Missed: 5, Again: 2, WallS: 120, RunsPerMin: 20,
+	rep := &explore.Report{Lock: "blind", Topology: cluster.Single, Seed: 7, Runs: 40, Own: 12, Inherent: 3, Missed: 5, Again: 2, CutShort: 4, WallS: 120, RunsPerMin: 20,
 		Bugs: []explore.Bug{
 			{Signature: "lock illegal · slow work in critical section", FirstS: 4.25, Runs: 10, Replay: "99:1", ReportDir: "out/explore-blind-single-1",
 				Found: explore.Found{Drawn: 2, Kept: 1, Shrinks: 2, Plan: "4 clients; [1] slow work", Checks: []checker.Check{illegal}}},
 			{Signature: "lock illegal · lost reply of release command 1", FirstS: 61, Runs: 2, Replay: "123", ReportDir: "out/explore-blind-single-2",
-				Found: explore.Found{Drawn: 1, Kept: 1, Plan: "4 clients; [0] lost reply", Checks: []checker.Check{illegal}}},
+				Found: explore.Found{Drawn: 3, Kept: 2, Shrinks: 1, ShrinkCut: true, Plan: "4 clients; [0] lost reply", Checks: []checker.Check{illegal}}},
 		}}
 	var b strings.Builder
 	exploreSummary(&b, rep, explore.Config{})
@@ -113,6 +113,9 @@ func TestExploreSummary(t *testing.T) {
 		"blind on single, seed 7: 40 runs; own 12, inherent 3",
 		"; missed 5 (no drawn fault struck)",
 		"; late 2 (the machine ran late: made again)",
+		"; cut short 4 (under way at the end: stopped, counted in no outcome)",
+		"shrunk from 2 faults to 1 in 2 reruns\n",
+		"shrunk from 3 faults to 2 in 1 reruns; the end of -time cut the shrink short: fewer may do\n",
 		"bug  signature",
 		"1    lock illegal · slow work in critical section    4.2      10    99:1    out/explore-blind-single-1",
 		"2    lock illegal · lost reply of release command 1  61.0     2     123     out/explore-blind-single-2",

@@ -50,6 +50,7 @@ func Shards(shards []*explore.Report, runs []explore.RunRecord) (rep *explore.Re
 		rep.Flaky += s.Flaky
 		rep.Again += s.Again
 		rep.Errors += s.Errors
+		rep.CutShort += s.CutShort
 		rep.Parallel += s.Parallel
 		// The shards run side by side: the campaign lasts as its longest.
 		rep.WallS = max(rep.WallS, s.WallS)

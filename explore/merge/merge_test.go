@@ -15,7 +15,7 @@ import (
 // runs counted to it; the campaign's shards must agree and not repeat.
 func TestShardsFold(t *testing.T) {
 	shard := func(sh string, bugs ...explore.Bug) *explore.Report {
-		return &explore.Report{Lock: "l", Topology: cluster.Single, Seed: 3, Faults: "every kind", Shard: sh, Runs: 10, Own: len(bugs), WallS: 60, Bugs: bugs}
+		return &explore.Report{Lock: "l", Topology: cluster.Single, Seed: 3, Faults: "every kind", Shard: sh, Runs: 10, Own: len(bugs), CutShort: 2, WallS: 60, Bugs: bugs}
 	}
 	bug := func(sig string, firstRun int) explore.Bug {
 		return explore.Bug{Signature: sig, FirstRun: firstRun, Runs: 1, Replay: sig, Found: explore.Found{Run: firstRun}}
@@ -42,8 +42,8 @@ func TestShardsFold(t *testing.T) {
 	if !slices.Equal(missing, []int{2}) {
 		t.Errorf("missing %v, want [2]", missing)
 	}
-	if rep.Runs != 20 || rep.WallS != 60 || rep.RunsPerMin != 20 {
-		t.Errorf("%d runs in %.0f s, %.0f a minute; want 20 in 60 s, 20", rep.Runs, rep.WallS, rep.RunsPerMin)
+	if rep.Runs != 20 || rep.WallS != 60 || rep.RunsPerMin != 20 || rep.CutShort != 4 {
+		t.Errorf("%d runs in %.0f s, %.0f a minute, %d cut short; want 20 in 60 s, 20, 4", rep.Runs, rep.WallS, rep.RunsPerMin, rep.CutShort)
 	}
 	for name, shards := range map[string][]*explore.Report{
 		"twice":       {a, shard("0/3")},
