@@ -768,20 +768,34 @@ func (e *explorer) exploreParallel(ctx context.Context, draw func() schedule.Pla
 			}
 		}
 	}()
+	// A lock whose lease may be learned (a program's) learns it in its
+	// first run, made alone: each run beside it would learn it too, and
+	// be made again stretched, at twice the cost.
+	first := make(chan struct{})
+	learned := sync.OnceFunc(func() { close(first) })
+	if e.cfg.Lease != 0 || e.cfg.ReferenceOf == nil {
+		learned()
+	}
 	var workers sync.WaitGroup
-	for range e.cfg.Parallel {
-		workers.Add(1)
-		go func() {
-			defer workers.Done()
+	for w := range e.cfg.Parallel {
+		workers.Go(func() {
+			if w > 0 {
+				select {
+				case <-first:
+				case <-runCtx.Done():
+				}
+			}
 			for d := range plans {
 				if runCtx.Err() != nil {
+					learned()
 					results <- tried{i: d.i, plan: d.plan, never: true}
 					continue
 				}
 				o, err := e.try(runCtx, d.plan, true)
+				learned()
 				results <- tried{i: d.i, plan: d.plan, o: o, err: err}
 			}
-		}()
+		})
 	}
 	go func() {
 		workers.Wait()
