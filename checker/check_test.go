@@ -327,6 +327,42 @@ func TestLateReplyAgesTheLease(t *testing.T) {
 	}
 }
 
+// TestLateGrantIsTheMachines: the overlap's later holder took the key at
+// 5 ms and its acquire returned only at 300 ms, its 200 ms lease long run
+// out, just after client 1 took the expired key (as a lock program starved
+// of a core answers late). Where the lag meter saw the machine run late
+// through that wait, it is the machine's stall, not the lock's bug; where
+// it did not, the lock's own acquire took that long, and the overlap
+// stands.
+func TestLateGrantIsTheMachines(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		late []history.Span
+		want Verdict
+	}{
+		{"the machine ran late", []history.Span{{From: 20 * msec, To: 120 * msec}, {From: 150 * msec, To: 290 * msec}}, Unknown},
+		{"the machine ran on time", nil, Illegal},
+		{"late for a little of it", []history.Span{{From: 20 * msec, To: 60 * msec}}, Illegal},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			granted := acq(2, 0, 300, models.OK)
+			granted.Took = 5 * msec
+			taken := acq(1, 290, 298, models.OK)
+			taken.Took = 292 * msec
+			ops := []history.Op{
+				granted, taken, sec(1, 298, 308, 10, 9), sec(2, 300, 310, 10, 9),
+				rel(1, 309, 310), rel(2, 311, 312),
+				endOp(400, history.End{Initial: 10, Stock: 9, Probe: true, TTL: 200 * msec, Work: 10 * msec, Late: tc.late}),
+			}
+			c := Run(ops, Options{Initial: 10}).Checks[0]
+			if c.Verdict != tc.want || (tc.want == Unknown && (!strings.Contains(c.Detail, "the machine stalled client 2 for 295 ms inside its acquire") ||
+				!c.Late())) {
+				t.Errorf("lock %s (%s), want %s", c.Verdict, c.Detail, tc.want)
+			}
+		})
+	}
+}
+
 // TestHarnessWaitIsNamed: a stall the harness's own injection caused says so.
 func TestHarnessWaitIsNamed(t *testing.T) {
 	ops := []history.Op{
