@@ -363,6 +363,45 @@ func TestLateGrantIsTheMachines(t *testing.T) {
 	}
 }
 
+// TestSilentServersAreNotStuck: a probe that got no lock is stuck only
+// when the servers told it no. Each of its commands timing out with no
+// reply, while they hold the lock for nobody, says the servers (or the
+// machine under them) did not answer: unknown, and run again when the
+// machine ran the probe late.
+func TestSilentServersAreNotStuck(t *testing.T) {
+	reply := func(ret time.Duration, err string) history.Op {
+		return history.Op{Client: 4, Kind: history.KindReply, Key: "lock", Call: 20 * msec, Return: ret, Error: err, Command: "SET PX NX"}
+	}
+	for _, tc := range []struct {
+		name    string
+		replies []history.Op
+		held    bool
+		late    time.Duration
+		want    Verdict
+		again   bool
+	}{
+		{"no reply, the machine late", []history.Op{reply(history.NeverReturned, "i/o timeout"), reply(history.NeverReturned, "context deadline exceeded")},
+			false, 3 * time.Second, Unknown, true},
+		{"no reply, the machine on time", []history.Op{reply(history.NeverReturned, "i/o timeout")}, false, 0, Unknown, false},
+		{"a reply that refused", []history.Op{reply(history.NeverReturned, "i/o timeout"), reply(21*msec, "")}, false, 3 * time.Second, Stuck, false},
+		{"no reply, the lock held", []history.Op{reply(history.NeverReturned, "i/o timeout")}, true, 3 * time.Second, Stuck, false},
+		{"no command recorded", nil, false, 3 * time.Second, Stuck, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ops := append([]history.Op{
+				acq(0, 0, 1, models.OK), rel(0, 5, 6),
+				{Client: 4, Kind: history.KindAcquire, Key: "lock", Call: 10 * msec, Return: history.NeverReturned, Outcome: models.Unknown, Probe: true},
+			}, tc.replies...)
+			ops = append(ops, endOp(5000, history.End{Initial: 10, Stock: 10, Held: tc.held, Bound: 1600 * msec,
+				ProbeWait: 5 * time.Second, ProbeLate: tc.late, TTL: 300 * msec}))
+			c := checkLiveness(ops)
+			if c.Verdict != tc.want || (c.Verdict == Unknown && c.Late() != tc.again) {
+				t.Errorf("liveness %s (%s), want %s (run again: %v)", c.Verdict, c.Detail, tc.want, tc.again)
+			}
+		})
+	}
+}
+
 // TestHarnessWaitIsNamed: a stall the harness's own injection caused says so.
 func TestHarnessWaitIsNamed(t *testing.T) {
 	ops := []history.Op{

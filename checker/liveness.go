@@ -40,6 +40,16 @@ func checkLiveness(ops []history.Op) Check {
 			why = append(why, fmt.Sprintf("a fresh client got no lock within %s", ms(e.Bound))+lateWait(e.ProbeWait, e.ProbeLate))
 		}
 	}
+	if n := history.Unanswered(ops); !e.Probe && !e.Held && len(e.Stuck) == 0 && n > 0 && len(why) > 0 {
+		// The probe never learned whether the lock was free: a lock is stuck
+		// when its servers refuse a fresh client, not when they are silent.
+		c.Verdict, c.Detail = Unknown, strings.Join(why, "; ")+fmt.Sprintf(", and not one of its %d commands to the servers, "+
+			"which hold the lock for nobody, had a reply: the servers, or the machine under them, did not answer in time", n)
+		if e.ProbeLate > 0 {
+			c.Detail += runAgain
+		}
+		return c
+	}
 	if len(why) == 0 {
 		c.Verdict = Unknown
 		c.Detail = strings.Join(starved, "; ") + fmt.Sprintf(": less than the %s bound of the machine's own time, too little to call the lock stuck"+runAgain, ms(e.Bound))
