@@ -40,11 +40,14 @@ func checkLiveness(ops []history.Op) Check {
 			why = append(why, fmt.Sprintf("a fresh client got no lock within %s", ms(e.Bound))+lateWait(e.ProbeWait, e.ProbeLate))
 		}
 	}
-	if n := history.Unanswered(ops); !e.Probe && !e.Held && len(e.Stuck) == 0 && n > 0 && len(why) > 0 {
-		// The probe never learned whether the lock was free: a lock is stuck
-		// when its servers refuse a fresh client, not when they are silent.
-		c.Verdict, c.Detail = Unknown, strings.Join(why, "; ")+fmt.Sprintf(", and not one of its %d commands to the servers, "+
-			"which hold the lock for nobody, had a reply: the servers, or the machine under them, did not answer in time", n)
+	// The probe never learned whether the lock was free when its servers,
+	// which hold the lock for nobody, were silent: to every one of its
+	// commands, or to some while the machine ran most of its wait late. A
+	// lock is stuck when its servers refuse a fresh client.
+	sent, silent := history.Unanswered(ops)
+	if !e.Probe && !e.Held && len(e.Stuck) == 0 && silent > 0 && len(why) > 0 && (silent == sent || 2*e.ProbeLate >= e.ProbeWait) {
+		c.Verdict, c.Detail = Unknown, strings.Join(why, "; ")+fmt.Sprintf(", and %d of its %d commands to the servers, "+
+			"which hold the lock for nobody, had no reply: the servers, or the machine under them, did not answer in time", silent, sent)
 		if e.ProbeLate > 0 {
 			c.Detail += runAgain
 		}

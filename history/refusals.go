@@ -48,24 +48,22 @@ func Refusals(ops []Op, client int) string {
 		last.Round(time.Millisecond), refused, strings.Join(why, "; "))
 }
 
-// Unanswered is how many commands or requests the probe (the client whose
-// acquires are marked Probe) sent the lock's servers, when not one of them
-// had an answer: each ended with no reply (NeverReturned). It is 0 when
-// any was answered, or the history records none.
-func Unanswered(ops []Op) int {
+// Unanswered counts the commands or requests the probe (the client whose
+// acquires are marked Probe) sent the lock's servers, and how many of them
+// had no answer: each ended with no reply (NeverReturned).
+func Unanswered(ops []Op) (sent, silent int) {
 	probe := slices.IndexFunc(ops, func(op Op) bool { return op.Probe })
 	if probe < 0 {
-		return 0
+		return 0, 0
 	}
-	sent := 0
 	for _, op := range ops {
 		if op.Client != ops[probe].Client || (op.Kind != KindReply && op.Kind != KindRequest) {
 			continue
 		}
-		if op.Return != NeverReturned {
-			return 0
-		}
 		sent++
+		if op.Return == NeverReturned {
+			silent++
+		}
 	}
-	return sent
+	return sent, silent
 }
