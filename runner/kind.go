@@ -177,10 +177,10 @@ const (
 // of the subject's history no fault explains, n how many ok runs own needs.
 //
 //   - Every one of n runs ok: own.
-//   - A run failed: a liveness or handover failure is inherent; so is a
-//     safety failure of a subject none of whose overlaps is unexplained
-//     (one with no overlap at all). Unexplained overlaps far beyond the
-//     reference's under the same schedule are own; otherwise untold.
+//   - A run failed: a liveness or handover failure is inherent (untold with
+//     no fault to blame), as is a safety failure with no unexplained overlap.
+//     Unexplained overlaps far beyond the reference's under the same
+//     schedule are own; otherwise untold.
 //   - Unknown runs left fewer than n ok: untold.
 func byReference(checkerName string, unexplained int, t tally, n int, fault, cure string) (checker.Kind, string) {
 	const same = "of the same scenario and seed"
@@ -193,7 +193,7 @@ func byReference(checkerName string, unexplained int, t tally, n int, fault, cur
 		return "", fmt.Sprintf("%d overlap(s) none of which a fault explains, and the reference lock is %s too in run %d %s with %d: "+
 			"not enough beyond it to call them the lock's own", unexplained, t.failed.Verdict, t.runs, same, t.overlaps)
 	case t.failed != nil && fault == "":
-		return checker.Inherent, fmt.Sprintf("the reference lock is %s too in run %d %s, with no fault injected", t.failed.Verdict, t.runs, same)
+		return "", fmt.Sprintf("the reference lock is %s too in run %d %s, with no fault injected: no fault shown to beat any lock of this kind", t.failed.Verdict, t.runs, same)
 	case t.failed != nil:
 		return checker.Inherent, fmt.Sprintf("the reference lock is %s too in run %d %s: %s beats any lock of this kind; remedy: %s",
 			t.failed.Verdict, t.runs, same, fault, cure)

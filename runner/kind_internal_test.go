@@ -26,7 +26,11 @@ func TestByReference(t *testing.T) {
 		tally       tally
 		want        checker.Kind
 		why         string // a substring of the reason
+		noFault     bool   // the scenario injects no fault
 	}{{
+		name: "liveness fails in the reference too, with no fault", checker: checker.CheckLiveness, tally: tally{runs: 1, failed: stuck},
+		noFault: true, why: "the reference lock is stuck too in run 1 of the same scenario and seed, with no fault injected",
+	}, {
 		name: "ok in every run", checker: checker.CheckLock, unexplained: 4, tally: tally{runs: 3, ok: 3},
 		want: checker.Own, why: "the reference lock stays ok in 3 of 3 runs of the same scenario and seed",
 	}, {
@@ -56,7 +60,11 @@ func TestByReference(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			kind, why := byReference(tt.checker, tt.unexplained, tt.tally, 3, "a client pause", "fencing tokens checked by the resource")
+			fault, cure := "a client pause", "fencing tokens checked by the resource"
+			if tt.noFault {
+				fault, cure = "", ""
+			}
+			kind, why := byReference(tt.checker, tt.unexplained, tt.tally, 3, fault, cure)
 			if kind != tt.want || !strings.Contains(why, tt.why) {
 				t.Errorf("byReference = %q (%s), want %q with %q", kind, why, tt.want, tt.why)
 			}
