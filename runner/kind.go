@@ -278,24 +278,23 @@ func referenceVerdict(r *Result, checkerName string) checker.Check {
 
 // checkOf finds a checker's check in r; a missing one is unknown.
 func checkOf(r *Result, checkerName string) checker.Check {
-	for _, c := range r.Checks {
-		if c.Checker == checkerName {
-			return c
-		}
+	if i := slices.IndexFunc(r.Checks, func(c checker.Check) bool { return c.Checker == checkerName }); i >= 0 {
+		return r.Checks[i]
 	}
 	return checker.Check{Checker: checkerName, Verdict: checker.Unknown, Detail: "no such check"}
 }
 
-// earlyRelease names, in KindWhy, the workload's own fault of pitfall 8.
-const earlyRelease = "releasing the lock before the commit"
+// The workload's own faults, in KindWhy: pitfall 8's, and the small-pool scenarios' pool (Workload.Pool).
+const earlyRelease, sharedPool = "releasing the lock before the commit", "a shared pool smaller than its waiters"
 
-// remedy names the fault of s that beats any lock and what closes the hole
-// it opens; "" when s has none. The most specific fault wins: a failover
-// over the pause that times it, a node restart over the partition that sets
-// it up.
+// remedy names the fault of s that beats any lock and what closes the hole it opens; "" when s
+// has none. The most specific wins: a failover over the pause that times it, a restart over a cut.
 func remedy(s Scenario) (family, cure string) {
 	if s.Workload.ReleaseBeforeCommit {
 		return earlyRelease, "commit, then unlock"
+	}
+	if s.Workload.Pool > 0 && len(s.Faults)+len(s.Failpoints) == 0 {
+		return sharedPool, "a pool larger than the waiters, or a lock that waits outside the pool (try, give the connection back, retry)"
 	}
 	var found []fault.About
 	for _, sf := range s.Faults {

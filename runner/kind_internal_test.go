@@ -187,3 +187,23 @@ func TestReferenceByKind(t *testing.T) {
 		}
 	}
 }
+
+// TestRemedyOfASharedPool: a small-pool scenario's fault is its pool, so
+// that a stuck lock whose reference is stuck too under it (GET_LOCK, whose
+// waiters hold pooled connections) is inherent and says why; a scenario
+// with no fault and no pool names none.
+func TestRemedyOfASharedPool(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		s    Scenario
+		want string
+	}{
+		{"a small pool", Scenario{Workload: Workload{Pool: 3}}, sharedPool},
+		{"no fault, no pool", Scenario{}, ""},
+		{"pitfall 8", Scenario{Workload: Workload{ReleaseBeforeCommit: true}}, earlyRelease},
+	} {
+		if got, _ := remedy(tc.s); got != tc.want {
+			t.Errorf("%s: remedy %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
