@@ -67,3 +67,18 @@ func Unanswered(ops []Op) (sent, silent int) {
 	}
 	return sent, silent
 }
+
+// LastSent is when the last command or request client sent its lock's
+// servers in its acquire phase between from and to left it: for an
+// acquire that got the lock, the latest the one that took it can have
+// left, where the history does not say which did (Op.Took: a lock over
+// SQL, etcd or ZooKeeper, whose requests do not tell).
+func LastSent(ops []Op, client int, from, to time.Duration) (at time.Duration, ok bool) {
+	for _, op := range ops {
+		if op.Client == client && (op.Kind == KindReply || op.Kind == KindRequest) && op.Phase == "acquire" &&
+			op.Call >= from && op.Call <= to && op.Call >= at {
+			at, ok = op.Call, true
+		}
+	}
+	return at, ok
+}
