@@ -327,6 +327,86 @@ func TestLateReplyAgesTheLease(t *testing.T) {
 	}
 }
 
+// TestLateGrantIsTheMachines: the overlap's later holder took the key at
+// 5 ms and its acquire returned only at 300 ms, its 200 ms lease long run
+// out, just after client 1 took the expired key (as a lock program starved
+// of a core answers late). Where the lag meter saw the machine run late
+// through that wait, it is the machine's stall, not the lock's bug; where
+// it did not, the lock's own acquire took that long, and the overlap
+// stands.
+func TestLateGrantIsTheMachines(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		late []history.Span
+		want Verdict
+	}{
+		{"the machine ran late", []history.Span{{From: 20 * msec, To: 120 * msec}, {From: 150 * msec, To: 290 * msec}}, Unknown},
+		{"the machine ran on time", nil, Illegal},
+		{"late for a little of it", []history.Span{{From: 20 * msec, To: 60 * msec}}, Illegal},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			granted := acq(2, 0, 300, models.OK)
+			granted.Took = 5 * msec
+			taken := acq(1, 290, 298, models.OK)
+			taken.Took = 292 * msec
+			ops := []history.Op{
+				granted, taken, sec(1, 298, 308, 10, 9), sec(2, 300, 310, 10, 9),
+				rel(1, 309, 310), rel(2, 311, 312),
+				endOp(400, history.End{Initial: 10, Stock: 9, Probe: true, TTL: 200 * msec, Work: 10 * msec, Late: tc.late}),
+			}
+			c := Run(ops, Options{Initial: 10}).Checks[0]
+			if c.Verdict != tc.want || (tc.want == Unknown && (!strings.Contains(c.Detail, "the machine stalled client 2 for 295 ms inside its acquire") ||
+				!c.Late())) {
+				t.Errorf("lock %s (%s), want %s", c.Verdict, c.Detail, tc.want)
+			}
+		})
+	}
+}
+
+// TestSilentServersAreNotStuck: a probe that got no lock is stuck only
+// when the servers told it no. Each of its commands timing out with no
+// reply, or some while the machine ran most of the probe's wait late,
+// while they hold the lock for nobody, says the servers (or the machine
+// under them) did not answer: unknown, and run again when the machine ran
+// the probe late.
+func TestSilentServersAreNotStuck(t *testing.T) {
+	reply := func(ret time.Duration, err string) history.Op {
+		return history.Op{Client: 4, Kind: history.KindReply, Key: "lock", Call: 20 * msec, Return: ret, Error: err, Command: "SET PX NX"}
+	}
+	for _, tc := range []struct {
+		name    string
+		replies []history.Op
+		held    bool
+		late    time.Duration
+		want    Verdict
+		again   bool
+	}{
+		{"no reply, the machine late", []history.Op{reply(history.NeverReturned, "i/o timeout"), reply(history.NeverReturned, "context deadline exceeded")},
+			false, 3 * time.Second, Unknown, true},
+		{"no reply, the machine on time", []history.Op{reply(history.NeverReturned, "i/o timeout")}, false, 0, Unknown, false},
+		{"some replies, the machine late most of the wait", []history.Op{reply(history.NeverReturned, "i/o timeout"), reply(21*msec, "")},
+			false, 3 * time.Second, Unknown, true},
+		{"some replies, the machine late a little", []history.Op{reply(history.NeverReturned, "i/o timeout"), reply(21*msec, "")},
+			false, time.Second, Stuck, false},
+		{"every reply came", []history.Op{reply(21*msec, ""), reply(22*msec, "")}, false, 3 * time.Second, Stuck, false},
+		{"no reply, the lock held", []history.Op{reply(history.NeverReturned, "i/o timeout")}, true, 3 * time.Second, Stuck, false},
+		{"no command recorded", nil, false, 3 * time.Second, Stuck, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ops := append([]history.Op{
+				acq(0, 0, 1, models.OK), rel(0, 5, 6),
+				{Client: 4, Kind: history.KindAcquire, Key: "lock", Call: 10 * msec, Return: history.NeverReturned, Outcome: models.Unknown, Probe: true},
+			}, tc.replies...)
+			ops = append(ops, endOp(5000, history.End{Initial: 10, Stock: 10, Held: tc.held, Bound: 1600 * msec,
+				ProbeWait: 5 * time.Second, ProbeLate: tc.late, TTL: 300 * msec}))
+			c := checkLiveness(ops)
+			if c.Verdict != tc.want || (c.Verdict == Unknown && c.Late() != tc.again) {
+				t.Errorf("liveness %s (%s), want %s (run again: %v)", c.Verdict, c.Detail, tc.want, tc.again)
+			}
+		})
+	}
+}
+
 // TestHarnessWaitIsNamed: a stall the harness's own injection caused says so.
 func TestHarnessWaitIsNamed(t *testing.T) {
 	ops := []history.Op{

@@ -240,6 +240,7 @@ func effect(f history.Op) history.Effect {
 type proof struct {
 	ttl    time.Duration
 	timed  bool // a correct lock refuses a lease granted late (history.End.Timed)
+	ops    []history.Op
 	holds  []hold
 	called map[holdStart]time.Duration // the call of the acquire that began each hold
 	faults []history.Op                // faults and crashes, each with a Return
@@ -257,7 +258,7 @@ type holdStart struct {
 }
 
 func newProof(ops []history.Op, ttl time.Duration) proof {
-	p := proof{ttl: ttl, holds: holds(ops), called: map[holdStart]time.Duration{}, faults: faultOps(ops),
+	p := proof{ttl: ttl, ops: ops, holds: holds(ops), called: map[holdStart]time.Duration{}, faults: faultOps(ops),
 		replies: newReplies(ops, ttl), flights: map[int]map[int][]history.Span{}}
 	for client := range p.replies.byClient {
 		p.flights[client] = p.replies.inFlight(client, ops)
@@ -332,7 +333,15 @@ func (p proof) explain(a, b hold, shared []nodeCase) (why string, ok bool) {
 	// may be older than the hold: counted from the acquire's return, a
 	// later holder that the server let in only once the lease ran out comes
 	// up to the command's round trip short of a TTL.
-	if age := b.start - a.leased(); age > p.ttl {
+	// Where no command was seen to take the key, the last the acquire sent
+	// (an SQL INSERT whose reply the machine held up) is as old.
+	leased := a.leased()
+	if from, ok := p.calledAt(a); ok && a.took == 0 {
+		if at, sent := history.LastSent(p.ops, a.client, from, a.start); sent {
+			leased = at
+		}
+	}
+	if age := b.start - leased; age > p.ttl {
 		if f, ok := p.stalled(a.client, a.start, b.start); ok {
 			return fmt.Sprintf("client %d, struck by %q at %s while it held the lock, had a lease up to %s old (past the %s TTL) when client %d took it",
 				a.client, f.Fault, ms(f.Call), ms(age), ms(p.ttl), b.client), true

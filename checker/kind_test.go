@@ -279,3 +279,30 @@ func TestJudge(t *testing.T) {
 		})
 	}
 }
+
+// TestSentAgesTheLease: an SQL lock's acquire does not say which statement
+// took the key (no Took), so the lease is aged from the last statement the
+// acquire sent. Client 0's INSERT left at 524 ms and its reply, held up by
+// a loaded machine, came at 574 ms; a 500 ms pause then struck it, and
+// client 3 deleted the expired row and got in at 746 ms: 222 ms after the
+// INSERT left, past the 200 ms TTL, which the pause explains. Had the
+// INSERT left at 570 ms, the lease could have been valid still.
+func TestSentAgesTheLease(t *testing.T) {
+	for _, tc := range []struct {
+		sent time.Duration
+		want Class
+	}{{524, Explained}, {570, Unexplained}} {
+		ops := []history.Op{
+			{Client: 0, Kind: history.KindRequest, Key: "lock", Call: tc.sent * msec, Return: 574 * msec, Command: "INSERT", Phase: "acquire", Outcome: models.OK},
+			acq(0, 514, 574, models.OK),
+			{Client: 0, Kind: history.KindFault, Call: 575 * msec, Return: 1075 * msec, Fault: "client pause", Effect: history.EffectDelay},
+			{Client: 3, Kind: history.KindRequest, Key: "lock", Call: 731 * msec, Return: 746 * msec, Command: "INSERT", Phase: "acquire", Outcome: models.OK},
+			acq(3, 726, 746, models.OK), rel(3, 762, 853), rel(0, 1130, 1131),
+			endOp(1200, history.End{Initial: 10, Stock: 9, Probe: true, TTL: 200 * msec, Work: 10 * msec}),
+		}
+		j := Judge(ops)
+		if len(j.Overlaps) != 1 || j.Overlaps[0].Class != tc.want {
+			t.Errorf("INSERT sent at %d ms: %+v, want one overlap %s", tc.sent, j.Overlaps, tc.want)
+		}
+	}
+}

@@ -40,6 +40,19 @@ func checkLiveness(ops []history.Op) Check {
 			why = append(why, fmt.Sprintf("a fresh client got no lock within %s", ms(e.Bound))+lateWait(e.ProbeWait, e.ProbeLate))
 		}
 	}
+	// The probe never learned whether the lock was free when its servers,
+	// which hold the lock for nobody, were silent: to every one of its
+	// commands, or to some while the machine ran most of its wait late. A
+	// lock is stuck when its servers refuse a fresh client.
+	sent, silent := history.Unanswered(ops)
+	if !e.Probe && !e.Held && len(e.Stuck) == 0 && silent > 0 && len(why) > 0 && (silent == sent || 2*e.ProbeLate >= e.ProbeWait) {
+		c.Verdict, c.Detail = Unknown, strings.Join(why, "; ")+fmt.Sprintf(", and %d of its %d commands to the servers, "+
+			"which hold the lock for nobody, had no reply: the servers, or the machine under them, did not answer in time", silent, sent)
+		if e.ProbeLate > 0 {
+			c.Detail += runAgain
+		}
+		return c
+	}
 	if len(why) == 0 {
 		c.Verdict = Unknown
 		c.Detail = strings.Join(starved, "; ") + fmt.Sprintf(": less than the %s bound of the machine's own time, too little to call the lock stuck"+runAgain, ms(e.Bound))

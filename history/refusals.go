@@ -47,3 +47,38 @@ func Refusals(ops []Op, client int) string {
 	return line + fmt.Sprintf("; nobody held it after %s: all %d acquires since were refused (%s)",
 		last.Round(time.Millisecond), refused, strings.Join(why, "; "))
 }
+
+// Unanswered counts the commands or requests the probe (the client whose
+// acquires are marked Probe) sent the lock's servers, and how many of them
+// had no answer: each ended with no reply (NeverReturned).
+func Unanswered(ops []Op) (sent, silent int) {
+	probe := slices.IndexFunc(ops, func(op Op) bool { return op.Probe })
+	if probe < 0 {
+		return 0, 0
+	}
+	for _, op := range ops {
+		if op.Client != ops[probe].Client || (op.Kind != KindReply && op.Kind != KindRequest) {
+			continue
+		}
+		sent++
+		if op.Return == NeverReturned {
+			silent++
+		}
+	}
+	return sent, silent
+}
+
+// LastSent is when the last command or request client sent its lock's
+// servers in its acquire phase between from and to left it: for an
+// acquire that got the lock, the latest the one that took it can have
+// left, where the history does not say which did (Op.Took: a lock over
+// SQL, etcd or ZooKeeper, whose requests do not tell).
+func LastSent(ops []Op, client int, from, to time.Duration) (at time.Duration, ok bool) {
+	for _, op := range ops {
+		if op.Client == client && (op.Kind == KindReply || op.Kind == KindRequest) && op.Phase == "acquire" &&
+			op.Call >= from && op.Call <= to && op.Call >= at {
+			at, ok = op.Call, true
+		}
+	}
+	return at, ok
+}

@@ -27,18 +27,24 @@ from kazoo.retry import KazooRetry
 ROOT = "/locklab/"  # where locklab looks for ZooKeeper locks' nodes
 
 
-def main():
-    session = int(os.environ["LOCKLAB_SESSION_MS"]) / 1000
-    timeout = int(os.environ["LOCKLAB_TIMEOUT_MS"]) / 1000
+def connect(session, timeout):
+    """A new kazoo client, its session started."""
     # One try per request: a request whose outcome is unknown is an error
     # answer, not a silent retry (kazoo's default retries forever).
     zk = KazooClient(hosts=os.environ["LOCKLAB_ZOOKEEPER"], timeout=session,
                      connection_retry=KazooRetry(max_tries=-1, max_delay=session / 4),
                      command_retry=KazooRetry(max_tries=0),
                      logger=logging.getLogger("quiet"))
+    zk.start(timeout=max(timeout, 5))
+    return zk
+
+
+def main():
+    session = int(os.environ["LOCKLAB_SESSION_MS"]) / 1000
+    timeout = int(os.environ["LOCKLAB_TIMEOUT_MS"]) / 1000
     logging.getLogger("quiet").addHandler(logging.NullHandler())
     logging.getLogger("quiet").propagate = False
-    zk.start(timeout=max(timeout, 5))
+    zk = connect(session, timeout)
     client = os.environ["LOCKLAB_CLIENT"]
     held = {}
     was_reset = False
@@ -46,9 +52,14 @@ def main():
         verb, _, key = line.strip().partition(" ")
         if was_reset:
             # The first request after a reset (locklab's warm-up, untimed)
-            # starts a new session, as a fresh process does: the last
-            # run's, whose connection locklab closed, is not resumed.
-            zk.start(timeout=max(timeout, 5))
+            # starts a new session on a new client, as a fresh process
+            # does: the last run's, whose connection locklab closed, is not
+            # resumed. Not the stopped client started again: after a run
+            # whose holder was paused past its session, start() sent a close
+            # request first on the new session (the one kazoo's stop()
+            # queues, and that stop() had left queued), closing it, and every
+            # request of the run failed with ConnectionClosedError.
+            zk = connect(session, timeout)
             was_reset = False
         try:
             if verb == "acquire":
@@ -69,6 +80,7 @@ def main():
                 # so no closeSession reaches the server).
                 held.clear()
                 zk.stop()
+                zk.close()
                 was_reset = True
                 answer = "ok"
             elif verb == "release":

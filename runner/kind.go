@@ -177,10 +177,10 @@ const (
 // of the subject's history no fault explains, n how many ok runs own needs.
 //
 //   - Every one of n runs ok: own.
-//   - A run failed: a liveness or handover failure is inherent; so is a
-//     safety failure of a subject none of whose overlaps is unexplained
-//     (one with no overlap at all). Unexplained overlaps far beyond the
-//     reference's under the same schedule are own; otherwise untold.
+//   - A run failed: a liveness or handover failure is inherent (untold with
+//     no fault to blame), as is a safety failure with no unexplained overlap.
+//     Unexplained overlaps far beyond the reference's under the same
+//     schedule are own; otherwise untold.
 //   - Unknown runs left fewer than n ok: untold.
 func byReference(checkerName string, unexplained int, t tally, n int, fault, cure string) (checker.Kind, string) {
 	const same = "of the same scenario and seed"
@@ -193,7 +193,7 @@ func byReference(checkerName string, unexplained int, t tally, n int, fault, cur
 		return "", fmt.Sprintf("%d overlap(s) none of which a fault explains, and the reference lock is %s too in run %d %s with %d: "+
 			"not enough beyond it to call them the lock's own", unexplained, t.failed.Verdict, t.runs, same, t.overlaps)
 	case t.failed != nil && fault == "":
-		return checker.Inherent, fmt.Sprintf("the reference lock is %s too in run %d %s, with no fault injected", t.failed.Verdict, t.runs, same)
+		return "", fmt.Sprintf("the reference lock is %s too in run %d %s, with no fault injected: no fault shown to beat any lock of this kind", t.failed.Verdict, t.runs, same)
 	case t.failed != nil:
 		return checker.Inherent, fmt.Sprintf("the reference lock is %s too in run %d %s: %s beats any lock of this kind; remedy: %s",
 			t.failed.Verdict, t.runs, same, fault, cure)
@@ -278,24 +278,23 @@ func referenceVerdict(r *Result, checkerName string) checker.Check {
 
 // checkOf finds a checker's check in r; a missing one is unknown.
 func checkOf(r *Result, checkerName string) checker.Check {
-	for _, c := range r.Checks {
-		if c.Checker == checkerName {
-			return c
-		}
+	if i := slices.IndexFunc(r.Checks, func(c checker.Check) bool { return c.Checker == checkerName }); i >= 0 {
+		return r.Checks[i]
 	}
 	return checker.Check{Checker: checkerName, Verdict: checker.Unknown, Detail: "no such check"}
 }
 
-// earlyRelease names, in KindWhy, the workload's own fault of pitfall 8.
-const earlyRelease = "releasing the lock before the commit"
+// The workload's own faults, in KindWhy: pitfall 8's, and the small-pool scenarios' pool (Workload.Pool).
+const earlyRelease, sharedPool = "releasing the lock before the commit", "a shared pool smaller than its waiters"
 
-// remedy names the fault of s that beats any lock and what closes the hole
-// it opens; "" when s has none. The most specific fault wins: a failover
-// over the pause that times it, a node restart over the partition that sets
-// it up.
+// remedy names the fault of s that beats any lock and what closes the hole it opens; "" when s
+// has none. The most specific wins: a failover over the pause that times it, a restart over a cut.
 func remedy(s Scenario) (family, cure string) {
 	if s.Workload.ReleaseBeforeCommit {
 		return earlyRelease, "commit, then unlock"
+	}
+	if s.Workload.Pool > 0 && len(s.Faults)+len(s.Failpoints) == 0 {
+		return sharedPool, "a pool larger than the waiters, or a lock that waits outside the pool (try, give the connection back, retry)"
 	}
 	var found []fault.About
 	for _, sf := range s.Faults {

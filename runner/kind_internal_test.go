@@ -26,7 +26,11 @@ func TestByReference(t *testing.T) {
 		tally       tally
 		want        checker.Kind
 		why         string // a substring of the reason
+		noFault     bool   // the scenario injects no fault
 	}{{
+		name: "liveness fails in the reference too, with no fault", checker: checker.CheckLiveness, tally: tally{runs: 1, failed: stuck},
+		noFault: true, why: "the reference lock is stuck too in run 1 of the same scenario and seed, with no fault injected",
+	}, {
 		name: "ok in every run", checker: checker.CheckLock, unexplained: 4, tally: tally{runs: 3, ok: 3},
 		want: checker.Own, why: "the reference lock stays ok in 3 of 3 runs of the same scenario and seed",
 	}, {
@@ -56,7 +60,11 @@ func TestByReference(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			kind, why := byReference(tt.checker, tt.unexplained, tt.tally, 3, "a client pause", "fencing tokens checked by the resource")
+			fault, cure := "a client pause", "fencing tokens checked by the resource"
+			if tt.noFault {
+				fault, cure = "", ""
+			}
+			kind, why := byReference(tt.checker, tt.unexplained, tt.tally, 3, fault, cure)
 			if kind != tt.want || !strings.Contains(why, tt.why) {
 				t.Errorf("byReference = %q (%s), want %q with %q", kind, why, tt.want, tt.why)
 			}
@@ -176,6 +184,26 @@ func TestReferenceByKind(t *testing.T) {
 		got, no := referenceByKind(tc.opts, tc.end)
 		if !same(got.Reference, tc.want) || (no != "") != tc.no {
 			t.Errorf("%s: reference %p, no %q; want %p, no %v", tc.name, got.Reference, no, tc.want, tc.no)
+		}
+	}
+}
+
+// TestRemedyOfASharedPool: a small-pool scenario's fault is its pool, so
+// that a stuck lock whose reference is stuck too under it (GET_LOCK, whose
+// waiters hold pooled connections) is inherent and says why; a scenario
+// with no fault and no pool names none.
+func TestRemedyOfASharedPool(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		s    Scenario
+		want string
+	}{
+		{"a small pool", Scenario{Workload: Workload{Pool: 3}}, sharedPool},
+		{"no fault, no pool", Scenario{}, ""},
+		{"pitfall 8", Scenario{Workload: Workload{ReleaseBeforeCommit: true}}, earlyRelease},
+	} {
+		if got, _ := remedy(tc.s); got != tc.want {
+			t.Errorf("%s: remedy %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }

@@ -67,3 +67,29 @@ func TestWarmProgramSameVerdicts(t *testing.T) {
 		t.Errorf("processes left after the pool closed:\n%s", out)
 	}
 }
+
+// TestWarmKazooAfterPause: programs/zk-lock.py kept warm between runs of
+// pause-holder-zk, whose holder's session expires while it is stopped,
+// serves every next run as a fresh process does. Its kazoo client, stopped
+// at the reset and started again at the next request, once sent a close
+// request first on its new session, closing it: the holder never got the
+// lock, and the run was spoiled (its failpoint never fired).
+func TestWarmKazooAfterPause(t *testing.T) {
+	needPython(t, "kazoo", "python3-kazoo")
+	lock := program.New(zkPy)
+	pool := runner.NewPool()
+	defer pool.Close()
+	_, reusedBefore := program.Starts()
+	for i := range 4 {
+		opts := runner.Options{Seed: 1, Dir: t.TempDir(), Lock: "kazoo", Pool: pool}
+		res := settled(t, func() (*runner.Result, error) {
+			return scenarios.Run(context.Background(), "pause-holder-zk", lock, opts)
+		})
+		if res.Verdicts[checker.CheckLock] != checker.Illegal {
+			t.Errorf("run %d: lock %s (%s), want illegal: the paused holder loses its session", i+1, res.Verdicts[checker.CheckLock], detail(res, checker.CheckLock))
+		}
+	}
+	if _, reused := program.Starts(); reused == reusedBefore {
+		t.Errorf("no program was kept warm between runs")
+	}
+}
