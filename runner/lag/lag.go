@@ -53,8 +53,8 @@ type Meter struct {
 // queueEvery is how often the meter reads how long the servers' threads
 // waited for a core, for the handover checker: often enough to place a
 // starved server within a handover of a hundred milliseconds or two, seldom
-// enough that the reading (a file a thread; 0.24 ms in BenchmarkQueueWaits)
-// costs about 0.5% of a core.
+// enough that the reading (a kept file a thread, read in place: threads)
+// costs little.
 const queueEvery = 50 * time.Millisecond
 
 // Start measures, until Stop is first called, how late the machine runs
@@ -65,10 +65,10 @@ const queueEvery = 50 * time.Millisecond
 // what its own processes number, however many runs share the machine.
 func Start(ctx context.Context, now func() time.Duration, pids func() []int) *Meter {
 	m := &Meter{now: now}
-	listed := childrenListed()
+	run := newThreads(childrenListed(), pids)
 	// The harness's own threads are left out of queued: its timer speaks
 	// for them (late), and they serve every run of this process.
-	serverQueue := func() map[int]time.Duration { return queueWaits(listed, pids()...) }
+	serverQueue := run.waits
 	m.queue = func() map[int]time.Duration {
 		waits := serverQueue()
 		ownQueueWaits(waits)
@@ -81,6 +81,7 @@ func Start(ctx context.Context, now func() time.Duration, pids func() []int) *Me
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		defer run.close()
 		t := time.NewTimer(lagTick)
 		defer t.Stop()
 		// sampled is when waits were read, in the run's time; the first
