@@ -3,6 +3,8 @@ package cluster
 import (
 	"errors"
 	"io"
+	"maps"
+	"slices"
 	"sync"
 )
 
@@ -74,11 +76,7 @@ func (k *Kept) close() error {
 	items := k.items
 	k.items = nil
 	k.mu.Unlock()
-	closers := make([]io.Closer, 0, len(items))
-	for _, v := range items {
-		closers = append(closers, v)
-	}
-	return closeAll(closers)
+	return closeAll(slices.Collect(maps.Values(items)))
 }
 
 // closeAll closes every one of closers at once and waits for them all:

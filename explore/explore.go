@@ -709,7 +709,7 @@ func (e *explorer) timeUp() bool {
 
 // spent reports whether the exploration's runs or time are spent.
 func (e *explorer) spent() bool {
-	return e.cfg.Runs > 0 && e.rep.Runs >= e.cfg.Shard.share(e.cfg.Runs) || e.cfg.Time > 0 && time.Since(e.start) >= e.cfg.Time
+	return e.cfg.Runs > 0 && e.rep.Runs >= e.cfg.Shard.share(e.cfg.Runs) || e.timeUp()
 }
 
 // after says, from what judging a run returned, whether the exploration
@@ -787,7 +787,6 @@ func (e *explorer) exploreParallel(ctx context.Context, draw func() schedule.Pla
 			}
 			for d := range plans {
 				if runCtx.Err() != nil {
-					learned()
 					results <- tried{i: d.i, plan: d.plan, never: true}
 					continue
 				}
@@ -820,11 +819,10 @@ func (e *explorer) exploreParallel(ctx context.Context, draw func() schedule.Pla
 			if t.never {
 				continue // ctx ended (Ctrl-C, or the time) before it began
 			}
-			if draining {
-				e.judge(ctx, t.plan, t.o, t.err, true) // ctx is done: no rerun is made
-				continue
-			}
 			judged := e.judge(ctx, t.plan, t.o, t.err, true)
+			if draining {
+				continue // ctx is done: judge made no rerun
+			}
 			if done, err = e.after(ctx, judged, &errorsInRow); !done && e.spent() {
 				done = true
 			}
