@@ -41,7 +41,7 @@
 #        docker/build.sh check    build locklab/check if missing; print its tag
 set -eu
 cd "$(dirname "$0")/.."
-REVISION=4
+REVISION=5
 # What locklab/check holds besides its two binaries: bump it when check_image
 # changes the image's layout.
 CHECK_REVISION=2
@@ -440,8 +440,11 @@ else
 	ln -sf "$JAVA_BIN" "$ctx/root/usr/bin/java"
 	# libfaketime, where installed, at a fixed path the docker backend
 	# preloads into the JVM, so that a server's wall clock can jump
-	# (fault.ClockJumpServer); without it such a run is unknown.
-	faketime=$(ls /usr/lib/*/faketime/libfaketime.so.1 /usr/lib/faketime/libfaketime.so.1 2>/dev/null | head -1 || true)
+	# (fault.ClockJumpServer); without it such a run is unknown. The
+	# thread-safe build where there is one: the other now and then gives a
+	# thread the clock without the offset (proc.Libfaketime says more).
+	faketime=$(ls /usr/lib/*/faketime/libfaketimeMT.so.1 /usr/lib/faketime/libfaketimeMT.so.1 \
+		/usr/lib/*/faketime/libfaketime.so.1 /usr/lib/faketime/libfaketime.so.1 2>/dev/null | head -1 || true)
 	if [ -n "$faketime" ]; then
 		mkdir -p "$ctx/root/usr/lib/locklab"
 		cp -L "$faketime" "$ctx/root/usr/lib/locklab/libfaketime.so.1"

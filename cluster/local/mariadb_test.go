@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -371,6 +372,46 @@ func BenchmarkStartMariaDB(b *testing.B) {
 		}
 		if err := m.Stop(); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestMariaDBClockJumpEveryConnection: a jump reaches the NOW() of every
+// connection at once and for good, each connection a thread of mariadbd.
+// A lock whose expiry is NOW() counts on it: one connection reading the
+// clock without the jump deletes another's row as expired.
+func TestMariaDBClockJumpEveryConnection(t *testing.T) {
+	if proc.Libfaketime() == "" {
+		t.Skip("libfaketime is not installed")
+	}
+	m := startTestMariaDB(t)
+	const jump = 2 * time.Second
+	if err := m.JumpClock(jump); err != nil {
+		t.Fatal(err)
+	}
+	const conns, reads = 8, 300
+	m.DB().SetMaxOpenConns(conns)
+	errs := make(chan error, conns)
+	for range conns {
+		go func() {
+			for range reads {
+				before := time.Now()
+				var now float64
+				if err := m.DB().QueryRowContext(t.Context(), "SELECT UNIX_TIMESTAMP(NOW(6))").Scan(&now); err != nil {
+					errs <- err
+					return
+				}
+				if ahead := time.Unix(0, int64(now*1e9)).Sub(before); ahead < jump-time.Second/2 {
+					errs <- fmt.Errorf("NOW() read %s ahead of the real clock, not %s", ahead, jump)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range conns {
+		if err := <-errs; err != nil {
+			t.Error(err)
 		}
 	}
 }
