@@ -306,3 +306,25 @@ func TestSentAgesTheLease(t *testing.T) {
 		}
 	}
 }
+
+// TestReadsDoNotAgeTheLease: an etcd lock that waits its turn reads the
+// key (RANGE) after the requests that granted its lease and put its key;
+// its lease is as old as those, and a pause that outlives it explains the
+// overlap. Counted from the last read, the lease looked young enough to
+// be valid, and the overlap was left untold.
+func TestReadsDoNotAgeTheLease(t *testing.T) {
+	ops := []history.Op{
+		{Client: 0, Kind: history.KindRequest, Key: "lock", Call: 1924 * msec, Return: 1942 * msec, Command: "LEASEGRANT", Phase: "acquire", Outcome: models.OK},
+		{Client: 0, Kind: history.KindRequest, Key: "lock", Call: 1951 * msec, Return: 1964 * msec, Command: "TXN", Phase: "acquire", Outcome: models.OK},
+		{Client: 0, Kind: history.KindRequest, Key: "lock", Call: 2230 * msec, Return: 2243 * msec, Command: "RANGE", Phase: "acquire", Outcome: models.OK},
+		acq(0, 1915, 2248, models.OK),
+		{Client: 0, Kind: history.KindFault, Call: 2252 * msec, Return: 4753 * msec, Fault: "client pause", Effect: history.EffectDelay},
+		{Client: 1, Kind: history.KindRequest, Key: "lock", Call: 3148 * msec, Return: 3155 * msec, Command: "RANGE", Phase: "acquire", Outcome: models.OK},
+		acq(1, 2074, 3163, models.OK), rel(1, 3200, 3210), rel(0, 4815, 4820),
+		endOp(5000, history.End{Initial: 10, Stock: 9, Probe: true, TTL: time.Second, Work: 10 * msec}),
+	}
+	j := Judge(ops)
+	if len(j.Overlaps) != 1 || j.Overlaps[0].Class != Explained {
+		t.Errorf("%+v, want one overlap %s", j.Overlaps, Explained)
+	}
+}

@@ -36,9 +36,8 @@ func RoleOf(r history.Op, asked bool) Role {
 		return RoleRenew
 	case "DEL", "UNLINK":
 		return RoleRelease
-	case "GET", "MGET", "EXISTS", "TYPE", "TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME", "STRLEN", "GETRANGE",
-		"HGET", "HEXISTS", "HGETALL", "HLEN", "HMGET", "HKEYS", "HVALS", "DUMP", "OBJECT",
-		"EVAL_RO", "EVALSHA_RO", "FCALL_RO", "WATCH", "SCRIPT":
+	}
+	if history.Reads(name) {
 		return RoleNone
 	}
 	switch r.Phase {

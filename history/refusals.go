@@ -69,14 +69,16 @@ func Unanswered(ops []Op) (sent, silent int) {
 }
 
 // LastSent is when the last command or request client sent its lock's
-// servers in its acquire phase between from and to left it: for an
-// acquire that got the lock, the latest the one that took it can have
-// left, where the history does not say which did (Op.Took: a lock over
-// SQL, etcd or ZooKeeper, whose requests do not tell).
+// servers in its acquire phase between from and to left it, reads left
+// out (Reads): for an acquire that got the lock, the latest the one that
+// took it can have left, where the history does not say which did
+// (Op.Took: a lock over SQL, etcd or ZooKeeper, whose requests do not
+// tell). An etcd lock that waits reads the key (RANGE) until its own
+// turn comes; its lease is as old as its grant, not that last read.
 func LastSent(ops []Op, client int, from, to time.Duration) (at time.Duration, ok bool) {
 	for _, op := range ops {
 		if op.Client == client && (op.Kind == KindReply || op.Kind == KindRequest) && op.Phase == "acquire" &&
-			op.Call >= from && op.Call <= to && op.Call >= at {
+			!Reads(op.Command) && op.Call >= from && op.Call <= to && op.Call >= at {
 			at, ok = op.Call, true
 		}
 	}
