@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 )
 
@@ -22,7 +23,11 @@ func TookBy(args []string, reply any, err error, key string) (took, known bool) 
 		return false, true
 	}
 	ok := err == nil
-	switch strings.ToUpper(args[0]) {
+	name := strings.ToUpper(args[0])
+	if history.Reads(name) {
+		return false, true // a read makes the key no one's
+	}
+	switch name {
 	case "SET":
 		var nx, xx, cas, get bool
 		for _, a := range args[3:] {
@@ -54,12 +59,9 @@ func TookBy(args []string, reply any, err error, key string) (took, known bool) 
 		return ok && reply == "OK", true
 	case "GETSET":
 		return ok, true // it writes the key whatever it held
-	case "GET", "EXISTS", "TYPE", "TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME", "STRLEN", "GETRANGE",
-		"HGET", "HEXISTS", "HGETALL", "HLEN", "HMGET", "HKEYS", "HVALS", "DUMP", "OBJECT",
-		"EVAL_RO", "EVALSHA_RO", "FCALL_RO", "WATCH",
-		"EXPIRE", "PEXPIRE", "EXPIREAT", "PEXPIREAT", "PERSIST", "DEL", "UNLINK":
-		// Reads, and writes that change only the expiry or end the key:
-		// none of them makes it anyone's.
+	case "EXPIRE", "PEXPIRE", "EXPIREAT", "PEXPIREAT", "PERSIST", "DEL", "UNLINK":
+		// Writes that change only the expiry or end the key: none of
+		// them makes it anyone's.
 		return false, true
 	}
 	return false, false
